@@ -1,0 +1,96 @@
+"""The cost contract: what a cost model prices, and when magnet asks.
+
+magnet prices an architecture once per (architecture, cost model) pair, before any mapping is
+evaluated: for every component it asks the energy of each action, the leakage per cycle and
+the area. The evaluator then multiplies those numbers by the access counts of each mapping,
+so a cost model is never called inside the inner loop of a search.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from magnet.errors import MagnetError
+
+# Component classes and the actions magnet asks of each.
+ACTIONS: dict[str, tuple[str, ...]] = {
+    "sram": ("read", "write", "update"),
+    "regfile": ("read", "write", "update"),
+    "dram": ("read", "write", "update"),
+    "dummy": ("read", "write", "update"),
+    "mac": ("compute",),
+    "network": ("transfer",),
+}
+
+
+@dataclass(frozen=True)
+class Component:
+    """A priced hardware component: its class and the attributes a model needs.
+
+    Storage (sram, regfile, dram): ``capacity_bits`` (per instance; None for DRAM),
+    ``width_bits`` (bits moved per access), ``word_bits``, ``banks``, ``technology_nm``.
+    MAC: ``bits`` (operand width), ``accum_bits``, ``datatype`` ("int" or "float"),
+    ``technology_nm``. Network: ``word_bits``, ``hop_mm`` (distance between neighbours),
+    ``technology_nm``. A storage action moves ``width_bits``; a MAC action is one
+    multiply-accumulate; a network action moves one word over one hop.
+    """
+
+    name: str
+    cls: str
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.attributes.get(key, default)
+
+
+class CostModel(ABC):
+    """Base class of every cost model (built-in tables and user plug-ins).
+
+    Lifecycle: magnet builds the model once (no arguments), then, for each architecture it
+    evaluates, calls ``supports`` on every component; for the components it supports it calls
+    ``energy_pj`` once per action of that class (see ``ACTIONS``), ``leakage_pj_per_cycle``
+    and ``area_um2``. Components it declines go to the next model in the chain, finally to
+    the built-in tables. Results are cached per architecture, so methods may be slow.
+    """
+
+    #: Name used on the command line (``--cost-model NAME``) and in reports.
+    name: str = "custom"
+
+    def supports(self, component: Component) -> bool:
+        """Return False to let the next model price ``component``. Called once per component."""
+        return True
+
+    @abstractmethod
+    def energy_pj(self, component: Component, action: str) -> float:
+        """Energy of one ``action`` on one instance of ``component``, in picojoules."""
+
+    @abstractmethod
+    def leakage_pj_per_cycle(self, component: Component) -> float:
+        """Static energy of one instance per clock cycle, in picojoules."""
+
+    @abstractmethod
+    def area_um2(self, component: Component) -> float | None:
+        """Area of one instance in square micrometres; None when the model has no area."""
+
+
+def checked(value: Any, model: CostModel, component: Component, what: str) -> float:
+    """Validate a number a cost model returned: finite and not negative."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise MagnetError(
+            f"returned {value!r} for {what} of {component.name} ({component.cls}); "
+            "expected a number in pJ / um^2",
+            source=f"cost model {model.name!r}",
+        ) from None
+    if not math.isfinite(number) or number < 0:
+        raise MagnetError(
+            f"returned {number} for {what} of {component.name} ({component.cls}); "
+            "costs must be finite and >= 0",
+            source=f"cost model {model.name!r}",
+        )
+    return number

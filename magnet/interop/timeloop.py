@@ -1,0 +1,415 @@
+"""Read Timeloop's native input (``timeloop-input.yaml``, v0.4) into magnet objects.
+
+Supported: the v0.4 architecture tree (storage components with ``depth``, ``width``,
+``datawidth``, bandwidths, ``meshX``/``meshY``, instance ranges ``name[1..N]``), the problem
+(conv-like shapes whose dimensions are among N, G, C, M/K, P, Q, R, S, with Wstride /
+Hstride / Wdilation / Hdilation), the mapping (``temporal``, ``spatial`` with ``split``,
+``datatype``/``bypass`` keep lists), the mapspace constraints, and the ERT/ART tables.
+
+Semantics (../shared/reference/README.md): ERT energies are per access of ``width`` bits;
+a word is ``datawidth`` bits; fills use ``write``, partial-sum updates ``update`` (or
+``write``); storage leakage is ``leak`` per cycle per utilised instance. Timeloop does not
+charge arithmetic leakage, so neither does the ERT cost model here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.cost.base import Component, CostModel
+from magnet.errors import MagnetError
+from magnet.mapping.mapping import LevelMapping, Mapping
+from magnet.workload.dims import DIMS, parse_dim
+from magnet.workload.layer import Layer
+
+_NAME = re.compile(r"^(?P<base>[^\[]+)(\[(?P<lo>\d+)\.\.(?P<hi>\d+)\])?$")
+_COMPUTE_HINTS = ("mac", "compute", "multiplier", "adder", "alu")
+_STORAGE_CLASSES = {
+    "dram": "dram",
+    "sram": "sram",
+    "smartbuffer_sram": "sram",
+    "smartbuffer_metadata": "sram",
+    "regfile": "regfile",
+    "smartbuffer_rf": "regfile",
+    "regfile_metadata": "regfile",
+    "storage": "regfile",
+    "register": "regfile",
+    "aladdin_register": "regfile",
+    "dummy_storage": "dummy",
+}
+_OPERAND_NAMES = {"weights": "weights", "inputs": "inputs", "outputs": "outputs"}
+
+
+@dataclass
+class TimeloopInput:
+    """Everything read from one Timeloop input file."""
+
+    layer: Layer
+    arch: Arch
+    mapping: Mapping | None
+    cost_model: ErtCostModel
+    constraints: list[dict[str, Any]]
+    source: str
+
+
+class ErtCostModel(CostModel):
+    """Prices components from Timeloop's ERT (energy per action) and ART (area) tables."""
+
+    name = "timeloop-ert"
+
+    def __init__(self, energy: dict[str, dict[str, float]], area: dict[str, float]):
+        self.energy = energy
+        self.area = area
+
+    def supports(self, component: Component) -> bool:
+        base = component.name.removesuffix(".network")
+        return base in self.energy or base in self.area or component.cls in ("network", "dummy")
+
+    def energy_pj(self, component: Component, action: str) -> float:
+        if component.cls in ("network", "dummy"):
+            return 0.0
+        table = self.energy.get(component.name, {})
+        if action == "update" and "update" not in table:
+            action = "write"
+        return float(table.get(action, 0.0))
+
+    def leakage_pj_per_cycle(self, component: Component) -> float:
+        if component.cls == "mac":
+            return 0.0  # Timeloop does not charge arithmetic leakage
+        return float(self.energy.get(component.name, {}).get("leak", 0.0))
+
+    def area_um2(self, component: Component) -> float | None:
+        value = self.area.get(component.name)
+        return None if value is None else float(value)
+
+
+def load_timeloop(path: str | Path) -> TimeloopInput:
+    """Parse a ``timeloop-input.yaml``; errors name the file and the offending field."""
+    path = Path(path)
+    src = str(path)
+    if not path.exists():
+        raise MagnetError("file not found", source=src)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise MagnetError(f"not valid YAML: {exc}", source=src) from None
+    if not isinstance(data, dict):
+        raise MagnetError("expected a mapping with architecture, problem, mapping", source=src)
+    for key in ("architecture", "problem"):
+        if key not in data:
+            raise MagnetError(f"missing '{key}' (a Timeloop input needs it)", source=src, field=key)
+    components = _flatten(data["architecture"], src)
+    layer = _problem(data["problem"], src)
+    keeps = _keeps(data.get("mapping") or [], src)
+    arch = _arch(components, keeps, src)
+    mapping = _mapping(data["mapping"], arch, src) if data.get("mapping") else None
+    cost = _ert(data.get("ERT"), data.get("ART"))
+    constraints = list((data.get("architecture_constraints") or {}).get("targets") or [])
+    constraints += list((data.get("mapspace_constraints") or {}).get("targets") or [])
+    return TimeloopInput(layer, arch, mapping, cost, constraints, src)
+
+
+# ---- architecture ---------------------------------------------------------------------
+
+
+def _flatten(node: Any, src: str) -> list[dict[str, Any]]:
+    """The v0.4 tree as a flat list of components, outermost first, with attributes merged."""
+    if not isinstance(node, dict) or "subtree" not in node:
+        raise MagnetError("expected a v0.4 tree with 'subtree'", source=src, field="architecture")
+    out: list[dict[str, Any]] = []
+
+    def walk(tree: dict[str, Any], inherited: dict[str, Any]) -> None:
+        attrs = {**inherited, **(tree.get("attributes") or {})}
+        for comp in tree.get("local") or []:
+            if not isinstance(comp, dict) or "name" not in comp:
+                raise MagnetError(f"component without a name: {comp!r}", source=src,
+                                  field="architecture.local")
+            merged = {**attrs, **(comp.get("attributes") or {})}
+            out.append({"name": comp["name"], "class": str(comp.get("class", "")),
+                        "subclass": comp.get("subclass"), "attributes": merged})
+        for sub in tree.get("subtree") or []:
+            walk(sub, attrs)
+
+    for sub in node["subtree"]:
+        walk(sub, {})
+    if not out:
+        raise MagnetError("the architecture has no components", source=src, field="architecture")
+    return out
+
+
+def _instances(name: str, src: str) -> tuple[str, int]:
+    match = _NAME.match(name.strip())
+    if not match:
+        raise MagnetError(f"cannot read component name {name!r}", source=src, field="architecture")
+    base = match.group("base")
+    if match.group("lo") is None:
+        return base, 1
+    return base, int(match.group("hi")) - int(match.group("lo")) + 1
+
+
+def _is_compute(comp: dict[str, Any]) -> bool:
+    cls = comp["class"].lower()
+    return any(h in cls for h in _COMPUTE_HINTS) and cls not in _STORAGE_CLASSES
+
+
+def _number(attrs: dict[str, Any], key: str, src: str, where: str) -> float | None:
+    value = attrs.get(key)
+    if value is None or (isinstance(value, str) and value.strip() in ("", "-")):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise MagnetError(f"{key} must be a number, got {value!r}", source=src, field=where) from None
+    if number < 0:
+        raise MagnetError(f"{key} must be >= 0, got {number:g}", source=src, field=where)
+    return number
+
+
+def _arch(components: list[dict[str, Any]], keeps: dict[str, tuple[str, ...]], src: str) -> Arch:
+    if not _is_compute(components[-1]):
+        raise MagnetError(
+            f"the innermost component {components[-1]['name']!r} (class "
+            f"{components[-1]['class']!r}) is not a compute unit (a class like intmac)",
+            source=src, field="architecture",
+        )
+    levels = []
+    technology = None
+    for comp in components[:-1]:
+        base, count = _instances(comp["name"], src)
+        where = f"architecture.{base}"
+        attrs = comp["attributes"]
+        cls_key = comp["class"].lower()
+        if cls_key not in _STORAGE_CLASSES:
+            raise MagnetError(
+                f"unknown storage class {comp['class']!r}; known: {', '.join(sorted(_STORAGE_CLASSES))}",
+                source=src, field=where,
+            )
+        cls = _STORAGE_CLASSES[cls_key]
+        word_bits = _number(attrs, "datawidth", src, where) or _number(attrs, "word_bits", src, where)
+        width = _number(attrs, "width", src, where) or word_bits or 8
+        word_bits = word_bits or width
+        depth = _number(attrs, "depth", src, where)
+        block = max(1, int(width // word_bits))
+        mesh_x = int(_number(attrs, "meshX", src, where) or 1)
+        mesh_y = int(_number(attrs, "meshY", src, where) or max(1, count // mesh_x))
+        if mesh_x * mesh_y != count:
+            raise MagnetError(
+                f"{count} instances but meshX x meshY = {mesh_x} x {mesh_y}", source=src, field=where
+            )
+        capacity = None if cls in ("dram", "dummy") or depth is None else int(depth * width)
+        tech = _technology(attrs.get("technology"))
+        technology = technology or tech
+        levels.append(
+            StorageLevel(
+                name=base,
+                component=cls,
+                capacity_bits=capacity,
+                word_bits=int(word_bits),
+                block_words=block,
+                read_bandwidth=_number(attrs, "read_bandwidth", src, where) or None,
+                write_bandwidth=_number(attrs, "write_bandwidth", src, where) or None,
+                shared_bandwidth=_number(attrs, "shared_bandwidth", src, where) or None,
+                keeps=keeps.get(base, ("weights", "inputs", "outputs")),
+                mesh_x=mesh_x,
+                mesh_y=mesh_y,
+                attributes={"banks": int(_number(attrs, "n_banks", src, where) or 1),
+                            "timeloop_class": comp["class"]},
+            )
+        )
+    mac = components[-1]
+    base, count = _instances(mac["name"], src)
+    attrs = mac["attributes"]
+    mesh_x = int(_number(attrs, "meshX", src, base) or 1)
+    compute = ComputeLevel(
+        name=base,
+        mesh_x=mesh_x,
+        mesh_y=int(_number(attrs, "meshY", src, base) or max(1, count // mesh_x)),
+        attributes={"bits": int(attrs.get("multiplier_width", attrs.get("width", 8)) or 8)},
+    )
+    try:
+        return Arch(name=Path(src).parent.name or "timeloop", levels=tuple(levels),
+                    compute=compute, technology_nm=technology or 45.0)
+    except ValueError as exc:
+        raise MagnetError(str(exc), source=src, field="architecture") from None
+
+
+def _technology(value: Any) -> float | None:
+    if value is None:
+        return None
+    match = re.match(r"^\s*([0-9.]+)\s*nm\s*$", str(value))
+    return float(match.group(1)) if match else None
+
+
+# ---- problem ---------------------------------------------------------------------------
+
+
+def _problem(problem: Any, src: str) -> Layer:
+    if not isinstance(problem, dict) or "instance" not in problem:
+        raise MagnetError("expected 'shape' and 'instance'", source=src, field="problem")
+    instance = problem["instance"]
+    shape = problem.get("shape") or {}
+    coeffs = {"Wstride": 1, "Hstride": 1, "Wdilation": 1, "Hdilation": 1}
+    for c in shape.get("coefficients") or []:
+        if c.get("name") in coeffs and c.get("default") is not None:
+            coeffs[c["name"]] = int(c["default"])
+    values: dict[str, int] = {}
+    for key, value in instance.items():
+        if key in ("densities", "H", "W", "Hpad", "Wpad"):
+            continue  # input sizes and padding follow from P, Q, R, S and the strides
+        if key in coeffs:
+            coeffs[key] = int(value)
+            continue
+        try:
+            dim = parse_dim(key)
+        except ValueError as exc:
+            raise MagnetError(str(exc), source=src, field=f"problem.instance.{key}") from None
+        if not isinstance(value, int) or value < 1:
+            raise MagnetError(f"must be a whole number >= 1, got {value!r}", source=src,
+                              field=f"problem.instance.{key}")
+        values[dim.name] = value
+    _check_projections(shape, src)
+    return Layer(
+        name=str(shape.get("name", "timeloop-problem")),
+        **values,
+        wstride=coeffs["Wstride"],
+        hstride=coeffs["Hstride"],
+        wdilation=coeffs["Wdilation"],
+        hdilation=coeffs["Hdilation"],
+    )
+
+
+_EXPECTED = {
+    "weights": {("G",), ("K",), ("C",), ("R",), ("S",)},
+    "inputs": {("N",), ("G",), ("C",), ("P", "R"), ("Q", "S")},
+    "outputs": {("N",), ("G",), ("K",), ("P",), ("Q",)},
+}
+
+
+def _check_projections(shape: dict[str, Any], src: str) -> None:
+    """Each data space must index the dimensions magnet's conv loop nest gives it."""
+    for ds in shape.get("data_spaces") or []:
+        name = str(ds.get("name", "")).lower()
+        role = "outputs" if ds.get("read_write") else _OPERAND_NAMES.get(name)
+        if role is None:
+            role = "inputs" if any(len(rank) > 1 for rank in ds.get("projection", [])) else "weights"
+        ranks = set()
+        for rank in ds.get("projection") or []:
+            dims = tuple(sorted((parse_dim(term[0]).name for term in rank),
+                                key=lambda d: "PQRS".find(d)))
+            ranks.add(dims)
+        if not ranks <= _EXPECTED[role]:
+            raise MagnetError(
+                f"data space {ds.get('name')!r} is projected as {sorted(ranks)}; magnet supports "
+                f"conv-like {role} indexed by {sorted(_EXPECTED[role])}",
+                source=src, field="problem.shape.data_spaces",
+            )
+
+
+# ---- mapping ---------------------------------------------------------------------------
+
+
+def _factors(text: Any, src: str, where: str) -> dict[str, int]:
+    if isinstance(text, dict):
+        items = text.items()
+    else:
+        items = []
+        for token in re.split(r"[\s,]+", str(text).strip()):
+            if not token:
+                continue
+            match = re.match(r"^([A-Za-z]+)=?([0-9]+)$", token)
+            if not match:
+                raise MagnetError(f"cannot read factor {token!r}", source=src, field=where)
+            items.append((match.group(1), int(match.group(2))))
+    out = {}
+    for key, value in items:
+        try:
+            out[parse_dim(str(key)).name] = int(value)
+        except ValueError as exc:
+            raise MagnetError(str(exc), source=src, field=where) from None
+    return out
+
+
+def _keeps(directives: list[dict[str, Any]], src: str) -> dict[str, tuple[str, ...]]:
+    keeps: dict[str, tuple[str, ...]] = {}
+    for i, d in enumerate(directives):
+        if not isinstance(d, dict):
+            raise MagnetError(f"entry {i} is not a mapping", source=src, field="mapping")
+        if d.get("type") in ("datatype", "bypass"):
+            target = _instances(str(d.get("target", "")), src)[0]
+            current = set(keeps.get(target, ("weights", "inputs", "outputs")))
+            for op in d.get("keep") or []:
+                current.add(_operand(op, src))
+            for op in d.get("bypass") or []:
+                current.discard(_operand(op, src))
+            keeps[target] = tuple(o for o in ("weights", "inputs", "outputs") if o in current)
+    return keeps
+
+
+def _operand(name: str, src: str) -> str:
+    key = str(name).lower()
+    if key not in _OPERAND_NAMES:
+        raise MagnetError(f"unknown data space {name!r}; allowed: Weights, Inputs, Outputs",
+                          source=src, field="mapping")
+    return _OPERAND_NAMES[key]
+
+
+def _mapping(directives: list[dict[str, Any]], arch: Arch, src: str) -> Mapping:
+    names = [lvl.name for lvl in arch.levels]
+    per_level: dict[str, dict[str, Any]] = {n: {} for n in names}
+    for i, d in enumerate(directives):
+        kind = d.get("type")
+        if kind in ("datatype", "bypass"):
+            continue
+        target = _instances(str(d.get("target", "")), src)[0]
+        where = f"mapping[{i}]"
+        if target not in per_level:
+            raise MagnetError(f"unknown target {target!r}; levels: {', '.join(names)}",
+                              source=src, field=where)
+        factors = _factors(d.get("factors", ""), src, where)
+        perm = [parse_dim(c).name for c in str(d.get("permutation", "")) if c.strip()]
+        ordered_inner_first = [*perm, *[x for x in DIMS if x not in perm]]
+        if kind == "temporal":
+            # Timeloop permutations list the innermost loop first; magnet lists outermost first.
+            per_level[target]["temporal"] = {
+                dim: factors[dim] for dim in reversed(ordered_inner_first) if dim in factors
+            }
+        elif kind == "spatial":
+            li = arch.level_index(target)
+            fx, fy = arch.fanouts[li]
+            split = d.get("split")
+            if split is None:
+                split = len(ordered_inner_first) if fx > 1 or fy == 1 else 0
+            sx, sy = {}, {}
+            for pos, dim in enumerate(ordered_inner_first):
+                if dim in factors:
+                    (sx if pos < int(split) else sy)[dim] = factors[dim]
+            per_level[target]["spatial_x"] = sx
+            per_level[target]["spatial_y"] = sy
+        else:
+            raise MagnetError(f"unknown mapping type {kind!r}; allowed: temporal, spatial, "
+                              "datatype, bypass", source=src, field=where)
+    levels = tuple(LevelMapping(target=n, **per_level[n]) for n in names if per_level[n])
+    return Mapping(levels=levels)
+
+
+def _ert(ert: Any, art: Any) -> ErtCostModel:
+    energy: dict[str, dict[str, float]] = {}
+    for table in (ert or {}).get("tables") or []:
+        base = _leaf_name(table["name"])
+        energy[base] = {str(a["name"]): float(a["energy"]) for a in table.get("actions") or []}
+    area: dict[str, float] = {}
+    for table in (art or {}).get("tables") or []:
+        base = _leaf_name(table["name"])
+        area[base] = float(table["area"])
+    return ErtCostModel(energy, area)
+
+
+def _leaf_name(full: Any) -> str:
+    """``system.PE.ifmap_spad[1..168]`` -> ``ifmap_spad``."""
+    return re.sub(r"\[[0-9.]*\]$", "", str(full)).split(".")[-1]

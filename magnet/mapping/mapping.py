@@ -1,0 +1,334 @@
+"""A mapping: per storage level, temporal loops (with their order) and spatial loops.
+
+In YAML, levels are listed outermost first and so are the loops inside ``temporal``::
+
+    mapping:
+      - target: DRAM
+        temporal: {P: 8, Q: 2, K: 4}      # for P / for Q / for K (K innermost)
+      - target: GlobalBuffer
+        temporal: "P14 Q4"                 # the same, written as a string
+        spatial_x: {Q: 14}                 # fan-out below GlobalBuffer, along X
+        spatial_y: {C: 3, S: 3}
+        keep: [inputs, outputs]            # optional: override the level's keep/bypass
+
+Dimensions not named have factor 1. Internally a batch of mappings is a set of integer
+arrays indexed ``[batch, level, dim]`` with level 0 the innermost storage level.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from magnet.arch.spec import Arch
+from magnet.errors import InvalidMappingError, MagnetError
+from magnet.workload.dims import DIMS, NUM_DIMS, OPERANDS, Dim, parse_dim, parse_operand
+from magnet.workload.layer import Layer
+
+_FACTOR = re.compile(r"^([A-Za-z])([0-9]+)$")
+
+
+def _parse_factors(value: Any) -> dict[str, int]:
+    """``{P: 8, Q: 2}`` or ``"P8 Q2"`` or ``"P=8,Q=2"`` -> ordered {dim: factor}."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        items = []
+        for token in re.split(r"[\s,]+", value.strip()):
+            if not token:
+                continue
+            token = token.replace("=", "")
+            match = _FACTOR.match(token)
+            if not match:
+                raise ValueError(f"{token!r} is not DIM<factor> (e.g. 'P8 Q2')")
+            items.append((match.group(1), int(match.group(2))))
+    elif isinstance(value, dict):
+        items = list(value.items())
+    else:
+        raise ValueError(f"expected a mapping like {{P: 8, Q: 2}} or 'P8 Q2', got {value!r}")
+    out: dict[str, int] = {}
+    for key, factor in items:
+        dim = parse_dim(str(key)).name
+        if dim in out:
+            raise ValueError(f"dimension {dim} appears twice")
+        if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+            raise ValueError(f"factor of {dim} must be a whole number >= 1, got {factor!r}")
+        out[dim] = factor
+    return out
+
+
+class LevelMapping(BaseModel):
+    """Loops of one storage level. ``temporal`` is ordered outermost loop first."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    target: str
+    temporal: dict[str, int] = Field(default_factory=dict)
+    spatial_x: dict[str, int] = Field(default_factory=dict)
+    spatial_y: dict[str, int] = Field(default_factory=dict)
+    keep: tuple[str, ...] | None = None
+
+    @field_validator("temporal", "spatial_x", "spatial_y", mode="before")
+    @classmethod
+    def _factors(cls, value: Any) -> dict[str, int]:
+        return _parse_factors(value)
+
+    @field_validator("keep", mode="before")
+    @classmethod
+    def _keep(cls, value: Any) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = [value]
+        return tuple(OPERANDS[parse_operand(v)] for v in value)
+
+
+class Mapping(BaseModel):
+    """A whole mapping: one ``LevelMapping`` per storage level that has loops."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    levels: tuple[LevelMapping, ...]
+
+    def level(self, name: str) -> LevelMapping | None:
+        for lvl in self.levels:
+            if lvl.target == name:
+                return lvl
+        return None
+
+    # ---- YAML ---------------------------------------------------------------------------
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Mapping:
+        path = Path(path)
+        if not path.exists():
+            raise MagnetError("file not found", source=str(path))
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            raise MagnetError(f"not valid YAML: {exc}", source=str(path)) from None
+        return cls.from_data(data, source=str(path))
+
+    @classmethod
+    def from_data(cls, data: Any, source: str = "mapping") -> Mapping:
+        if isinstance(data, dict) and "mapping" in data:
+            extra = sorted(set(data) - {"mapping"})
+            if extra:
+                raise MagnetError(
+                    f"unknown top-level keys {extra}; a mapping file has only 'mapping'",
+                    source=source,
+                )
+            data = data["mapping"]
+        if not isinstance(data, list):
+            raise MagnetError(
+                "expected a list of levels (each with target, temporal, spatial_x, spatial_y, "
+                "keep)",
+                source=source,
+                field="mapping",
+            )
+        try:
+            return cls(levels=tuple(data))
+        except ValidationError as exc:
+            raise MagnetError(_pydantic_message(exc), source=source) from None
+
+    def to_data(self) -> dict[str, Any]:
+        levels = []
+        for lvl in self.levels:
+            entry: dict[str, Any] = {"target": lvl.target}
+            for key in ("temporal", "spatial_x", "spatial_y"):
+                factors = {d: f for d, f in getattr(lvl, key).items() if f != 1}
+                if factors:
+                    entry[key] = factors
+            if lvl.keep is not None:
+                entry["keep"] = list(lvl.keep)
+            levels.append(entry)
+        return {"mapping": levels}
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_data(), sort_keys=False, default_flow_style=None)
+
+    # ---- display -----------------------------------------------------------------------
+    def loop_nest(self, arch: Arch) -> str:
+        """The mapping as an indented loop nest, outermost level first."""
+        lines, depth = [], 0
+        for storage in arch.levels:
+            lvl = self.level(storage.name)
+            keeps = lvl.keep if lvl is not None and lvl.keep is not None else storage.keeps
+            lines.append(f"{'  ' * depth}{storage.name} [{', '.join(keeps) or 'bypass'}]")
+            if lvl is None:
+                continue
+            for dim, factor in lvl.temporal.items():
+                if factor > 1:
+                    lines.append(f"{'  ' * depth}| for {dim} in [0:{factor})")
+                    depth += 1
+            for axis in ("x", "y"):
+                for dim, factor in getattr(lvl, f"spatial_{axis}").items():
+                    if factor > 1:
+                        lines.append(
+                            f"{'  ' * depth}| parallel-for {dim} in [0:{factor}) (spatial-{axis})"
+                        )
+                        depth += 1
+        lines.append(f"{'  ' * depth}<< MAC >>")
+        return "\n".join(lines)
+
+
+@dataclass
+class MappingBatch:
+    """Mappings as arrays, level 0 = innermost storage level.
+
+    factors_t, spatial_x, spatial_y: int64[batch, level, dim]; order: int64[batch, level, dim]
+    lists the dims of each level's temporal loops innermost first; keep: bool[level, operand]
+    is shared by the whole batch (one bypass pattern per batch).
+    """
+
+    factors_t: np.ndarray
+    spatial_x: np.ndarray
+    spatial_y: np.ndarray
+    order: np.ndarray
+    keep: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.factors_t.shape[0]
+
+    def take(self, index: np.ndarray | slice) -> MappingBatch:
+        return MappingBatch(
+            self.factors_t[index],
+            self.spatial_x[index],
+            self.spatial_y[index],
+            self.order[index],
+            self.keep,
+        )
+
+    @staticmethod
+    def concat(batches: list[MappingBatch]) -> MappingBatch:
+        keep = batches[0].keep
+        for b in batches[1:]:
+            if not np.array_equal(b.keep, keep):
+                raise ValueError("mappings in one batch must share their keep/bypass pattern")
+        return MappingBatch(
+            np.concatenate([b.factors_t for b in batches]),
+            np.concatenate([b.spatial_x for b in batches]),
+            np.concatenate([b.spatial_y for b in batches]),
+            np.concatenate([b.order for b in batches]),
+            keep,
+        )
+
+    def mapping(self, i: int, arch: Arch) -> Mapping:
+        """The i-th mapping back as a ``Mapping`` (for display and YAML)."""
+        levels = []
+        for li, storage in enumerate(arch.inner_first):
+            order_inner_first = [int(d) for d in self.order[i, li]]
+            temporal = {
+                DIMS[d]: int(self.factors_t[i, li, d])
+                for d in reversed(order_inner_first)
+                if self.factors_t[i, li, d] > 1
+            }
+            sx = {DIMS[d]: int(f) for d, f in enumerate(self.spatial_x[i, li]) if f > 1}
+            sy = {DIMS[d]: int(f) for d, f in enumerate(self.spatial_y[i, li]) if f > 1}
+            keep = tuple(OPERANDS[o] for o in range(3) if self.keep[li, o])
+            levels.append(
+                LevelMapping(
+                    target=storage.name,
+                    temporal=temporal,
+                    spatial_x=sx,
+                    spatial_y=sy,
+                    keep=None if set(keep) == set(storage.keeps) else keep,
+                )
+            )
+        return Mapping(levels=tuple(reversed(levels)))
+
+
+def default_keep(arch: Arch) -> np.ndarray:
+    keep = np.zeros((len(arch.levels), 3), dtype=bool)
+    for li, storage in enumerate(arch.inner_first):
+        for op in storage.kept:
+            keep[li, op] = True
+    return keep
+
+
+def to_batch(mapping: Mapping, arch: Arch, source: str = "mapping") -> MappingBatch:
+    """Convert one mapping to a batch of one, checking level names and fan-outs."""
+    nlev = len(arch.levels)
+    t = np.ones((1, nlev, NUM_DIMS), dtype=np.int64)
+    sx = np.ones_like(t)
+    sy = np.ones_like(t)
+    order = np.tile(np.arange(NUM_DIMS, dtype=np.int64), (1, nlev, 1))
+    keep = default_keep(arch)
+    names = [lvl.name for lvl in arch.levels]
+    seen: set[str] = set()
+    for lvl in mapping.levels:
+        if lvl.target not in names:
+            raise MagnetError(
+                f"unknown level {lvl.target!r}; the architecture has: {', '.join(names)}",
+                source=source,
+                field="target",
+            )
+        if lvl.target in seen:
+            raise MagnetError(f"level {lvl.target!r} is mapped twice", source=source)
+        seen.add(lvl.target)
+        li = arch.level_index(lvl.target)
+        listed = [parse_dim(d) for d in lvl.temporal]
+        rest = [d for d in Dim if d not in listed]
+        order[0, li] = [*reversed(listed), *rest]
+        for d, f in lvl.temporal.items():
+            t[0, li, parse_dim(d)] = f
+        for d, f in lvl.spatial_x.items():
+            sx[0, li, parse_dim(d)] = f
+        for d, f in lvl.spatial_y.items():
+            sy[0, li, parse_dim(d)] = f
+        if lvl.keep is not None:
+            keep[li] = False
+            for k in lvl.keep:
+                keep[li, parse_operand(k)] = True
+    batch = MappingBatch(t, sx, sy, order, keep)
+    check_structure(batch, arch, source)
+    return batch
+
+
+def check_structure(batch: MappingBatch, arch: Arch, source: str = "mapping") -> None:
+    """Fan-outs fit the hardware and the outermost level keeps everything it must."""
+    for li, (fx, fy) in enumerate(arch.fanouts):
+        name = arch.inner_first[li].name
+        used_x = batch.spatial_x[:, li].prod(axis=1)
+        used_y = batch.spatial_y[:, li].prod(axis=1)
+        for axis, used, limit in (("x", used_x, fx), ("y", used_y, fy)):
+            bad = np.flatnonzero(used > limit)
+            if bad.size:
+                raise InvalidMappingError(
+                    f"spatial_{axis} uses a fan-out of {int(used[bad[0]])} below {name!r}, "
+                    f"which has only {limit} along {axis}",
+                    source=source,
+                    field=name,
+                )
+
+
+def check_coverage(batch: MappingBatch, layer: Layer, source: str = "mapping") -> None:
+    """Every dimension's factors multiply to at least the layer's extent."""
+    total = (batch.factors_t * batch.spatial_x * batch.spatial_y).prod(axis=1)  # [batch, dim]
+    need = np.array(layer.dims, dtype=np.int64)
+    short = np.argwhere(total < need)
+    if short.size:
+        i, d = short[0]
+        raise InvalidMappingError(
+            f"factors of {DIMS[d]} multiply to {int(total[i, d])} but the layer has "
+            f"{DIMS[d]}={int(need[d])}; the product over all levels must cover it",
+            source=source,
+            field=DIMS[d],
+        )
+
+
+def _pydantic_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)

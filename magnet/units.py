@@ -1,0 +1,50 @@
+"""Parsing of sizes written by people: ``32KiB``, ``8 KB``, ``3072`` (bytes)."""
+
+from __future__ import annotations
+
+import re
+
+_UNITS_BYTES = {
+    "": 1,
+    "b": 1,
+    "B": 1,
+    "KB": 1000,
+    "kB": 1000,
+    "KiB": 1024,
+    "MB": 1000**2,
+    "MiB": 1024**2,
+    "GB": 1000**3,
+    "GiB": 1024**3,
+}
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
+
+
+def parse_bytes(value: int | float | str) -> int:
+    """Return a size in bytes from an int or a string such as ``"32KiB"``.
+
+    Raises ``ValueError`` naming the accepted units; callers add the file and field.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a size, got {value!r}")
+    if isinstance(value, int | float):
+        number, unit = float(value), ""
+    else:
+        match = _SIZE.match(str(value))
+        if not match or match.group(2) not in _UNITS_BYTES:
+            allowed = ", ".join(u for u in _UNITS_BYTES if u not in ("", "b"))
+            raise ValueError(
+                f"{value!r} is not a size; write bytes or a number with one of: {allowed}"
+            )
+        number, unit = float(match.group(1)), match.group(2)
+    size = number * _UNITS_BYTES[unit]
+    if size != int(size):
+        raise ValueError(f"{value!r} is not a whole number of bytes")
+    return int(size)
+
+
+def format_bytes(size_bytes: int) -> str:
+    """Short human form: 32768 -> '32KiB'."""
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size_bytes >= scale and size_bytes % scale == 0:
+            return f"{size_bytes // scale}{unit}"
+    return f"{size_bytes}B"

@@ -1,0 +1,70 @@
+"""The loop dimensions of a layer and which of them index each operand.
+
+A layer is the loop nest ``for N, G, K, C, P, Q, R, S: O[n,g,k,q,p] += I[n,g,c,h,w] * W[g,k,c,s,r]``
+with the input window ``w = wstride*p + wdilation*r`` and ``h = hstride*q + hdilation*s``
+(Timeloop's conv2D projection: P pairs with R along the width, Q with S along the height).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Dim(IntEnum):
+    N = 0  # batch
+    G = 1  # groups (depthwise conv, attention heads, batched matmul)
+    K = 2  # output channels
+    C = 3  # input channels per group (reduction)
+    P = 4  # output width
+    Q = 5  # output height
+    R = 6  # filter width
+    S = 7  # filter height
+
+
+DIMS: tuple[str, ...] = tuple(d.name for d in Dim)
+NUM_DIMS = len(DIMS)
+
+
+class Operand(IntEnum):
+    W = 0  # weights (or the second matmul operand)
+    I = 1  # inputs  # noqa: E741
+    O = 2  # outputs (partial sums)
+
+
+OPERANDS: tuple[str, ...] = ("weights", "inputs", "outputs")
+OPERAND_ALIASES = {
+    "w": Operand.W,
+    "weight": Operand.W,
+    "weights": Operand.W,
+    "i": Operand.I,
+    "input": Operand.I,
+    "inputs": Operand.I,
+    "o": Operand.O,
+    "output": Operand.O,
+    "outputs": Operand.O,
+}
+
+# RELEVANT[operand] = the dimensions that index it (the rest leave it unchanged).
+RELEVANT: dict[Operand, frozenset[Dim]] = {
+    Operand.W: frozenset({Dim.G, Dim.K, Dim.C, Dim.R, Dim.S}),
+    Operand.I: frozenset({Dim.N, Dim.G, Dim.C, Dim.P, Dim.Q, Dim.R, Dim.S}),
+    Operand.O: frozenset({Dim.N, Dim.G, Dim.K, Dim.P, Dim.Q}),
+}
+REDUCTION_DIMS = frozenset({Dim.C, Dim.R, Dim.S})
+
+
+def parse_dim(name: str) -> Dim:
+    """Dimension by name; Timeloop's ``M`` is magnet's ``K``."""
+    key = name.strip().upper()
+    if key == "M":
+        key = "K"
+    if key not in DIMS:
+        raise ValueError(f"unknown dimension {name!r}; allowed: {', '.join(DIMS)} (M = K)")
+    return Dim[key]
+
+
+def parse_operand(name: str) -> Operand:
+    key = name.strip().lower()
+    if key not in OPERAND_ALIASES:
+        raise ValueError(f"unknown operand {name!r}; allowed: weights, inputs, outputs")
+    return OPERAND_ALIASES[key]

@@ -1,0 +1,226 @@
+"""A layer: one loop nest over N, G, K, C, P, Q, R, S with strides and dilations."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from magnet.errors import MagnetError
+from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
+
+LayerKind = Literal["conv", "depthwise", "fc", "matmul"]
+
+
+class Layer(BaseModel):
+    """One layer as a loop nest. Sizes are per group: ``C`` and ``K`` are channels per group.
+
+    ``kind == "matmul"`` marks a product of two activations (attention ``Q.K^T`` and ``A.V``):
+    the operand in the weight position is then an activation too.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = "layer"
+    kind: LayerKind = "conv"
+    N: int = Field(1, ge=1)
+    G: int = Field(1, ge=1)
+    K: int = Field(1, ge=1)
+    C: int = Field(1, ge=1)
+    P: int = Field(1, ge=1)
+    Q: int = Field(1, ge=1)
+    R: int = Field(1, ge=1)
+    S: int = Field(1, ge=1)
+    wstride: int = Field(1, ge=1)
+    hstride: int = Field(1, ge=1)
+    wdilation: int = Field(1, ge=1)
+    hdilation: int = Field(1, ge=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name_not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a layer name cannot be empty")
+        return value
+
+    # ---- shape -------------------------------------------------------------------------
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """Extents in ``Dim`` order (N, G, K, C, P, Q, R, S)."""
+        return tuple(getattr(self, d) for d in DIMS)
+
+    @property
+    def input_width(self) -> int:
+        return self.wstride * (self.P - 1) + self.wdilation * (self.R - 1) + 1
+
+    @property
+    def input_height(self) -> int:
+        return self.hstride * (self.Q - 1) + self.hdilation * (self.S - 1) + 1
+
+    @property
+    def macs(self) -> int:
+        return math.prod(self.dims)
+
+    def operand_size(self, operand: Operand) -> int:
+        """Number of distinct elements of an operand (words)."""
+        if operand is Operand.I:
+            return self.N * self.G * self.C * self.input_width * self.input_height
+        return math.prod(getattr(self, Dim(d).name) for d in RELEVANT[operand])
+
+    @property
+    def operand_sizes(self) -> dict[str, int]:
+        return {op.name: self.operand_size(op) for op in Operand}
+
+    @property
+    def min_traffic_words(self) -> int:
+        """Algorithmic minimum traffic to the outermost memory: read W and I once, write O once."""
+        return sum(self.operand_size(op) for op in Operand)
+
+    def shape_str(self) -> str:
+        parts = [f"{d}={getattr(self, d)}" for d in DIMS if getattr(self, d) != 1]
+        for key in ("wstride", "hstride", "wdilation", "hdilation"):
+            if getattr(self, key) != 1:
+                parts.append(f"{key}={getattr(self, key)}")
+        return ",".join(parts) or "scalar"
+
+    def shape_key(self) -> tuple:
+        """Identity of the loop nest (name excluded): equal keys price identically."""
+        return (
+            self.kind,
+            *self.dims,
+            self.wstride,
+            self.hstride,
+            self.wdilation,
+            self.hdilation,
+        )
+
+
+# ---- constructors ----------------------------------------------------------------------
+
+
+def conv2d(
+    name: str = "conv",
+    *,
+    in_channels: int,
+    out_channels: int,
+    out_height: int,
+    out_width: int,
+    kernel: int | tuple[int, int] = 1,
+    stride: int | tuple[int, int] = 1,
+    dilation: int | tuple[int, int] = 1,
+    groups: int = 1,
+    batch: int = 1,
+) -> Layer:
+    """A (grouped) 2-D convolution given its output size. ``kernel``/``stride``: (h, w) or one int."""
+    kh, kw = _pair(kernel)
+    sh, sw = _pair(stride)
+    dh, dw = _pair(dilation)
+    if in_channels % groups or out_channels % groups:
+        raise MagnetError(
+            f"channels ({in_channels} in, {out_channels} out) must divide by groups={groups}",
+            field=name,
+        )
+    kind: LayerKind = "depthwise" if groups > 1 and in_channels == groups else "conv"
+    return Layer(
+        name=name,
+        kind=kind,
+        N=batch,
+        G=groups,
+        K=out_channels // groups,
+        C=in_channels // groups,
+        P=out_width,
+        Q=out_height,
+        R=kw,
+        S=kh,
+        wstride=sw,
+        hstride=sh,
+        wdilation=dw,
+        hdilation=dh,
+    )
+
+
+def depthwise_conv2d(
+    name: str = "dwconv",
+    *,
+    channels: int,
+    out_height: int,
+    out_width: int,
+    kernel: int | tuple[int, int] = 3,
+    stride: int | tuple[int, int] = 1,
+    dilation: int | tuple[int, int] = 1,
+    batch: int = 1,
+) -> Layer:
+    return conv2d(
+        name,
+        in_channels=channels,
+        out_channels=channels,
+        out_height=out_height,
+        out_width=out_width,
+        kernel=kernel,
+        stride=stride,
+        dilation=dilation,
+        groups=channels,
+        batch=batch,
+    )
+
+
+def gemm(name: str = "gemm", *, m: int, k: int, n: int, batch: int = 1) -> Layer:
+    """Fully connected / GEMM: (M x K) activations times (K x N) weights.
+
+    Mapped onto the loop nest as P = M rows (times ``batch``), C = K (reduction), K = N outputs.
+    """
+    return Layer(name=name, kind="fc", N=batch, K=n, C=k, P=m)
+
+
+def fully_connected(
+    name: str = "fc", *, in_features: int, out_features: int, batch: int = 1
+) -> Layer:
+    return gemm(name, m=1, k=in_features, n=out_features, batch=batch)
+
+
+def matmul(name: str = "matmul", *, m: int, k: int, n: int, heads: int = 1, batch: int = 1) -> Layer:
+    """Batched product of two activations, (M x K) @ (K x N) per head (attention QK^T, AV).
+
+    Heads map to G, so every operand is indexed by the head, as both are activations.
+    """
+    return Layer(name=name, kind="matmul", N=batch, G=heads, K=n, C=k, P=m)
+
+
+_LAYER_KEY = re.compile(r"^\s*([A-Za-z_]+)\s*=\s*([0-9]+)\s*$")
+_LAYER_ALIASES = {
+    "stride": ("wstride", "hstride"),
+    "dilation": ("wdilation", "hdilation"),
+    "m": ("K",),
+}
+
+
+def parse_layer(text: str, name: str = "layer") -> Layer:
+    """Parse ``"K=64,C=64,P=56,Q=56,R=3,S=3,stride=2"`` (unspecified dimensions are 1)."""
+    values: dict[str, int] = {}
+    allowed = [*DIMS, "stride", "hstride", "wstride", "dilation", "hdilation", "wdilation"]
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        match = _LAYER_KEY.match(part)
+        if not match:
+            raise MagnetError(
+                f"{part!r} is not KEY=INTEGER; keys: {', '.join(allowed)}", field="--layer"
+            )
+        key, value = match.group(1), int(match.group(2))
+        keys = _LAYER_ALIASES.get(key.lower(), (key.upper() if key.upper() in DIMS else key,))
+        for k in keys:
+            if k not in allowed and k != "K":
+                raise MagnetError(
+                    f"unknown key {key!r}; allowed: {', '.join(allowed)}", field="--layer"
+                )
+            if value < 1:
+                raise MagnetError(f"{key} must be >= 1, got {value}", field="--layer")
+            values[k] = value
+    return Layer(name=name, **values)
+
+
+def _pair(value: int | tuple[int, int]) -> tuple[int, int]:
+    if isinstance(value, int):
+        return value, value
+    first, second = value
+    return int(first), int(second)
