@@ -1,0 +1,558 @@
+"""The built-in technology cost tables: Horowitz's 45 nm numbers, scaled to 32, 16 and 7 nm.
+
+``tables/horowitz45.yaml`` prices every component class of ``ACTIONS`` at 45 nm;
+``tables/scaling.yaml`` holds per-node factors for dynamic energy, wire energy, leakage and
+area. ``tables/README.md`` gives the sources, the SRAM fit and its error.
+
+How a component is priced (45 nm; other nodes multiply by the node's factors):
+
+- ``mac``: multiply at ``bits`` + add at ``accum_bits`` for ``datatype`` "int" or "float"
+  (defaults: int, 8 bits, 32-bit accumulator). Widths between table rows are interpolated
+  as a power law between the neighbouring rows; widths outside the rows are refused.
+- ``sram``: one access reads or writes ``width_bits`` (else ``word_bits``) of one bank of
+  ``capacity_bits / banks``: ``e0 * (bank_bytes / 8192) ** alpha * (width_bits / 64) ** beta``.
+- ``regfile`` (at most 1 KiB): a constant energy per bit accessed.
+- ``dram``: a constant energy per bit accessed that does not scale with the node; no area.
+- ``network``: ``word_bits`` x energy per bit per mm x ``hop_mm`` (table default if absent).
+- ``dummy``: zero.
+
+Leakage is per cycle at the table's assumed 1 GHz clock. Nodes other than 45, 32, 16 and 7
+nm, inside 7..45 nm, get factors interpolated log-linearly (ln factor linear in ln node)
+between the two nearest table nodes; other nodes raise ``MagnetError``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from magnet.cost.base import ACTIONS, Component, CostModel
+from magnet.errors import MagnetError
+
+#: Folder of the built-in tables (shipped inside the package).
+TABLE_DIR: Path = Path(__file__).resolve().parent / "tables"
+TECHNOLOGY_TABLE = TABLE_DIR / "horowitz45.yaml"
+SCALING_TABLE = TABLE_DIR / "scaling.yaml"
+
+_BITS_PER_BYTE = 8
+DATATYPES = ("int", "float")
+
+
+# ---- table schema ------------------------------------------------------------------------
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class _Provenance(_Strict):
+    """Where a number comes from: exactly one of source, derived, assumption (+ reason)."""
+
+    source: str | None = Field(None, min_length=1)
+    derived: str | None = Field(None, min_length=1)
+    assumption: bool = False
+    reason: str | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_provenance(self) -> _Provenance:
+        given = [self.source is not None, self.derived is not None, self.assumption]
+        if sum(given) != 1:
+            raise ValueError(
+                "give exactly one of 'source: <publication>', 'derived: <how>' or "
+                "'assumption: true' with 'reason: <one line>'"
+            )
+        if self.assumption != (self.reason is not None):
+            raise ValueError("'assumption: true' needs a 'reason:' (and 'reason:' needs it)")
+        return self
+
+
+class Number(_Provenance):
+    """A non-negative number with its provenance."""
+
+    value: float = Field(ge=0)
+
+
+class OperationRow(_Provenance):
+    """One arithmetic operation at one width (Horowitz's table rows)."""
+
+    bits: int = Field(ge=1)
+    energy_pj: float = Field(gt=0)
+    area_um2: float = Field(gt=0)
+
+
+def _rows_by_bits(rows: list[OperationRow]) -> list[OperationRow]:
+    """Rows sorted by width; each width once, at least one row."""
+    widths = [row.bits for row in rows]
+    if not rows:
+        raise ValueError("needs at least one row")
+    if len(set(widths)) != len(widths):
+        raise ValueError(f"a width is listed twice: {widths}")
+    return sorted(rows, key=lambda row: row.bits)
+
+
+class MacTable(_Strict):
+    int_multiply: list[OperationRow]
+    int_add: list[OperationRow]
+    float_multiply: list[OperationRow]
+    float_add: list[OperationRow]
+    leakage_pj_per_um2_per_cycle: Number
+
+    _sorted = field_validator("int_multiply", "int_add", "float_multiply", "float_add")(
+        _rows_by_bits
+    )
+
+
+class PublishedRead(_Provenance):
+    capacity_bytes: int = Field(gt=0)
+    width_bits: int = Field(gt=0)
+    energy_pj: float = Field(gt=0)
+
+
+class FitCheck(_Strict):
+    capacity_bytes: int = Field(gt=0)
+    published_pj: float = Field(gt=0)
+    fitted_pj: float = Field(gt=0)
+    error_percent: float
+
+
+class SramFit(_Strict):
+    reference_capacity_bytes: int = Field(gt=0)
+    reference_width_bits: int = Field(gt=0)
+    e0_pj: Number
+    alpha: Number
+    beta: Number
+    check: list[FitCheck]
+
+
+class SramTable(_Strict):
+    published_reads: list[PublishedRead] = Field(min_length=2)
+    fit: SramFit
+    write_over_read: Number
+    leakage_pj_per_bit_per_cycle: Number
+    bitcell_area_um2: Number
+    array_efficiency: Number
+
+    @model_validator(mode="after")
+    def _efficiency(self) -> SramTable:
+        if not 0 < self.array_efficiency.value <= 1:
+            raise ValueError("array_efficiency.value must be in (0, 1]")
+        return self
+
+
+class RegfileTable(_Strict):
+    max_capacity_bits: Number
+    energy_pj_per_bit: Number
+    write_over_read: Number
+    area_um2_per_bit: Number
+    leakage_pj_per_bit_per_cycle: Number
+
+
+class DramTable(_Strict):
+    energy_pj_per_bit: Number
+    write_over_read: Number
+
+
+class NetworkTable(_Strict):
+    energy_pj_per_bit_per_mm: Number
+    default_hop_mm: Number
+
+
+class DummyTable(_Strict):
+    energy_pj: Number
+    leakage_pj_per_cycle: Number
+    area_um2: Number
+
+
+class TechnologyTable(_Strict):
+    """``horowitz45.yaml``: every component class priced at one node."""
+
+    name: str = Field(min_length=1)
+    technology_nm: float = Field(gt=0)
+    vdd_v: Number
+    mac: MacTable
+    sram: SramTable
+    regfile: RegfileTable
+    dram: DramTable
+    network: NetworkTable
+    dummy: DummyTable
+
+
+class EnergyPolynomial(_Provenance):
+    """Stillmaker & Baas energy fit ``a V^2 + b V + c`` (kept to reproduce the factors)."""
+
+    a_per_v2: float
+    b_per_v: float
+    c: float
+
+    def at(self, vdd_v: float) -> float:
+        return self.a_per_v2 * vdd_v**2 + self.b_per_v * vdd_v + self.c
+
+
+class NodeScaling(_Strict):
+    vdd_v: Number
+    energy_polynomial: EnergyPolynomial | None = None
+    dynamic_energy: Number
+    wire_energy: Number
+    leakage: Number
+    area: Number
+
+
+class ScalingTable(_Strict):
+    """``scaling.yaml``: factors from the reference node to each table node."""
+
+    reference_node_nm: float = Field(gt=0)
+    dram_energy: Number
+    nodes: dict[float, NodeScaling]
+
+    @model_validator(mode="after")
+    def _reference_is_identity(self) -> ScalingTable:
+        reference = self.nodes.get(self.reference_node_nm)
+        if reference is None:
+            raise ValueError(f"nodes must include the reference node {self.reference_node_nm:g}")
+        for key in _FACTOR_KEYS:
+            if getattr(reference, key).value != 1.0:
+                raise ValueError(f"{key} at the reference node must be 1.0")
+        for node, scaling in self.nodes.items():
+            if node <= 0 or any(getattr(scaling, key).value <= 0 for key in _FACTOR_KEYS):
+                raise ValueError(f"node {node:g}: nodes and factors must be > 0")
+        return self
+
+
+_FACTOR_KEYS = ("dynamic_energy", "wire_energy", "leakage", "area")
+
+
+def _load(path: Path, schema: type[BaseModel]) -> Any:
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise MagnetError(f"cannot read the cost table: {err}", source=str(path)) from None
+    except yaml.YAMLError as err:
+        raise MagnetError(f"not valid YAML: {err}", source=str(path)) from None
+    try:
+        return schema.model_validate(data)
+    except ValidationError as err:
+        problems = [
+            (".".join(str(part) for part in e["loc"]) or "(top level)", e["msg"])
+            for e in err.errors()
+        ]
+        (field, message), *others = problems
+        if others:
+            message += "; also " + "; ".join(f"{where}: {msg}" for where, msg in others)
+        raise MagnetError(message, source=str(path), field=field) from None
+
+
+@functools.cache
+def load_technology_table(path: Path = TECHNOLOGY_TABLE) -> TechnologyTable:
+    """Read and validate a technology table (cached per path)."""
+    return _load(path, TechnologyTable)
+
+
+@functools.cache
+def load_scaling_table(path: Path = SCALING_TABLE) -> ScalingTable:
+    """Read and validate a scaling table (cached per path)."""
+    return _load(path, ScalingTable)
+
+
+# ---- scaling -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ScalingFactors:
+    """Multipliers from the reference-node table to one node."""
+
+    technology_nm: float
+    dynamic_energy: float
+    wire_energy: float
+    leakage: float
+    area: float
+    dram_energy: float
+
+
+def scaling_factors(technology_nm: float, scaling: ScalingTable) -> ScalingFactors:
+    """Factors at ``technology_nm``: a table row, or log-linear between the two nearest."""
+    nodes = sorted(scaling.nodes)
+    try:
+        node = float(technology_nm)
+    except (TypeError, ValueError):
+        node = math.nan
+    if not (math.isfinite(node) and nodes[0] <= node <= nodes[-1]):
+        raise MagnetError(
+            f"technology {technology_nm!r} nm is outside the tables; allowed: "
+            f"{', '.join(f'{n:g}' for n in reversed(nodes))} nm, or any node between "
+            f"{nodes[0]:g} and {nodes[-1]:g} nm (factors interpolated)",
+            field="technology_nm",
+        )
+    upper = next(n for n in nodes if n >= node)
+    lower = max((n for n in nodes if n <= node), default=upper)
+    t = 0.0 if upper == lower else math.log(node / lower) / math.log(upper / lower)
+
+    def factor(key: str) -> float:
+        low = getattr(scaling.nodes[lower], key).value
+        high = getattr(scaling.nodes[upper], key).value
+        return low if t == 0 else low * (high / low) ** t
+
+    return ScalingFactors(
+        technology_nm=node,
+        dynamic_energy=factor("dynamic_energy"),
+        wire_energy=factor("wire_energy"),
+        leakage=factor("leakage"),
+        area=factor("area"),
+        dram_energy=scaling.dram_energy.value,
+    )
+
+
+def _interpolate(rows: list[OperationRow], bits: float, what: str) -> tuple[float, float]:
+    """(energy_pj, area_um2) at ``bits``: a row, or the power law through its neighbours."""
+    for row in rows:
+        if row.bits == bits:
+            return row.energy_pj, row.area_um2
+    if not rows[0].bits < bits < rows[-1].bits:
+        widths = ", ".join(str(row.bits) for row in rows)
+        raise MagnetError(
+            f"{what} is priced for {rows[0].bits} to {rows[-1].bits} bits "
+            f"(table rows: {widths}); got {bits:g}",
+        )
+    low, high = next((a, b) for a, b in itertools.pairwise(rows) if a.bits < bits < b.bits)
+    t = math.log(bits / low.bits) / math.log(high.bits / low.bits)
+    energy_pj = low.energy_pj * (high.energy_pj / low.energy_pj) ** t
+    area_um2 = low.area_um2 * (high.area_um2 / low.area_um2) ** t
+    return energy_pj, area_um2
+
+
+# ---- the cost model ----------------------------------------------------------------------
+class TableCostModel(CostModel):
+    """Prices every class of ``ACTIONS`` from the built-in tables at one technology node.
+
+    ``TableCostModel()`` is 45 nm (name "horowitz45"); ``TableCostModel(16)`` scales it with
+    ``scaling.yaml`` (name "horowitz45-scaled-16nm"). ``table_path`` and ``scaling_path``
+    swap in other YAML files of the same schema.
+    """
+
+    def __init__(
+        self,
+        technology_nm: float = 45.0,
+        *,
+        table_path: Path | None = None,
+        scaling_path: Path | None = None,
+    ) -> None:
+        self.table = load_technology_table(Path(table_path or TECHNOLOGY_TABLE))
+        scaling = load_scaling_table(Path(scaling_path or SCALING_TABLE))
+        if scaling.reference_node_nm != self.table.technology_nm:
+            raise MagnetError(
+                f"scaling starts at {scaling.reference_node_nm:g} nm but the table is "
+                f"{self.table.technology_nm:g} nm",
+                source=str(scaling_path or SCALING_TABLE),
+                field="reference_node_nm",
+            )
+        self.factors = scaling_factors(technology_nm, scaling)
+        self.technology_nm = self.factors.technology_nm
+        if self.technology_nm == self.table.technology_nm:
+            self.name = self.table.name
+        else:
+            self.name = f"{self.table.name}-scaled-{self.technology_nm:g}nm"
+
+    # -- the contract ----------------------------------------------------------------------
+    def supports(self, component: Component) -> bool:
+        return component.cls in ACTIONS
+
+    def energy_pj(self, component: Component, action: str) -> float:
+        self._check_component(component)
+        allowed = ACTIONS[component.cls]
+        if action not in allowed:
+            raise self._error(
+                component,
+                f"unknown action {action!r} for a {component.cls}; allowed: {', '.join(allowed)}",
+                field="action",
+            )
+        cls, factors = component.cls, self.factors
+        if cls == "mac":
+            return self._mac_energy_pj(component) * factors.dynamic_energy
+        if cls == "network":
+            return self._network_energy_pj(component) * factors.wire_energy
+        if cls == "dummy":
+            return self.table.dummy.energy_pj.value
+        if cls == "sram":
+            read_pj = self._sram_read_pj(component)
+            write_over_read, factor = self.table.sram.write_over_read, factors.dynamic_energy
+        elif cls == "regfile":
+            read_pj = self._regfile_read_pj(component)
+            write_over_read, factor = self.table.regfile.write_over_read, factors.dynamic_energy
+        else:  # dram
+            read_pj = self._dram_read_pj(component)
+            write_over_read, factor = self.table.dram.write_over_read, factors.dram_energy
+        # An update (read-modify-write of a partial sum) is priced as a write.
+        energy_pj = read_pj if action == "read" else read_pj * write_over_read.value
+        return energy_pj * factor
+
+    def leakage_pj_per_cycle(self, component: Component) -> float:
+        self._check_component(component)
+        cls, table = component.cls, self.table
+        if cls == "mac":
+            density = table.mac.leakage_pj_per_um2_per_cycle.value
+            leakage_pj = self._mac_area_um2(component) * density
+        elif cls == "sram":
+            bits = self._capacity_bits(component)
+            leakage_pj = bits * table.sram.leakage_pj_per_bit_per_cycle.value
+        elif cls == "regfile":
+            bits = self._regfile_capacity_bits(component)
+            leakage_pj = bits * table.regfile.leakage_pj_per_bit_per_cycle.value
+        elif cls == "dummy":
+            return table.dummy.leakage_pj_per_cycle.value
+        else:  # dram, network: not modelled
+            return 0.0
+        return leakage_pj * self.factors.leakage
+
+    def area_um2(self, component: Component) -> float | None:
+        self._check_component(component)
+        cls, table = component.cls, self.table
+        if cls == "mac":
+            area = self._mac_area_um2(component)
+        elif cls == "sram":
+            per_bit = table.sram.bitcell_area_um2.value / table.sram.array_efficiency.value
+            area = self._capacity_bits(component) * per_bit
+        elif cls == "regfile":
+            area = self._regfile_capacity_bits(component) * table.regfile.area_um2_per_bit.value
+        elif cls == "dummy":
+            return table.dummy.area_um2.value
+        else:  # dram (off chip), network (wires over logic)
+            return None
+        return area * self.factors.area
+
+    # -- per class, at the table's node ------------------------------------------------------
+    def _mac_rows(self, component: Component) -> tuple[tuple[float, float], tuple[float, float]]:
+        datatype = component.get("datatype", "int")
+        if datatype not in DATATYPES:
+            raise self._error(
+                component,
+                f"unknown datatype {datatype!r}; allowed: {', '.join(DATATYPES)}",
+                field="datatype",
+            )
+        bits = self._number(component, "bits", default=8, minimum=1)
+        accum_bits = self._number(component, "accum_bits", default=32, minimum=1)
+        mac = self.table.mac
+        if datatype == "int":
+            multiply_rows, add_rows = mac.int_multiply, mac.int_add
+        else:
+            multiply_rows, add_rows = mac.float_multiply, mac.float_add
+        try:
+            multiply = _interpolate(multiply_rows, bits, f"a {datatype} multiply")
+            add = _interpolate(add_rows, accum_bits, f"a {datatype} accumulator")
+        except MagnetError as err:
+            raise self._error(component, str(err), field="bits / accum_bits") from None
+        return multiply, add
+
+    def _mac_energy_pj(self, component: Component) -> float:
+        (multiply_pj, _), (add_pj, _) = self._mac_rows(component)
+        return multiply_pj + add_pj
+
+    def _mac_area_um2(self, component: Component) -> float:
+        (_, multiply_um2), (_, add_um2) = self._mac_rows(component)
+        return multiply_um2 + add_um2
+
+    def _sram_read_pj(self, component: Component) -> float:
+        fit = self.table.sram.fit
+        banks = self._number(component, "banks", default=1, minimum=1, integer=True)
+        bank_bytes = self._capacity_bits(component) / banks / _BITS_PER_BYTE
+        width_bits = self._width_bits(component)
+        return (
+            fit.e0_pj.value
+            * (bank_bytes / fit.reference_capacity_bytes) ** fit.alpha.value
+            * (width_bits / fit.reference_width_bits) ** fit.beta.value
+        )
+
+    def _regfile_read_pj(self, component: Component) -> float:
+        self._regfile_capacity_bits(component)
+        return self._width_bits(component) * self.table.regfile.energy_pj_per_bit.value
+
+    def _dram_read_pj(self, component: Component) -> float:
+        if component.get("capacity_bits") is not None:
+            self._capacity_bits(component)  # validates the value; it does not change the price
+        return self._width_bits(component) * self.table.dram.energy_pj_per_bit.value
+
+    def _network_energy_pj(self, component: Component) -> float:
+        word_bits = self._number(component, "word_bits", minimum=1)
+        hop_mm = self._number(
+            component, "hop_mm", default=self.table.network.default_hop_mm.value, minimum=0
+        )
+        return word_bits * hop_mm * self.table.network.energy_pj_per_bit_per_mm.value
+
+    # -- attribute checks ------------------------------------------------------------------
+    def _check_component(self, component: Component) -> None:
+        if component.cls not in ACTIONS:
+            raise self._error(
+                component,
+                f"unknown component class {component.cls!r}; allowed: {', '.join(ACTIONS)}",
+                field="class",
+            )
+        node = component.get("technology_nm")
+        if node is not None and not (
+            isinstance(node, int | float)
+            and not isinstance(node, bool)
+            and math.isclose(node, self.technology_nm)
+        ):
+            raise self._error(
+                component,
+                f"component is at {node!r} nm but this cost model prices "
+                f"{self.technology_nm:g} nm; use the model for {node!r} nm or drop the attribute",
+                field="technology_nm",
+            )
+
+    def _capacity_bits(self, component: Component) -> float:
+        return self._number(component, "capacity_bits", minimum=1)
+
+    def _regfile_capacity_bits(self, component: Component) -> float:
+        bits = self._capacity_bits(component)
+        limit = self.table.regfile.max_capacity_bits.value
+        if bits > limit:
+            raise self._error(
+                component,
+                f"{bits:g} bits is above the {limit:g}-bit range of the register-file table; "
+                "use component class 'sram' for larger storage",
+                field="capacity_bits",
+            )
+        return bits
+
+    def _width_bits(self, component: Component) -> float:
+        key = "width_bits" if component.get("width_bits") is not None else "word_bits"
+        return self._number(component, key, minimum=1)
+
+    def _number(
+        self,
+        component: Component,
+        key: str,
+        *,
+        default: float | None = None,
+        minimum: float,
+        integer: bool = False,
+    ) -> float:
+        value = component.get(key, default)
+        if value is None:
+            raise self._error(component, f"needs {key!r} to be priced", field=key)
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok or value < minimum or (integer and value != int(value)):
+            kind = "a whole number" if integer else "a number"
+            message = f"{key} = {value!r}; expected {kind} >= {minimum:g}"
+            raise self._error(component, message, field=key)
+        return float(value)
+
+    def _error(self, component: Component, message: str, *, field: str) -> MagnetError:
+        return MagnetError(
+            message,
+            source=f"cost model {self.name!r}, component {component.name!r} ({component.cls})",
+            field=field,
+        )
+
+
+def builtin_cost_model(technology_nm: float) -> TableCostModel:
+    """The built-in table model at ``technology_nm`` (45, 32, 16, 7, or in between)."""
+    return TableCostModel(technology_nm)

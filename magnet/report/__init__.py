@@ -1,0 +1,1 @@
+"""Reports: text tables now; plotly figures and HTML reports later."""
