@@ -196,9 +196,6 @@ class EnergyPolynomial(_Provenance):
     b_per_v: float
     c: float
 
-    def at(self, vdd_v: float) -> float:
-        return self.a_per_v2 * vdd_v**2 + self.b_per_v * vdd_v + self.c
-
 
 class NodeScaling(_Strict):
     vdd_v: Number

@@ -52,32 +52,76 @@ for _op, _dims in RELEVANT.items():
 
 @dataclass
 class Counts:
-    """Access counts of a batch (arrays over ``batch``; level 0 = innermost storage level)."""
+    """Access counts of a batch. Arrays put the batch LAST: ``[level, operand, batch]``.
+
+    Level 0 is the innermost storage level; counts are per instance of the level.
+    """
 
     valid: np.ndarray  # bool[batch]
-    overflow_bits: np.ndarray  # float[batch, level]: data kept minus capacity (> 0: overflow)
-    tile_words: np.ndarray  # float[batch, level, operand]: tile per instance (clipped to layer)
-    reads: np.ndarray  # float[batch, level, operand], per instance
-    fills: np.ndarray  # float[batch, level, operand], per instance
-    updates: np.ndarray  # float[batch, level, operand], per instance
-    instances: np.ndarray  # float[batch, level]: instances holding data
-    mac_instances: np.ndarray  # float[batch]: MAC units doing work
-    compute_cycles: np.ndarray  # float[batch]: temporal iterations (padded)
-    network_words: np.ndarray  # float[batch, level]: words crossing the fan-out below a level
-    network_hops: np.ndarray  # float[batch, level]: mean hops of a word in that fan-out
+    overflow_bits: np.ndarray  # [level, batch]: data kept minus capacity (> 0: overflow)
+    tile_words: np.ndarray  # [level, operand, batch]: tile per instance (clipped to layer)
+    reads: np.ndarray  # [level, operand, batch]
+    fills: np.ndarray  # [level, operand, batch]
+    updates: np.ndarray  # [level, operand, batch]
+    instances: np.ndarray  # [level, batch]: instances holding data
+    mac_instances: np.ndarray  # [batch]: MAC units doing work
+    compute_cycles: np.ndarray  # [batch]: temporal iterations (padded)
+    network_words: np.ndarray  # [level, batch]: words crossing the fan-out below a level
+    network_hops: np.ndarray  # [level, batch]: mean hops of a word in that fan-out
     macs: int  # real MACs of the layer
-    padded_macs: np.ndarray  # float[batch]
+    padded_macs: np.ndarray  # [batch]
 
 
-def _tiles(extent: np.ndarray, layer: Layer) -> np.ndarray:
-    """Operand tile sizes (words) from per-dim extents ``[..., dim]`` -> ``[..., operand]``."""
-    e = extent.astype(np.float64)
-    width = layer.wstride * (e[..., P_] - 1) + layer.wdilation * (e[..., R_] - 1) + 1
-    height = layer.hstride * (e[..., Q_] - 1) + layer.hdilation * (e[..., S_] - 1) + 1
-    out = np.empty((*e.shape[:-1], 3))
-    out[..., W_] = e[..., G_] * e[..., K_] * e[..., C_] * e[..., R_] * e[..., S_]
-    out[..., I_] = e[..., N_] * e[..., G_] * e[..., C_] * width * height
-    out[..., O_] = e[..., N_] * e[..., G_] * e[..., K_] * e[..., P_] * e[..., Q_]
+class _Dims:
+    """Compact indices of the dimensions a batch uses (layer extent > 1 or a factor > 1)."""
+
+    def __init__(self, layer: Layer, batch: MappingBatch):
+        used = np.array(layer.dims) > 1
+        for arr in (batch.factors_t, batch.spatial_x, batch.spatial_y):
+            used |= (arr > 1).any(axis=(0, 1))
+        self.used = used
+        self.index = np.full(NUM_DIMS, -1)
+        self.index[used] = np.arange(int(used.sum()))
+        self.count = int(used.sum())
+
+    def of(self, dims) -> list[int]:
+        return [int(self.index[d]) for d in dims if self.index[d] >= 0]
+
+    def mask(self, dims) -> np.ndarray:
+        m = np.zeros(self.count, dtype=bool)
+        m[self.of(dims)] = True
+        return m
+
+    def take(self, x: np.ndarray, d: int) -> np.ndarray | float:
+        """``x[..., d, :]`` (dims on axis -2), or 1 when the dimension is unused."""
+        i = self.index[d]
+        return x[..., i, :] if i >= 0 else 1.0
+
+
+def _prod(x: np.ndarray, idx: list[int]) -> np.ndarray:
+    """Product over the listed dims (axis -2) of ``x[..., dim, batch]``."""
+    if not idx:
+        return np.ones(x.shape[:-2] + x.shape[-1:])
+    out = x[..., idx[0], :].copy()
+    for i in idx[1:]:
+        out *= x[..., i, :]
+    return out
+
+
+def _window(dims: _Dims, e: np.ndarray, pos: int, win: int, stride: int, dil: int):
+    return stride * (dims.take(e, pos) - 1) + dil * (dims.take(e, win) - 1) + 1
+
+
+def _tiles(dims: _Dims, extent: np.ndarray, layer: Layer) -> np.ndarray:
+    """Tile sizes (words): extents ``[..., dim, batch]`` -> ``[..., operand, batch]``."""
+    out = np.empty((*extent.shape[:-2], 3, extent.shape[-1]))
+    out[..., W_, :] = _prod(extent, dims.of(_SINGLE_AXIS[W_]))
+    out[..., O_, :] = _prod(extent, dims.of(_SINGLE_AXIS[O_]))
+    out[..., I_, :] = (
+        _prod(extent, dims.of(_SINGLE_AXIS[I_]))
+        * _window(dims, extent, P_, R_, layer.wstride, layer.wdilation)
+        * _window(dims, extent, Q_, S_, layer.hstride, layer.hdilation)
+    )
     return out
 
 
@@ -87,130 +131,135 @@ def _distinct_starts(n: np.ndarray, m: np.ndarray, a: np.ndarray, b: np.ndarray)
     With g = gcd(a, b), pairs (i, j) and (i + b/g, j - a/g) coincide; counting the first
     pair of every such chain gives n*m - max(0, n - b/g) * max(0, m - a/g).
     """
+    a = np.asarray(a).astype(np.int64)
+    b = np.asarray(b).astype(np.int64)
     g = np.gcd(a, b)
-    a1, b1 = a // g, b // g
-    return n * m - np.maximum(0, n - b1) * np.maximum(0, m - a1)
+    return n * m - np.maximum(0, n - b // g) * np.maximum(0, m - a // g)
+
+
+def _above(x: np.ndarray) -> np.ndarray:
+    """``out[l] = prod(x[m] for m > l)`` over the first axis."""
+    out = np.ones_like(x)
+    for li in range(len(x) - 2, -1, -1):
+        out[li] = out[li + 1] * x[li + 1]
+    return out
 
 
 def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     """Access counts for every mapping of ``batch`` (see the module docstring)."""
-    t = batch.factors_t
-    s = batch.spatial_x * batch.spatial_y
-    nb, nl, nd = t.shape
+    dims = _Dims(layer, batch)
     keep = batch.keep
-    ts = t * s
-    extent = np.cumprod(ts, axis=1)  # [b, l, d] extent of each dim in the tile at level l
-    below_t = extent // t  # extent inside level l's temporal loops (spatial of l included)
-    below_s = below_t // s  # extent inside level l's spatial loops (= tile of level l-1)
-    padded = extent[:, -1, :]  # [b, d]
-    real = np.array(layer.dims, dtype=np.int64)
+    nb, nl = batch.factors_t.shape[:2]
 
-    tiles = _tiles(extent, layer)  # padded
-    tiles_clipped = _tiles(np.minimum(extent, real), layer)
+    def batch_last(x: np.ndarray, dtype=np.float64) -> np.ndarray:  # [b, l, 8] -> [l, d, b]
+        return np.ascontiguousarray(x[:, :, dims.used].transpose(1, 2, 0), dtype=dtype)
+
+    t = batch_last(batch.factors_t)
+    s = batch_last(batch.spatial_x * batch.spatial_y)
+    rank = batch_last(batch.rank, np.int64)
+    ts = t * s
+    extent = ts.copy()  # [l, d, b]: extent of each dim in the tile at level l
+    for li in range(1, nl):
+        extent[li] *= extent[li - 1]
+    padded = extent[-1]  # [d, b]
+    real = np.array(layer.dims, dtype=np.float64)[dims.used][:, None]
+    tiles = _tiles(dims, extent, layer)  # [l, operand, b], padded
+    perfect = bool((padded == real).all())
+    tiles_clipped = tiles if perfect else _tiles(dims, np.minimum(extent, real), layer)
 
     # ---- capacity ---------------------------------------------------------------------
     levels = arch.inner_first
     bits = np.array([[lvl.bits(Operand(o)) for o in range(3)] for lvl in levels], dtype=float)
-    need_bits = (tiles_clipped * keep * bits).sum(axis=2)  # [b, l]
-    cap = np.array(
-        [np.inf if lvl.capacity_bits is None else lvl.capacity_bits for lvl in levels]
-    )
-    overflow = need_bits - cap
-    valid = (overflow <= 0).all(axis=1)
+    cap = np.array([np.inf if lvl.capacity_bits is None else lvl.capacity_bits for lvl in levels])
+    overflow = (tiles_clipped * (keep * bits)[:, :, None]).sum(axis=1) - cap[:, None]
+    valid = (overflow <= 0).all(axis=0)
 
-    # ---- the temporal loop list, innermost loop first --------------------------------------
-    order = batch.order
-    nj = nl * nd
-    f_loop = np.take_along_axis(t, order, axis=2).reshape(nb, nj)
-    dim_loop = order.reshape(nb, nj)
-    step_loop = np.take_along_axis(below_t, order, axis=2).reshape(nb, nj)
-    suffix = np.ones((nb, nj + 1))
-    suffix[:, :nj] = np.cumprod(f_loop[:, ::-1].astype(np.float64), axis=1)[:, ::-1]
-    iterations = suffix[:, 0]
-    active = f_loop > 1
+    # ---- temporal loops ----------------------------------------------------------------
+    act = t > 1
+    level_prod = t.prod(axis=1)  # [l, b]
+    above = _above(level_prod)  # product of all temporal loops of levels > l
+    iterations = above[0] * level_prod[0]
 
-    # size ratios for imperfect factorisation (1.0 when every factor divides)
     real_sizes = np.array([layer.operand_size(op) for op in Operand], dtype=float)
-    padded_sizes = _tiles(padded[:, None, :], layer)[:, 0, :]  # [b, operand]
-    ratio = real_sizes / padded_sizes  # [b, operand]
-    padded_macs = padded.prod(axis=1).astype(np.float64)
+    ratio = real_sizes[:, None] / _tiles(dims, padded, layer)  # [operand, b]
+    padded_macs = padded.prod(axis=0)
     mac_ratio = layer.macs / padded_macs
 
-    # outputs each instance ever touches (partition), per level and for one MAC unit
-    spatial_above = np.ones((nb, nl, nd), dtype=np.int64)  # product of spatial factors above l
-    spatial_above[:, :-1] = np.cumprod(s[:, ::-1], axis=1)[:, ::-1][:, 1:]
-    out_dims = _SINGLE_AXIS[O_]
-    partition_out = (padded[:, None, out_dims] / spatial_above[..., out_dims]).prod(axis=2)
-    partition_out_mac = (padded[:, out_dims] / s.prod(axis=1)[:, out_dims]).prod(axis=1)
-    instances = spatial_above.prod(axis=2).astype(np.float64)  # [b, l]
-    mac_instances = s.prod(axis=(1, 2)).astype(np.float64)
+    # ---- instances, partitions and distinct children of each fan-out ---------------------
+    s_level = s.prod(axis=1)  # [l, b]
+    instances = _above(s_level)
+    mac_instances = instances[0] * s_level[0]
+    out_idx = dims.of(_SINGLE_AXIS[O_])
+    s_out = _prod(s, out_idx)
+    out_total = _prod(padded, out_idx)
+    above_out = _above(s_out)
+    partition_out = out_total / above_out  # outputs an instance of level l ever touches
+    partition_out_mac = out_total / (above_out[0] * s_out[0])
 
-    # ---- deltas (fills, incl. the first) of each kept tile ---------------------------------
-    def next_relevant(op: Operand) -> np.ndarray:
-        relevant = _RELEVANT_MASK[op][dim_loop] & active
-        idx = np.where(relevant, np.arange(nj), nj)
-        nxt = np.full((nb, nj + 1), nj)
-        nxt[:, :nj] = np.minimum.accumulate(idx[:, ::-1], axis=1)[:, ::-1]
-        return nxt
+    distinct = np.empty((nl, 3, nb))
+    for op in Operand:
+        distinct[:, op] = _prod(s, dims.of(_SINGLE_AXIS[op]))
+    below_s = extent / ts
+    for pos, win, stride, dil in ((P_, R_, layer.wstride, layer.wdilation),
+                                  (Q_, S_, layer.hstride, layer.hdilation)):
+        if dims.index[pos] >= 0 and dims.index[win] >= 0:
+            distinct[:, I_] *= _distinct_starts(
+                dims.take(s, pos), dims.take(s, win),
+                stride * dims.take(below_s, pos), dil * dims.take(below_s, win),
+            )
+        else:
+            distinct[:, I_] *= dims.take(s, pos) * dims.take(s, win)
 
-    sliding = (layer.R > 1 or layer.S > 1) and keep[:, I_].any()
+    sliding = (layer.R > 1 or layer.S > 1) and bool(keep[:, I_].any())
+    big = NUM_DIMS + 1
 
-    def deltas(op: Operand, li: int, nxt: np.ndarray) -> np.ndarray:
-        start = (li + 1) * nd
-        tile = tiles[:, li, op]
-        if start >= nj:
-            return tile.copy()
+    def deltas(op: Operand) -> np.ndarray:
+        """[l, b]: words moved into each level's tile over the run (first fill included)."""
+        relevant = act & dims.mask(RELEVANT[op])[None, :, None]
+        first = np.where(relevant, rank, big).min(axis=1)  # innermost relevant loop per level
+        outer = np.where(rank >= first[:, None, :], t, 1.0).prod(axis=1) * above
+        mult = np.ones((nl, nb))
+        for li in range(nl - 2, -1, -1):
+            mult[li] = np.where(first[li + 1] < big, outer[li + 1], mult[li + 1])
+        out = tiles[:, op] * mult
         if op is I_ and sliding:
-            return _input_deltas(layer, li, start, tile, extent, f_loop, dim_loop, step_loop,
-                                 active, suffix)
-        return tile * suffix[np.arange(nb), nxt[:, start]]
+            for li in range(nl - 1):
+                if keep[li, I_]:
+                    out[li] = _input_deltas(dims, layer, li, tiles[li, I_], extent, t, rank,
+                                            act, above)
+        return out
 
-    def distinct(m: int, op: Operand) -> np.ndarray:
-        out = s[:, m, _SINGLE_AXIS[op]].prod(axis=1)
-        if op is I_:
-            for pos, win, stride, dil in ((P_, R_, layer.wstride, layer.wdilation),
-                                          (Q_, S_, layer.hstride, layer.hdilation)):
-                out = out * _distinct_starts(
-                    s[:, m, pos], s[:, m, win],
-                    stride * below_s[:, m, pos], dil * below_s[:, m, win],
-                )
-        return out.astype(np.float64)
-
-    reads = np.zeros((nb, nl, 3))
-    fills = np.zeros((nb, nl, 3))
-    updates = np.zeros((nb, nl, 3))
-    net_words = np.zeros((nb, nl))
+    reads = np.zeros((nl, 3, nb))
+    fills = np.zeros((nl, 3, nb))
+    updates = np.zeros((nl, 3, nb))
+    net_words = np.zeros((nl, nb))
     for op in Operand:
         keepers = [li for li in range(nl) if keep[li, op]]
         if not keepers:
             continue
-        nxt = next_relevant(op)
+        delta_all = deltas(op) * ratio[op]
         child = -1
         child_delta = iterations * mac_ratio
-        child_part = partition_out_mac * ratio[:, O_]
+        child_part = partition_out_mac * ratio[O_]
         child_inst = mac_instances
         for li in keepers:
-            served = np.ones(nb)
-            for m in range(child + 1, li + 1):
-                served = served * distinct(m, op)
+            served = distinct[child + 1 : li + 1, op].prod(axis=0)
             if op is O_:
-                updates[:, li, op] = child_delta * served
-                reads[:, li, op] = (child_delta - child_part) * served
+                updates[li, op] = child_delta * served
+                reads[li, op] = (child_delta - child_part) * served
                 moved = 2 * child_delta - child_part
             else:
-                reads[:, li, op] = child_delta * served
+                reads[li, op] = child_delta * served
                 moved = child_delta
-            net_words[:, child + 1 : li + 1] += (moved * child_inst)[:, None]
-            delta = deltas(op, li, nxt) * ratio[:, op]
+            net_words[child + 1 : li + 1] += moved * child_inst
+            delta = delta_all[li]
+            part = partition_out[li] * ratio[O_]
             if li != keepers[-1]:
-                fills[:, li, op] = (
-                    delta - partition_out[:, li] * ratio[:, O_] if op is O_ else delta
-                )
-            child, child_delta, child_inst = li, delta, instances[:, li]
-            child_part = partition_out[:, li] * ratio[:, O_]
+                fills[li, op] = delta - part if op is O_ else delta
+            child, child_delta, child_part, child_inst = li, delta, part, instances[li]
 
-    ux = batch.spatial_x.prod(axis=2)
-    uy = batch.spatial_y.prod(axis=2)
+    ux = batch.spatial_x.prod(axis=2).T
+    uy = batch.spatial_y.prod(axis=2).T
     hops = np.where(ux * uy > 1, (ux + uy) / 2.0, 0.0)
 
     return Counts(
@@ -231,57 +280,79 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
 
 
 def _input_deltas(
+    dims: _Dims,
     layer: Layer,
     li: int,
-    start: int,
     tile: np.ndarray,
     extent: np.ndarray,
-    f_loop: np.ndarray,
-    dim_loop: np.ndarray,
-    step_loop: np.ndarray,
-    active: np.ndarray,
-    suffix: np.ndarray,
+    t: np.ndarray,
+    rank: np.ndarray,
+    act: np.ndarray,
+    above: np.ndarray,
 ) -> np.ndarray:
-    """Fills of an input tile at level ``li`` with sliding-window reuse (see module docstring).
+    """Fills of the input tile of level ``li`` with sliding-window reuse.
 
-    Each loop above the level is a kind of transition (it advances while the loops inside it
-    wrap back). For loop j the tile moves by ``adv_j - sum(inner wraps)`` along each axis; the
-    transition is free if the tile does not move, partial if it moves along one window axis by
-    less than the tile, and a full refill otherwise. As in Timeloop, the first loop that moves
-    sets a direction, and a later partial move in another direction refills fully. The number
-    of transitions of loop j is (f_j - 1) * prod(f of loops outside j).
+    Every temporal loop above the level is a kind of transition: it advances while the loops
+    inside it wrap back, so the tile moves by ``step - sum(inner wraps)`` along each window
+    axis (``step`` = extent of the loop's dim inside it). No move is free; a move along one
+    window axis by less than the tile fetches only the new part; any other move refills the
+    tile. As in Timeloop, the first loop that moves sets a direction, and a later partial move
+    in another direction refills fully. Loop j advances ``(f_j - 1) * prod(loops outside j)``
+    times.
     """
-    f = f_loop[:, start:]
-    dims = dim_loop[:, start:]
-    step = step_loop[:, start:].astype(np.float64)
-    act = active[:, start:]
-
-    def move(dim: int) -> np.ndarray:
-        is_dim = dims == dim
-        wrap = np.where(is_dim, (f - 1) * step, 0.0)
-        return np.where(is_dim, step, 0.0) - (np.cumsum(wrap, axis=1) - wrap)
-
-    d_w = layer.wstride * move(P_) + layer.wdilation * move(R_)
-    d_h = layer.hstride * move(Q_) + layer.hdilation * move(S_)
-    hard = np.cumsum(act & ((dims == N_) | (dims == G_) | (dims == C_)), axis=1) > 0
-    moved_w, moved_h = d_w != 0, d_h != 0
-    n_moved = moved_w.astype(int) + moved_h + hard
-    e = extent[:, li].astype(np.float64)
-    ext_w = layer.wstride * (e[:, P_] - 1) + layer.wdilation * (e[:, R_] - 1) + 1
-    ext_h = layer.hstride * (e[:, Q_] - 1) + layer.hdilation * (e[:, S_] - 1) + 1
-    part_w = (n_moved == 1) & moved_w & (np.abs(d_w) < ext_w[:, None])
-    part_h = (n_moved == 1) & moved_h & (np.abs(d_h) < ext_h[:, None])
-    grad = np.where(part_w, 1 + (d_w < 0), np.where(part_h, 3 + (d_h < 0), 0))
-    first = np.argmax(act, axis=1)
-    g0 = np.where(act.any(axis=1), grad[np.arange(len(first)), first], 0)
-    rejected = (g0[:, None] != 0) & (grad != 0) & (grad != g0[:, None])
-    partial = (part_w | part_h) & ~rejected
-    new_words = np.where(
-        part_w,
-        np.abs(d_w) * (tile / ext_w)[:, None],
-        np.abs(d_h) * (tile / ext_h)[:, None],
+    nb = tile.shape[0]
+    axes = (  # (axis, [(dim, coefficient)], extent of the tile along the axis)
+        ([(P_, layer.wstride), (R_, layer.wdilation)],
+         _window(dims, extent[li], P_, R_, layer.wstride, layer.wdilation)),
+        ([(Q_, layer.hstride), (S_, layer.hdilation)],
+         _window(dims, extent[li], Q_, S_, layer.hstride, layer.hdilation)),
     )
-    full = (n_moved > 0) & ~partial
-    per_move = np.where(full, tile[:, None], np.where(partial, new_words, 0.0))
-    weight = (f - 1) * suffix[:, start + 1 :]
-    return tile + (weight * per_move).sum(axis=1)
+    hard_dims = dims.of((N_, G_, C_))
+    wrapped = [np.zeros(nb), np.zeros(nb)]  # wraps of all loops at levels between li and m
+    hard_below = np.zeros(nb, dtype=bool)
+    g0 = np.zeros(nb, dtype=np.int64)
+    found = np.zeros(nb, dtype=bool)
+    per_level = []
+    for m in range(li + 1, len(t)):
+        f, r, a = t[m], rank[m], act[m]
+        step = extent[m] / f
+        moves, partial_axis = [], []
+        for k, (terms, _ext) in enumerate(axes):
+            d_move = np.zeros_like(f)
+            level_wrap = np.zeros(nb)
+            for dim, coef in terms:
+                i = dims.index[dim]
+                if i < 0:
+                    continue
+                wrap = coef * (f[i] - 1) * step[i]
+                d_move -= np.where(r[i] < r, wrap, 0.0)
+                d_move[i] += coef * step[i]
+                level_wrap += wrap
+            d_move -= wrapped[k]
+            wrapped[k] = wrapped[k] + level_wrap
+            moves.append(d_move)
+        hard = np.broadcast_to(hard_below, f.shape).copy()
+        for i in hard_dims:
+            hard |= a[i] & (r[i] <= r)
+            hard_below = hard_below | a[i]
+        moved = [mv != 0 for mv in moves]
+        n_moved = moved[0].astype(np.int8) + moved[1] + hard
+        for k in range(2):
+            partial_axis.append((n_moved == 1) & moved[k] & (np.abs(moves[k]) < axes[k][1]))
+        grad = np.where(partial_axis[0], 1 + (moves[0] < 0),
+                        np.where(partial_axis[1], 3 + (moves[1] < 0), 0))
+        first = np.where(a, r, NUM_DIMS + 1).argmin(axis=0)
+        now = ~found & a.any(axis=0)
+        g0 = np.where(now, np.take_along_axis(grad, first[None], axis=0)[0], g0)
+        found |= now
+        outside = np.where(r[None, :, :] > r[:, None, :], f[None, :, :], 1.0).prod(axis=1)
+        weight = (f - 1) * outside * above[m]
+        new_words = np.where(partial_axis[0], np.abs(moves[0]) / axes[0][1],
+                             np.abs(moves[1]) / axes[1][1]) * tile
+        per_level.append((weight, grad, partial_axis[0] | partial_axis[1], new_words, n_moved))
+    total = tile.copy()
+    for weight, grad, partial, new_words, n_moved in per_level:
+        partial = partial & ((g0 == 0) | (grad == g0))
+        per_move = np.where(partial, new_words, np.where(n_moved > 0, tile, 0.0))
+        total += (weight * per_move).sum(axis=0)
+    return total

@@ -25,17 +25,17 @@ ACTIONS = ("reads", "fills", "updates")
 
 @dataclass
 class BatchResult:
-    """Energy and time of a batch of mappings (arrays over ``batch``)."""
+    """Energy and time of a batch of mappings. Arrays put the batch last."""
 
     counts: Counts
     energy_pj: np.ndarray  # [batch]
-    access_energy_pj: np.ndarray  # [batch, level, operand, action]
-    leakage_pj: np.ndarray  # [batch, level]
-    network_pj: np.ndarray  # [batch, level]
+    access_energy_pj: np.ndarray  # [level, operand, action, batch]
+    leakage_pj: np.ndarray  # [level, batch]
+    network_pj: np.ndarray  # [level, batch]
     mac_pj: np.ndarray  # [batch]
     mac_leakage_pj: np.ndarray  # [batch]
     latency_cycles: np.ndarray  # [batch]
-    level_cycles: np.ndarray  # [batch, level]: cycles each level's bandwidth needs
+    level_cycles: np.ndarray  # [level, batch]: cycles each level's bandwidth needs
     bottleneck: np.ndarray  # int[batch]: -1 compute, else level index (innermost first)
     utilization: np.ndarray  # [batch]
 
@@ -49,8 +49,8 @@ class BatchResult:
 
     @property
     def level_energy_pj(self) -> np.ndarray:
-        """[batch, level]: accesses + leakage + the network below the level."""
-        return self.access_energy_pj.sum(axis=(2, 3)) + self.leakage_pj + self.network_pj
+        """[level, batch]: accesses + leakage + the network below the level."""
+        return self.access_energy_pj.sum(axis=(1, 2)) + self.leakage_pj + self.network_pj
 
 
 def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCosts) -> BatchResult:
@@ -61,38 +61,36 @@ def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCos
     access_bits = np.array([lvl.access_bits for lvl in levels], dtype=float)
     block = np.maximum(1.0, np.floor(access_bits[:, None] / bits))  # [level, operand]
 
-    per_action = np.stack([counts.reads, counts.fills, counts.updates], axis=3)
-    accesses = np.ceil(per_action / block[None, :, :, None] - 1e-9)
     action_pj = np.stack([costs.read_pj, costs.write_pj, costs.update_pj], axis=1)  # [l, a]
-    access_energy = accesses * action_pj[None, :, None, :] * counts.instances[:, :, None, None]
+    access_energy = np.empty((len(levels), 3, 3, batch.size))
+    for a, count in enumerate((counts.reads, counts.fills, counts.updates)):
+        accesses = np.ceil(count / block[:, :, None] - 1e-9)
+        access_energy[:, :, a] = accesses * (action_pj[:, a, None, None] * counts.instances[:, None])
 
     # cycles: compute vs. the bandwidth of each level (words per cycle per instance)
-    read_words = counts.reads.sum(axis=2)
-    write_words = (counts.fills + counts.updates).sum(axis=2)
+    read_words = counts.reads.sum(axis=1)
+    write_words = (counts.fills + counts.updates).sum(axis=1)
     level_cycles = np.zeros_like(read_words)
     for li, lvl in enumerate(levels):
         for words, bw in (
-            (read_words[:, li], lvl.read_bandwidth),
-            (write_words[:, li], lvl.write_bandwidth),
-            (read_words[:, li] + write_words[:, li], lvl.shared_bandwidth),
+            (read_words[li], lvl.read_bandwidth),
+            (write_words[li], lvl.write_bandwidth),
+            (read_words[li] + write_words[li], lvl.shared_bandwidth),
         ):
             if bw is not None:
-                level_cycles[:, li] = np.maximum(level_cycles[:, li], words / bw)
-    slowest = level_cycles.max(axis=1) if len(levels) else np.zeros(batch.size)
+                level_cycles[li] = np.maximum(level_cycles[li], words / bw)
+    slowest = level_cycles.max(axis=0)
     latency = np.maximum(counts.compute_cycles, np.ceil(slowest - 1e-9))
-    bottleneck = np.where(
-        slowest > counts.compute_cycles, np.argmax(level_cycles, axis=1), -1
-    )
+    bottleneck = np.where(slowest > counts.compute_cycles, np.argmax(level_cycles, axis=0), -1)
 
-    leakage = costs.leak_pj_per_cycle[None, :] * latency[:, None] * counts.instances
-    network = counts.network_words * counts.network_hops * costs.hop_pj[None, :]
+    leakage = costs.leak_pj_per_cycle[:, None] * latency * counts.instances
+    network = counts.network_words * counts.network_hops * costs.hop_pj[:, None]
     mac = np.full(batch.size, counts.macs * costs.mac_pj)
     mac_leak = costs.mac_leak_pj_per_cycle * latency * counts.mac_instances
-    energy = access_energy.sum(axis=(1, 2, 3)) + leakage.sum(axis=1) + network.sum(axis=1)
-    energy = energy + mac + mac_leak
+    energy = access_energy.sum(axis=(0, 1, 2)) + leakage.sum(axis=0) + network.sum(axis=0)
     return BatchResult(
         counts=counts,
-        energy_pj=energy,
+        energy_pj=energy + mac + mac_leak,
         access_energy_pj=access_energy,
         leakage_pj=leakage,
         network_pj=network,
@@ -148,7 +146,7 @@ class Result:
     @property
     def energy_pj_by_level(self) -> dict[str, float]:
         """Per level (outermost first) plus the MACs, named as in the input."""
-        per_level = self.batch.level_energy_pj[0]
+        per_level = self.batch.level_energy_pj[:, 0]
         out = {
             lvl.name: float(per_level[len(self.arch.levels) - 1 - i])
             for i, lvl in enumerate(self.arch.levels)
@@ -158,7 +156,7 @@ class Result:
 
     @property
     def energy_pj_by_operand(self) -> dict[str, dict[str, float]]:
-        e = self.batch.access_energy_pj[0].sum(axis=2)  # [level, operand]
+        e = self.batch.access_energy_pj[..., 0].sum(axis=2)  # [level, operand]
         return {
             lvl.name: {OPERANDS[o]: float(e[li, o]) for o in range(3) if self.keep[li, o]}
             for li, lvl in enumerate(self.arch.inner_first)
@@ -171,7 +169,7 @@ class Result:
         for li, lvl in enumerate(self.arch.inner_first):
             out[lvl.name] = {
                 OPERANDS[o]: {
-                    a: float(getattr(c, a)[0, li, o]) for a in ACTIONS
+                    a: float(getattr(c, a)[li, o, 0]) for a in ACTIONS
                 }
                 for o in range(3)
                 if self.keep[li, o]
@@ -193,8 +191,8 @@ class Result:
             "edp_pj_cycles": self.edp,
             "energy_pj_by_level": self.energy_pj_by_level,
             "energy_pj_by_operand": self.energy_pj_by_operand,
-            "leakage_pj": float(self.batch.leakage_pj[0].sum() + self.batch.mac_leakage_pj[0]),
-            "network_pj": float(self.batch.network_pj[0].sum()),
+            "leakage_pj": float(self.batch.leakage_pj[:, 0].sum() + self.batch.mac_leakage_pj[0]),
+            "network_pj": float(self.batch.network_pj[:, 0].sum()),
             "accesses": self.accesses,
             "area_mm2": self.area_mm2,
             "cost_model": self.costs.model_name,
@@ -225,14 +223,14 @@ def evaluate(
 
 def overflow_message(layer: Layer, arch: Arch, batch: MappingBatch, counts: Counts, i: int) -> str:
     """Which level overflows, with which operand tiles, by how much."""
-    li = int(np.argmax(counts.overflow_bits[i]))
+    li = int(np.argmax(counts.overflow_bits[:, i]))
     lvl = arch.inner_first[li]
     parts = []
     for o in range(3):
         if batch.keep[li, o]:
-            words = int(counts.tile_words[i, li, o])
+            words = int(counts.tile_words[li, o, i])
             parts.append(f"{OPERANDS[o]} {words} words x {lvl.bits(Operand(o))} bits")
-    over = int(counts.overflow_bits[i, li])
+    over = int(counts.overflow_bits[li, i])
     return (
         f"the tiles kept at {lvl.name!r} ({'; '.join(parts)}) need "
         f"{int(over + (lvl.capacity_bits or 0))} bits but it holds {lvl.capacity_bits} bits "

@@ -181,15 +181,15 @@ class Mapping(BaseModel):
 class MappingBatch:
     """Mappings as arrays, level 0 = innermost storage level.
 
-    factors_t, spatial_x, spatial_y: int64[batch, level, dim]; order: int64[batch, level, dim]
-    lists the dims of each level's temporal loops innermost first; keep: bool[level, operand]
-    is shared by the whole batch (one bypass pattern per batch).
+    factors_t, spatial_x, spatial_y: int64[batch, level, dim]; rank: int64[batch, level, dim]
+    is the position of each dim among its level's temporal loops (0 = innermost);
+    keep: bool[level, operand] is shared by the whole batch (one bypass pattern per batch).
     """
 
     factors_t: np.ndarray
     spatial_x: np.ndarray
     spatial_y: np.ndarray
-    order: np.ndarray
+    rank: np.ndarray
     keep: np.ndarray
 
     @property
@@ -201,7 +201,7 @@ class MappingBatch:
             self.factors_t[index],
             self.spatial_x[index],
             self.spatial_y[index],
-            self.order[index],
+            self.rank[index],
             self.keep,
         )
 
@@ -215,7 +215,7 @@ class MappingBatch:
             np.concatenate([b.factors_t for b in batches]),
             np.concatenate([b.spatial_x for b in batches]),
             np.concatenate([b.spatial_y for b in batches]),
-            np.concatenate([b.order for b in batches]),
+            np.concatenate([b.rank for b in batches]),
             keep,
         )
 
@@ -223,10 +223,10 @@ class MappingBatch:
         """The i-th mapping back as a ``Mapping`` (for display and YAML)."""
         levels = []
         for li, storage in enumerate(arch.inner_first):
-            order_inner_first = [int(d) for d in self.order[i, li]]
+            outer_first = np.argsort(-self.rank[i, li], kind="stable")
             temporal = {
                 DIMS[d]: int(self.factors_t[i, li, d])
-                for d in reversed(order_inner_first)
+                for d in outer_first
                 if self.factors_t[i, li, d] > 1
             }
             sx = {DIMS[d]: int(f) for d, f in enumerate(self.spatial_x[i, li]) if f > 1}
@@ -258,7 +258,7 @@ def to_batch(mapping: Mapping, arch: Arch, source: str = "mapping") -> MappingBa
     t = np.ones((1, nlev, NUM_DIMS), dtype=np.int64)
     sx = np.ones_like(t)
     sy = np.ones_like(t)
-    order = np.tile(np.arange(NUM_DIMS, dtype=np.int64), (1, nlev, 1))
+    rank = np.tile(np.arange(NUM_DIMS, dtype=np.int64), (1, nlev, 1))
     keep = default_keep(arch)
     names = [lvl.name for lvl in arch.levels]
     seen: set[str] = set()
@@ -275,7 +275,8 @@ def to_batch(mapping: Mapping, arch: Arch, source: str = "mapping") -> MappingBa
         li = arch.level_index(lvl.target)
         listed = [parse_dim(d) for d in lvl.temporal]
         rest = [d for d in Dim if d not in listed]
-        order[0, li] = [*reversed(listed), *rest]
+        for position, d in enumerate([*reversed(listed), *rest]):
+            rank[0, li, d] = position
         for d, f in lvl.temporal.items():
             t[0, li, parse_dim(d)] = f
         for d, f in lvl.spatial_x.items():
@@ -286,7 +287,7 @@ def to_batch(mapping: Mapping, arch: Arch, source: str = "mapping") -> MappingBa
             keep[li] = False
             for k in lvl.keep:
                 keep[li, parse_operand(k)] = True
-    batch = MappingBatch(t, sx, sy, order, keep)
+    batch = MappingBatch(t, sx, sy, rank, keep)
     check_structure(batch, arch, source)
     return batch
 
