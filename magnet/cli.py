@@ -30,6 +30,9 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.version_option(package_name="magnet")
 def main() -> None:
     """magnet: design-space exploration for DNN accelerators."""
+    from magnet.perf import tune_allocator
+
+    tune_allocator()
 
 
 @main.command()
@@ -48,14 +51,17 @@ def evaluate(
 ) -> None:
     """Price one mapping of one layer on one architecture."""
     from magnet.arch.load import load_arch
-    from magnet.mapping import Mapping, evaluate as run
+    from magnet.mapping import Mapping
+    from magnet.mapping import evaluate as run
     from magnet.report.text import result_table
     from magnet.workload.layer import parse_layer
 
     if timeloop_file:
         if arch_spec or layer_text or mapping_file:
-            raise MagnetError("--timeloop brings its own arch, layer and mapping; "
-                              "do not combine it with --arch/--layer/--mapping")
+            raise MagnetError(
+                "--timeloop brings its own arch, layer and mapping; "
+                "do not combine it with --arch/--layer/--mapping"
+            )
         from magnet.interop.timeloop import load_timeloop
 
         tl = load_timeloop(timeloop_file)
@@ -63,8 +69,15 @@ def evaluate(
             raise MagnetError("has no 'mapping' to evaluate", source=timeloop_file)
         result = run(tl.layer, tl.arch, tl.mapping, tl.cost_model, source=timeloop_file)
     else:
-        missing = [flag for flag, value in (("--arch", arch_spec), ("--layer", layer_text),
-                                            ("--mapping", mapping_file)) if not value]
+        missing = [
+            flag
+            for flag, value in (
+                ("--arch", arch_spec),
+                ("--layer", layer_text),
+                ("--mapping", mapping_file),
+            )
+            if not value
+        ]
         if missing:
             raise MagnetError(f"missing {', '.join(missing)} (or give --timeloop FILE)")
         arch = load_arch(arch_spec)

@@ -40,8 +40,9 @@ def dram(block_words: int = 1) -> StorageLevel:
 
 
 def buf(name: str, words: int, mesh: tuple[int, int] = (1, 1), keeps=ALL) -> StorageLevel:
-    return StorageLevel(name=name, capacity_bits=8 * words, mesh_x=mesh[0], mesh_y=mesh[1],
-                        keeps=keeps)
+    return StorageLevel(
+        name=name, capacity_bits=8 * words, mesh_x=mesh[0], mesh_y=mesh[1], keeps=keeps
+    )
 
 
 def mapping(**levels: dict) -> Mapping:

@@ -20,8 +20,14 @@ from tests.timeloop_stats import read_stats
 TL = REFERENCE / "timeloop"
 CASES = {
     # case: (replay folder, stats file)
-    "conv1d_ws": ("conv1d_2level_ws_os/replay_timeloop_2025-03/ws", "conv1d_2level_ws_os/ref_output/ws"),
-    "conv1d_os": ("conv1d_2level_ws_os/replay_timeloop_2025-03/os", "conv1d_2level_ws_os/ref_output/os"),
+    "conv1d_ws": (
+        "conv1d_2level_ws_os/replay_timeloop_2025-03/ws",
+        "conv1d_2level_ws_os/ref_output/ws",
+    ),
+    "conv1d_os": (
+        "conv1d_2level_ws_os/replay_timeloop_2025-03/os",
+        "conv1d_2level_ws_os/ref_output/os",
+    ),
     "conv1d_cp": (
         "conv1d_oc_3levelspatial_cp_kp/replay_timeloop_2025-03/cp",
         "conv1d_oc_3levelspatial_cp_kp/ref_output/cp",
@@ -30,7 +36,10 @@ CASES = {
         "conv1d_oc_3levelspatial_cp_kp/replay_timeloop_2025-03/kp",
         "conv1d_oc_3levelspatial_cp_kp/ref_output/kp",
     ),
-    "eyeriss_like": ("eyeriss_like/replay_timeloop_2025-03", "eyeriss_like/replay_timeloop_2025-03"),
+    "eyeriss_like": (
+        "eyeriss_like/replay_timeloop_2025-03",
+        "eyeriss_like/replay_timeloop_2025-03",
+    ),
     "simple_ws": (
         "simple_weight_stationary/replay_timeloop_2025-03",
         "simple_weight_stationary/replay_timeloop_2025-03",

@@ -42,11 +42,14 @@ class _ArchFile(BaseModel):
     technology_nm: float = Field(45.0, gt=0)
 
 
-def build_template(template: str, params: dict[str, Any], source: str, name: str | None = None) -> Arch:
+def build_template(
+    template: str, params: dict[str, Any], source: str, name: str | None = None
+) -> Arch:
     if template not in TEMPLATES:
         raise MagnetError(
             f"unknown template {template!r}; allowed: {', '.join(TEMPLATES)}",
-            source=source, field="template",
+            source=source,
+            field="template",
         )
     factory, model = TEMPLATES[template]
     try:
@@ -79,19 +82,26 @@ def load_arch(spec: str | Path) -> Arch:
 
 def arch_from_data(data: Any, source: str) -> Arch:
     if not isinstance(data, dict):
-        raise MagnetError("expected a mapping: 'template: NAME' plus parameters, or 'levels:'",
-                          source=source)
+        raise MagnetError(
+            "expected a mapping: 'template: NAME' plus parameters, or 'levels:'", source=source
+        )
     if "template" in data:
         params = {k: v for k, v in data.items() if k not in ("template", "name")}
         return build_template(str(data["template"]), params, source, data.get("name"))
     if "levels" not in data:
-        raise MagnetError("give 'template: NAME' (simba, eyeriss, systolic) or a 'levels:' list",
-                          source=source)
+        raise MagnetError(
+            "give 'template: NAME' (simba, eyeriss, systolic) or a 'levels:' list", source=source
+        )
     try:
         spec = _ArchFile(**data)
         levels = tuple(StorageLevel(**lvl.model_dump(exclude={"capacity"})) for lvl in spec.levels)
-        return Arch(name=spec.name, levels=levels, compute=spec.compute,
-                    clock_ghz=spec.clock_ghz, technology_nm=spec.technology_nm)
+        return Arch(
+            name=spec.name,
+            levels=levels,
+            compute=spec.compute,
+            clock_ghz=spec.clock_ghz,
+            technology_nm=spec.technology_nm,
+        )
     except ValidationError as exc:
         raise MagnetError(_explain(exc, _LevelFile), source=source) from None
 

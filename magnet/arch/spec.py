@@ -7,8 +7,8 @@ the next inner one is the ratio of their meshes, and spatial loops of a mapping 
 
 from __future__ import annotations
 
-import math
 from functools import cached_property
+from itertools import pairwise
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -128,7 +128,7 @@ class Arch(BaseModel):
         if dupes:
             raise ValueError(f"level names must be unique; repeated: {', '.join(dupes)}")
         chain = [*self.levels, self.compute]
-        for outer, inner in zip(chain, chain[1:], strict=False):
+        for outer, inner in pairwise(chain):
             if inner.mesh_x % outer.mesh_x or inner.mesh_y % outer.mesh_y:
                 raise ValueError(
                     f"level {inner.name!r} ({inner.mesh_x}x{inner.mesh_y} instances) must be a "
@@ -165,16 +165,15 @@ class Arch(BaseModel):
         return self.mac_count
 
     def summary(self) -> str:
-        lines = [f"{self.name}: {self.mac_count} MACs @ {self.clock_ghz:g} GHz, {self.technology_nm:g} nm"]
+        lines = [
+            f"{self.name}: {self.mac_count} MACs @ {self.clock_ghz:g} GHz, "
+            f"{self.technology_nm:g} nm"
+        ]
         for lvl in self.levels:
             keeps = ",".join(k[0].upper() for k in lvl.keeps) or "-"
             lines.append(
-                f"  {lvl.name:<22} {lvl.component:<7} x{lvl.instances:<5} {lvl.describe_capacity():>10}"
-                f"  keeps {keeps}"
+                f"  {lvl.name:<22} {lvl.component:<7} x{lvl.instances:<5} "
+                f"{lvl.describe_capacity():>10}  keeps {keeps}"
             )
         lines.append(f"  {self.compute.name:<22} mac     x{self.compute.instances}")
         return "\n".join(lines)
-
-
-def total_instances(levels: list[StorageLevel]) -> int:
-    return math.prod(lvl.instances for lvl in levels)

@@ -185,12 +185,27 @@ def eyeriss(name: str = "eyeriss", **params: Any) -> Arch:
             block_words=max(1, 64 // p.word_bits),
             keeps=("inputs", "outputs"),
         ),
-        StorageLevel(name="IfmapSpad", component="regfile",
-                     capacity_bits=p.ifmap_spad * p.word_bits, keeps=("inputs",), **pe),
-        StorageLevel(name="WeightSpad", component="sram",
-                     capacity_bits=p.weight_spad * p.word_bits, keeps=("weights",), **pe),
-        StorageLevel(name="PsumSpad", component="regfile",
-                     capacity_bits=p.psum_spad * p.word_bits, keeps=("outputs",), **pe),
+        StorageLevel(
+            name="IfmapSpad",
+            component="regfile",
+            capacity_bits=p.ifmap_spad * p.word_bits,
+            keeps=("inputs",),
+            **pe,
+        ),
+        StorageLevel(
+            name="WeightSpad",
+            component="sram",
+            capacity_bits=p.weight_spad * p.word_bits,
+            keeps=("weights",),
+            **pe,
+        ),
+        StorageLevel(
+            name="PsumSpad",
+            component="regfile",
+            capacity_bits=p.psum_spad * p.word_bits,
+            keeps=("outputs",),
+            **pe,
+        ),
     )
     compute = ComputeLevel(
         name="MAC",
@@ -198,8 +213,13 @@ def eyeriss(name: str = "eyeriss", **params: Any) -> Arch:
         mesh_y=p.pe_rows,
         attributes={"bits": p.word_bits, "accum_bits": p.word_bits, "datatype": "int"},
     )
-    return Arch(name=name, levels=levels, compute=compute, clock_ghz=p.clock_ghz,
-                technology_nm=p.technology_nm)
+    return Arch(
+        name=name,
+        levels=levels,
+        compute=compute,
+        clock_ghz=p.clock_ghz,
+        technology_nm=p.technology_nm,
+    )
 
 
 class SystolicParams(BaseModel):
@@ -221,38 +241,68 @@ class SystolicParams(BaseModel):
 def systolic(name: str = "systolic", **params: Any) -> Arch:
     p = SystolicParams(**params)
     sram = {"component": "sram", "word_bits": p.word_bits, "block_words": max(1, 64 // p.word_bits)}
-    reg = {"component": "regfile", "word_bits": p.word_bits, "capacity_bits": p.word_bits,
-           "mesh_x": p.cols, "mesh_y": p.rows}
+    reg = {
+        "component": "regfile",
+        "word_bits": p.word_bits,
+        "capacity_bits": p.word_bits,
+        "mesh_x": p.cols,
+        "mesh_y": p.rows,
+    }
     levels = (
         _dram(p.dram_bandwidth, p.clock_ghz, p.word_bits),
         StorageLevel(name="IfmapSRAM", capacity_bits=p.ifmap_sram * 8, keeps=("inputs",), **sram),
-        StorageLevel(name="FilterSRAM", capacity_bits=p.filter_sram * 8, keeps=("weights",),
-                     **sram),
+        StorageLevel(
+            name="FilterSRAM", capacity_bits=p.filter_sram * 8, keeps=("weights",), **sram
+        ),
         StorageLevel(name="OfmapSRAM", capacity_bits=p.ofmap_sram * 8, keeps=("outputs",), **sram),
         StorageLevel(name="WeightReg", keeps=("weights",), **reg),
         StorageLevel(name="InputReg", keeps=("inputs",), **reg),
         StorageLevel(name="OutputReg", keeps=("outputs",), **reg),
     )
-    compute = ComputeLevel(name="MAC", mesh_x=p.cols, mesh_y=p.rows,
-                           attributes={"bits": p.word_bits, "accum_bits": 32, "datatype": "int"})
-    return Arch(name=name, levels=levels, compute=compute, clock_ghz=p.clock_ghz,
-                technology_nm=p.technology_nm)
+    compute = ComputeLevel(
+        name="MAC",
+        mesh_x=p.cols,
+        mesh_y=p.rows,
+        attributes={"bits": p.word_bits, "accum_bits": 32, "datatype": "int"},
+    )
+    return Arch(
+        name=name,
+        levels=levels,
+        compute=compute,
+        clock_ghz=p.clock_ghz,
+        technology_nm=p.technology_nm,
+    )
 
 
-TEMPLATES = {"simba": (simba, SimbaParams), "eyeriss": (eyeriss, EyerissParams),
-             "systolic": (systolic, SystolicParams)}
+TEMPLATES = {
+    "simba": (simba, SimbaParams),
+    "eyeriss": (eyeriss, EyerissParams),
+    "systolic": (systolic, SystolicParams),
+}
 
 # Published configurations. simba-chip: Simba (MICRO 2019) chiplet, ../shared/reference/costs.md:
 # 16 PEs x 8 vector units x 8 lanes, 32 / 8 / 3 KiB buffers with 24-bit partial sums, 64 KiB
 # global buffer, 16 nm; clock 1.96 GHz = 4.01 TOPS / (1024 MACs x 2 ops). Timeloop's model of
 # the chip keeps weights in per-vector-unit registers: one weight vector (weight_collector=1).
 PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
-    "simba-chip": ("simba", dict(
-        vector_width=8, vector_units=8, weight_collector=1, accum_collector=0,
-        weight_buffer="32KiB", input_buffer="8KiB", accum_buffer="3KiB",
-        pe_rows=4, pe_cols=4, global_buffer="64KiB", accum_bits=24,
-        clock_ghz=1.96, technology_nm=16,
-    )),
+    "simba-chip": (
+        "simba",
+        dict(
+            vector_width=8,
+            vector_units=8,
+            weight_collector=1,
+            accum_collector=0,
+            weight_buffer="32KiB",
+            input_buffer="8KiB",
+            accum_buffer="3KiB",
+            pe_rows=4,
+            pe_cols=4,
+            global_buffer="64KiB",
+            accum_bits=24,
+            clock_ghz=1.96,
+            technology_nm=16,
+        ),
+    ),
     # Eyeriss (ISCA 2016): 12 x 14 PEs, 12 / 224 / 24-word spads, 108 KiB GLB, 16-bit, 65 nm.
     "eyeriss-chip": ("eyeriss", {}),
     # SCALE-Sim configuration of ../shared/reference/scalesim: 128 x 128, 256/256/128 KiB.

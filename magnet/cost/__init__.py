@@ -90,8 +90,8 @@ def arch_components(arch: Arch) -> tuple[list[Component], Component, list[Compon
 
 def price_arch(arch: Arch, models: CostModel | list[CostModel] | None = None) -> ArchCosts:
     """Ask the chain of models (then the built-in table) for every component's costs."""
-    chain: list[CostModel] = [] if models is None else (
-        list(models) if isinstance(models, list | tuple) else [models]
+    chain: list[CostModel] = (
+        [] if models is None else (list(models) if isinstance(models, list | tuple) else [models])
     )
 
     sources: dict[str, str] = {}

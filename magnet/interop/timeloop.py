@@ -128,11 +128,18 @@ def _flatten(node: Any, src: str) -> list[dict[str, Any]]:
         attrs = {**inherited, **(tree.get("attributes") or {})}
         for comp in tree.get("local") or []:
             if not isinstance(comp, dict) or "name" not in comp:
-                raise MagnetError(f"component without a name: {comp!r}", source=src,
-                                  field="architecture.local")
+                raise MagnetError(
+                    f"component without a name: {comp!r}", source=src, field="architecture.local"
+                )
             merged = {**attrs, **(comp.get("attributes") or {})}
-            out.append({"name": comp["name"], "class": str(comp.get("class", "")),
-                        "subclass": comp.get("subclass"), "attributes": merged})
+            out.append(
+                {
+                    "name": comp["name"],
+                    "class": str(comp.get("class", "")),
+                    "subclass": comp.get("subclass"),
+                    "attributes": merged,
+                }
+            )
         for sub in tree.get("subtree") or []:
             walk(sub, attrs)
 
@@ -165,7 +172,9 @@ def _number(attrs: dict[str, Any], key: str, src: str, where: str) -> float | No
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise MagnetError(f"{key} must be a number, got {value!r}", source=src, field=where) from None
+        raise MagnetError(
+            f"{key} must be a number, got {value!r}", source=src, field=where
+        ) from None
     if number < 0:
         raise MagnetError(f"{key} must be >= 0, got {number:g}", source=src, field=where)
     return number
@@ -176,7 +185,8 @@ def _arch(components: list[dict[str, Any]], keeps: dict[str, tuple[str, ...]], s
         raise MagnetError(
             f"the innermost component {components[-1]['name']!r} (class "
             f"{components[-1]['class']!r}) is not a compute unit (a class like intmac)",
-            source=src, field="architecture",
+            source=src,
+            field="architecture",
         )
     levels = []
     technology = None
@@ -187,11 +197,15 @@ def _arch(components: list[dict[str, Any]], keeps: dict[str, tuple[str, ...]], s
         cls_key = comp["class"].lower()
         if cls_key not in _STORAGE_CLASSES:
             raise MagnetError(
-                f"unknown storage class {comp['class']!r}; known: {', '.join(sorted(_STORAGE_CLASSES))}",
-                source=src, field=where,
+                f"unknown storage class {comp['class']!r}; "
+                f"known: {', '.join(sorted(_STORAGE_CLASSES))}",
+                source=src,
+                field=where,
             )
         cls = _STORAGE_CLASSES[cls_key]
-        word_bits = _number(attrs, "datawidth", src, where) or _number(attrs, "word_bits", src, where)
+        word_bits = _number(attrs, "datawidth", src, where) or _number(
+            attrs, "word_bits", src, where
+        )
         width = _number(attrs, "width", src, where) or word_bits or 8
         word_bits = word_bits or width
         depth = _number(attrs, "depth", src, where)
@@ -200,7 +214,9 @@ def _arch(components: list[dict[str, Any]], keeps: dict[str, tuple[str, ...]], s
         mesh_y = int(_number(attrs, "meshY", src, where) or max(1, count // mesh_x))
         if mesh_x * mesh_y != count:
             raise MagnetError(
-                f"{count} instances but meshX x meshY = {mesh_x} x {mesh_y}", source=src, field=where
+                f"{count} instances but meshX x meshY = {mesh_x} x {mesh_y}",
+                source=src,
+                field=where,
             )
         capacity = None if cls in ("dram", "dummy") or depth is None else int(depth * width)
         tech = _technology(attrs.get("technology"))
@@ -218,8 +234,10 @@ def _arch(components: list[dict[str, Any]], keeps: dict[str, tuple[str, ...]], s
                 keeps=keeps.get(base, ("weights", "inputs", "outputs")),
                 mesh_x=mesh_x,
                 mesh_y=mesh_y,
-                attributes={"banks": int(_number(attrs, "n_banks", src, where) or 1),
-                            "timeloop_class": comp["class"]},
+                attributes={
+                    "banks": int(_number(attrs, "n_banks", src, where) or 1),
+                    "timeloop_class": comp["class"],
+                },
             )
         )
     mac = components[-1]
@@ -233,8 +251,12 @@ def _arch(components: list[dict[str, Any]], keeps: dict[str, tuple[str, ...]], s
         attributes={"bits": int(attrs.get("multiplier_width", attrs.get("width", 8)) or 8)},
     )
     try:
-        return Arch(name=Path(src).parent.name or "timeloop", levels=tuple(levels),
-                    compute=compute, technology_nm=technology or 45.0)
+        return Arch(
+            name=Path(src).parent.name or "timeloop",
+            levels=tuple(levels),
+            compute=compute,
+            technology_nm=technology or 45.0,
+        )
     except ValueError as exc:
         raise MagnetError(str(exc), source=src, field="architecture") from None
 
@@ -270,8 +292,11 @@ def _problem(problem: Any, src: str) -> Layer:
         except ValueError as exc:
             raise MagnetError(str(exc), source=src, field=f"problem.instance.{key}") from None
         if not isinstance(value, int) or value < 1:
-            raise MagnetError(f"must be a whole number >= 1, got {value!r}", source=src,
-                              field=f"problem.instance.{key}")
+            raise MagnetError(
+                f"must be a whole number >= 1, got {value!r}",
+                source=src,
+                field=f"problem.instance.{key}",
+            )
         values[dim.name] = value
     _check_projections(shape, src)
     return Layer(
@@ -297,17 +322,21 @@ def _check_projections(shape: dict[str, Any], src: str) -> None:
         name = str(ds.get("name", "")).lower()
         role = "outputs" if ds.get("read_write") else _OPERAND_NAMES.get(name)
         if role is None:
-            role = "inputs" if any(len(rank) > 1 for rank in ds.get("projection", [])) else "weights"
+            role = (
+                "inputs" if any(len(rank) > 1 for rank in ds.get("projection", [])) else "weights"
+            )
         ranks = set()
         for rank in ds.get("projection") or []:
-            dims = tuple(sorted((parse_dim(term[0]).name for term in rank),
-                                key=lambda d: "PQRS".find(d)))
+            dims = tuple(
+                sorted((parse_dim(term[0]).name for term in rank), key=lambda d: "PQRS".find(d))
+            )
             ranks.add(dims)
         if not ranks <= _EXPECTED[role]:
             raise MagnetError(
                 f"data space {ds.get('name')!r} is projected as {sorted(ranks)}; magnet supports "
                 f"conv-like {role} indexed by {sorted(_EXPECTED[role])}",
-                source=src, field="problem.shape.data_spaces",
+                source=src,
+                field="problem.shape.data_spaces",
             )
 
 
@@ -354,8 +383,11 @@ def _keeps(directives: list[dict[str, Any]], src: str) -> dict[str, tuple[str, .
 def _operand(name: str, src: str) -> str:
     key = str(name).lower()
     if key not in _OPERAND_NAMES:
-        raise MagnetError(f"unknown data space {name!r}; allowed: Weights, Inputs, Outputs",
-                          source=src, field="mapping")
+        raise MagnetError(
+            f"unknown data space {name!r}; allowed: Weights, Inputs, Outputs",
+            source=src,
+            field="mapping",
+        )
     return _OPERAND_NAMES[key]
 
 
@@ -369,8 +401,9 @@ def _mapping(directives: list[dict[str, Any]], arch: Arch, src: str) -> Mapping:
         target = _instances(str(d.get("target", "")), src)[0]
         where = f"mapping[{i}]"
         if target not in per_level:
-            raise MagnetError(f"unknown target {target!r}; levels: {', '.join(names)}",
-                              source=src, field=where)
+            raise MagnetError(
+                f"unknown target {target!r}; levels: {', '.join(names)}", source=src, field=where
+            )
         factors = _factors(d.get("factors", ""), src, where)
         perm = [parse_dim(c).name for c in str(d.get("permutation", "")) if c.strip()]
         ordered_inner_first = [*perm, *[x for x in DIMS if x not in perm]]
@@ -392,8 +425,11 @@ def _mapping(directives: list[dict[str, Any]], arch: Arch, src: str) -> Mapping:
             per_level[target]["spatial_x"] = sx
             per_level[target]["spatial_y"] = sy
         else:
-            raise MagnetError(f"unknown mapping type {kind!r}; allowed: temporal, spatial, "
-                              "datatype, bypass", source=src, field=where)
+            raise MagnetError(
+                f"unknown mapping type {kind!r}; allowed: temporal, spatial, datatype, bypass",
+                source=src,
+                field=where,
+            )
     levels = tuple(LevelMapping(target=n, **per_level[n]) for n in names if per_level[n])
     return Mapping(levels=levels)
 

@@ -78,7 +78,7 @@ class _Dims:
     def __init__(self, layer: Layer, batch: MappingBatch):
         used = np.array(layer.dims) > 1
         for arr in (batch.factors_t, batch.spatial_x, batch.spatial_y):
-            used |= (arr > 1).any(axis=(0, 1))
+            used |= arr.max(axis=(0, 2)) > 1
         self.used = used
         self.index = np.full(NUM_DIMS, -1)
         self.index[used] = np.arange(int(used.sum()))
@@ -102,7 +102,7 @@ def _prod(x: np.ndarray, idx: list[int]) -> np.ndarray:
     """Product over the listed dims (axis -2) of ``x[..., dim, batch]``."""
     if not idx:
         return np.ones(x.shape[:-2] + x.shape[-1:])
-    out = x[..., idx[0], :].copy()
+    out = x[..., idx[0], :].astype(np.float64)
     for i in idx[1:]:
         out *= x[..., i, :]
     return out
@@ -131,10 +131,14 @@ def _distinct_starts(n: np.ndarray, m: np.ndarray, a: np.ndarray, b: np.ndarray)
     With g = gcd(a, b), pairs (i, j) and (i + b/g, j - a/g) coincide; counting the first
     pair of every such chain gives n*m - max(0, n - b/g) * max(0, m - a/g).
     """
-    a = np.asarray(a).astype(np.int64)
-    b = np.asarray(b).astype(np.int64)
-    g = np.gcd(a, b)
-    return n * m - np.maximum(0, n - b // g) * np.maximum(0, m - a // g)
+    out = n * m
+    both = (n > 1) & (m > 1)
+    if both.any():
+        n, m, a, b = (np.broadcast_to(x, both.shape)[both] for x in (n, m, a, b))
+        g = np.gcd(a.astype(np.int64), b.astype(np.int64))
+        out = out.copy()
+        out[both] -= np.maximum(0, n - b // g) * np.maximum(0, m - a // g)
+    return out
 
 
 def _above(x: np.ndarray) -> np.ndarray:
@@ -149,14 +153,13 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     """Access counts for every mapping of ``batch`` (see the module docstring)."""
     dims = _Dims(layer, batch)
     keep = batch.keep
-    nb, nl = batch.factors_t.shape[:2]
-
-    def batch_last(x: np.ndarray, dtype=np.float64) -> np.ndarray:  # [b, l, 8] -> [l, d, b]
-        return np.ascontiguousarray(x[:, :, dims.used].transpose(1, 2, 0), dtype=dtype)
-
-    t = batch_last(batch.factors_t)
-    s = batch_last(batch.spatial_x * batch.spatial_y)
-    rank = batch_last(batch.rank, np.int64)
+    nl, _, nb = batch.factors_t.shape
+    used = dims.used
+    # Factors and extents are small integers: float32 holds them exactly and halves the memory
+    # traffic; products of many factors are taken in float64.
+    t = batch.factors_t[:, used].astype(np.float32)  # [l, d, b]
+    s = (batch.spatial_x[:, used] * batch.spatial_y[:, used]).astype(np.float32)
+    rank = batch.rank[:, used].astype(np.int8)
     ts = t * s
     extent = ts.copy()  # [l, d, b]: extent of each dim in the tile at level l
     for li in range(1, nl):
@@ -176,17 +179,17 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
 
     # ---- temporal loops ----------------------------------------------------------------
     act = t > 1
-    level_prod = t.prod(axis=1)  # [l, b]
+    level_prod = t.prod(axis=1, dtype=np.float64)  # [l, b]
     above = _above(level_prod)  # product of all temporal loops of levels > l
     iterations = above[0] * level_prod[0]
 
     real_sizes = np.array([layer.operand_size(op) for op in Operand], dtype=float)
     ratio = real_sizes[:, None] / _tiles(dims, padded, layer)  # [operand, b]
-    padded_macs = padded.prod(axis=0)
+    padded_macs = padded.prod(axis=0, dtype=np.float64)
     mac_ratio = layer.macs / padded_macs
 
     # ---- instances, partitions and distinct children of each fan-out ---------------------
-    s_level = s.prod(axis=1)  # [l, b]
+    s_level = s.prod(axis=1, dtype=np.float64)  # [l, b]
     instances = _above(s_level)
     mac_instances = instances[0] * s_level[0]
     out_idx = dims.of(_SINGLE_AXIS[O_])
@@ -200,12 +203,16 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     for op in Operand:
         distinct[:, op] = _prod(s, dims.of(_SINGLE_AXIS[op]))
     below_s = extent / ts
-    for pos, win, stride, dil in ((P_, R_, layer.wstride, layer.wdilation),
-                                  (Q_, S_, layer.hstride, layer.hdilation)):
+    for pos, win, stride, dil in (
+        (P_, R_, layer.wstride, layer.wdilation),
+        (Q_, S_, layer.hstride, layer.hdilation),
+    ):
         if dims.index[pos] >= 0 and dims.index[win] >= 0:
             distinct[:, I_] *= _distinct_starts(
-                dims.take(s, pos), dims.take(s, win),
-                stride * dims.take(below_s, pos), dil * dims.take(below_s, win),
+                dims.take(s, pos),
+                dims.take(s, win),
+                stride * dims.take(below_s, pos),
+                dil * dims.take(below_s, win),
             )
         else:
             distinct[:, I_] *= dims.take(s, pos) * dims.take(s, win)
@@ -213,20 +220,40 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     sliding = (layer.R > 1 or layer.S > 1) and bool(keep[:, I_].any())
     big = NUM_DIMS + 1
 
+    t_minus_1 = t - 1
+    rank_if_active = rank + (~act) * np.int8(big)  # inactive loops never stop a stationary run
+
+    weights: dict[int, np.ndarray] = {}  # level -> times each of its loops advances
+
     def deltas(op: Operand) -> np.ndarray:
         """[l, b]: words moved into each level's tile over the run (first fill included)."""
-        relevant = act & dims.mask(RELEVANT[op])[None, :, None]
-        first = np.where(relevant, rank, big).min(axis=1)  # innermost relevant loop per level
-        outer = np.where(rank >= first[:, None, :], t, 1.0).prod(axis=1) * above
+        relevant = dims.of(RELEVANT[op])
+        if relevant:
+            first = rank_if_active[:, relevant].min(axis=1)  # innermost relevant loop per level
+        else:
+            first = np.full((nl, nb), big, dtype=np.int8)
+        # product of the loops from the innermost relevant one outwards, and all levels above
+        outer = (1 + (rank >= first[:, None]) * t_minus_1).prod(axis=1, dtype=np.float64) * above
         mult = np.ones((nl, nb))
         for li in range(nl - 2, -1, -1):
-            mult[li] = np.where(first[li + 1] < big, outer[li + 1], mult[li + 1])
+            has = first[li + 1] < big
+            mult[li] = mult[li + 1] + has * (outer[li + 1] - mult[li + 1])
         out = tiles[:, op] * mult
         if op is I_ and sliding:
             for li in range(nl - 1):
                 if keep[li, I_]:
-                    out[li] = _input_deltas(dims, layer, li, tiles[li, I_], extent, t, rank,
-                                            act, above)
+                    out[li] = _input_deltas(
+                        dims,
+                        layer,
+                        li,
+                        tiles[li, I_],
+                        extent,
+                        t,
+                        rank,
+                        rank_if_active,
+                        above,
+                        weights,
+                    )
         return out
 
     reads = np.zeros((nl, 3, nb))
@@ -258,8 +285,8 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
                 fills[li, op] = delta - part if op is O_ else delta
             child, child_delta, child_part, child_inst = li, delta, part, instances[li]
 
-    ux = batch.spatial_x.prod(axis=2).T
-    uy = batch.spatial_y.prod(axis=2).T
+    ux = batch.spatial_x.prod(axis=1)
+    uy = batch.spatial_y.prod(axis=1)
     hops = np.where(ux * uy > 1, (ux + uy) / 2.0, 0.0)
 
     return Counts(
@@ -287,8 +314,9 @@ def _input_deltas(
     extent: np.ndarray,
     t: np.ndarray,
     rank: np.ndarray,
-    act: np.ndarray,
+    rank_if_active: np.ndarray,
     above: np.ndarray,
+    weights: dict[int, np.ndarray],
 ) -> np.ndarray:
     """Fills of the input tile of level ``li`` with sliding-window reuse.
 
@@ -298,61 +326,72 @@ def _input_deltas(
     window axis by less than the tile fetches only the new part; any other move refills the
     tile. As in Timeloop, the first loop that moves sets a direction, and a later partial move
     in another direction refills fully. Loop j advances ``(f_j - 1) * prod(loops outside j)``
-    times.
+    times. Arrays are ``[dim, batch]`` for the loops of one level (masks as arithmetic:
+    ``np.where`` is slow on these shapes).
     """
     nb = tile.shape[0]
-    axes = (  # (axis, [(dim, coefficient)], extent of the tile along the axis)
-        ([(P_, layer.wstride), (R_, layer.wdilation)],
-         _window(dims, extent[li], P_, R_, layer.wstride, layer.wdilation)),
-        ([(Q_, layer.hstride), (S_, layer.hdilation)],
-         _window(dims, extent[li], Q_, S_, layer.hstride, layer.hdilation)),
+    axes = (  # ([(dim, coefficient)], extent of the tile along the axis)
+        (
+            [(P_, layer.wstride), (R_, layer.wdilation)],
+            _window(dims, extent[li], P_, R_, layer.wstride, layer.wdilation),
+        ),
+        (
+            [(Q_, layer.hstride), (S_, layer.hdilation)],
+            _window(dims, extent[li], Q_, S_, layer.hstride, layer.hdilation),
+        ),
     )
     hard_dims = dims.of((N_, G_, C_))
-    wrapped = [np.zeros(nb), np.zeros(nb)]  # wraps of all loops at levels between li and m
+    wrapped = [np.zeros(nb, np.float32), np.zeros(nb, np.float32)]  # wraps of levels li < . < m
     hard_below = np.zeros(nb, dtype=bool)
-    g0 = np.zeros(nb, dtype=np.int64)
+    g0 = np.zeros(nb, dtype=np.int8)
     found = np.zeros(nb, dtype=bool)
     per_level = []
     for m in range(li + 1, len(t)):
-        f, r, a = t[m], rank[m], act[m]
-        step = extent[m] / f
-        moves, partial_axis = [], []
+        f, r, ra = t[m], rank[m], rank_if_active[m]
+        step = extent[m] / f  # float32: window positions stay far below 2**24
+        moves = []
         for k, (terms, _ext) in enumerate(axes):
-            d_move = np.zeros_like(f)
-            level_wrap = np.zeros(nb)
+            d_move = np.broadcast_to(-wrapped[k], f.shape).copy()
             for dim, coef in terms:
                 i = dims.index[dim]
                 if i < 0:
                     continue
                 wrap = coef * (f[i] - 1) * step[i]
-                d_move -= np.where(r[i] < r, wrap, 0.0)
+                d_move -= (r[i] < r) * wrap
                 d_move[i] += coef * step[i]
-                level_wrap += wrap
-            d_move -= wrapped[k]
-            wrapped[k] = wrapped[k] + level_wrap
+                wrapped[k] = wrapped[k] + wrap
             moves.append(d_move)
-        hard = np.broadcast_to(hard_below, f.shape).copy()
+        n_moved = np.broadcast_to(hard_below, f.shape).astype(np.int8)
+        hard = np.zeros(f.shape, dtype=bool)
         for i in hard_dims:
-            hard |= a[i] & (r[i] <= r)
-            hard_below = hard_below | a[i]
+            hard |= ra[i] <= r  # an active N, G or C loop at or inside this loop
+            hard_below = hard_below | (f[i] > 1)
+        n_moved = n_moved | hard
         moved = [mv != 0 for mv in moves]
-        n_moved = moved[0].astype(np.int8) + moved[1] + hard
-        for k in range(2):
-            partial_axis.append((n_moved == 1) & moved[k] & (np.abs(moves[k]) < axes[k][1]))
-        grad = np.where(partial_axis[0], 1 + (moves[0] < 0),
-                        np.where(partial_axis[1], 3 + (moves[1] < 0), 0))
-        first = np.where(a, r, NUM_DIMS + 1).argmin(axis=0)
-        now = ~found & a.any(axis=0)
-        g0 = np.where(now, np.take_along_axis(grad, first[None], axis=0)[0], g0)
+        n_moved = n_moved + moved[0] + moved[1]
+        single = n_moved == 1
+        abs_w, abs_h = np.abs(moves[0]), np.abs(moves[1])
+        part_w = single & moved[0] & (abs_w < axes[0][1])
+        part_h = single & moved[1] & (abs_h < axes[1][1])
+        grad = part_w * (1 + (moves[0] < 0)).astype(np.int8)
+        grad += part_h * (3 + (moves[1] < 0)).astype(np.int8)
+        innermost = ra.min(axis=0)
+        now = ~found & (innermost <= NUM_DIMS)
+        g_here = ((ra == innermost) * grad).sum(axis=0).astype(np.int8)
+        g0 = g0 + now * (g_here - g0)
         found |= now
-        outside = np.where(r[None, :, :] > r[:, None, :], f[None, :, :], 1.0).prod(axis=1)
-        weight = (f - 1) * outside * above[m]
-        new_words = np.where(partial_axis[0], np.abs(moves[0]) / axes[0][1],
-                             np.abs(moves[1]) / axes[1][1]) * tile
-        per_level.append((weight, grad, partial_axis[0] | partial_axis[1], new_words, n_moved))
+        if m not in weights:
+            inside = (1 + (r[None, :, :] <= r[:, None, :]) * (f - 1)[None, :, :]).prod(
+                axis=1, dtype=np.float64
+            )
+            weights[m] = (f - 1) * (f.prod(axis=0, dtype=np.float64) / inside) * above[m]
+        weight = weights[m]
+        # new words = move x (tile / extent along the axis); the quotient is a whole number
+        new_words = (part_w * abs_w) * (tile / axes[0][1]) + (part_h * abs_h) * (tile / axes[1][1])
+        per_level.append((weight, grad, part_w | part_h, new_words, n_moved > 0))
     total = tile.copy()
-    for weight, grad, partial, new_words, n_moved in per_level:
+    for weight, grad, partial, new_words, moved_any in per_level:
         partial = partial & ((g0 == 0) | (grad == g0))
-        per_move = np.where(partial, new_words, np.where(n_moved > 0, tile, 0.0))
+        per_move = partial * new_words + (moved_any & ~partial) * tile
         total += (weight * per_move).sum(axis=0)
     return total

@@ -65,7 +65,9 @@ def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCos
     access_energy = np.empty((len(levels), 3, 3, batch.size))
     for a, count in enumerate((counts.reads, counts.fills, counts.updates)):
         accesses = np.ceil(count / block[:, :, None] - 1e-9)
-        access_energy[:, :, a] = accesses * (action_pj[:, a, None, None] * counts.instances[:, None])
+        access_energy[:, :, a] = accesses * (
+            action_pj[:, a, None, None] * counts.instances[:, None]
+        )
 
     # cycles: compute vs. the bandwidth of each level (words per cycle per instance)
     read_words = counts.reads.sum(axis=1)
@@ -168,9 +170,7 @@ class Result:
         out = {}
         for li, lvl in enumerate(self.arch.inner_first):
             out[lvl.name] = {
-                OPERANDS[o]: {
-                    a: float(getattr(c, a)[li, o, 0]) for a in ACTIONS
-                }
+                OPERANDS[o]: {a: float(getattr(c, a)[li, o, 0]) for a in ACTIONS}
                 for o in range(3)
                 if self.keep[li, o]
             }
@@ -217,7 +217,9 @@ def evaluate(
     costs = cost_model if isinstance(cost_model, ArchCosts) else price_arch(arch, cost_model)
     result = evaluate_batch(layer, arch, batch, costs)
     if not result.valid[0]:
-        raise InvalidMappingError(overflow_message(layer, arch, batch, result.counts, 0), source=source)
+        raise InvalidMappingError(
+            overflow_message(layer, arch, batch, result.counts, 0), source=source
+        )
     return Result(layer, arch, mapping, costs, result, batch.keep)
 
 

@@ -179,9 +179,9 @@ class Mapping(BaseModel):
 
 @dataclass
 class MappingBatch:
-    """Mappings as arrays, level 0 = innermost storage level.
+    """Mappings as arrays with the batch LAST; level 0 = innermost storage level.
 
-    factors_t, spatial_x, spatial_y: int64[batch, level, dim]; rank: int64[batch, level, dim]
+    factors_t, spatial_x, spatial_y: int32[level, dim, batch]; rank: int8[level, dim, batch]
     is the position of each dim among its level's temporal loops (0 = innermost);
     keep: bool[level, operand] is shared by the whole batch (one bypass pattern per batch).
     """
@@ -194,14 +194,14 @@ class MappingBatch:
 
     @property
     def size(self) -> int:
-        return self.factors_t.shape[0]
+        return self.factors_t.shape[2]
 
     def take(self, index: np.ndarray | slice) -> MappingBatch:
         return MappingBatch(
-            self.factors_t[index],
-            self.spatial_x[index],
-            self.spatial_y[index],
-            self.rank[index],
+            self.factors_t[..., index],
+            self.spatial_x[..., index],
+            self.spatial_y[..., index],
+            self.rank[..., index],
             self.keep,
         )
 
@@ -212,10 +212,10 @@ class MappingBatch:
             if not np.array_equal(b.keep, keep):
                 raise ValueError("mappings in one batch must share their keep/bypass pattern")
         return MappingBatch(
-            np.concatenate([b.factors_t for b in batches]),
-            np.concatenate([b.spatial_x for b in batches]),
-            np.concatenate([b.spatial_y for b in batches]),
-            np.concatenate([b.rank for b in batches]),
+            np.concatenate([b.factors_t for b in batches], axis=2),
+            np.concatenate([b.spatial_x for b in batches], axis=2),
+            np.concatenate([b.spatial_y for b in batches], axis=2),
+            np.concatenate([b.rank for b in batches], axis=2),
             keep,
         )
 
@@ -223,14 +223,14 @@ class MappingBatch:
         """The i-th mapping back as a ``Mapping`` (for display and YAML)."""
         levels = []
         for li, storage in enumerate(arch.inner_first):
-            outer_first = np.argsort(-self.rank[i, li], kind="stable")
+            outer_first = np.argsort(-self.rank[li, :, i], kind="stable")
             temporal = {
-                DIMS[d]: int(self.factors_t[i, li, d])
+                DIMS[d]: int(self.factors_t[li, d, i])
                 for d in outer_first
-                if self.factors_t[i, li, d] > 1
+                if self.factors_t[li, d, i] > 1
             }
-            sx = {DIMS[d]: int(f) for d, f in enumerate(self.spatial_x[i, li]) if f > 1}
-            sy = {DIMS[d]: int(f) for d, f in enumerate(self.spatial_y[i, li]) if f > 1}
+            sx = {DIMS[d]: int(f) for d, f in enumerate(self.spatial_x[li, :, i]) if f > 1}
+            sy = {DIMS[d]: int(f) for d, f in enumerate(self.spatial_y[li, :, i]) if f > 1}
             keep = tuple(OPERANDS[o] for o in range(3) if self.keep[li, o])
             levels.append(
                 LevelMapping(
@@ -255,10 +255,10 @@ def default_keep(arch: Arch) -> np.ndarray:
 def to_batch(mapping: Mapping, arch: Arch, source: str = "mapping") -> MappingBatch:
     """Convert one mapping to a batch of one, checking level names and fan-outs."""
     nlev = len(arch.levels)
-    t = np.ones((1, nlev, NUM_DIMS), dtype=np.int64)
+    t = np.ones((nlev, NUM_DIMS, 1), dtype=np.int32)
     sx = np.ones_like(t)
     sy = np.ones_like(t)
-    rank = np.tile(np.arange(NUM_DIMS, dtype=np.int64), (1, nlev, 1))
+    rank = np.tile(np.arange(NUM_DIMS, dtype=np.int8)[None, :, None], (nlev, 1, 1))
     keep = default_keep(arch)
     names = [lvl.name for lvl in arch.levels]
     seen: set[str] = set()
@@ -276,13 +276,13 @@ def to_batch(mapping: Mapping, arch: Arch, source: str = "mapping") -> MappingBa
         listed = [parse_dim(d) for d in lvl.temporal]
         rest = [d for d in Dim if d not in listed]
         for position, d in enumerate([*reversed(listed), *rest]):
-            rank[0, li, d] = position
+            rank[li, d, 0] = position
         for d, f in lvl.temporal.items():
-            t[0, li, parse_dim(d)] = f
+            t[li, parse_dim(d), 0] = f
         for d, f in lvl.spatial_x.items():
-            sx[0, li, parse_dim(d)] = f
+            sx[li, parse_dim(d), 0] = f
         for d, f in lvl.spatial_y.items():
-            sy[0, li, parse_dim(d)] = f
+            sy[li, parse_dim(d), 0] = f
         if lvl.keep is not None:
             keep[li] = False
             for k in lvl.keep:
@@ -296,8 +296,8 @@ def check_structure(batch: MappingBatch, arch: Arch, source: str = "mapping") ->
     """Fan-outs fit the hardware and the outermost level keeps everything it must."""
     for li, (fx, fy) in enumerate(arch.fanouts):
         name = arch.inner_first[li].name
-        used_x = batch.spatial_x[:, li].prod(axis=1)
-        used_y = batch.spatial_y[:, li].prod(axis=1)
+        used_x = batch.spatial_x[li].prod(axis=0)
+        used_y = batch.spatial_y[li].prod(axis=0)
         for axis, used, limit in (("x", used_x, fx), ("y", used_y, fy)):
             bad = np.flatnonzero(used > limit)
             if bad.size:
@@ -311,14 +311,14 @@ def check_structure(batch: MappingBatch, arch: Arch, source: str = "mapping") ->
 
 def check_coverage(batch: MappingBatch, layer: Layer, source: str = "mapping") -> None:
     """Every dimension's factors multiply to at least the layer's extent."""
-    total = (batch.factors_t * batch.spatial_x * batch.spatial_y).prod(axis=1)  # [batch, dim]
-    need = np.array(layer.dims, dtype=np.int64)
+    total = (batch.factors_t * batch.spatial_x * batch.spatial_y).prod(axis=0)  # [dim, batch]
+    need = np.array(layer.dims, dtype=np.int64)[:, None]
     short = np.argwhere(total < need)
     if short.size:
-        i, d = short[0]
+        d, i = short[0]
         raise InvalidMappingError(
-            f"factors of {DIMS[d]} multiply to {int(total[i, d])} but the layer has "
-            f"{DIMS[d]}={int(need[d])}; the product over all levels must cover it",
+            f"factors of {DIMS[d]} multiply to {int(total[d, i])} but the layer has "
+            f"{DIMS[d]}={int(need[d, 0])}; the product over all levels must cover it",
             source=source,
             field=DIMS[d],
         )

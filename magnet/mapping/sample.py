@@ -48,4 +48,10 @@ def random_batch(
             t[i, nlev - 1, d] = remaining[d]
         for li in range(nlev):
             rank[i, li] = rng.permutation(NUM_DIMS)
-    return MappingBatch(t, sx, sy, rank, default_keep(arch))
+
+    def batch_last(x: np.ndarray, dtype: type = np.int32) -> np.ndarray:
+        return np.ascontiguousarray(x.transpose(1, 2, 0), dtype=dtype)
+
+    return MappingBatch(
+        batch_last(t), batch_last(sx), batch_last(sy), batch_last(rank, np.int8), default_keep(arch)
+    )

@@ -28,7 +28,7 @@ NUM_DIMS = len(DIMS)
 class Operand(IntEnum):
     W = 0  # weights (or the second matmul operand)
     I = 1  # inputs  # noqa: E741
-    O = 2  # outputs (partial sums)
+    O = 2  # outputs (partial sums)  # noqa: E741
 
 
 OPERANDS: tuple[str, ...] = ("weights", "inputs", "outputs")

@@ -113,7 +113,7 @@ def conv2d(
     groups: int = 1,
     batch: int = 1,
 ) -> Layer:
-    """A (grouped) 2-D convolution given its output size. ``kernel``/``stride``: (h, w) or one int."""
+    """A (grouped) 2-D convolution given its output size; ``kernel``, ``stride``: (h, w) or int."""
     kh, kw = _pair(kernel)
     sh, sw = _pair(stride)
     dh, dw = _pair(dilation)
@@ -180,7 +180,9 @@ def fully_connected(
     return gemm(name, m=1, k=in_features, n=out_features, batch=batch)
 
 
-def matmul(name: str = "matmul", *, m: int, k: int, n: int, heads: int = 1, batch: int = 1) -> Layer:
+def matmul(
+    name: str = "matmul", *, m: int, k: int, n: int, heads: int = 1, batch: int = 1
+) -> Layer:
     """Batched product of two activations, (M x K) @ (K x N) per head (attention QK^T, AV).
 
     Heads map to G, so every operand is indexed by the head, as both are activations.

@@ -1,0 +1,90 @@
+"""Mappings priced per second by the batch evaluator (issue: core analytical model).
+
+Setup: the ``simba-chip`` preset, ResNet-50 res2a_branch2b (3x3, K=C=64, 56x56), batches of
+10,000 random mappings (every dimension split into random divisors over the levels, random
+spatial factors within each fan-out, random loop orders), pinned to one core. The glibc
+allocator is tuned as the CLI does (``magnet.perf.tune_allocator``). Each batch is
+priced ``--repeats`` times; the median and best times are reported. Results go to
+``benchmarks/results/evaluator.json``.
+
+Peers on this kind of machine: ZigZag 3.9.1 and Timeloop's mapper price roughly 250 to 300
+mappings per second. Target: at least 1,000,000 per second.
+
+    python benchmarks/bench_evaluator.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from magnet.arch.load import load_arch
+from magnet.cost import price_arch
+from magnet.mapping.evaluate import evaluate_batch
+from magnet.mapping.sample import random_batch
+from magnet.perf import tune_allocator
+from magnet.workload.layer import Layer
+
+RESULTS = Path(__file__).resolve().parent / "results" / "evaluator.json"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batch", type=int, default=10_000)
+    parser.add_argument("--batches", type=int, default=3, help="distinct random batches")
+    parser.add_argument("--repeats", type=int, default=20, help="timings per batch")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+
+    allocator_tuned = tune_allocator()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    arch = load_arch("simba-chip")
+    layer = Layer(name="resnet50_res2a_branch2b", K=64, C=64, P=56, Q=56, R=3, S=3)
+    costs = price_arch(arch)
+    times: list[float] = []
+    valid = 0
+    for seed in range(args.batches):
+        batch = random_batch(layer, arch, args.batch, seed=seed)
+        result = evaluate_batch(layer, arch, batch, costs)  # warm-up
+        valid += int(result.valid.sum())
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            evaluate_batch(layer, arch, batch, costs)
+            times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    best = min(times)
+    record = {
+        "benchmark": "batch evaluator, simba-chip, ResNet-50 3x3 layer",
+        "batch": args.batch,
+        "timings": len(times),
+        "median_seconds_per_batch": median,
+        "best_seconds_per_batch": best,
+        "mappings_per_second_median": args.batch / median,
+        "mappings_per_second_best": args.batch / best,
+        "valid_fraction": valid / (args.batch * args.batches),
+        "allocator_tuned": allocator_tuned,
+        "target_mappings_per_second": 1_000_000,
+        "peers_mappings_per_second": "ZigZag 3.9.1 / Timeloop mapper: ~250-300",
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, numpy {np.__version__}",
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    print(
+        f"{record['mappings_per_second_median']:,.0f} mappings/s median "
+        f"({record['mappings_per_second_best']:,.0f} best) on one core; "
+        f"{median * 1e3:.1f} ms per batch of {args.batch:,}; written to {args.out}"
+    )
+
+
+if __name__ == "__main__":
+    main()
