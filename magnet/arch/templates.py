@@ -82,7 +82,8 @@ def simba(name: str = "simba", **params: Any) -> Arch:
             operand_bits={"outputs": p.accum_bits},
             block_words=max(1, 64 // p.activation_bits),
             keeps=("inputs", "outputs"),
-            attributes={"banks": 1},
+            # PE pitch: Simba's 6 mm^2 chiplet holds 16 PEs -> sqrt(6 / 16) = 0.61 mm (derived)
+            attributes={"hop_mm": 0.6},
         ),
         StorageLevel(
             name="InputBuffer",
@@ -113,6 +114,7 @@ def simba(name: str = "simba", **params: Any) -> Arch:
             keeps=("outputs",),
             mesh_x=pes_x,
             mesh_y=pes_y,
+            attributes={"hop_mm": 0.05},  # assumption: vector units ~50 um apart inside a PE
         ),
     ]
     if p.weight_collector:
@@ -126,6 +128,7 @@ def simba(name: str = "simba", **params: Any) -> Arch:
                 keeps=("weights",),
                 mesh_x=vu_x,
                 mesh_y=pes_y,
+                attributes={"hop_mm": 0.01},  # assumption: lanes of a vector unit ~10 um apart
             )
         )
     if p.accum_collector:
@@ -138,6 +141,7 @@ def simba(name: str = "simba", **params: Any) -> Arch:
                 keeps=("outputs",),
                 mesh_x=vu_x,
                 mesh_y=pes_y,
+                attributes={"hop_mm": 0.01},
             )
         )
     compute = ComputeLevel(
@@ -254,7 +258,13 @@ def systolic(name: str = "systolic", **params: Any) -> Arch:
         StorageLevel(
             name="FilterSRAM", capacity_bits=p.filter_sram * 8, keeps=("weights",), **sram
         ),
-        StorageLevel(name="OfmapSRAM", capacity_bits=p.ofmap_sram * 8, keeps=("outputs",), **sram),
+        StorageLevel(
+            name="OfmapSRAM",
+            capacity_bits=p.ofmap_sram * 8,
+            keeps=("outputs",),
+            attributes={"hop_mm": 0.03},
+            **sram,
+        ),  # assumption: 30 um PE pitch
         StorageLevel(name="WeightReg", keeps=("weights",), **reg),
         StorageLevel(name="InputReg", keeps=("inputs",), **reg),
         StorageLevel(name="OutputReg", keeps=("outputs",), **reg),
