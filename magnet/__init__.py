@@ -1,3 +1,58 @@
-"""magnet: design-space exploration for DNN accelerators."""
+"""magnet: design-space exploration for DNN accelerators.
+
+The public API, in the order data flows through it::
+
+    import magnet as mg
+    arch = mg.templates.simba(vector_width=8, vector_units=8, pe_rows=4, pe_cols=4)
+    layer = mg.conv2d("res2a", in_channels=64, out_channels=64, out_height=56, out_width=56,
+                      kernel=3)
+    mapping = mg.Mapping.from_yaml("experiments/mappings/simba-chip_resnet50_res2a_branch2b.yaml")
+    result = mg.evaluate(layer, arch, mapping)
+    result.energy_pj, result.latency_cycles, result.area_mm2, result.energy_pj_by_level
+"""
+
+from magnet.arch import templates
+from magnet.arch.load import load_arch
+from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.cost import ArchCosts, price_arch
+from magnet.cost.base import Component, CostModel
+from magnet.errors import InvalidMappingError, MagnetError
+from magnet.interop.timeloop import load_timeloop
+from magnet.mapping import Mapping, MappingBatch, evaluate, evaluate_batch
+from magnet.workload.layer import (
+    Layer,
+    conv2d,
+    depthwise_conv2d,
+    fully_connected,
+    gemm,
+    matmul,
+    parse_layer,
+)
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "Arch",
+    "ArchCosts",
+    "Component",
+    "ComputeLevel",
+    "CostModel",
+    "InvalidMappingError",
+    "Layer",
+    "MagnetError",
+    "Mapping",
+    "MappingBatch",
+    "StorageLevel",
+    "conv2d",
+    "depthwise_conv2d",
+    "evaluate",
+    "evaluate_batch",
+    "fully_connected",
+    "gemm",
+    "load_arch",
+    "load_timeloop",
+    "matmul",
+    "parse_layer",
+    "price_arch",
+    "templates",
+]
