@@ -44,11 +44,37 @@ def _dram(bandwidth_gbps: float | None, clock_ghz: float, word_bits: int) -> Sto
     )
 
 
-class SimbaParams(BaseModel):
-    """MAGNet / Simba PE array. Collectors are per vector unit: ``weight_collector`` weight
-    vectors (``vector_width`` weights each), ``accum_collector`` partial sums; 0 = none."""
+class _Params(BaseModel):
+    """What every template has besides its own parameters: the clock and the node."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    clock_ghz: float = Field(1.0, gt=0)
+    technology_nm: float = Field(45.0, gt=0)
+
+
+def _assemble(
+    name: str, levels: Any, p: _Params, mesh: tuple[int, int], bits: int, accum_bits: int
+) -> Arch:
+    """The architecture from its storage levels (outermost first) and an integer MAC array."""
+    compute = ComputeLevel(
+        name="MAC",
+        mesh_x=mesh[0],
+        mesh_y=mesh[1],
+        attributes={"bits": bits, "accum_bits": accum_bits, "datatype": "int"},
+    )
+    return Arch(
+        name=name,
+        levels=tuple(levels),
+        compute=compute,
+        clock_ghz=p.clock_ghz,
+        technology_nm=p.technology_nm,
+    )
+
+
+class SimbaParams(_Params):
+    """MAGNet / Simba PE array. Collectors are per vector unit: ``weight_collector`` weight
+    vectors (``vector_width`` weights each), ``accum_collector`` partial sums; 0 = none."""
 
     vector_width: int = Field(8, ge=1, description="lanes of the dot product (over C)")
     vector_units: int = Field(8, ge=1, description="vector MAC units per PE (over K)")
@@ -144,25 +170,11 @@ def simba(name: str = "simba", **params: Any) -> Arch:
                 attributes={"hop_mm": 0.01},
             )
         )
-    compute = ComputeLevel(
-        name="MAC",
-        mesh_x=vu_x * p.vector_width,
-        mesh_y=pes_y,
-        attributes={"bits": p.weight_bits, "accum_bits": p.accum_bits, "datatype": "int"},
-    )
-    return Arch(
-        name=name,
-        levels=tuple(levels),
-        compute=compute,
-        clock_ghz=p.clock_ghz,
-        technology_nm=p.technology_nm,
-    )
+    return _assemble(name, levels, p, (vu_x * p.vector_width, pes_y), p.weight_bits, p.accum_bits)
 
 
-class EyerissParams(BaseModel):
+class EyerissParams(_Params):
     """Eyeriss-like PE array; scratchpads in words of ``word_bits``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     pe_rows: int = Field(12, ge=1)
     pe_cols: int = Field(14, ge=1)
@@ -211,25 +223,11 @@ def eyeriss(name: str = "eyeriss", **params: Any) -> Arch:
             **pe,
         ),
     )
-    compute = ComputeLevel(
-        name="MAC",
-        mesh_x=p.pe_cols,
-        mesh_y=p.pe_rows,
-        attributes={"bits": p.word_bits, "accum_bits": p.word_bits, "datatype": "int"},
-    )
-    return Arch(
-        name=name,
-        levels=levels,
-        compute=compute,
-        clock_ghz=p.clock_ghz,
-        technology_nm=p.technology_nm,
-    )
+    return _assemble(name, levels, p, (p.pe_cols, p.pe_rows), p.word_bits, p.word_bits)
 
 
-class SystolicParams(BaseModel):
+class SystolicParams(_Params):
     """SCALE-Sim's systolic array: rows x cols MACs fed by three SRAMs (sizes in bytes)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     rows: int = Field(128, ge=1)
     cols: int = Field(128, ge=1)
@@ -269,19 +267,7 @@ def systolic(name: str = "systolic", **params: Any) -> Arch:
         StorageLevel(name="InputReg", keeps=("inputs",), **reg),
         StorageLevel(name="OutputReg", keeps=("outputs",), **reg),
     )
-    compute = ComputeLevel(
-        name="MAC",
-        mesh_x=p.cols,
-        mesh_y=p.rows,
-        attributes={"bits": p.word_bits, "accum_bits": 32, "datatype": "int"},
-    )
-    return Arch(
-        name=name,
-        levels=levels,
-        compute=compute,
-        clock_ghz=p.clock_ghz,
-        technology_nm=p.technology_nm,
-    )
+    return _assemble(name, levels, p, (p.cols, p.rows), p.word_bits, 32)
 
 
 TEMPLATES = {
