@@ -107,7 +107,8 @@ def load_timeloop(path: str | Path) -> TimeloopInput:
     components = _flatten(data["architecture"], src)
     layer = _problem(data["problem"], src)
     keeps = _keeps(data.get("mapping") or [], src)
-    arch = _arch(components, keeps, src)
+    tree_name = str((data["architecture"].get("subtree") or [{}])[0].get("name", "timeloop"))
+    arch = _arch(components, keeps, src, tree_name)
     mapping = _mapping(data["mapping"], arch, src) if data.get("mapping") else None
     cost = _ert(data.get("ERT"), data.get("ART"))
     constraints = list((data.get("architecture_constraints") or {}).get("targets") or [])
@@ -180,7 +181,9 @@ def _number(attrs: dict[str, Any], key: str, src: str, where: str) -> float | No
     return number
 
 
-def _arch(components: list[dict[str, Any]], keeps: dict[str, tuple[str, ...]], src: str) -> Arch:
+def _arch(
+    components: list[dict[str, Any]], keeps: dict[str, tuple[str, ...]], src: str, name: str
+) -> Arch:
     if not _is_compute(components[-1]):
         raise MagnetError(
             f"the innermost component {components[-1]['name']!r} (class "
@@ -252,7 +255,7 @@ def _arch(components: list[dict[str, Any]], keeps: dict[str, tuple[str, ...]], s
     )
     try:
         return Arch(
-            name=Path(src).parent.name or "timeloop",
+            name=name,
             levels=tuple(levels),
             compute=compute,
             technology_nm=technology or 45.0,

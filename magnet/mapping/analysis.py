@@ -48,10 +48,6 @@ _SINGLE_AXIS = {
     I_: [N_, G_, C_],
     O_: sorted(int(d) for d in RELEVANT[O_]),
 }
-_RELEVANT_MASK = np.zeros((3, NUM_DIMS), dtype=bool)
-for _op, _dims in RELEVANT.items():
-    for _d in _dims:
-        _RELEVANT_MASK[_op, int(_d)] = True
 
 
 @dataclass
@@ -90,11 +86,6 @@ class _Dims:
 
     def of(self, dims) -> list[int]:
         return [int(self.index[d]) for d in dims if self.index[d] >= 0]
-
-    def mask(self, dims) -> np.ndarray:
-        m = np.zeros(self.count, dtype=bool)
-        m[self.of(dims)] = True
-        return m
 
     def take(self, x: np.ndarray, d: int) -> np.ndarray | float:
         """``x[..., d, :]`` (dims on axis -2), or 1 when the dimension is unused."""
