@@ -6,6 +6,10 @@ CLI can print it as is and exit non-zero, and Python callers can catch a ``Value
 
 from __future__ import annotations
 
+from typing import Any, get_args
+
+from pydantic import BaseModel
+
 
 class MagnetError(ValueError):
     """Bad input: a file, a field, a value, and what would have been accepted."""
@@ -19,3 +23,46 @@ class MagnetError(ValueError):
 
 class InvalidMappingError(MagnetError):
     """A mapping that cannot run on the architecture (overflow, bad fan-out, bad factors)."""
+
+
+def validation_message(exc: Any, root: type[BaseModel]) -> str:
+    """One line per pydantic error: ``location: problem (allowed fields / got value)``.
+
+    For an unknown field, the allowed fields are those of the model at that location (found
+    by walking ``root``'s field annotations along the error's location).
+    """
+    parts = []
+    for err in exc.errors():
+        loc = [str(x) for x in err["loc"]]
+        where = ".".join(loc) or "(top)"
+        if err["type"] == "extra_forbidden":
+            model = _model_at(root, loc[:-1])
+            allowed = ", ".join(model.model_fields) if model else "?"
+            parts.append(f"{where}: unknown field; allowed: {allowed}")
+            continue
+        msg = err["msg"].removeprefix("Value error, ")
+        value = err.get("input")
+        shown = "" if isinstance(value, dict | list | tuple) else f" (got {value!r})"
+        parts.append(f"{where}: {msg}{shown}")
+    return "; ".join(parts)
+
+
+def _model_at(model: type[BaseModel] | None, loc: list[str]) -> type[BaseModel] | None:
+    for key in loc:
+        if model is None:
+            return None
+        if key.isdigit():
+            continue
+        field = model.model_fields.get(key)
+        model = _inner_model(field.annotation) if field else None
+    return model
+
+
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None

@@ -5,31 +5,41 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 from magnet.arch.templates import PRESETS, TEMPLATES
-from magnet.errors import MagnetError
+from magnet.errors import MagnetError, validation_message
+from magnet.files import read_yaml
 from magnet.units import parse_bytes
 
 
 class _LevelFile(StorageLevel):
     """A storage level as written in YAML: ``capacity`` may be given in bytes ("64KiB")."""
 
-    capacity: int | str | None = Field(None, exclude=True)
+    capacity: int | None = Field(None, exclude=True)
 
-    @model_validator(mode="before")
+    @field_validator("capacity", mode="before")
     @classmethod
-    def _capacity(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("capacity") is not None:
-            if data.get("capacity_bits") is not None:
-                raise ValueError("give capacity or capacity_bits, not both")
-            size = parse_bytes(data["capacity"])
-            if size <= 0:
-                raise ValueError(f"capacity must be > 0, got {data['capacity']!r}")
-            data = {**data, "capacity_bits": size * 8}
-        return data
+    def _size(cls, value: Any) -> int | None:
+        if value is None:
+            return None
+        size = parse_bytes(value)
+        if size <= 0:
+            raise ValueError(f"a capacity must be > 0, got {value!r}")
+        return size
+
+    @model_validator(mode="after")
+    def _one_capacity(self) -> _LevelFile:
+        if self.capacity is not None and self.capacity_bits is not None:
+            raise ValueError("give capacity (bytes) or capacity_bits, not both")
+        return self
+
+    def level(self) -> StorageLevel:
+        data = self.model_dump(exclude={"capacity"})
+        if self.capacity is not None:
+            data["capacity_bits"] = self.capacity * 8
+        return StorageLevel(**data)
 
 
 class _ArchFile(BaseModel):
@@ -55,7 +65,7 @@ def build_template(
     try:
         return factory(name or template, **params)
     except ValidationError as exc:
-        raise MagnetError(_explain(exc, model), source=source) from None
+        raise MagnetError(validation_message(exc, model), source=source) from None
 
 
 def load_arch(spec: str | Path) -> Arch:
@@ -73,11 +83,7 @@ def load_arch(spec: str | Path) -> Arch:
             f"templates: {', '.join(TEMPLATES)}",
             source=text,
         )
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise MagnetError(f"not valid YAML: {exc}", source=text) from None
-    return arch_from_data(data, text)
+    return arch_from_data(read_yaml(path), text)
 
 
 def arch_from_data(data: Any, source: str) -> Arch:
@@ -94,7 +100,7 @@ def arch_from_data(data: Any, source: str) -> Arch:
         )
     try:
         spec = _ArchFile(**data)
-        levels = tuple(StorageLevel(**lvl.model_dump(exclude={"capacity"})) for lvl in spec.levels)
+        levels = tuple(lvl.level() for lvl in spec.levels)
         return Arch(
             name=spec.name,
             levels=levels,
@@ -103,17 +109,4 @@ def arch_from_data(data: Any, source: str) -> Arch:
             technology_nm=spec.technology_nm,
         )
     except ValidationError as exc:
-        raise MagnetError(_explain(exc, _LevelFile), source=source) from None
-
-
-def _explain(exc: ValidationError, model: type[BaseModel]) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(x) for x in err["loc"]) or "(top)"
-        if err["type"] == "extra_forbidden":
-            allowed = ", ".join(model.model_fields)
-            parts.append(f"{loc}: unknown field; allowed: {allowed}")
-        else:
-            msg = err["msg"].removeprefix("Value error, ")
-            parts.append(f"{loc}: {msg} (got {err.get('input')!r})")
-    return "; ".join(parts)
+        raise MagnetError(validation_message(exc, _ArchFile), source=source) from None

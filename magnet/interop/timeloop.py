@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from pydantic import ValidationError
 
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 from magnet.cost.base import Component, CostModel
-from magnet.errors import MagnetError
+from magnet.errors import MagnetError, validation_message
+from magnet.files import read_yaml
 from magnet.mapping.mapping import LevelMapping, Mapping
 from magnet.workload.dims import DIMS, parse_dim
 from magnet.workload.layer import Layer
@@ -91,14 +92,19 @@ class ErtCostModel(CostModel):
 
 def load_timeloop(path: str | Path) -> TimeloopInput:
     """Parse a ``timeloop-input.yaml``; errors name the file and the offending field."""
-    path = Path(path)
     src = str(path)
-    if not path.exists():
-        raise MagnetError("file not found", source=src)
+    data = read_yaml(path)
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise MagnetError(f"not valid YAML: {exc}", source=src) from None
+        return _parse(data, src)
+    except MagnetError:
+        raise
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+        # a shape we do not expect anywhere in the file: still one clear line, no traceback
+        kind = type(exc).__name__
+        raise MagnetError(f"malformed Timeloop input ({kind}: {exc})", source=src) from None
+
+
+def _parse(data: Any, src: str) -> TimeloopInput:
     if not isinstance(data, dict):
         raise MagnetError("expected a mapping with architecture, problem, mapping", source=src)
     for key in ("architecture", "problem"):
@@ -110,7 +116,10 @@ def load_timeloop(path: str | Path) -> TimeloopInput:
     tree_name = str((data["architecture"].get("subtree") or [{}])[0].get("name", "timeloop"))
     arch = _arch(components, keeps, src, tree_name)
     mapping = _mapping(data["mapping"], arch, src) if data.get("mapping") else None
-    cost = _ert(data.get("ERT"), data.get("ART"))
+    try:
+        cost = _ert(data.get("ERT"), data.get("ART"))
+    except MagnetError as exc:
+        raise MagnetError(str(exc), source=src) from None
     constraints = list((data.get("architecture_constraints") or {}).get("targets") or [])
     constraints += list((data.get("mapspace_constraints") or {}).get("targets") or [])
     return TimeloopInput(layer, arch, mapping, cost, constraints, src)
@@ -213,14 +222,7 @@ def _arch(
         word_bits = word_bits or width
         depth = _number(attrs, "depth", src, where)
         block = max(1, int(width // word_bits))
-        mesh_x = int(_number(attrs, "meshX", src, where) or 1)
-        mesh_y = int(_number(attrs, "meshY", src, where) or max(1, count // mesh_x))
-        if mesh_x * mesh_y != count:
-            raise MagnetError(
-                f"{count} instances but meshX x meshY = {mesh_x} x {mesh_y}",
-                source=src,
-                field=where,
-            )
+        mesh_x, mesh_y = _mesh(attrs, count, src, where)
         capacity = None if cls in ("dram", "dummy") or depth is None else int(depth * width)
         tech = _technology(attrs.get("technology"))
         technology = technology or tech
@@ -246,11 +248,11 @@ def _arch(
     mac = components[-1]
     base, count = _instances(mac["name"], src)
     attrs = mac["attributes"]
-    mesh_x = int(_number(attrs, "meshX", src, base) or 1)
+    mesh_x, mesh_y = _mesh(attrs, count, src, f"architecture.{base}")
     compute = ComputeLevel(
         name=base,
         mesh_x=mesh_x,
-        mesh_y=int(_number(attrs, "meshY", src, base) or max(1, count // mesh_x)),
+        mesh_y=mesh_y,
         attributes={"bits": int(attrs.get("multiplier_width", attrs.get("width", 8)) or 8)},
     )
     try:
@@ -262,6 +264,17 @@ def _arch(
         )
     except ValueError as exc:
         raise MagnetError(str(exc), source=src, field="architecture") from None
+
+
+def _mesh(attrs: dict[str, Any], count: int, src: str, where: str) -> tuple[int, int]:
+    """meshX x meshY of a component, checked against its instance count ``name[1..N]``."""
+    mesh_x = int(_number(attrs, "meshX", src, where) or 1)
+    mesh_y = int(_number(attrs, "meshY", src, where) or max(1, count // mesh_x))
+    if mesh_x * mesh_y != count:
+        raise MagnetError(
+            f"{count} instances but meshX x meshY = {mesh_x} x {mesh_y}", source=src, field=where
+        )
+    return mesh_x, mesh_y
 
 
 def _technology(value: Any) -> float | None:
@@ -278,6 +291,12 @@ def _problem(problem: Any, src: str) -> Layer:
     if not isinstance(problem, dict) or "instance" not in problem:
         raise MagnetError("expected 'shape' and 'instance'", source=src, field="problem")
     instance = problem["instance"]
+    if not isinstance(instance, dict):
+        raise MagnetError(
+            f"expected dimension: size pairs, got {instance!r}",
+            source=src,
+            field="problem.instance",
+        )
     shape = problem.get("shape") or {}
     coeffs = {"Wstride": 1, "Hstride": 1, "Wdilation": 1, "Hdilation": 1}
     for c in shape.get("coefficients") or []:
@@ -288,7 +307,13 @@ def _problem(problem: Any, src: str) -> Layer:
         if key in ("densities", "H", "W", "Hpad", "Wpad"):
             continue  # input sizes and padding follow from P, Q, R, S and the strides
         if key in coeffs:
-            coeffs[key] = int(value)
+            if not isinstance(value, int) or value < 1:
+                raise MagnetError(
+                    f"must be a whole number >= 1, got {value!r}",
+                    source=src,
+                    field=f"problem.instance.{key}",
+                )
+            coeffs[key] = value
             continue
         try:
             dim = parse_dim(key)
@@ -302,6 +327,15 @@ def _problem(problem: Any, src: str) -> Layer:
             )
         values[dim.name] = value
     _check_projections(shape, src)
+    try:
+        return _layer(shape, values, coeffs)
+    except ValidationError as exc:
+        raise MagnetError(
+            validation_message(exc, Layer), source=src, field="problem.instance"
+        ) from None
+
+
+def _layer(shape: dict[str, Any], values: dict[str, int], coeffs: dict[str, int]) -> Layer:
     return Layer(
         name=str(shape.get("name", "timeloop-problem")),
         **values,
@@ -361,9 +395,13 @@ def _factors(text: Any, src: str, where: str) -> dict[str, int]:
     out = {}
     for key, value in items:
         try:
-            out[parse_dim(str(key)).name] = int(value)
+            dim = parse_dim(str(key)).name
+            factor = int(value)
         except ValueError as exc:
             raise MagnetError(str(exc), source=src, field=where) from None
+        if factor < 1:
+            raise MagnetError(f"factor {dim}={factor} must be >= 1", source=src, field=where)
+        out[dim] = factor
     return out
 
 
@@ -408,7 +446,10 @@ def _mapping(directives: list[dict[str, Any]], arch: Arch, src: str) -> Mapping:
                 f"unknown target {target!r}; levels: {', '.join(names)}", source=src, field=where
             )
         factors = _factors(d.get("factors", ""), src, where)
-        perm = [parse_dim(c).name for c in str(d.get("permutation", "")) if c.strip()]
+        try:
+            perm = [parse_dim(c).name for c in str(d.get("permutation", "")) if c.strip()]
+        except ValueError as exc:
+            raise MagnetError(f"permutation: {exc}", source=src, field=where) from None
         ordered_inner_first = [*perm, *[x for x in DIMS if x not in perm]]
         if kind == "temporal":
             # Timeloop permutations list the innermost loop first; magnet lists outermost first.
@@ -441,7 +482,15 @@ def _ert(ert: Any, art: Any) -> ErtCostModel:
     energy: dict[str, dict[str, float]] = {}
     for table in (ert or {}).get("tables") or []:
         base = _leaf_name(table["name"])
-        energy[base] = {str(a["name"]): float(a["energy"]) for a in table.get("actions") or []}
+        energy[base] = {}
+        for action in table.get("actions") or []:
+            try:
+                energy[base][str(action["name"])] = float(action["energy"])
+            except (TypeError, ValueError):
+                raise MagnetError(
+                    f"energy must be a number in pJ, got {action.get('energy')!r}",
+                    field=f"ERT.{base}.{action.get('name')}",
+                ) from None
     area: dict[str, float] = {}
     for table in (art or {}).get("tables") or []:
         base = _leaf_name(table["name"])

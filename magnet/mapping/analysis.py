@@ -25,8 +25,10 @@ follow Timeloop (NVlabs/timeloop, ``src/loop-analysis``) so that results can be 
 * MACs read their operands every cycle (no reuse inside the MAC).
 
 Imperfect factors (products larger than the layer) are evaluated on the padded loop nest:
-cycles count the padded iterations; access counts are scaled by real/padded size of the
-operand, and MAC operand reads by real/padded MACs.
+cycles count the padded iterations; access counts are scaled by the real/padded size of the
+operand (for inputs, the larger of the window-box and per-dimension ratios, so that gap words
+of a strided window never push a count below what the real layer reads), and MAC operand
+reads by real/padded MACs.
 """
 
 from __future__ import annotations
@@ -180,6 +182,9 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
 
     real_sizes = np.array([layer.operand_size(op) for op in Operand], dtype=float)
     ratio = real_sizes[:, None] / _tiles(dims, padded, layer)  # [operand, b]
+    # Inputs: the padded window box can hold gap words no MAC reads (stride > window), so take
+    # the larger of the box ratio and the per-dimension ratio: never below the real need.
+    ratio[I_] = np.maximum(ratio[I_], _prod(real / padded, dims.of(RELEVANT[I_])))
     padded_macs = padded.prod(axis=0, dtype=np.float64)
     mac_ratio = layer.macs / padded_macs
 

@@ -89,7 +89,7 @@ def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCos
     network = counts.network_words * counts.network_hops * costs.hop_pj[:, None]
     mac = np.full(batch.size, counts.macs * costs.mac_pj)
     mac_leak = costs.mac_leak_pj_per_cycle * latency * counts.mac_instances
-    energy = access_energy.sum(axis=(0, 1, 2)) + leakage.sum(axis=0) + network.sum(axis=0)
+    energy = _sum_rows(access_energy) + _sum_rows(leakage) + _sum_rows(network)
     return BatchResult(
         counts=counts,
         energy_pj=energy + mac + mac_leak,
@@ -103,6 +103,19 @@ def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCos
         bottleneck=bottleneck,
         utilization=counts.macs / (latency * arch.mac_count),
     )
+
+
+def _sum_rows(x: np.ndarray) -> np.ndarray:
+    """Sum over every axis but the last (the batch), adding rows in a fixed order.
+
+    ``np.sum`` picks its summation order from the array's shape, so the same mapping would
+    get a total differing in the last bits alone and inside a batch.
+    """
+    rows = x.reshape(-1, x.shape[-1])
+    total = rows[0].copy()
+    for row in rows[1:]:
+        total += row
+    return total
 
 
 @dataclass

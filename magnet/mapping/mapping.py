@@ -27,7 +27,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from magnet.arch.spec import Arch
-from magnet.errors import InvalidMappingError, MagnetError
+from magnet.errors import InvalidMappingError, MagnetError, validation_message
+from magnet.files import read_yaml
 from magnet.workload.dims import DIMS, NUM_DIMS, OPERANDS, Dim, parse_dim, parse_operand
 from magnet.workload.layer import Layer
 
@@ -105,14 +106,7 @@ class Mapping(BaseModel):
     # ---- YAML ---------------------------------------------------------------------------
     @classmethod
     def from_yaml(cls, path: str | Path) -> Mapping:
-        path = Path(path)
-        if not path.exists():
-            raise MagnetError("file not found", source=str(path))
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise MagnetError(f"not valid YAML: {exc}", source=str(path)) from None
-        return cls.from_data(data, source=str(path))
+        return cls.from_data(read_yaml(path), source=str(path))
 
     @classmethod
     def from_data(cls, data: Any, source: str = "mapping") -> Mapping:
@@ -134,7 +128,7 @@ class Mapping(BaseModel):
         try:
             return cls(levels=tuple(data))
         except ValidationError as exc:
-            raise MagnetError(_pydantic_message(exc), source=source) from None
+            raise MagnetError(validation_message(exc, Mapping), source=source) from None
 
     def to_data(self) -> dict[str, Any]:
         levels = []
@@ -293,7 +287,16 @@ def to_batch(mapping: Mapping, arch: Arch, source: str = "mapping") -> MappingBa
 
 
 def check_structure(batch: MappingBatch, arch: Arch, source: str = "mapping") -> None:
-    """Fan-outs fit the hardware and the outermost level keeps everything it must."""
+    """Fan-outs fit the hardware and the outermost level keeps every operand."""
+    top = arch.levels[0].name
+    for op in range(3):
+        if not batch.keep[-1, op]:
+            raise InvalidMappingError(
+                f"the outermost level {top!r} must keep {OPERANDS[op]}: that is where they "
+                "come from (and where outputs go)",
+                source=source,
+                field=top,
+            )
     for li, (fx, fy) in enumerate(arch.fanouts):
         name = arch.inner_first[li].name
         used_x = batch.spatial_x[li].prod(axis=0)
@@ -322,14 +325,3 @@ def check_coverage(batch: MappingBatch, layer: Layer, source: str = "mapping") -
             source=source,
             field=DIMS[d],
         )
-
-
-def _pydantic_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(x) for x in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
-        parts.append(f"{loc}: {msg}")
-    return "; ".join(parts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from magnet.mapping.evaluate import Result
+from magnet.mapping.network import NetworkResult
 
 
 def _fmt(value: float) -> str:
@@ -44,4 +45,30 @@ def result_table(result: Result) -> str:
     lines.append(f"{'(leakage, incl. above)':<24}{_fmt(d['leakage_pj']):>14}")
     lines.append(f"{'(network, incl. above)':<24}{_fmt(d['network_pj']):>14}")
     lines += ["", "mapping (per instance of each level):", result.mapping.loop_nest(result.arch)]
+    return "\n".join(lines)
+
+
+def network_table(result: NetworkResult) -> str:
+    """Per-layer rows and totals of a network evaluation."""
+    d = result.to_dict()
+    lines = [
+        f"network      {d['network']}  ({d['layers_total']} layers, "
+        f"{d['unique_shapes']} distinct shapes evaluated)",
+        f"arch         {d['arch']}",
+        f"cost model   {d['cost_model']}",
+        f"MACs         {d['macs']:,}",
+        f"cycles       {d['latency_cycles']:,.0f}  ({d['latency_s'] * 1e3:.3f} ms)",
+        f"utilization  {d['utilization'] * 100:.2f} %",
+        f"energy       {_fmt(d['energy_pj'])} pJ  ({d['energy_pj_per_mac']:.3f} pJ/MAC)",
+        "",
+        f"{'layer':<28}{'count':>6}{'MACs':>14}{'energy pJ':>14}{'cycles':>14}{'util':>7}",
+    ]
+    for row in d["layers"]:
+        lines.append(
+            f"{row['name']:<28}{row['count']:>6}{row['macs']:>14,}{_fmt(row['energy_pj']):>14}"
+            f"{row['latency_cycles']:>14,.0f}{row['utilization'] * 100:>6.1f}%"
+        )
+    lines += ["", f"{'level':<24}{'energy pJ':>14}{'share':>8}"]
+    for level, energy in d["energy_pj_by_level"].items():
+        lines.append(f"{level:<24}{_fmt(energy):>14}{energy / d['energy_pj'] * 100:>7.1f}%")
     return "\n".join(lines)

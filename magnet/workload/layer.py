@@ -6,12 +6,13 @@ import math
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from magnet.errors import MagnetError
+from magnet.errors import MagnetError, validation_message
 from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
 
 LayerKind = Literal["conv", "depthwise", "fc", "matmul"]
+MAX_EXTENT = 2**31 - 1  # mapping arrays hold factors as int32
 
 
 class Layer(BaseModel):
@@ -25,14 +26,14 @@ class Layer(BaseModel):
 
     name: str = "layer"
     kind: LayerKind = "conv"
-    N: int = Field(1, ge=1)
-    G: int = Field(1, ge=1)
-    K: int = Field(1, ge=1)
-    C: int = Field(1, ge=1)
-    P: int = Field(1, ge=1)
-    Q: int = Field(1, ge=1)
-    R: int = Field(1, ge=1)
-    S: int = Field(1, ge=1)
+    N: int = Field(1, ge=1, le=MAX_EXTENT)
+    G: int = Field(1, ge=1, le=MAX_EXTENT)
+    K: int = Field(1, ge=1, le=MAX_EXTENT)
+    C: int = Field(1, ge=1, le=MAX_EXTENT)
+    P: int = Field(1, ge=1, le=MAX_EXTENT)
+    Q: int = Field(1, ge=1, le=MAX_EXTENT)
+    R: int = Field(1, ge=1, le=MAX_EXTENT)
+    S: int = Field(1, ge=1, le=MAX_EXTENT)
     wstride: int = Field(1, ge=1)
     hstride: int = Field(1, ge=1)
     wdilation: int = Field(1, ge=1)
@@ -64,7 +65,7 @@ class Layer(BaseModel):
         return math.prod(self.dims)
 
     def operand_size(self, operand: Operand) -> int:
-        """Number of distinct elements of an operand (words)."""
+        """Words of an operand; for inputs, the bounding box of the windows (gaps included)."""
         if operand is Operand.I:
             return self.N * self.G * self.C * self.input_width * self.input_height
         return math.prod(getattr(self, Dim(d).name) for d in RELEVANT[operand])
@@ -202,7 +203,12 @@ def parse_layer(text: str, name: str = "layer") -> Layer:
     """Parse ``"K=64,C=64,P=56,Q=56,R=3,S=3,stride=2"`` (unspecified dimensions are 1)."""
     values: dict[str, int] = {}
     allowed = [*DIMS, "stride", "hstride", "wstride", "dilation", "hdilation", "wdilation"]
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise MagnetError(
+            f"empty layer; give KEY=INTEGER pairs, keys: {', '.join(allowed)}", field="--layer"
+        )
+    for part in parts:
         match = _LAYER_KEY.match(part)
         if not match:
             raise MagnetError(
@@ -215,10 +221,15 @@ def parse_layer(text: str, name: str = "layer") -> Layer:
                 raise MagnetError(
                     f"unknown key {key!r}; allowed: {', '.join(allowed)}", field="--layer"
                 )
+            if k in values:
+                raise MagnetError(f"{key} is given more than once", field="--layer")
             if value < 1:
                 raise MagnetError(f"{key} must be >= 1, got {value}", field="--layer")
             values[k] = value
-    return Layer(name=name, **values)
+    try:
+        return Layer(name=name, **values)
+    except ValidationError as exc:
+        raise MagnetError(validation_message(exc, Layer), field="--layer") from None
 
 
 def _pair(value: int | tuple[int, int]) -> tuple[int, int]:

@@ -1,0 +1,355 @@
+"""The model zoo: reference networks as layer lists, shapes as in the papers and torchvision.
+
+Only multiply-accumulate layers are listed (convolutions, fully connected / GEMM layers and
+the attention products); pooling, activations, normalisation and softmax are not priced.
+Output sizes are computed from the input size with each layer's real padding. ``batch``
+maps to N of convolutions and to the ``batch`` of GEMMs and attention products.
+
+    net = load_zoo("resnet50", batch=4)
+    net.macs, net.layer_count, net.unique_layers()
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from magnet.errors import MagnetError
+from magnet.workload.layer import Layer, conv2d, fully_connected, gemm, matmul
+from magnet.workload.network import Network
+
+_Entry = Layer | tuple[Layer, int]
+
+
+# ---- helpers -------------------------------------------------------------------------------
+
+
+def _check_int(name: str, value: object, *, low: int = 1, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise MagnetError(f"must be an integer >= {low}, got {value!r}", field=name)
+    if high is not None and value > high:
+        raise MagnetError(f"must be <= {high} (the model's limit), got {value}", field=name)
+    return value
+
+
+def _out_size(size: int, kernel: int, stride: int, padding: int) -> int:
+    return (size + 2 * padding - kernel) // stride + 1
+
+
+@dataclass
+class _Stack:
+    """A sequential CNN: tracks the current feature map (channels, square size)."""
+
+    batch: int
+    channels: int
+    size: int
+    layers: list[_Entry] = field(default_factory=list)
+
+    def conv(
+        self, name: str, out: int, kernel: int, stride: int = 1, padding: int = 0, groups: int = 1
+    ) -> None:
+        self.channels, self.size = self._append_conv(
+            name, self.channels, self.size, out, kernel, stride, padding, groups
+        )
+
+    def side_conv(
+        self, name: str, channels: int, size: int, out: int, stride: int, padding: int = 0
+    ) -> None:
+        """A 1x1 conv off the main path (a projection shortcut) that must meet its output."""
+        shape = self._append_conv(name, channels, size, out, 1, stride, padding, 1)
+        if shape != (self.channels, self.size):  # pragma: no cover - guards the tables below
+            raise AssertionError(f"{name} gives {shape}, main path {self.channels, self.size}")
+
+    def pool(self, kernel: int, stride: int, padding: int = 0) -> None:
+        self.size = _out_size(self.size, kernel, stride, padding)
+
+    def fc(self, name: str, out: int) -> None:
+        features = self.channels * self.size * self.size
+        self.layers.append(
+            fully_connected(name, in_features=features, out_features=out, batch=self.batch)
+        )
+        self.channels, self.size = out, 1
+
+    def _append_conv(
+        self,
+        name: str,
+        channels: int,
+        size: int,
+        out: int,
+        kernel: int,
+        stride: int,
+        padding: int,
+        groups: int,
+    ) -> tuple[int, int]:
+        out_size = _out_size(size, kernel, stride, padding)
+        self.layers.append(
+            conv2d(
+                name,
+                in_channels=channels,
+                out_channels=out,
+                out_height=out_size,
+                out_width=out_size,
+                kernel=kernel,
+                stride=stride,
+                groups=groups,
+                batch=self.batch,
+            )
+        )
+        return out, out_size
+
+
+def _transformer_block(
+    prefix: str,
+    *,
+    tokens: int,
+    kv_len: int,
+    d_model: int,
+    heads: int,
+    d_ff: int,
+    batch: int,
+) -> list[_Entry]:
+    """One encoder/decoder block: Q, K, V projections (x3), Q.K^T, A.V, O, MLP up and down."""
+    head_dim = d_model // heads
+    return [
+        (gemm(f"{prefix}.attn.qkv", m=tokens, k=d_model, n=d_model, batch=batch), 3),
+        matmul(f"{prefix}.attn.qk", m=tokens, k=head_dim, n=kv_len, heads=heads, batch=batch),
+        matmul(f"{prefix}.attn.av", m=tokens, k=kv_len, n=head_dim, heads=heads, batch=batch),
+        gemm(f"{prefix}.attn.out", m=tokens, k=d_model, n=d_model, batch=batch),
+        gemm(f"{prefix}.mlp.up", m=tokens, k=d_model, n=d_ff, batch=batch),
+        gemm(f"{prefix}.mlp.down", m=tokens, k=d_ff, n=d_model, batch=batch),
+    ]
+
+
+def _encoder_stack(prefix: str, depth: int, **block: int) -> list[_Entry]:
+    return [entry for i in range(depth) for entry in _transformer_block(f"{prefix}.{i}", **block)]
+
+
+# ---- CNNs ----------------------------------------------------------------------------------
+
+
+def alexnet(batch: int = 1) -> Network:
+    """AlexNet as in Krizhevsky et al. 2012 (and Caffe's bvlc_alexnet, Eyeriss, SCALE-Sim).
+
+    227x227 input; 96/256/384/384/256 channels, 2 groups in conv2, conv4 and conv5 (the two
+    GPU halves); fc6-fc8. Not torchvision's single-tower "one weird trick" variant (64/192/...).
+    """
+    s = _Stack(_check_int("batch", batch), channels=3, size=227)
+    s.conv("conv1", 96, 11, stride=4)  # 55x55
+    s.pool(3, 2)  # 27
+    s.conv("conv2", 256, 5, padding=2, groups=2)
+    s.pool(3, 2)  # 13
+    s.conv("conv3", 384, 3, padding=1)
+    s.conv("conv4", 384, 3, padding=1, groups=2)
+    s.conv("conv5", 256, 3, padding=1, groups=2)
+    s.pool(3, 2)  # 6
+    for name, out in (("fc6", 4096), ("fc7", 4096), ("fc8", 1000)):
+        s.fc(name, out)
+    return Network.of("alexnet", s.layers)
+
+
+def vgg16(batch: int = 1) -> Network:
+    """VGG-16 (Simonyan & Zisserman 2015, configuration D), 224x224: 13 3x3 convs, 3 FCs."""
+    s = _Stack(_check_int("batch", batch), channels=3, size=224)
+    for stage, (width, convs) in enumerate(((64, 2), (128, 2), (256, 3), (512, 3), (512, 3)), 1):
+        for i in range(1, convs + 1):
+            s.conv(f"conv{stage}_{i}", width, 3, padding=1)
+        s.pool(2, 2)
+    for name, out in (("fc6", 4096), ("fc7", 4096), ("fc8", 1000)):
+        s.fc(name, out)
+    return Network.of("vgg16", s.layers)
+
+
+def _resnet_stem(batch: int) -> _Stack:
+    s = _Stack(_check_int("batch", batch), channels=3, size=224)
+    s.conv("conv1", 64, 7, stride=2, padding=3)  # 112x112
+    s.pool(3, 2, padding=1)  # 56x56
+    return s
+
+
+def _basic_block(s: _Stack, prefix: str, width: int, stride: int) -> None:
+    channels, size = s.channels, s.size
+    s.conv(f"{prefix}.conv1", width, 3, stride=stride, padding=1)
+    s.conv(f"{prefix}.conv2", width, 3, padding=1)
+    if stride != 1 or channels != width:
+        s.side_conv(f"{prefix}.downsample.0", channels, size, width, stride)
+
+
+def _bottleneck(s: _Stack, prefix: str, width: int, stride: int) -> None:
+    """torchvision's ResNet v1.5 bottleneck: the stride sits in the 3x3 conv2."""
+    channels, size = s.channels, s.size
+    s.conv(f"{prefix}.conv1", width, 1)
+    s.conv(f"{prefix}.conv2", width, 3, stride=stride, padding=1)
+    s.conv(f"{prefix}.conv3", width * 4, 1)
+    if stride != 1 or channels != width * 4:
+        s.side_conv(f"{prefix}.downsample.0", channels, size, width * 4, stride)
+
+
+def _resnet(name: str, block: Callable[..., None], depths: tuple[int, ...], batch: int) -> Network:
+    s = _resnet_stem(batch)
+    for stage, depth in enumerate(depths):
+        for i in range(depth):
+            stride = 2 if stage > 0 and i == 0 else 1
+            block(s, f"layer{stage + 1}.{i}", 64 * 2**stage, stride)
+    s.pool(s.size, 1)  # global average pool
+    s.fc("fc", 1000)
+    return Network.of(name, s.layers)
+
+
+def resnet18(batch: int = 1) -> Network:
+    """ResNet-18 (He et al. 2016; torchvision), 224x224, basic blocks [2, 2, 2, 2]."""
+    return _resnet("resnet18", _basic_block, (2, 2, 2, 2), batch)
+
+
+def resnet50(batch: int = 1) -> Network:
+    """ResNet-50 v1.5 (torchvision), 224x224, bottlenecks [3, 4, 6, 3], stride in conv2."""
+    return _resnet("resnet50", _bottleneck, (3, 4, 6, 3), batch)
+
+
+# (expansion t, output channels c, repeats n, first stride s): Sandler et al. 2018, Table 2
+_MOBILENETV2 = (
+    (1, 16, 1, 1),
+    (6, 24, 2, 2),
+    (6, 32, 3, 2),
+    (6, 64, 4, 2),
+    (6, 96, 3, 1),
+    (6, 160, 3, 2),
+    (6, 320, 1, 1),
+)
+
+
+def _inverted_residual(s: _Stack, prefix: str, out: int, expand: int, stride: int) -> None:
+    hidden = s.channels * expand
+    if expand != 1:
+        s.conv(f"{prefix}.expand", hidden, 1)
+    s.conv(f"{prefix}.dw", hidden, 3, stride=stride, padding=1, groups=hidden)
+    s.conv(f"{prefix}.project", out, 1)
+
+
+def mobilenetv2(batch: int = 1) -> Network:
+    """MobileNetV2 1.0 (Sandler et al. 2018; torchvision), 224x224.
+
+    Names follow torchvision's ``features`` index: ``features.0.conv`` (3x3/2, 32),
+    ``features.1``..``features.17`` inverted residuals (``expand`` 1x1, ``dw`` 3x3 depthwise,
+    ``project`` 1x1), ``features.18.conv`` (1x1, 1280), ``classifier``.
+    """
+    s = _Stack(_check_int("batch", batch), channels=3, size=224)
+    s.conv("features.0.conv", 32, 3, stride=2, padding=1)
+    index = 1
+    for expand, out, repeats, stride in _MOBILENETV2:
+        for i in range(repeats):
+            _inverted_residual(s, f"features.{index}", out, expand, stride if i == 0 else 1)
+            index += 1
+    s.conv(f"features.{index}.conv", 1280, 1)
+    s.pool(s.size, 1)
+    s.fc("classifier", 1000)
+    return Network.of("mobilenetv2", s.layers)
+
+
+# ---- transformers --------------------------------------------------------------------------
+
+
+def bert_base(batch: int = 1, seq_len: int = 128) -> Network:
+    """BERT-base encoder stack (Devlin et al. 2019): 12 blocks, d=768, 12 heads, FFN 3072.
+
+    Embedding look-ups, the pooler and task heads are not included.
+    """
+    batch = _check_int("batch", batch)
+    seq_len = _check_int("seq_len", seq_len, high=512)
+    block = dict(tokens=seq_len, kv_len=seq_len, d_model=768, heads=12, d_ff=3072, batch=batch)
+    return Network.of("bert-base", _encoder_stack("encoder", 12, **block))
+
+
+_GPT2_MODES = ("prefill", "decode")
+
+
+def gpt2_small(
+    batch: int = 1, mode: str = "prefill", seq_len: int = 128, kv_len: int | None = None
+) -> Network:
+    """GPT-2 small (Radford et al. 2019): 12 decoder blocks, d=768, 12 heads, MLP 3072.
+
+    ``prefill``: ``seq_len`` tokens attend to ``seq_len`` tokens (Q.K^T counted dense: the
+    causal mask does not skip work); ``kv_len`` must be left unset or equal ``seq_len``.
+    ``decode``: one new token attends to ``kv_len`` cached positions (default ``seq_len``),
+    i.e. ``kv_len`` counts the KV cache including the new token's own entry.
+    The LM head IS included: a 768 x 50257 GEMM (tied to the token embedding) applied to
+    every token processed, ``seq_len`` rows in prefill (as ``GPT2LMHeadModel`` computes
+    logits for every position) and 1 row in decode.
+    """
+    batch = _check_int("batch", batch)
+    seq_len = _check_int("seq_len", seq_len, high=1024)
+    if mode not in _GPT2_MODES:
+        raise MagnetError(f"unknown mode {mode!r}; allowed: {', '.join(_GPT2_MODES)}", field="mode")
+    if mode == "prefill":
+        if kv_len is not None and kv_len != seq_len:
+            raise MagnetError(
+                f"prefill attends seq_len={seq_len} tokens to each other; kv_len={kv_len} "
+                "applies to mode='decode' only",
+                field="kv_len",
+            )
+        tokens, kv = seq_len, seq_len
+    else:
+        tokens, kv = 1, _check_int("kv_len", seq_len if kv_len is None else kv_len, high=1024)
+    block = dict(tokens=tokens, kv_len=kv, d_model=768, heads=12, d_ff=3072, batch=batch)
+    layers = _encoder_stack("decoder", 12, **block)
+    layers.append(gemm("lm_head", m=tokens, k=768, n=50257, batch=batch))
+    return Network.of("gpt2-small", layers)
+
+
+def vit_b16(batch: int = 1) -> Network:
+    """ViT-B/16 (Dosovitskiy et al. 2021; torchvision), 224x224.
+
+    Patch embedding as a 16x16 stride-16 conv (3 -> 768, 14x14 = 196 patches), 197 tokens
+    with the class token, 12 blocks (d=768, 12 heads, MLP 3072), classifier head on the class
+    token (768 -> 1000).
+    """
+    batch = _check_int("batch", batch)
+    s = _Stack(batch, channels=3, size=224)
+    s.conv("conv_proj", 768, 16, stride=16)
+    tokens = s.size * s.size + 1
+    block = dict(tokens=tokens, kv_len=tokens, d_model=768, heads=12, d_ff=3072, batch=batch)
+    layers = [*s.layers, *_encoder_stack("encoder", 12, **block)]
+    layers.append(fully_connected("head", in_features=768, out_features=1000, batch=batch))
+    return Network.of("vit-b16", layers)
+
+
+# ---- registry ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ZooEntry:
+    """A zoo network: its builder, a one-line description, the parameters it accepts."""
+
+    build: Callable[..., Network]
+    description: str
+    parameters: tuple[str, ...]
+
+
+def _entry(build: Callable[..., Network], description: str) -> ZooEntry:
+    return ZooEntry(build, description, tuple(inspect.signature(build).parameters))
+
+
+ZOO: dict[str, ZooEntry] = {
+    "alexnet": _entry(alexnet, "AlexNet (Krizhevsky 2012, 2-group conv2/4/5), 227x227"),
+    "vgg16": _entry(vgg16, "VGG-16 (configuration D), 224x224"),
+    "resnet18": _entry(resnet18, "ResNet-18 (torchvision), 224x224"),
+    "resnet50": _entry(resnet50, "ResNet-50 v1.5 (torchvision, stride in the 3x3), 224x224"),
+    "mobilenetv2": _entry(mobilenetv2, "MobileNetV2 1.0 (torchvision), 224x224"),
+    "bert-base": _entry(bert_base, "BERT-base encoder, 12 blocks, d=768, 12 heads"),
+    "gpt2-small": _entry(gpt2_small, "GPT-2 small, 12 blocks + LM head, prefill or decode"),
+    "vit-b16": _entry(vit_b16, "ViT-B/16, 224x224, 197 tokens, classifier head"),
+}
+
+
+def load_zoo(name: str, **params: object) -> Network:
+    """Build a zoo network by name, e.g. ``load_zoo("gpt2-small", mode="decode", kv_len=512)``."""
+    entry = ZOO.get(name)
+    if entry is None:
+        raise MagnetError(f"unknown network {name!r}; allowed: {', '.join(ZOO)}", field="name")
+    unknown = sorted(set(params) - set(entry.parameters))
+    if unknown:
+        raise MagnetError(
+            f"{name} does not take {', '.join(unknown)}; allowed: {', '.join(entry.parameters)}",
+            field="params",
+        )
+    return entry.build(**params)

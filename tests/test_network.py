@@ -1,0 +1,121 @@
+"""Networks: YAML input, identical layers evaluated once, per-layer mappings, CLI totals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from magnet.arch.load import load_arch
+from magnet.cli import main
+from magnet.errors import MagnetError
+from magnet.mapping import evaluate
+from magnet.mapping.network import LayerMappings, evaluate_network
+from magnet.workload.load import load_workload, network_from_yaml, with_batch
+from tests.conftest import DATA
+
+NET = DATA / "network"
+
+
+def test_yaml_network_and_identical_layers() -> None:
+    net = network_from_yaml(NET / "tiny_net.yaml")
+    # conv: 2 * 4 * 4 = 32 MACs; fc1: 4 * 8 = 32; fc2: 32 x 2 repeats -> 96 MACs in all
+    assert net.macs == 32 + 32 + 2 * 32
+    assert net.layer_count == 4
+    groups = net.unique_layers()
+    # fc1 and fc2 share a loop nest: 2 distinct shapes, fc shape counted 3 times
+    assert [(layer.name, count, names) for layer, count, names in groups] == [
+        ("conv", 1, ["conv"]),
+        ("fc1", 3, ["fc1", "fc2"]),
+    ]
+    assert with_batch(net, 4).macs == 4 * net.macs
+
+
+def test_network_evaluation_sums_each_layer_times_its_count() -> None:
+    arch = load_arch(str(NET / "tiny_arch.yaml"))
+    net = load_workload(str(NET / "tiny_net.yaml"))
+    maps = LayerMappings.from_yaml(NET / "tiny_mappings.yaml")
+    result = evaluate_network(net, arch, maps)
+    assert result.unique_shapes == 2  # fc2 reuses fc1's mapping and its evaluation
+    single = {
+        name: evaluate(entry.layer, arch, maps.by_name[name])
+        for name, entry in (("conv", net.layers[0]), ("fc1", net.layers[1]))
+    }
+    # one MAC unit, every loop temporal: cycles = MACs; conv 32 + fc1 32 + fc2 2 x 32 = 128
+    assert result.latency_cycles == 128
+    assert result.utilization == 1.0
+    expected = single["conv"].energy_pj + 3 * single["fc1"].energy_pj
+    assert result.energy_pj == pytest.approx(expected)
+    rows = result.to_dict()["layers"]
+    assert [(r["name"], r["count"], r["macs"]) for r in rows] == [
+        ("conv", 1, 32),
+        ("fc1", 1, 32),
+        ("fc2", 2, 32),
+    ]
+
+
+def test_missing_and_unknown_layer_mappings_are_named() -> None:
+    arch = load_arch(str(NET / "tiny_arch.yaml"))
+    net = load_workload(str(NET / "tiny_net.yaml"))
+    only_conv = LayerMappings.from_data(
+        {"layers": {"conv": [{"target": "DRAM", "temporal": {"K": 2, "P": 4, "C": 4}}]}}, "m.yaml"
+    )
+    with pytest.raises(MagnetError, match=r"m.yaml: no mapping for 2 layer\(s\): fc1, fc2"):
+        evaluate_network(net, arch, only_conv)
+    # every layer has a mapping (conv and the fc shape by name), plus one for a layer
+    # the network does not have
+    extra = LayerMappings.from_data(
+        {
+            "layers": {
+                "conv": [{"target": "DRAM", "temporal": "K2 P4 C4"}],
+                "fc2": [{"target": "DRAM", "temporal": "K4 C8"}],
+                "nope": [{"target": "DRAM"}],
+            }
+        },
+        "m.yaml",
+    )
+    with pytest.raises(MagnetError, match="does not have: nope"):
+        evaluate_network(net, arch, extra)
+
+
+def test_bad_network_yaml(tmp_path) -> None:
+    bad = tmp_path / "net.yaml"
+    bad.write_text("name: x\nlayers:\n  - {name: a, K: 4, kernal: 3}\n")
+    with pytest.raises(MagnetError, match=r"net.yaml: layers.0.kernal: unknown field; allowed"):
+        network_from_yaml(bad)
+    bad.write_text("name: x\nlayers:\n  - {name: a, K: 0}\n")
+    with pytest.raises(MagnetError, match=r"K"):
+        network_from_yaml(bad)
+    bad.write_text("name: x\nlayers:\n  - {name: a, K: 2}\n  - {name: a, K: 3}\n")
+    with pytest.raises(MagnetError, match="repeated: a"):
+        network_from_yaml(bad)
+
+
+def test_cli_network_json() -> None:
+    out = CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            "--arch",
+            str(NET / "tiny_arch.yaml"),
+            "--workload",
+            str(NET / "tiny_net.yaml"),
+            "--mapping-file",
+            str(NET / "tiny_mappings.yaml"),
+            "--json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["macs"] == 128 and data["latency_cycles"] == 128
+    assert [r["name"] for r in data["layers"]] == ["conv", "fc1", "fc2"]
+    assert set(data["layers"][0]) >= {
+        "name",
+        "shape",
+        "count",
+        "macs",
+        "energy_pj",
+        "latency_cycles",
+        "utilization",
+    }
