@@ -9,6 +9,7 @@ The public API, in the order data flows through it::
     mapping = mg.Mapping.from_yaml("experiments/mappings/simba-chip_resnet50_res2a_branch2b.yaml")
     result = mg.evaluate(layer, arch, mapping)
     result.energy_pj, result.latency_cycles, result.area_mm2, result.energy_pj_by_level
+    net = mg.load_workload("resnet50", batch=1)      # zoo name, .onnx or network .yaml
 """
 
 from magnet.arch import templates
@@ -19,6 +20,7 @@ from magnet.cost.base import Component, CostModel
 from magnet.errors import InvalidMappingError, MagnetError
 from magnet.interop.timeloop import load_timeloop
 from magnet.mapping import Mapping, MappingBatch, evaluate, evaluate_batch
+from magnet.mapping.network import LayerMappings, evaluate_network
 from magnet.workload.layer import (
     Layer,
     conv2d,
@@ -28,6 +30,8 @@ from magnet.workload.layer import (
     matmul,
     parse_layer,
 )
+from magnet.workload.load import load_workload
+from magnet.workload.network import Network
 
 __version__ = "0.1.0"
 
@@ -39,18 +43,22 @@ __all__ = [
     "CostModel",
     "InvalidMappingError",
     "Layer",
+    "LayerMappings",
     "MagnetError",
     "Mapping",
     "MappingBatch",
+    "Network",
     "StorageLevel",
     "conv2d",
     "depthwise_conv2d",
     "evaluate",
     "evaluate_batch",
+    "evaluate_network",
     "fully_connected",
     "gemm",
     "load_arch",
     "load_timeloop",
+    "load_workload",
     "matmul",
     "parse_layer",
     "price_arch",

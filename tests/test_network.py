@@ -119,3 +119,44 @@ def test_cli_network_json() -> None:
         "latency_cycles",
         "utilization",
     }
+
+
+def test_cli_evaluates_an_onnx_model_and_lists_what_it_did_not_price(tmp_path) -> None:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    # x[1,4,6,6] -> Conv 3x3 (8 filters, no padding) -> Relu -> y[1,8,4,4]
+    w = numpy_helper.from_array(np.zeros((8, 4, 3, 3), dtype=np.float32), "w")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+            helper.make_node("Relu", ["c"], ["y"], name="relu"),
+        ],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 4, 4])],
+        [w],
+    )
+    model_path = tmp_path / "tiny.onnx"
+    onnx.save(helper.make_model(graph), model_path)
+    maps = tmp_path / "maps.yaml"
+    # conv: K=8, C=4, P=Q=4, R=S=3 -> 8 * 4 * 16 * 9 = 4608 MACs, all temporal at DRAM
+    maps.write_text("layers:\n  conv:\n    - {target: DRAM, temporal: 'K8 C4 P4 Q4 R3 S3'}\n")
+    out = CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            "--arch",
+            str(NET / "tiny_arch.yaml"),
+            "--workload",
+            str(model_path),
+            "--mapping-file",
+            str(maps),
+            "--json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["macs"] == 4608 and data["latency_cycles"] == 4608
+    assert data["notes"] == ["not priced: 1 nodes: Relu x 1; priced: 1 layers: Conv x 1"]

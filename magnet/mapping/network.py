@@ -130,6 +130,7 @@ class NetworkResult:
             "network": self.network.name,
             "arch": self.arch.name,
             "layers_total": self.network.layer_count,
+            "notes": list(self.network.notes),
             "unique_shapes": self.unique_shapes,
             "macs": self.macs,
             "energy_pj": self.energy_pj,

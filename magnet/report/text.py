@@ -54,6 +54,7 @@ def network_table(result: NetworkResult) -> str:
     lines = [
         f"network      {d['network']}  ({d['layers_total']} layers, "
         f"{d['unique_shapes']} distinct shapes evaluated)",
+        *(f"note         {note}" for note in d["notes"]),
         f"arch         {d['arch']}",
         f"cost model   {d['cost_model']}",
         f"MACs         {d['macs']:,}",

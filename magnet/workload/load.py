@@ -106,8 +106,8 @@ def load_workload(spec: str, batch: int | None = None) -> Network:
     if path.suffix.lower() == ".onnx":
         from magnet.workload.onnx_import import load_onnx
 
-        network, _summary = load_onnx(path, batch=batch)
-        return network
+        network, summary = load_onnx(path, batch=batch)
+        return network.model_copy(update={"notes": (str(summary),)})
     if path.suffix.lower() in (".yaml", ".yml"):
         network = network_from_yaml(path)
         return network if batch is None else with_batch(network, batch)

@@ -30,6 +30,7 @@ class Network(BaseModel):
 
     name: str
     layers: tuple[NetworkLayer, ...]
+    notes: tuple[str, ...] = ()  # e.g. what an ONNX import left out (pooling, activations)
 
     @model_validator(mode="after")
     def _unique_names(self) -> Network:
