@@ -44,6 +44,9 @@ def main() -> None:
 @click.option("--workload", type=str, help="Zoo name (resnet50), .onnx or network .yaml.")
 @click.option("--batch", type=int, default=None, help="Batch size of the workload.")
 @click.option("--mapping-file", "layer_mappings", type=str, help="Per-layer mappings YAML.")
+@click.option("--dataflow", type=str, help="Map every layer under this dataflow (or YAML).")
+@click.option("--mapper", type=click.Choice(["fast", "exhaustive", "random"]), default="fast")
+@click.option("--objective", type=str, default="edp", help="edp, energy, latency or weights.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of tables.")
 @_friendly
 def evaluate(
@@ -54,9 +57,12 @@ def evaluate(
     workload: str | None,
     batch: int | None,
     layer_mappings: str | None,
+    dataflow: str | None,
+    mapper: str,
+    objective: str,
     as_json: bool,
 ) -> None:
-    """Price a mapping of a layer, or per-layer mappings of a whole network."""
+    """Price a mapping of a layer, or a whole network (given or found mappings)."""
     from magnet.arch.load import load_arch
 
     if workload:
@@ -67,8 +73,11 @@ def evaluate(
             layer_mappings,
             as_json,
             conflicting=bool(layer_text or mapping_file or timeloop_file),
+            search=(dataflow, mapper, objective),
         )
         return
+    if dataflow:
+        raise MagnetError("--dataflow maps a --workload; for one layer use 'magnet map'")
     if batch is not None or layer_mappings:
         raise MagnetError("--batch and --mapping-file apply to --workload")
     from magnet.mapping import Mapping
@@ -116,23 +125,139 @@ def _evaluate_network(
     layer_mappings: str | None,
     as_json: bool,
     conflicting: bool,
+    search: tuple[str | None, str, str],
 ) -> None:
     from magnet.arch.load import load_arch
     from magnet.mapping.network import LayerMappings, evaluate_network
     from magnet.report.text import network_table
     from magnet.workload.load import load_workload
 
+    dataflow, mapper, objective = search
     if conflicting:
         raise MagnetError(
-            "--workload evaluates a network: give its per-layer mappings with --mapping-file, "
-            "not --layer/--mapping/--timeloop"
+            "--workload evaluates a network: give its per-layer mappings with --mapping-file "
+            "or a --dataflow to find them, not --layer/--mapping/--timeloop"
         )
-    if not arch_spec or not layer_mappings:
-        raise MagnetError("--workload needs --arch and --mapping-file")
+    if not arch_spec or bool(layer_mappings) == bool(dataflow):
+        raise MagnetError("--workload needs --arch and one of --mapping-file or --dataflow")
     arch = load_arch(arch_spec)
     network = load_workload(workload, batch)
-    result = evaluate_network(network, arch, LayerMappings.from_yaml(layer_mappings))
+    if dataflow:
+        from magnet.mapper.search import map_network
+
+        found = map_network(
+            network,
+            arch,
+            dataflow,
+            mapper=mapper,
+            objective=objective,
+            progress=None if as_json else _progress(network),
+        )
+        mappings = LayerMappings(
+            {name: r.mapping for name, r in found.items()}, source=f"mapper {mapper}"
+        )
+    else:
+        mappings = LayerMappings.from_yaml(layer_mappings)
+    result = evaluate_network(network, arch, mappings)
     click.echo(json.dumps(result.to_dict(), indent=1) if as_json else network_table(result))
+
+
+def _progress(network: Any) -> Callable[..., None]:
+    """Print one line per mapped layer shape, with an ETA, on stderr."""
+    import time
+
+    total = len(network.unique_layers())
+    start = time.perf_counter()
+    done = 0
+
+    def report(layer: Any, result: Any) -> None:
+        nonlocal done
+        done += 1
+        elapsed = time.perf_counter() - start
+        eta = elapsed / done * (total - done)
+        click.echo(
+            f"[{done}/{total}] {layer.name:<28} EDP {result.result.edp:.3e}  "
+            f"{result.seconds:.2f}s  (eta {eta:.1f}s)",
+            err=True,
+        )
+
+    return report
+
+
+@main.command(name="map")
+@click.option("--timeloop", "timeloop_file", type=str, help="Search this Timeloop input's space.")
+@click.option("--arch", "arch_spec", type=str, help="Architecture YAML or preset.")
+@click.option("--layer", "layer_text", type=str, help='Layer, e.g. "K=64,C=64,P=56,Q=56".')
+@click.option("--dataflow", type=str, default=None, help="Named dataflow or dataflow YAML.")
+@click.option("--mapper", type=click.Choice(["fast", "exhaustive", "random"]), default="fast")
+@click.option("--objective", type=str, default="edp", help="edp, energy, latency or weights.")
+@click.option("--samples", type=int, default=20000, help="Samples of the random mapper.")
+@click.option("--seed", type=int, default=0)
+@click.option("--output", type=str, default=None, help="Write the best mapping to this YAML.")
+@click.option("--json", "as_json", is_flag=True)
+@_friendly
+def map_command(
+    timeloop_file: str | None,
+    arch_spec: str | None,
+    layer_text: str | None,
+    dataflow: str | None,
+    mapper: str,
+    objective: str,
+    samples: int,
+    seed: int,
+    output: str | None,
+    as_json: bool,
+) -> None:
+    """Find the best mapping of one layer (given dataflow, objective and mapper)."""
+    from pathlib import Path
+
+    from magnet.mapper.search import map_layer
+    from magnet.report.text import result_table
+
+    if timeloop_file:
+        if arch_spec or layer_text:
+            raise MagnetError("--timeloop brings its own arch and layer")
+        from magnet.interop.timeloop import load_timeloop
+
+        tl = load_timeloop(timeloop_file)
+        flow = tl.dataflow if dataflow is None else dataflow
+        result = map_layer(
+            tl.layer,
+            tl.arch,
+            flow,
+            mapper=mapper,
+            objective=objective,
+            seed=seed,
+            samples=samples,
+            cost_model=tl.cost_model,
+        )
+    else:
+        from magnet.arch.load import load_arch
+        from magnet.workload.layer import parse_layer
+
+        if not arch_spec or not layer_text:
+            raise MagnetError("missing --arch or --layer (or give --timeloop FILE)")
+        result = map_layer(
+            parse_layer(layer_text),
+            load_arch(arch_spec),
+            dataflow,
+            mapper=mapper,
+            objective=objective,
+            seed=seed,
+            samples=samples,
+        )
+    if output:
+        Path(output).write_text(result.mapping.to_yaml())
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=1))
+        return
+    click.echo(
+        f"mapper {result.mapper}, dataflow {result.dataflow.name}, objective "
+        f"{result.objective.name}: {result.mappings_evaluated:,} mappings priced "
+        f"({result.valid_mappings:,} valid) in {result.seconds:.2f}s; mapspace "
+        f"{result.mapspace_size:.3g}\n"
+    )
+    click.echo(result_table(result.result))
 
 
 @main.command()

@@ -118,6 +118,7 @@ class Arch(BaseModel):
     compute: ComputeLevel
     clock_ghz: float = Field(1.0, gt=0)
     technology_nm: float = Field(45.0, gt=0)
+    template: str | None = None  # the template that built it (its named dataflows apply)
 
     @model_validator(mode="after")
     def _tree_is_consistent(self) -> Arch:

@@ -54,7 +54,13 @@ class _Params(BaseModel):
 
 
 def _assemble(
-    name: str, levels: Any, p: _Params, mesh: tuple[int, int], bits: int, accum_bits: int
+    template: str,
+    name: str,
+    levels: Any,
+    p: _Params,
+    mesh: tuple[int, int],
+    bits: int,
+    accum_bits: int,
 ) -> Arch:
     """The architecture from its storage levels (outermost first) and an integer MAC array."""
     compute = ComputeLevel(
@@ -69,6 +75,7 @@ def _assemble(
         compute=compute,
         clock_ghz=p.clock_ghz,
         technology_nm=p.technology_nm,
+        template=template,
     )
 
 
@@ -170,7 +177,8 @@ def simba(name: str = "simba", **params: Any) -> Arch:
                 attributes={"hop_mm": 0.01},
             )
         )
-    return _assemble(name, levels, p, (vu_x * p.vector_width, pes_y), p.weight_bits, p.accum_bits)
+    mesh = (vu_x * p.vector_width, pes_y)
+    return _assemble("simba", name, levels, p, mesh, p.weight_bits, p.accum_bits)
 
 
 class EyerissParams(_Params):
@@ -223,7 +231,7 @@ def eyeriss(name: str = "eyeriss", **params: Any) -> Arch:
             **pe,
         ),
     )
-    return _assemble(name, levels, p, (p.pe_cols, p.pe_rows), p.word_bits, p.word_bits)
+    return _assemble("eyeriss", name, levels, p, (p.pe_cols, p.pe_rows), p.word_bits, p.word_bits)
 
 
 class SystolicParams(_Params):
@@ -267,7 +275,7 @@ def systolic(name: str = "systolic", **params: Any) -> Arch:
         StorageLevel(name="InputReg", keeps=("inputs",), **reg),
         StorageLevel(name="OutputReg", keeps=("outputs",), **reg),
     )
-    return _assemble(name, levels, p, (p.cols, p.rows), p.word_bits, 32)
+    return _assemble("systolic", name, levels, p, (p.cols, p.rows), p.word_bits, 32)
 
 
 TEMPLATES = {

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 from magnet.cost.base import Component, CostModel
+from magnet.dataflow import Dataflow, Rule
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapping.mapping import LevelMapping, Mapping
@@ -57,6 +58,11 @@ class TimeloopInput:
     cost_model: ErtCostModel
     constraints: list[dict[str, Any]]
     source: str
+
+    @property
+    def dataflow(self) -> Dataflow:
+        """The mapspace constraints as a magnet dataflow (no rules when there are none)."""
+        return constraints_dataflow(self.constraints, self.arch, self.source)
 
 
 class ErtCostModel(CostModel):
@@ -501,3 +507,72 @@ def _ert(ert: Any, art: Any) -> ErtCostModel:
 def _leaf_name(full: Any) -> str:
     """``system.PE.ifmap_spad[1..168]`` -> ``ifmap_spad``."""
     return re.sub(r"\[[0-9.]*\]$", "", str(full)).split(".")[-1]
+
+
+def load_constraints(path: str | Path, arch: Arch) -> Dataflow:
+    """The ``architecture_constraints`` / ``mapspace_constraints`` of a Timeloop file."""
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise MagnetError("expected a Timeloop input", source=str(path))
+    targets = list((data.get("architecture_constraints") or {}).get("targets") or [])
+    targets += list((data.get("mapspace_constraints") or {}).get("targets") or [])
+    return constraints_dataflow(targets, arch, str(path))
+
+
+def constraints_dataflow(targets: list[dict[str, Any]], arch: Arch, src: str) -> Dataflow:
+    """Timeloop mapspace constraints as a magnet dataflow.
+
+    ``temporal``: fixed factors and the permutation (innermost first; a partial one fixes the
+    innermost loops, the rest are free outside). ``spatial``: factors fixed to 1 forbid a dim
+    on the fan-out, the others go to X or Y by ``split`` (positions before it are X). Keep /
+    bypass lists set what a level keeps.
+    """
+    names = [lvl.name for lvl in arch.levels]
+    rules: dict[str, dict[str, Any]] = {}
+    for i, target in enumerate(targets):
+        where = f"constraints[{i}]"
+        if not isinstance(target, dict):
+            raise MagnetError("each constraint must be a mapping", source=src, field=where)
+        level = _instances(str(target.get("target", "")), src)[0]
+        if level not in names:
+            raise MagnetError(
+                f"unknown target {level!r}; levels: {', '.join(names)}", source=src, field=where
+            )
+        rule = rules.setdefault(level, {"level": level})
+        kind = target.get("type")
+        factors = _factors(target.get("factors", ""), src, where)
+        try:
+            perm = [parse_dim(c).name for c in str(target.get("permutation", "")) if c.strip()]
+        except ValueError as exc:
+            raise MagnetError(f"permutation: {exc}", source=src, field=where) from None
+        if kind == "temporal":
+            rule["factors"] = factors
+            if perm:
+                rule["order"] = perm
+        elif kind == "spatial":
+            free = [d for d in (perm or list(DIMS)) if factors.get(d, 0) != 1]
+            free += [d for d in DIMS if d not in perm and factors.get(d, 0) != 1 and perm]
+            split = int(target.get("split", len(DIMS)))
+            order = perm + [d for d in DIMS if d not in perm]
+            rule["spatial_x"] = [d for d in free if order.index(d) < split]
+            rule["spatial_y"] = [d for d in free if order.index(d) >= split]
+            rule["spatial_factors"] = {d: f for d, f in factors.items() if f > 1}
+        elif kind in ("bypass", "datatype"):
+            current = set(arch.levels[names.index(level)].keeps)
+            current |= {_operand(op, src) for op in target.get("keep") or []}
+            current -= {_operand(op, src) for op in target.get("bypass") or []}
+            rule["keep"] = sorted(current)
+        else:
+            raise MagnetError(
+                f"unknown constraint type {kind!r}; allowed: temporal, spatial, bypass, datatype",
+                source=src,
+                field=where,
+            )
+    try:
+        return Dataflow(
+            name="timeloop-constraints",
+            description=f"constraints of {src}",
+            rules=tuple(Rule(**r) for r in rules.values()),
+        )
+    except ValidationError as exc:
+        raise MagnetError(validation_message(exc, Dataflow), source=src) from None

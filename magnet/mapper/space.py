@@ -1,0 +1,326 @@
+"""The mapspace of one layer on one architecture under one dataflow.
+
+Slots: every dimension is split into factors over the temporal loops of each level and the
+spatial loops of each fan-out (X and Y). Factors are divisors of what is left of the
+dimension; a spatial factor may also be the whole remaining fan-out (an imperfect factor: the
+last iteration is padded, which costs cycles, not data). Loop orders are kept only up to the
+reuse they produce (``order_classes``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from magnet.arch.spec import Arch
+from magnet.dataflow import Dataflow
+from magnet.errors import MagnetError
+from magnet.mapping.analysis import _SINGLE_AXIS
+from magnet.mapping.mapping import MappingBatch, default_keep
+from magnet.workload.dims import DIMS, NUM_DIMS, OPERANDS, RELEVANT, Dim, Operand, parse_operand
+from magnet.workload.layer import Layer
+
+_REL = np.zeros((3, NUM_DIMS), dtype=bool)
+for _op, _dims in RELEVANT.items():
+    _REL[_op, [int(d) for d in _dims]] = True
+
+
+def divisors(n: int) -> list[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+@dataclass
+class Space:
+    """Constraints of the mapspace as arrays (level 0 = innermost storage level)."""
+
+    layer: Layer
+    arch: Arch
+    dataflow: Dataflow
+
+    def __post_init__(self) -> None:
+        arch, flow = self.arch, self.dataflow
+        flow.check(arch)
+        nl = len(arch.levels)
+        self.nl = nl
+        self.extent = np.array(self.layer.dims, dtype=np.int64)
+        self.keep = default_keep(arch)
+        self.allow_t = np.ones((nl, NUM_DIMS), dtype=bool)
+        self.fixed_t = np.zeros((nl, NUM_DIMS), dtype=np.int64)
+        self.allow_sx = np.ones((nl, NUM_DIMS), dtype=bool)
+        self.allow_sy = np.ones((nl, NUM_DIMS), dtype=bool)
+        self.fixed_s = np.zeros((nl, NUM_DIMS), dtype=np.int64)
+        self.order_prefix: list[list[int]] = [[] for _ in range(nl)]
+        self.stationary: list[tuple[int, Operand]] = []
+        self.reuse: list[tuple[int, Operand]] = []
+        for rule in flow.rules:
+            li = arch.level_index(rule.level)
+            if rule.temporal is not None:
+                self.allow_t[li] = False
+                self.allow_t[li, [int(Dim[d]) for d in rule.temporal]] = True
+            for d, f in rule.factors.items():
+                self.fixed_t[li, Dim[d]] = f
+            for mask, dims in ((self.allow_sx, rule.spatial_x), (self.allow_sy, rule.spatial_y)):
+                if dims is not None:
+                    mask[li] = False
+                    mask[li, [int(Dim[d]) for d in dims]] = True
+            for d, f in rule.spatial_factors.items():
+                self.fixed_s[li, Dim[d]] = f
+            if rule.order is not None:
+                self.order_prefix[li] = [int(Dim[d]) for d in rule.order]
+            if rule.keep is not None:
+                self.keep[li] = False
+                for op in rule.keep:
+                    self.keep[li, parse_operand(op)] = True
+            for op in rule.stationary:
+                self.stationary.append((li, parse_operand(op)))
+            for op in rule.reuse:
+                self.reuse.append((li, parse_operand(op)))
+        self.fanouts = arch.fanouts
+        self.cap_bits = np.array(
+            [np.inf if lvl.capacity_bits is None else lvl.capacity_bits for lvl in arch.inner_first]
+        )
+        self.bits = np.array(
+            [[lvl.bits(Operand(o)) for o in range(3)] for lvl in arch.inner_first], dtype=float
+        )
+        self._check_feasible()
+
+    # ---- feasibility ------------------------------------------------------------------
+    def _check_feasible(self) -> None:
+        """Refuse, with the reason, a layer no mapping of this space can run."""
+        name = self.dataflow.name
+        for d in range(NUM_DIMS):
+            need = self.extent[d]
+            if need == 1:
+                continue
+            fixed = int(np.prod(self.fixed_t[:, d][self.fixed_t[:, d] > 0])) * int(
+                np.prod(self.fixed_s[:, d][self.fixed_s[:, d] > 0])
+            )
+            room = self.allow_t[:, d] & (self.fixed_t[:, d] == 0)
+            spatial = sum(
+                (fx if self.allow_sx[li, d] else 1) * (fy if self.allow_sy[li, d] else 1)
+                for li, (fx, fy) in enumerate(self.fanouts)
+            )
+            if not room.any() and fixed < need and spatial <= 1:
+                raise MagnetError(
+                    f"dataflow {name!r} allows no loop over {DIMS[d]} (extent {need}) at any "
+                    "level or fan-out",
+                    field="--dataflow",
+                )
+        for li, lvl in enumerate(self.arch.inner_first):
+            words = self.min_tiles(li)
+            need = float((words * self.keep[li] * self.bits[li]).sum())
+            if need > self.cap_bits[li]:
+                parts = [
+                    f"{OPERANDS[o]} {int(words[o])} words" for o in range(3) if self.keep[li, o]
+                ]
+                cap_words = self.cap_bits[li] / self.bits[li][self.keep[li]].max()
+                raise MagnetError(
+                    f"the smallest tiles at {lvl.name!r} ({', '.join(parts)}) do not fit its "
+                    f"{lvl.describe_capacity()} (~{int(cap_words)} words) under dataflow "
+                    f"{name!r}",
+                    field=lvl.name,
+                )
+
+    def min_tiles(self, li: int) -> np.ndarray:
+        """Smallest possible tile of each operand at level ``li`` (fixed and forced factors)."""
+        extent = np.ones(NUM_DIMS)
+        for d in range(NUM_DIMS):
+            below = np.prod([f for f in self.fixed_t[: li + 1, d] if f > 0] or [1])
+            below *= np.prod([f for f in self.fixed_s[: li + 1, d] if f > 0] or [1])
+            free_above = (
+                self.allow_t[li + 1 :, d].any()
+                or self.fixed_t[li + 1 :, d].any()
+                or any(self.allow_sx[li + 1 :, d])
+                or any(self.allow_sy[li + 1 :, d])
+            )
+            extent[d] = below if free_above else max(below, self.extent[d])
+        return tile_words(self.layer, extent)
+
+    # ---- structure checks ---------------------------------------------------------------
+    def structure_ok(self, batch: MappingBatch) -> np.ndarray:
+        """bool[batch]: rules, fan-outs, coverage and stationarity hold (capacity is the
+        evaluator's)."""
+        t, sx, sy = batch.factors_t, batch.spatial_x, batch.spatial_y
+        ok = np.ones(batch.size, dtype=bool)
+        ok &= ((t > 1) <= self.allow_t[:, :, None]).all(axis=(0, 1))
+        ok &= ((sx > 1) <= self.allow_sx[:, :, None]).all(axis=(0, 1))
+        ok &= ((sy > 1) <= self.allow_sy[:, :, None]).all(axis=(0, 1))
+        fixed = self.fixed_t > 0
+        ok &= (t[fixed] == self.fixed_t[fixed][:, None]).all(axis=0) if fixed.any() else True
+        fixed_s = self.fixed_s > 0
+        if fixed_s.any():
+            ok &= ((sx * sy)[fixed_s] == self.fixed_s[fixed_s][:, None]).all(axis=0)
+        for li, (fx, fy) in enumerate(self.fanouts):
+            ok &= (sx[li].prod(axis=0) <= fx) & (sy[li].prod(axis=0) <= fy)
+        total = (t.astype(np.int64) * sx * sy).prod(axis=0)  # [dim, batch]
+        ok &= (total >= self.extent[:, None]).all(axis=0)
+        for li, prefix in enumerate(self.order_prefix):
+            for position, d in enumerate(prefix):
+                ok &= batch.rank[li, d] == position
+        for li, op in self.stationary:
+            ok &= stationary_ok(batch, li, op)
+        for li, op in self.reuse:
+            ok &= reuse_ok(batch, li, op)
+        return ok
+
+    # ---- sizes ---------------------------------------------------------------------------
+    @cached_property
+    def _tiling_cache(self) -> dict[int, tuple[np.ndarray, list[tuple[str, int]]]]:
+        return {}
+
+    @cached_property
+    def slots(self) -> list[list[tuple[str, int]]]:
+        """Per dim: the slots that may take a factor > 1, as (kind, level)."""
+        out = []
+        for d in range(NUM_DIMS):
+            slots = []
+            for li, (fx, fy) in enumerate(self.fanouts):
+                if fx > 1 and self.allow_sx[li, d]:
+                    slots.append(("x", li))
+                if fy > 1 and self.allow_sy[li, d]:
+                    slots.append(("y", li))
+            slots += [("t", li) for li in range(self.nl) if self.allow_t[li, d]]
+            out.append(slots)
+        return out
+
+    def size(self) -> float:
+        """Number of mappings in the pruned mapspace (tilings x loop-order classes), an
+        estimate when the orders depend on the tiling (each level counted with all its dims)."""
+        tilings = 1.0
+        for d in range(NUM_DIMS):
+            tilings *= len(self.dim_tilings(d)[0])
+        orders = 1.0
+        for li in range(self.nl):
+            dims = [d for d in range(NUM_DIMS) if self.extent[d] > 1 and self.allow_t[li, d]]
+            orders *= len(self.order_classes(tuple(dims), li))
+        return tilings * orders
+
+    # ---- enumeration pieces -------------------------------------------------------------
+    def dim_tilings(self, d: int) -> tuple[np.ndarray, list[tuple[str, int]]]:
+        """int[n, slots] and the slots: every split of dim ``d`` (fixed factors excluded).
+
+        Factors are divisors of what is left; a spatial slot may also take the whole remaining
+        fan-out when that does not divide (imperfect). The last temporal slot takes the rest.
+        """
+        if d in self._tiling_cache:
+            return self._tiling_cache[d]
+        slots = self.slots[d]
+        fixed = int(np.prod([f for f in self.fixed_t[:, d] if f > 0] or [1]))
+        fixed *= int(np.prod([f for f in self.fixed_s[:, d] if f > 0] or [1]))
+        rest = -(-int(self.extent[d]) // fixed)
+        free = [s for s in slots if not (s[0] == "t" and self.fixed_t[s[1], d] > 0)]
+        rows: list[tuple[int, ...]] = []
+
+        def walk(i: int, left: int, acc: tuple[int, ...]) -> None:
+            if i == len(free):
+                if left == 1:
+                    rows.append(acc)
+                return
+            kind, li = free[i]
+            is_last_t = kind == "t" and all(k != "t" for k, _ in free[i + 1 :])
+            if is_last_t:
+                walk(i + 1, 1, (*acc, left))
+                return
+            options = set(divisors(left))
+            if kind in "xy":
+                limit = self.fanouts[li][0 if kind == "x" else 1]
+                options = {o for o in options if o <= limit}
+                if left > limit and left % limit:
+                    options.add(limit)  # imperfect: the whole fan-out, last step padded
+            for f in sorted(options):
+                walk(i + 1, -(-left // f), (*acc, f))
+
+        if rest == 1 or not free:
+            rows = [tuple(1 for _ in free)] if rest == 1 else []
+        else:
+            walk(0, rest, ())
+        table = np.array(rows, dtype=np.int64).reshape(len(rows), len(free))
+        self._tiling_cache[d] = (table, free)
+        return self._tiling_cache[d]
+
+    def order_classes(self, dims: tuple[int, ...], li: int) -> list[tuple[int, ...]]:
+        """Loop orders (innermost first) of ``dims`` at level ``li`` that differ in reuse.
+
+        Two orders are alike when, for every operand, the same loops sit inside its innermost
+        relevant loop, and the window dims (P, Q, R, S) and the first N/G/C loop come in the
+        same order (what the sliding-window analysis looks at).
+        """
+        prefix = [d for d in self.order_prefix[li] if d in dims]
+        rest = [d for d in dims if d not in prefix]
+        seen: dict[tuple, tuple[int, ...]] = {}
+        for perm in itertools.permutations(rest):
+            order = (*prefix, *perm)
+            seen.setdefault(_order_signature(order), order)
+        return list(seen.values()) or [tuple(prefix)]
+
+
+def _order_signature(order: tuple[int, ...]) -> tuple:
+    sig = []
+    for op in range(3):
+        inside = []
+        for d in order:
+            if _REL[op, d]:
+                break
+            inside.append(d)
+        sig.append(frozenset(inside))
+    window = tuple(
+        d
+        for d in order
+        if d in (int(Dim.P), int(Dim.Q), int(Dim.R), int(Dim.S), int(Dim.N), int(Dim.G), int(Dim.C))
+    )
+    sig.append(window)
+    return tuple(sig)
+
+
+def tile_words(layer: Layer, extent: np.ndarray) -> np.ndarray:
+    """Words of each operand for per-dim extents ``[dim, ...]`` -> ``[operand, ...]``."""
+    e = extent.astype(np.float64)
+    width = layer.wstride * (e[Dim.P] - 1) + layer.wdilation * (e[Dim.R] - 1) + 1
+    height = layer.hstride * (e[Dim.Q] - 1) + layer.hdilation * (e[Dim.S] - 1) + 1
+    out = np.empty((3, *e.shape[1:]))
+    out[Operand.W] = np.prod(e[_SINGLE_AXIS[Operand.W]], axis=0)
+    out[Operand.O] = np.prod(e[_SINGLE_AXIS[Operand.O]], axis=0)
+    out[Operand.I] = np.prod(e[_SINGLE_AXIS[Operand.I]], axis=0) * width * height
+    return out
+
+
+def stationary_ok(batch: MappingBatch, li: int, op: Operand) -> np.ndarray:
+    """bool[batch]: no loop above level ``li`` refetches operand ``op`` into it.
+
+    Walking the temporal loops above the level innermost first, every loop that does not index
+    the operand must come before every loop that does.
+    """
+    t, rank = batch.factors_t, batch.rank
+    rel = _REL[op][:, None]
+    big = NUM_DIMS + 1
+    ok = np.ones(batch.size, dtype=bool)
+    seen_relevant = np.zeros(batch.size, dtype=bool)
+    for m in range(li + 1, t.shape[0]):
+        active = t[m] > 1
+        rel_min = np.where(active & rel, rank[m], big).min(axis=0)
+        irr_max = np.where(active & ~rel, rank[m], -1).max(axis=0)
+        ok &= np.where(seen_relevant, irr_max < 0, irr_max < rel_min)
+        seen_relevant |= rel_min < big
+    return ok
+
+
+def reuse_ok(batch: MappingBatch, li: int, op: Operand) -> np.ndarray:
+    """bool[batch]: the innermost temporal loop above level ``li`` does not index ``op``."""
+    t, rank = batch.factors_t, batch.rank
+    rel = _REL[op][:, None]
+    big = NUM_DIMS + 1
+    decided = np.zeros(batch.size, dtype=bool)
+    ok = np.zeros(batch.size, dtype=bool)
+    for m in range(li + 1, t.shape[0]):
+        active = t[m] > 1
+        first = np.where(active, rank[m], big).min(axis=0)
+        has = first < big
+        innermost_relevant = ((rank[m] == first) & active & rel).any(axis=0)
+        ok = np.where(~decided & has, ~innermost_relevant, ok)
+        decided |= has
+    return ok
