@@ -17,7 +17,6 @@ impossible.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from magnet.cost import ArchCosts, CostModel, price_arch
 from magnet.dataflow import Dataflow, dataflow_for
 from magnet.errors import MagnetError
 from magnet.mapper.sampler import neighbours, sample
-from magnet.mapper.space import Space
+from magnet.mapper.space import Space, tile_words
 from magnet.mapping.evaluate import BatchResult, Result, evaluate, evaluate_batch, overflow_message
 from magnet.mapping.mapping import Mapping, MappingBatch
 from magnet.workload.dims import NUM_DIMS
@@ -270,12 +269,11 @@ def _exhaustive(space: Space, tracker: _Tracker, chunk: int = 50_000) -> None:
 
 
 def enumerate_space(space: Space, chunk: int = 50_000):
-    """Yield the whole pruned mapspace as batches: every tiling, every loop-order class."""
+    """Yield the whole pruned mapspace as batches: every tiling that fits, every order class."""
     nl = space.nl
     per_dim = [space.dim_tilings(d) for d in range(NUM_DIMS)]
     counts = [len(table) for table, _ in per_dim]
     total_tilings = math.prod(counts)
-    fixed_t = space.fixed_t
     for start in range(0, total_tilings, chunk):
         idx = np.arange(start, min(start + chunk, total_tilings))
         t = np.ones((nl, NUM_DIMS, idx.size), dtype=np.int64)
@@ -287,62 +285,71 @@ def enumerate_space(space: Space, chunk: int = 50_000):
             row = rest % counts[d]
             rest = rest // counts[d]
             for j, (kind, li) in enumerate(slots):
-                target = {"t": t, "x": sx, "y": sy}[kind]
-                target[li, d] = table[row, j]
-        for li in range(nl):
-            for d in range(NUM_DIMS):
-                if fixed_t[li, d]:
-                    t[li, d] = fixed_t[li, d]
-        ok = np.ones(idx.size, dtype=bool)
+                {"t": t, "x": sx, "y": sy}[kind][li, d] = table[row, j]
+        fixed = space.fixed_t > 0
+        t[fixed] = space.fixed_t[fixed][:, None]
+        ok = _fits(space, t, sx * sy)
         for li, (fx, fy) in enumerate(space.fanouts):
             ok &= (sx[li].prod(axis=0) <= fx) & (sy[li].prod(axis=0) <= fy)
         rows = np.flatnonzero(ok)
-        if rows.size == 0:
+        if rows.size:
+            yield from _with_orders(space, t[..., rows], sx[..., rows], sy[..., rows], chunk)
+
+
+def _fits(space: Space, t: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """bool[n]: every level's kept tiles fit (orders do not change tile sizes)."""
+    extent = np.ones(t.shape[1:])
+    ok = np.ones(t.shape[2], dtype=bool)
+    for li in range(space.nl):
+        extent = extent * t[li] * s[li]
+        if np.isinf(space.cap_bits[li]):
             continue
-        t, sx, sy = t[..., rows], sx[..., rows], sy[..., rows]
-        yield from _with_orders(space, t, sx, sy, chunk)
+        words = tile_words(space.layer, extent)
+        need = (words * (space.keep[li] * space.bits[li])[:, None]).sum(axis=0)
+        ok &= need <= space.cap_bits[li]
+    return ok
 
 
-def _with_orders(space: Space, t, sx, sy, chunk: int):
-    """Expand tilings by the loop-order classes of each level's active dims."""
-    nl, _, n = t.shape
-    active = t > 1
-    keys = [tuple(np.flatnonzero(active[li, :, i])) for i in range(n) for li in range(nl)]
-    cache: dict[tuple[int, tuple[int, ...]], list[tuple[int, ...]]] = {}
-    out_t, out_sx, out_sy, out_rank = [], [], [], []
+def _with_orders(space: Space, t: np.ndarray, sx: np.ndarray, sy: np.ndarray, chunk: int):
+    """Expand tilings by the loop-order classes of each level's active dims.
+
+    Tilings with the same active dims at every level share their order combinations, so each
+    group expands by broadcasting.
+    """
+    nl, nd, n = t.shape
+    active = (t > 1).transpose(2, 0, 1).reshape(n, nl * nd)
+    groups, inverse = np.unique(active, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    buffer: list[tuple[np.ndarray, np.ndarray]] = []  # (tiling columns, ranks per column)
     pending = 0
-    for i in range(n):
-        per_level = []
-        for li in range(nl):
-            dims = keys[i * nl + li]
-            if (li, dims) not in cache:
-                cache[(li, dims)] = space.order_classes(dims, li)
-            per_level.append(cache[(li, dims)])
-        for combo in itertools.product(*per_level):
-            rank = np.empty((nl, NUM_DIMS), dtype=np.int8)
-            for li, order in enumerate(combo):
-                rest = [d for d in range(NUM_DIMS) if d not in order]
-                for pos, d in enumerate((*order, *rest)):
-                    rank[li, d] = pos
-            out_t.append(t[:, :, i])
-            out_sx.append(sx[:, :, i])
-            out_sy.append(sy[:, :, i])
-            out_rank.append(rank)
-            pending += 1
-            if pending >= chunk:
-                yield _stack(space, out_t, out_sx, out_sy, out_rank)
-                out_t, out_sx, out_sy, out_rank = [], [], [], []
-                pending = 0
-    if pending:
-        yield _stack(space, out_t, out_sx, out_sy, out_rank)
+    for g, pattern in enumerate(groups):
+        members = np.flatnonzero(inverse == g)
+        per_level = [
+            space.order_ranks(
+                tuple(int(d) for d in np.flatnonzero(pattern[li * nd : (li + 1) * nd])), li
+            )
+            for li in range(nl)
+        ]
+        grid = np.indices([len(r) for r in per_level]).reshape(nl, -1)  # [level, combo]
+        ranks = np.stack([per_level[li][grid[li]] for li in range(nl)])  # [level, combo, dim]
+        ranks = ranks.transpose(0, 2, 1)  # [level, dim, combo]
+        combos = range(ranks.shape[2])
+        buffer.append((np.repeat(members, len(combos)), np.tile(ranks, (1, 1, members.size))))
+        pending += members.size * len(combos)
+        if pending >= chunk:
+            yield _flush(space, t, sx, sy, buffer)
+            buffer, pending = [], 0
+    if buffer:
+        yield _flush(space, t, sx, sy, buffer)
 
 
-def _stack(space: Space, t, sx, sy, rank) -> MappingBatch:
+def _flush(space: Space, t, sx, sy, buffer) -> MappingBatch:
+    pick = np.concatenate([p for p, _ in buffer])
     return MappingBatch(
-        np.stack(t, axis=2).astype(np.int32),
-        np.stack(sx, axis=2).astype(np.int32),
-        np.stack(sy, axis=2).astype(np.int32),
-        np.stack(rank, axis=2),
+        t[..., pick].astype(np.int32),
+        sx[..., pick].astype(np.int32),
+        sy[..., pick].astype(np.int32),
+        np.concatenate([r for _, r in buffer], axis=2),
         space.keep.copy(),
     )
 

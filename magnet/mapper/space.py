@@ -160,8 +160,8 @@ class Space:
         total = (t.astype(np.int64) * sx * sy).prod(axis=0)  # [dim, batch]
         ok &= (total >= self.extent[:, None]).all(axis=0)
         for li, prefix in enumerate(self.order_prefix):
-            for position, d in enumerate(prefix):
-                ok &= batch.rank[li, d] == position
+            if prefix:
+                ok &= prefix_ok(batch, li, prefix)
         for li, op in self.stationary:
             ok &= stationary_ok(batch, li, op)
         for li, op in self.reuse:
@@ -242,6 +242,22 @@ class Space:
         table = np.array(rows, dtype=np.int64).reshape(len(rows), len(free))
         self._tiling_cache[d] = (table, free)
         return self._tiling_cache[d]
+
+    @cached_property
+    def _rank_cache(self) -> dict[tuple[int, tuple[int, ...]], np.ndarray]:
+        return {}
+
+    def order_ranks(self, dims: tuple[int, ...], li: int) -> np.ndarray:
+        """int8[class, dim]: ``order_classes`` as rank rows (0 = innermost)."""
+        key = (li, dims)
+        if key not in self._rank_cache:
+            classes = self.order_classes(dims, li)
+            ranks = np.empty((len(classes), NUM_DIMS), dtype=np.int8)
+            for c, order in enumerate(classes):
+                rest = [d for d in range(NUM_DIMS) if d not in order]
+                ranks[c, [*order, *rest]] = np.arange(NUM_DIMS)
+            self._rank_cache[key] = ranks
+        return self._rank_cache[key]
 
     def order_classes(self, dims: tuple[int, ...], li: int) -> list[tuple[int, ...]]:
         """Loop orders (innermost first) of ``dims`` at level ``li`` that differ in reuse.
@@ -324,3 +340,21 @@ def reuse_ok(batch: MappingBatch, li: int, op: Operand) -> np.ndarray:
         ok = np.where(~decided & has, ~innermost_relevant, ok)
         decided |= has
     return ok
+
+
+def prefix_ok(batch: MappingBatch, li: int, prefix: list[int]) -> np.ndarray:
+    """bool[batch]: the active loops of level ``li`` start with ``prefix``'s (in its order).
+
+    Loops of factor 1 do not exist, so only active loops are compared.
+    """
+    t, rank = batch.factors_t[li], batch.rank[li].astype(np.int16)
+    active = t > 1
+    big = NUM_DIMS + 1
+    ok = np.ones(batch.size, dtype=bool)
+    for i, a in enumerate(prefix):
+        for b in prefix[i + 1 :]:
+            ok &= ~(active[a] & active[b]) | (rank[a] < rank[b])
+    others = [d for d in range(NUM_DIMS) if d not in prefix]
+    prefix_max = np.where(active[prefix], rank[prefix], -1).max(axis=0)
+    others_min = np.where(active[others], rank[others], big).min(axis=0) if others else big
+    return ok & (prefix_max < others_min)
