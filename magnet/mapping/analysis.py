@@ -65,6 +65,7 @@ class Counts:
     reads: np.ndarray  # [level, operand, batch]
     fills: np.ndarray  # [level, operand, batch]
     updates: np.ndarray  # [level, operand, batch]
+    tile_changes: np.ndarray  # [level, operand, batch]: tiles brought in (padded loop nest)
     instances: np.ndarray  # [level, batch]: instances holding data
     mac_instances: np.ndarray  # [batch]: MAC units doing work
     compute_cycles: np.ndarray  # [batch]: temporal iterations (padded)
@@ -259,12 +260,15 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     reads = np.zeros((nl, 3, nb))
     fills = np.zeros((nl, 3, nb))
     updates = np.zeros((nl, 3, nb))
+    tile_changes = np.zeros((nl, 3, nb))
     net_words = np.zeros((nl, nb))
     for op in Operand:
         keepers = [li for li in range(nl) if keep[li, op]]
         if not keepers:
             continue
-        delta_all = deltas(op) * ratio[op]
+        padded_delta = deltas(op)
+        tile_changes[:, op] = padded_delta / tiles[:, op]
+        delta_all = padded_delta * ratio[op]
         child = -1
         child_delta = iterations * mac_ratio
         child_part = partition_out_mac * ratio[O_]
@@ -295,6 +299,7 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         reads=reads,
         fills=fills,
         updates=updates,
+        tile_changes=tile_changes,
         instances=instances,
         mac_instances=mac_instances,
         compute_cycles=iterations,

@@ -82,8 +82,9 @@ def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCos
             if bw is not None:
                 level_cycles[li] = np.maximum(level_cycles[li], words / bw)
     slowest = level_cycles.max(axis=0)
-    latency = np.maximum(counts.compute_cycles, np.ceil(slowest - 1e-9))
-    bottleneck = np.where(slowest > counts.compute_cycles, np.argmax(level_cycles, axis=0), -1)
+    compute = counts.compute_cycles + _pipeline_cycles(arch, batch, counts)
+    latency = np.maximum(compute, np.ceil(slowest - 1e-9))
+    bottleneck = np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1)
 
     leakage = costs.leak_pj_per_cycle[:, None] * latency * counts.instances
     network = counts.network_words * counts.network_hops * costs.hop_pj[:, None]
@@ -103,6 +104,30 @@ def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCos
         bottleneck=bottleneck,
         utilization=counts.macs / (latency * arch.mac_count),
     )
+
+
+_SYSTOLIC_REGISTERS = {"OutputReg": Operand.O, "WeightReg": Operand.W, "InputReg": Operand.I}
+
+
+def _pipeline_cycles(arch: Arch, batch: MappingBatch, counts: Counts) -> np.ndarray | float:
+    """Fill and drain of a systolic array (SCALE-Sim's cycle model), 0 for other templates.
+
+    Each fold (a new stationary word in every PE register) costs rows + cols - 2 extra
+    cycles when outputs are stationary (skewed inputs in, results out), and 2 rows + cols - 2
+    when weights or inputs are (they are first shifted in); the last fold's drain overlaps
+    nothing, less one cycle (SCALE-Sim's count). The stationary operand is the one a PE
+    register keeps (the systolic dataflows bypass the other two registers).
+    """
+    if arch.template != "systolic":
+        return 0.0
+    rows, cols = arch.compute.mesh_y, arch.compute.mesh_x
+    for li, lvl in enumerate(arch.inner_first):
+        op = _SYSTOLIC_REGISTERS.get(lvl.name)
+        if op is not None and batch.keep[li, op]:
+            folds = counts.tile_changes[li, op]
+            overhead = rows + cols - 2 if op is Operand.O else 2 * rows + cols - 2
+            return folds * overhead - 1
+    return 0.0
 
 
 def _sum_rows(x: np.ndarray) -> np.ndarray:
