@@ -157,16 +157,20 @@ class _Tracker:
         return scores
 
 
+_HASH = np.random.default_rng(12345).random((4, 32, NUM_DIMS))
+
+
 def _dedupe(batch: MappingBatch, scores: np.ndarray, keep: int) -> np.ndarray:
-    """Indices of the ``keep`` best distinct mappings."""
+    """Indices of the ``keep`` best distinct mappings (distinct by a hash of their arrays)."""
     order = np.argsort(scores, kind="stable")
-    order = order[np.isfinite(scores[order])]
+    order = order[np.isfinite(scores[order])][: keep * 8]
     if order.size == 0:
         return order
-    flat = np.concatenate(
-        [batch.factors_t, batch.spatial_x, batch.spatial_y, batch.rank.astype(np.int32)]
-    ).reshape(-1, batch.size)[:, order]
-    _, first = np.unique(flat.T, axis=0, return_index=True)
+    nl = batch.factors_t.shape[0]
+    key = np.zeros(order.size)
+    for i, arr in enumerate((batch.factors_t, batch.spatial_x, batch.spatial_y, batch.rank)):
+        key += np.einsum("ldb,ld->b", np.log1p(arr[..., order].astype(np.float64)), _HASH[i, :nl])
+    _, first = np.unique(np.round(key, 9), return_index=True)
     return order[np.sort(first)][:keep]
 
 

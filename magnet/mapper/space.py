@@ -9,6 +9,7 @@ reuse they produce (``order_classes``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -193,7 +194,7 @@ class Space:
         estimate when the orders depend on the tiling (each level counted with all its dims)."""
         tilings = 1.0
         for d in range(NUM_DIMS):
-            tilings *= len(self.dim_tilings(d)[0])
+            tilings *= _factorizations(int(self.extent[d]), max(1, len(self.slots[d])))
         orders = 1.0
         for li in range(self.nl):
             dims = [d for d in range(NUM_DIMS) if self.extent[d] > 1 and self.allow_t[li, d]]
@@ -266,13 +267,33 @@ class Space:
         relevant loop, and the window dims (P, Q, R, S) and the first N/G/C loop come in the
         same order (what the sliding-window analysis looks at).
         """
-        prefix = [d for d in self.order_prefix[li] if d in dims]
-        rest = [d for d in dims if d not in prefix]
-        seen: dict[tuple, tuple[int, ...]] = {}
-        for perm in itertools.permutations(rest):
-            order = (*prefix, *perm)
-            seen.setdefault(_order_signature(order), order)
-        return list(seen.values()) or [tuple(prefix)]
+        prefix = tuple(d for d in self.order_prefix[li] if d in dims)
+        return _order_classes(tuple(dims), prefix)
+
+
+@functools.lru_cache(maxsize=4096)
+def _order_classes(dims: tuple[int, ...], prefix: tuple[int, ...]) -> list[tuple[int, ...]]:
+    rest = [d for d in dims if d not in prefix]
+    seen: dict[tuple, tuple[int, ...]] = {}
+    for perm in itertools.permutations(rest):
+        order = (*prefix, *perm)
+        seen.setdefault(_order_signature(order), order)
+    return list(seen.values()) or [prefix]
+
+
+def _factorizations(n: int, slots: int) -> float:
+    """Ordered ways to write n as a product of ``slots`` factors."""
+    count, p = 1.0, 2
+    while p * p <= n:
+        e = 0
+        while n % p == 0:
+            n //= p
+            e += 1
+        count *= math.comb(e + slots - 1, slots - 1)
+        p += 1
+    if n > 1:
+        count *= slots
+    return count
 
 
 def _order_signature(order: tuple[int, ...]) -> tuple:
