@@ -1,0 +1,561 @@
+"""Finding cost models by name: built-ins, registered classes, entry points and plug-in files.
+
+A cost-model *spec* is one string, the same on the command line, in Python and in a worker
+process (send the spec, not the model, to workers: every process loads it again):
+
+``NAME``
+    a registered name (``horowitz45``, ``eyeriss-normalized``, ... see
+    ``available_cost_models()``) or the name of an entry point in the group
+    ``magnet.cost_models`` of an installed distribution.
+``NAME:ARGUMENT``
+    a registered model that takes one argument, e.g. ``table:path/to/datasheet.yaml``.
+``path/to/file.py:ClassName``
+    a class in a Python file, imported by path (no package, no ``sys.path`` change). The
+    class must subclass ``magnet.cost.base.CostModel`` and implement its abstract methods.
+``path/to/file.py``
+    the same, when the file defines exactly one concrete ``CostModel`` subclass.
+
+A chain is several specs, first first, as a list or one comma-separated string
+(``"cost_models/sram_compiler.py:SramCompiler,eyeriss-normalized"``); the built-in table
+of the architecture's node always comes last (see ``magnet.cost.price_arch``).
+
+Constructors: a model is built with no arguments, except that ``NAME:ARGUMENT`` passes the
+argument positionally, and a constructor with a ``technology_nm`` parameter receives the
+node given to ``load_cost_model`` (the CLI passes the architecture's ``technology_nm``).
+
+Every model ``load_cost_model`` returns is wrapped in ``_Guarded``: it keeps the model's
+``name`` and turns an exception raised inside the model (or a negative / NaN number it
+returns) into one ``MagnetError`` line naming the model, the component and the action.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import inspect
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from magnet.arch.spec import Arch
+from magnet.cost.base import ACTIONS, Component, CostModel, checked
+from magnet.errors import MagnetError
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "available_cost_models",
+    "costs_table",
+    "describe_costs",
+    "load_chain",
+    "load_cost_model",
+    "register_cost_model",
+    "unregister_cost_model",
+]
+
+#: Entry-point group that installed distributions use to offer cost models by name:
+#: ``[project.entry-points."magnet.cost_models"] my-sram = "my_pkg.costs:MySram"``.
+ENTRY_POINT_GROUP = "magnet.cost_models"
+
+_ABSTRACT_ORDER = ("energy_pj", "leakage_pj_per_cycle", "area_um2")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+# ---- the registry ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    cls: type[CostModel]
+    description: str
+    origin: str  # "built-in" or "registered"
+
+
+_REGISTRY: dict[str, _Entry] = {}
+_BUILTINS_LOADED = False
+_ENTRY_POINTS: dict[str, list[importlib.metadata.EntryPoint]] | None = None
+
+
+def _ensure_builtins() -> None:
+    """Import ``magnet.cost.models`` once; it registers the built-in models."""
+    global _BUILTINS_LOADED
+    if not _BUILTINS_LOADED:
+        _BUILTINS_LOADED = True
+        import magnet.cost.models  # noqa: F401  (registers on import)
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().split("\n", 1)[0].strip()
+
+
+def _check_class(cls: Any, where: str) -> type[CostModel]:
+    """``cls`` is a concrete CostModel subclass, else one clear MagnetError."""
+    if not inspect.isclass(cls):
+        raise MagnetError(
+            f"{where} is a {type(cls).__name__}, not a class; give a subclass of "
+            "magnet.cost.base.CostModel"
+        )
+    if not issubclass(cls, CostModel):
+        raise MagnetError(
+            f"{where} ({cls.__name__}) is not a CostModel subclass; write "
+            f"'class {cls.__name__}(magnet.cost.base.CostModel)' and implement "
+            f"{', '.join(_ABSTRACT_ORDER)}"
+        )
+    missing = sorted(
+        getattr(cls, "__abstractmethods__", ()),
+        key=lambda m: (_ABSTRACT_ORDER.index(m) if m in _ABSTRACT_ORDER else 99, m),
+    )
+    if missing:
+        raise MagnetError(f"{where} ({cls.__name__}) does not implement {', '.join(missing)}")
+    return cls
+
+
+def register_cost_model(
+    name: str, cls: type[CostModel], *, description: str | None = None
+) -> None:
+    """Make ``cls`` loadable as ``name`` (``--cost-model NAME``). Names are unique.
+
+    ``cls`` must be a concrete ``CostModel`` subclass; it is built with no arguments (or
+    with ``technology_nm=`` if its constructor takes it, or with the argument of
+    ``NAME:ARGUMENT`` specs). Registration is per process: a worker process that should
+    know the name must register it too (or use a ``file.py:Class`` spec or an entry point).
+    """
+    _ensure_builtins()
+    _register(name, cls, description, origin="registered")
+
+
+def _register(name: str, cls: type[CostModel], description: str | None, *, origin: str) -> None:
+    if not isinstance(name, str) or not _NAME_RE.match(name) or name.endswith(".py"):
+        raise MagnetError(
+            f"cost-model name {name!r} is not allowed; use letters, digits and . _ + - "
+            "(no ':' or ',', which separate specs, and no '.py' ending)"
+        )
+    _check_class(cls, f"cost model {name!r}")
+    if name in _REGISTRY:
+        taken = _REGISTRY[name]
+        raise MagnetError(
+            f"cost-model name {name!r} is already taken by {taken.cls.__module__}."
+            f"{taken.cls.__qualname__} ({taken.origin}); names must be unique, choose another"
+        )
+    _REGISTRY[name] = _Entry(name, cls, description or _first_line(cls.__doc__), origin)
+
+
+def unregister_cost_model(name: str) -> None:
+    """Remove a name added with ``register_cost_model`` (built-ins cannot be removed)."""
+    entry = _REGISTRY.get(name)
+    if entry is None or entry.origin != "registered":
+        raise MagnetError(f"{name!r} is not a cost model registered with register_cost_model")
+    del _REGISTRY[name]
+
+
+def _entry_points(refresh: bool = False) -> dict[str, list[importlib.metadata.EntryPoint]]:
+    """Entry points of the group ``magnet.cost_models``, read once (lazily) per process."""
+    global _ENTRY_POINTS
+    if _ENTRY_POINTS is None or refresh:
+        found: dict[str, list[importlib.metadata.EntryPoint]] = {}
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            found.setdefault(ep.name, [])
+            if all(ep.value != other.value for other in found[ep.name]):
+                found[ep.name].append(ep)
+        _ENTRY_POINTS = found
+    return _ENTRY_POINTS
+
+
+def available_cost_models(refresh: bool = False) -> dict[str, str]:
+    """Every name ``load_cost_model`` accepts, with a one-line description.
+
+    ``refresh=True`` reads the installed entry points again (after a ``pip install``).
+    """
+    _ensure_builtins()
+    out = {name: entry.description for name, entry in _REGISTRY.items()}
+    for name, eps in _entry_points(refresh).items():
+        if name not in out:
+            out[name] = f"entry point {eps[0].value}" + (
+                f" (distribution {eps[0].dist.name})" if getattr(eps[0], "dist", None) else ""
+            )
+    return out
+
+
+def _allowed() -> str:
+    names = ", ".join(available_cost_models())
+    return f"allowed: {names}; or FILE.py:CLASS, or table:FILE.yaml"
+
+
+# ---- plug-in files -----------------------------------------------------------------------
+def _module_name(path: Path) -> str:
+    """A module name unique to the file (same in every process), e.g. for pickling errors."""
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    stem = re.sub(r"\W", "_", path.stem)
+    return f"magnet_cost_plugin_{digest}_{stem}"
+
+
+def _import_file(path: Path, spec: str) -> ModuleType:
+    """Import ``path`` as a module (cached per path while the file is unchanged)."""
+    stat = path.stat()
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    name = _module_name(path)
+    module = sys.modules.get(name)
+    if module is not None and getattr(module, "__magnet_plugin_stamp__", None) == stamp:
+        return module
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise MagnetError(f"cannot import {path} as Python (spec {spec!r})")
+    module = importlib.util.module_from_spec(module_spec)
+    module.__magnet_plugin_stamp__ = stamp  # type: ignore[attr-defined]
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        where = ""
+        if isinstance(exc, SyntaxError) and exc.lineno:
+            where = f" (line {exc.lineno})"
+        raise MagnetError(
+            f"importing the plug-in file failed{where}: {type(exc).__name__}: {exc}",
+            source=str(path),
+        ) from exc
+    return module
+
+
+def _classes_in(module: ModuleType) -> list[str]:
+    """Concrete CostModel subclasses defined in ``module`` itself."""
+    return [
+        name
+        for name, obj in vars(module).items()
+        if inspect.isclass(obj)
+        and issubclass(obj, CostModel)
+        and obj.__module__ == module.__name__
+        and not inspect.isabstract(obj)
+    ]
+
+
+def _split_file_spec(spec: str) -> tuple[str, str | None] | None:
+    """``file.py:Class`` -> (file, Class); ``file.py`` -> (file, None); else None."""
+    if spec.endswith(".py"):
+        return spec, None
+    head, sep, tail = spec.rpartition(":")
+    if sep and head.endswith(".py") and tail:
+        return head, tail
+    return None
+
+
+def _file_class(file_text: str, class_name: str | None, spec: str) -> tuple[type, str]:
+    path = Path(file_text).expanduser()
+    if not path.is_file():
+        raise MagnetError(
+            f"plug-in file not found (cost-model spec {spec!r}, resolved to "
+            f"{path.resolve()}); give FILE.py:CLASS with an existing file, or a name: "
+            + ", ".join(available_cost_models()),
+            source=file_text,
+        )
+    path = path.resolve()
+    module = _import_file(path, spec)
+    candidates = _classes_in(module)
+    if class_name is None:
+        if len(candidates) != 1:
+            found = ", ".join(candidates) or "none"
+            raise MagnetError(
+                f"give the class as {file_text}:CLASS; CostModel subclasses in the file: {found}",
+                source=str(path),
+            )
+        class_name = candidates[0]
+    if not hasattr(module, class_name):
+        found = ", ".join(candidates) or "none"
+        raise MagnetError(
+            f"has no class {class_name!r}; CostModel subclasses in the file: {found}",
+            source=str(path),
+        )
+    cls = getattr(module, class_name)
+    _check_class(cls, f"{class_name} in {path}")
+    return cls, f"{path}:{class_name}"
+
+
+# ---- loading -----------------------------------------------------------------------------
+def _construct(
+    cls: type[CostModel], argument: str | None, technology_nm: float | None, what: str
+) -> CostModel:
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        params = {}
+    kwargs: dict[str, Any] = {}
+    if technology_nm is not None and "technology_nm" in params:
+        kwargs["technology_nm"] = technology_nm
+    args = () if argument is None else (argument,)
+    try:
+        model = cls(*args, **kwargs)
+    except MagnetError:
+        raise
+    except Exception as exc:
+        raise MagnetError(
+            f"constructing the cost model failed: {type(exc).__name__}: {exc}", source=what
+        ) from exc
+    if not isinstance(getattr(model, "name", None), str) or not model.name:
+        raise MagnetError("its 'name' must be a non-empty string", source=what)
+    return model
+
+
+def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
+    """The cost model ``spec`` names (see the module docstring), wrapped in ``_Guarded``.
+
+    ``technology_nm`` goes to constructors that take it (``horowitz45`` then prices that
+    node). The returned model's ``spec`` attribute is the spec with the file path made
+    absolute: send it to worker processes, which call ``load_cost_model`` on it again.
+    """
+    if isinstance(spec, CostModel):
+        return spec if isinstance(spec, _Guarded) else _Guarded(spec, type(spec).__name__)
+    if not isinstance(spec, str) or not spec.strip():
+        raise MagnetError(f"empty cost-model spec {spec!r}; {_allowed()}", field="--cost-model")
+    spec = spec.strip()
+    _ensure_builtins()
+
+    file_spec = _split_file_spec(spec)
+    if file_spec is not None:
+        cls, canonical = _file_class(*file_spec, spec)
+        model = _construct(cls, None, technology_nm, f"cost model {canonical}")
+        return _Guarded(model, canonical)
+
+    name, sep, argument = spec.partition(":")
+    entry = _REGISTRY.get(name)
+    eps = _entry_points().get(name, [])
+    if entry is not None and eps:
+        raise MagnetError(
+            f"cost-model name {name!r} is both {entry.origin} ({entry.cls.__module__}."
+            f"{entry.cls.__qualname__}) and an entry point ({eps[0].value}); names must be "
+            "unique: rename the entry point"
+        )
+    if len(eps) > 1:
+        raise MagnetError(
+            f"cost-model name {name!r} is offered by several entry points "
+            f"({', '.join(ep.value for ep in eps)}); names must be unique"
+        )
+    if entry is not None:
+        cls, what = entry.cls, f"cost model {name!r}"
+    elif eps:
+        ep = eps[0]
+        what = f"entry point {name!r} ({ep.value})"
+        try:
+            loaded = ep.load()
+        except Exception as exc:
+            raise MagnetError(
+                f"loading failed: {type(exc).__name__}: {exc}", source=what
+            ) from exc
+        cls = _check_class(loaded, what)
+    else:
+        if re.search(r"[/\\]|\.\w+$", name):
+            raise MagnetError(
+                f"unknown cost model {spec!r}: it looks like a file, but a plug-in must be "
+                f"given as FILE.py:CLASS and a datasheet as table:FILE.yaml; {_allowed()}",
+                field="--cost-model",
+            )
+        raise MagnetError(f"unknown cost model {name!r}; {_allowed()}", field="--cost-model")
+
+    wants = getattr(cls, "spec_argument", None)  # e.g. "FILE.yaml" for table:FILE.yaml
+    if sep and not wants:
+        raise MagnetError(
+            f"cost model {name!r} takes no argument (got {argument!r} after ':')",
+            field="--cost-model",
+        )
+    if wants and not (sep and argument):
+        raise MagnetError(
+            f"cost model {name!r} needs an argument: write {name}:{wants}",
+            field="--cost-model",
+        )
+    model = _construct(cls, argument if sep else None, technology_nm, what)
+    if sep and getattr(cls, "spec_argument_is_path", False):
+        argument = str(Path(argument).expanduser().resolve())  # the same file in any worker
+    return _Guarded(model, f"{name}:{argument}" if sep else name)
+
+
+def load_chain(
+    specs: str | Iterable[str] | None, technology_nm: float | None = None
+) -> list[CostModel]:
+    """Load every spec (a list, or one comma-separated string), first model first.
+
+    ``None`` or ``""`` gives ``[]`` (the built-in table alone). Two models of the same name
+    in one chain are refused: reports tell components' models apart by name.
+    """
+    if specs is None:
+        return []
+    items = [specs] if isinstance(specs, str) else list(specs)
+    parts: list[str] = []
+    for item in items:
+        if isinstance(item, CostModel):
+            parts.append(item)  # type: ignore[arg-type]
+            continue
+        pieces = [piece.strip() for piece in str(item).split(",")]
+        if len(pieces) > 1 and not all(pieces):
+            raise MagnetError(
+                f"empty entry in the cost-model list {item!r}; separate specs with single commas",
+                field="--cost-model",
+            )
+        parts.extend(piece for piece in pieces if piece)
+    chain = [load_cost_model(part, technology_nm) for part in parts]
+    names = [model.name for model in chain]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise MagnetError(
+            f"the chain has two cost models named {', '.join(map(repr, twice))}; "
+            "each model may appear once",
+            field="--cost-model",
+        )
+    return chain
+
+
+# ---- the guard ---------------------------------------------------------------------------
+class _Guarded(CostModel):
+    """A loaded model: same ``name`` and answers, but clear errors and checked numbers."""
+
+    def __init__(self, inner: CostModel, spec: str) -> None:
+        self.inner = inner
+        self.spec = spec
+        self.name = inner.name
+
+    def __repr__(self) -> str:
+        return f"<cost model {self.name!r} from {self.spec!r}>"
+
+    def __getattr__(self, attr: str) -> Any:
+        # Called only for attributes the guard lacks: the inner model's extras (tables...).
+        if attr == "inner":
+            raise AttributeError(attr)
+        return getattr(self.inner, attr)
+
+    def _fail(self, exc: Exception, component: Component, what: str) -> MagnetError:
+        return MagnetError(
+            f"raised {type(exc).__name__}: {exc} while pricing the {what} of component "
+            f"{component.name!r} ({component.cls}); fix the model or decline the component "
+            "in supports()",
+            source=f"cost model {self.name!r} ({self.spec})",
+        )
+
+    def _call(self, method: str, component: Component, *args: Any, what: str) -> Any:
+        try:
+            return getattr(self.inner, method)(component, *args)
+        except MagnetError as exc:
+            if component.name in str(exc):
+                raise
+            raise MagnetError(
+                f"{exc} (while pricing the {what} of component {component.name!r} "
+                f"({component.cls}))",
+                source=f"cost model {self.name!r} ({self.spec})",
+            ) from exc
+        except Exception as exc:
+            raise self._fail(exc, component, what) from exc
+
+    def supports(self, component: Component) -> bool:
+        return bool(self._call("supports", component, what="supports() answer"))
+
+    def energy_pj(self, component: Component, action: str) -> float:
+        value = self._call("energy_pj", component, action, what=f"{action!r} energy")
+        return checked(value, self, component, f"{action} energy")
+
+    def leakage_pj_per_cycle(self, component: Component) -> float:
+        value = self._call("leakage_pj_per_cycle", component, what="leakage")
+        return checked(value, self, component, "leakage")
+
+    def area_um2(self, component: Component) -> float | None:
+        value = self._call("area_um2", component, what="area")
+        return None if value is None else checked(value, self, component, "area")
+
+    def describe(self, component: Component) -> str | None:
+        note = getattr(self.inner, "describe", None)
+        return None if note is None else self._call("describe", component, what="description")
+
+
+# ---- describing an architecture's costs --------------------------------------------------
+def describe_costs(
+    arch: Arch, models: CostModel | list[CostModel] | None = None
+) -> list[dict[str, Any]]:
+    """For every priced component of ``arch``: the model that priced it and its numbers.
+
+    Same chain as ``price_arch`` (first model whose ``supports`` is True, the built-in table
+    of ``arch.technology_nm`` last). One dict per component, storage innermost first, then
+    the MAC, then the networks: ``component``, ``class``, ``role`` (storage / compute /
+    network), ``instances``, ``model``, ``energy_pj`` (action -> pJ), ``leakage_pj_per_cycle``,
+    ``area_um2`` (None if the model has no area), ``attributes`` and ``note`` (the model's
+    ``describe(component)`` if it has one, e.g. "interpolated" / "extrapolated").
+    """
+    from magnet.cost import arch_components
+    from magnet.cost.tables import builtin_cost_model
+
+    chain: list[CostModel] = (
+        [] if models is None else (list(models) if isinstance(models, list | tuple) else [models])
+    )
+    fallback: list[CostModel] = []
+
+    def pick(comp: Component) -> CostModel:
+        for model in chain:
+            if model.supports(comp):
+                return model
+        if not fallback:
+            fallback.append(builtin_cost_model(arch.technology_nm))
+        return fallback[0]
+
+    storage, mac, networks = arch_components(arch)
+    rows: list[tuple[Component, str, int | None]] = [
+        (comp, "storage", lvl.instances)
+        for comp, lvl in zip(storage, arch.inner_first, strict=True)
+    ]
+    rows.append((mac, "compute", arch.compute.instances))
+    rows.extend((net, "network", None) for net in networks if net is not None)
+
+    out: list[dict[str, Any]] = []
+    for comp, role, instances in rows:
+        model = pick(comp)
+        energies = {
+            action: checked(model.energy_pj(comp, action), model, comp, f"{action} energy")
+            for action in ACTIONS[comp.cls]
+        }
+        leakage = checked(model.leakage_pj_per_cycle(comp), model, comp, "leakage")
+        area = model.area_um2(comp)
+        note = getattr(model, "describe", None)
+        out.append(
+            {
+                "component": comp.name,
+                "class": comp.cls,
+                "role": role,
+                "instances": instances,
+                "model": model.name,
+                "energy_pj": energies,
+                "leakage_pj_per_cycle": leakage,
+                "area_um2": None if area is None else checked(area, model, comp, "area"),
+                "attributes": dict(comp.attributes),
+                "note": None if note is None else note(comp),
+            }
+        )
+    return out
+
+
+def costs_table(rows: list[dict[str, Any]]) -> str:
+    """``describe_costs`` rows as a plain-text table (for a ``magnet costs`` command)."""
+
+    def num(value: float | None) -> str:
+        if value is None:
+            return "-"
+        return "0" if value == 0 else f"{value:.4g}"
+
+    header = ("component", "class", "model", "energy pJ per action", "leak pJ/cyc", "area um2")
+    lines = [header]
+    for row in rows:
+        energy = ", ".join(f"{a} {num(v)}" for a, v in row["energy_pj"].items())
+        if len(set(row["energy_pj"].values())) == 1 and len(row["energy_pj"]) > 1:
+            energy = f"{'/'.join(row['energy_pj'])} {num(next(iter(row['energy_pj'].values())))}"
+        model = row["model"] + (f" ({row['note']})" if row.get("note") else "")
+        lines.append(
+            (
+                row["component"],
+                row["class"],
+                model,
+                energy,
+                num(row["leakage_pj_per_cycle"]),
+                num(row["area_um2"]),
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)) for line in lines]
+    text.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(t.rstrip() for t in text)
+
