@@ -113,9 +113,7 @@ def _check_class(cls: Any, where: str) -> type[CostModel]:
     return cls
 
 
-def register_cost_model(
-    name: str, cls: type[CostModel], *, description: str | None = None
-) -> None:
+def register_cost_model(name: str, cls: type[CostModel], *, description: str | None = None) -> None:
     """Make ``cls`` loadable as ``name`` (``--cost-model NAME``). Names are unique.
 
     ``cls`` must be a concrete ``CostModel`` subclass; it is built with no arguments (or
@@ -340,9 +338,7 @@ def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
         try:
             loaded = ep.load()
         except Exception as exc:
-            raise MagnetError(
-                f"loading failed: {type(exc).__name__}: {exc}", source=what
-            ) from exc
+            raise MagnetError(f"loading failed: {type(exc).__name__}: {exc}", source=what) from exc
         cls = _check_class(loaded, what)
     else:
         if re.search(r"[/\\]|\.\w+$", name):
@@ -555,7 +551,8 @@ def costs_table(rows: list[dict[str, Any]]) -> str:
             )
         )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)) for line in lines]
+    text = [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)) for line in lines
+    ]
     text.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(t.rstrip() for t in text)
-

@@ -235,23 +235,27 @@ def _eyeriss(arch: Arch, name: str) -> Dataflow:
                 Rule(level=pe_array, spatial_x=("Q", "K"), spatial_y=("S", "C", "K")),
             ],
         ),
-        # Weight-stationary (Eyeriss's WS baseline): weights stay in the PE; partial sums are
-        # not kept in the PE but sent on (psum spad bypassed); PEs split K and C.
+        # Weight-stationary (Eyeriss's WS baseline, ISCA 2016 Sec. V): weights stay in the
+        # PE; input pixels are broadcast to the PEs and partial sums accumulate across the
+        # array, so neither is stored in the PE (ifmap and psum spads bypassed); PEs split K, C.
         "ws": (
             "weight-stationary: weights stay in the PE weight spad",
             [
                 Rule(level="PsumSpad", keep=(), temporal=()),
+                Rule(level="IfmapSpad", keep=(), temporal=()),
                 Rule(level="WeightSpad", stationary=("weights",)),
                 Rule(level=pe_array, spatial_x=("K",), spatial_y=("C", "K")),
             ],
         ),
         # Output-stationary (Eyeriss's OS baseline): each PE accumulates its outputs in the psum
-        # spad; weights are not kept in the PE (weight spad bypassed); PEs split the pixels.
+        # spad; weights and input pixels stream through the array (weight and ifmap spads
+        # bypassed); PEs split the output pixels (and K).
         "os": (
             "output-stationary: outputs accumulate in the PE psum spad",
             [
                 Rule(level="PsumSpad", stationary=("outputs",)),
                 Rule(level="WeightSpad", keep=(), temporal=()),
+                Rule(level="IfmapSpad", keep=(), temporal=()),
                 Rule(level=pe_array, spatial_x=("Q", "P", "N"), spatial_y=("P", "Q", "K")),
             ],
         ),

@@ -18,10 +18,11 @@ follow Timeloop (NVlabs/timeloop, ``src/loop-analysis``) so that results can be 
 * Spatial. Children of one fan-out that need identical data are served by one parent read
   (multicast); children holding partial sums of the same outputs are reduced on the way up.
   Along a sliding axis, two children whose windows start at the same place count once.
-* Network. Every word a parent reads or is updated with crosses each fan-out between it and
-  the child level; a word travels on average half the used width plus half the used height
-  of a fan-out (assumption: magnet's own; Timeloop's legacy network charges nothing unless
-  given an energy). Multicast and reduction trees add no words.
+* Network. Every word a child instance receives (its copy of a multicast) or sends (a partial
+  sum before the spatial reduction adds it up, or a read-back) crosses each fan-out between
+  it and its parent; a word travels on average half the used width plus half the used
+  height of a fan-out (magnet's own model, after Eyeriss's per-transfer array cost;
+  Timeloop's legacy network charges nothing unless given an energy).
 * MACs read their operands every cycle (no reuse inside the MAC).
 
 Imperfect factors (products larger than the layer) are evaluated on the padded loop nest:
@@ -272,6 +273,7 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         child = -1
         child_delta = iterations * mac_ratio
         child_part = partition_out_mac * ratio[O_]
+        child_inst = mac_instances
         for li in keepers:
             served = distinct[child + 1 : li + 1, op].prod(axis=0)
             if op is O_:
@@ -279,14 +281,15 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
                 reads[li, op] = (child_delta - child_part) * served
             else:
                 reads[li, op] = child_delta * served
-            # words the parent injects cross every fan-out down to the child (multicast and
-            # reduction trees cost no extra words)
-            net_words[child + 1 : li + 1] += (reads[li, op] + updates[li, op]) * instances[li]
+            # every word a child receives (its copy of a multicast) or sends (its partial sums,
+            # before they are added up) crosses the fan-outs between it and the parent
+            moved = 2 * child_delta - child_part if op is O_ else child_delta
+            net_words[child + 1 : li + 1] += moved * child_inst
             delta = delta_all[li]
             part = partition_out[li] * ratio[O_]
             if li != keepers[-1]:
                 fills[li, op] = delta - part if op is O_ else delta
-            child, child_delta, child_part = li, delta, part
+            child, child_delta, child_part, child_inst = li, delta, part, instances[li]
 
     ux = batch.spatial_x.prod(axis=1)
     uy = batch.spatial_y.prod(axis=1)
