@@ -231,7 +231,7 @@ class EyerissNormalized(CostModel):
     def describe(self, component: Component) -> str:
         if component.cls == "dummy":
             return "0"
-        what = "word-hops" if component.cls == "network" else "16-bit words"
+        what = "16-bit word-mm" if component.cls == "network" else "16-bit words"
         return (
             f"{self.relative(component):g}x MAC x {self._sixteenths(component):g} {what} x "
             f"{self.unit_pj(component):.4g} pJ"
@@ -387,7 +387,9 @@ def loglog_interpolate(
         (t * u, values[xs[i1], ys[j1]]),
     ]
     corners = [(w, v) for w, v in corners if w != 0]
-    if all(v > 0 for _, v in corners):
+    if len(corners) == 1 and corners[0][0] == 1:
+        value = corners[0][1]  # a datasheet row: as written
+    elif all(v > 0 for _, v in corners):
         value = math.exp(sum(w * math.log(v) for w, v in corners))
     else:
         value = max(0.0, sum(w * v for w, v in corners))
@@ -577,10 +579,11 @@ class DatasheetCostModel(CostModel):
         if component.cls == "mac":
             return f"MAC row {self._mac_format(component)}"
         bank_bytes, width, _ = self._bank(component)
-        found = loglog_interpolate(
-            self._caps, self._widths, self._grid["read"], bank_bytes, width
-        )
-        return None if found is None else f"{found[1]} ({bank_bytes:g} B x {width:g} bits)"
+        found = loglog_interpolate(self._caps, self._widths, self._grid["read"], bank_bytes, width)
+        if found is None:
+            return None
+        how = "datasheet row" if found[1] == "exact" else found[1]
+        return f"{how}: bank {bank_bytes:g} B x {width:g} bits"
 
 
 # ---- sram-analytical ---------------------------------------------------------------------

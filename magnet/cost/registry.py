@@ -98,9 +98,10 @@ def _check_class(cls: Any, where: str) -> type[CostModel]:
             f"{where} is a {type(cls).__name__}, not a class; give a subclass of "
             "magnet.cost.base.CostModel"
         )
+    label = where if cls.__name__ in where else f"{where} ({cls.__name__})"
     if not issubclass(cls, CostModel):
         raise MagnetError(
-            f"{where} ({cls.__name__}) is not a CostModel subclass; write "
+            f"{label} is not a CostModel subclass; write "
             f"'class {cls.__name__}(magnet.cost.base.CostModel)' and implement "
             f"{', '.join(_ABSTRACT_ORDER)}"
         )
@@ -109,7 +110,7 @@ def _check_class(cls: Any, where: str) -> type[CostModel]:
         key=lambda m: (_ABSTRACT_ORDER.index(m) if m in _ABSTRACT_ORDER else 99, m),
     )
     if missing:
-        raise MagnetError(f"{where} ({cls.__name__}) does not implement {', '.join(missing)}")
+        raise MagnetError(f"{label} does not implement {', '.join(missing)}")
     return cls
 
 
@@ -184,7 +185,7 @@ def _allowed() -> str:
 
 # ---- plug-in files -----------------------------------------------------------------------
 def _module_name(path: Path) -> str:
-    """A module name unique to the file (same in every process), e.g. for pickling errors."""
+    """A module name unique to the file's path, the same in every process."""
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     stem = re.sub(r"\W", "_", path.stem)
     return f"magnet_cost_plugin_{digest}_{stem}"
@@ -219,11 +220,12 @@ def _import_file(path: Path, spec: str) -> ModuleType:
 
 
 def _classes_in(module: ModuleType) -> list[str]:
-    """Concrete CostModel subclasses defined in ``module`` itself."""
+    """Public concrete CostModel subclasses defined in ``module`` itself."""
     return [
         name
         for name, obj in vars(module).items()
         if inspect.isclass(obj)
+        and not name.startswith("_")
         and issubclass(obj, CostModel)
         and obj.__module__ == module.__name__
         and not inspect.isabstract(obj)
@@ -267,7 +269,7 @@ def _file_class(file_text: str, class_name: str | None, spec: str) -> tuple[type
             source=str(path),
         )
     cls = getattr(module, class_name)
-    _check_class(cls, f"{class_name} in {path}")
+    _check_class(cls, f"class {class_name} in {path}")
     return cls, f"{path}:{class_name}"
 
 
@@ -301,7 +303,9 @@ def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
 
     ``technology_nm`` goes to constructors that take it (``horowitz45`` then prices that
     node). The returned model's ``spec`` attribute is the spec with the file path made
-    absolute: send it to worker processes, which call ``load_cost_model`` on it again.
+    absolute: send it to worker processes, which call ``load_cost_model`` on it again
+    (pickling the returned model does exactly that). A ``CostModel`` instance is accepted
+    too and wrapped as it is (it then pickles as an object, not as a spec).
     """
     if isinstance(spec, CostModel):
         return spec if isinstance(spec, _Guarded) else _Guarded(spec, type(spec).__name__)
@@ -314,7 +318,7 @@ def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
     if file_spec is not None:
         cls, canonical = _file_class(*file_spec, spec)
         model = _construct(cls, None, technology_nm, f"cost model {canonical}")
-        return _Guarded(model, canonical)
+        return _Guarded(model, canonical, technology_nm, reloadable=True)
 
     name, sep, argument = spec.partition(":")
     entry = _REGISTRY.get(name)
@@ -363,7 +367,7 @@ def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
     model = _construct(cls, argument if sep else None, technology_nm, what)
     if sep and getattr(cls, "spec_argument_is_path", False):
         argument = str(Path(argument).expanduser().resolve())  # the same file in any worker
-    return _Guarded(model, f"{name}:{argument}" if sep else name)
+    return _Guarded(model, f"{name}:{argument}" if sep else name, technology_nm, reloadable=True)
 
 
 def load_chain(
@@ -405,13 +409,29 @@ def load_chain(
 class _Guarded(CostModel):
     """A loaded model: same ``name`` and answers, but clear errors and checked numbers."""
 
-    def __init__(self, inner: CostModel, spec: str) -> None:
+    def __init__(
+        self,
+        inner: CostModel,
+        spec: str,
+        technology_nm: float | None = None,
+        *,
+        reloadable: bool = False,
+    ) -> None:
         self.inner = inner
         self.spec = spec
+        self.technology_nm_given = technology_nm
+        self.reloadable = reloadable
         self.name = inner.name
 
     def __repr__(self) -> str:
         return f"<cost model {self.name!r} from {self.spec!r}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled (e.g. sent to a worker process) as its spec: the worker loads it again,
+        # so plug-in classes from files need not be importable there.
+        if self.reloadable:
+            return load_cost_model, (self.spec, self.technology_nm_given)
+        return _Guarded, (self.inner, self.spec, self.technology_nm_given)
 
     def __getattr__(self, attr: str) -> Any:
         # Called only for attributes the guard lacks: the inner model's extras (tables...).
