@@ -17,6 +17,7 @@ from magnet.arch.load import load_arch
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 from magnet.cost import ArchCosts, price_arch
 from magnet.cost.base import Component, CostModel
+from magnet.cost.registry import load_chain, load_cost_model, register_cost_model
 from magnet.errors import InvalidMappingError, MagnetError
 from magnet.interop.timeloop import load_timeloop
 from magnet.mapping import Mapping, MappingBatch, evaluate, evaluate_batch
@@ -57,10 +58,13 @@ __all__ = [
     "fully_connected",
     "gemm",
     "load_arch",
+    "load_chain",
+    "load_cost_model",
     "load_timeloop",
     "load_workload",
     "matmul",
     "parse_layer",
     "price_arch",
+    "register_cost_model",
     "templates",
 ]

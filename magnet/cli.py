@@ -27,6 +27,18 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+COST_HELP = (
+    "Cost model: a name (horowitz45, eyeriss-normalized, sram-analytical, ...), "
+    "table:FILE.yaml or FILE.py:CLASS; a comma-separated list is a chain (built-in last)."
+)
+
+
+def _cost_models(spec: str | None, arch: Any) -> list[Any]:
+    from magnet.cost.registry import load_chain
+
+    return load_chain(spec, arch.technology_nm)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="magnet")
 def main() -> None:
@@ -47,6 +59,7 @@ def main() -> None:
 @click.option("--dataflow", type=str, help="Map every layer under this dataflow (or YAML).")
 @click.option("--mapper", type=click.Choice(["fast", "exhaustive", "random"]), default="fast")
 @click.option("--objective", type=str, default="edp", help="edp, energy, latency or weights.")
+@click.option("--cost-model", "cost_model", type=str, default=None, help=COST_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of tables.")
 @_friendly
 def evaluate(
@@ -60,6 +73,7 @@ def evaluate(
     dataflow: str | None,
     mapper: str,
     objective: str,
+    cost_model: str | None,
     as_json: bool,
 ) -> None:
     """Price a mapping of a layer, or a whole network (given or found mappings)."""
@@ -74,6 +88,7 @@ def evaluate(
             as_json,
             conflicting=bool(layer_text or mapping_file or timeloop_file),
             search=(dataflow, mapper, objective),
+            cost_model=cost_model,
         )
         return
     if dataflow:
@@ -96,7 +111,8 @@ def evaluate(
         tl = load_timeloop(timeloop_file)
         if tl.mapping is None:
             raise MagnetError("has no 'mapping' to evaluate", source=timeloop_file)
-        result = run(tl.layer, tl.arch, tl.mapping, tl.cost_model, source=timeloop_file)
+        models = [*_cost_models(cost_model, tl.arch), tl.cost_model]
+        result = run(tl.layer, tl.arch, tl.mapping, models, source=timeloop_file)
     else:
         missing = [
             flag
@@ -114,7 +130,7 @@ def evaluate(
         arch = load_arch(arch_spec)
         layer = parse_layer(layer_text)
         mapping = Mapping.from_yaml(mapping_file)
-        result = run(layer, arch, mapping, source=mapping_file)
+        result = run(layer, arch, mapping, _cost_models(cost_model, arch), source=mapping_file)
     click.echo(result.to_json() if as_json else result_table(result))
 
 
@@ -126,6 +142,7 @@ def _evaluate_network(
     as_json: bool,
     conflicting: bool,
     search: tuple[str | None, str, str],
+    cost_model: str | None,
 ) -> None:
     from magnet.arch.load import load_arch
     from magnet.mapping.network import LayerMappings, evaluate_network
@@ -142,6 +159,9 @@ def _evaluate_network(
         raise MagnetError("--workload needs --arch and one of --mapping-file or --dataflow")
     arch = load_arch(arch_spec)
     network = load_workload(workload, batch)
+    from magnet.cost import price_arch
+
+    costs = price_arch(arch, _cost_models(cost_model, arch))
     if dataflow:
         from magnet.mapper.search import map_network
 
@@ -151,6 +171,7 @@ def _evaluate_network(
             dataflow,
             mapper=mapper,
             objective=objective,
+            cost_model=costs,
             progress=None if as_json else _progress(network),
         )
         mappings = LayerMappings(
@@ -158,7 +179,7 @@ def _evaluate_network(
         )
     else:
         mappings = LayerMappings.from_yaml(layer_mappings)
-    result = evaluate_network(network, arch, mappings)
+    result = evaluate_network(network, arch, mappings, costs)
     click.echo(json.dumps(result.to_dict(), indent=1) if as_json else network_table(result))
 
 
@@ -194,6 +215,7 @@ def _progress(network: Any) -> Callable[..., None]:
 @click.option("--samples", type=int, default=20000, help="Samples of the random mapper.")
 @click.option("--seed", type=int, default=0)
 @click.option("--output", type=str, default=None, help="Write the best mapping to this YAML.")
+@click.option("--cost-model", "cost_model", type=str, default=None, help=COST_HELP)
 @click.option("--json", "as_json", is_flag=True)
 @_friendly
 def map_command(
@@ -206,6 +228,7 @@ def map_command(
     samples: int,
     seed: int,
     output: str | None,
+    cost_model: str | None,
     as_json: bool,
 ) -> None:
     """Find the best mapping of one layer (given dataflow, objective and mapper)."""
@@ -229,7 +252,7 @@ def map_command(
             objective=objective,
             seed=seed,
             samples=samples,
-            cost_model=tl.cost_model,
+            cost_model=[*_cost_models(cost_model, tl.arch), tl.cost_model],
         )
     else:
         from magnet.arch.load import load_arch
@@ -237,14 +260,16 @@ def map_command(
 
         if not arch_spec or not layer_text:
             raise MagnetError("missing --arch or --layer (or give --timeloop FILE)")
+        arch = load_arch(arch_spec)
         result = map_layer(
             parse_layer(layer_text),
-            load_arch(arch_spec),
+            arch,
             dataflow,
             mapper=mapper,
             objective=objective,
             seed=seed,
             samples=samples,
+            cost_model=_cost_models(cost_model, arch),
         )
     if output:
         Path(output).write_text(result.mapping.to_yaml())
@@ -258,6 +283,32 @@ def map_command(
         f"{result.mapspace_size:.3g}\n"
     )
     click.echo(result_table(result.result))
+
+
+@main.command()
+@click.option("--arch", "arch_spec", type=str, default=None, help="Architecture YAML or preset.")
+@click.option("--cost-model", "cost_model", type=str, default=None, help=COST_HELP)
+@click.option("--list", "list_models", is_flag=True, help="List the available cost models.")
+@click.option("--json", "as_json", is_flag=True)
+@_friendly
+def costs(arch_spec: str | None, cost_model: str | None, list_models: bool, as_json: bool) -> None:
+    """What a cost model gives for each component of a design (energy, leakage, area)."""
+    from magnet.arch.load import load_arch
+    from magnet.cost.registry import available_cost_models, costs_table, describe_costs
+
+    if list_models:
+        names = available_cost_models()
+        if as_json:
+            click.echo(json.dumps(names, indent=1))
+        else:
+            for name, description in names.items():
+                click.echo(f"{name:<22} {description}")
+        return
+    if not arch_spec:
+        raise MagnetError("missing --arch (or use --list)")
+    arch = load_arch(arch_spec)
+    rows = describe_costs(arch, _cost_models(cost_model, arch))
+    click.echo(json.dumps(rows, indent=1, default=str) if as_json else costs_table(rows))
 
 
 @main.command()
