@@ -20,10 +20,9 @@ import numpy as np
 from magnet.arch.spec import Arch
 from magnet.dataflow import Dataflow
 from magnet.errors import MagnetError
-from magnet.mapping.analysis import _SINGLE_AXIS
 from magnet.mapping.mapping import MappingBatch, default_keep
 from magnet.workload.dims import DIMS, NUM_DIMS, OPERANDS, RELEVANT, Dim, Operand, parse_operand
-from magnet.workload.layer import Layer
+from magnet.workload.layer import Layer, operand_words
 
 _REL = np.zeros((3, NUM_DIMS), dtype=bool)
 for _op, _dims in RELEVANT.items():
@@ -317,13 +316,7 @@ def _order_signature(order: tuple[int, ...]) -> tuple:
 def tile_words(layer: Layer, extent: np.ndarray) -> np.ndarray:
     """Words of each operand for per-dim extents ``[dim, ...]`` -> ``[operand, ...]``."""
     e = extent.astype(np.float64)
-    width = layer.wstride * (e[Dim.P] - 1) + layer.wdilation * (e[Dim.R] - 1) + 1
-    height = layer.hstride * (e[Dim.Q] - 1) + layer.hdilation * (e[Dim.S] - 1) + 1
-    out = np.empty((3, *e.shape[1:]))
-    out[Operand.W] = np.prod(e[_SINGLE_AXIS[Operand.W]], axis=0)
-    out[Operand.O] = np.prod(e[_SINGLE_AXIS[Operand.O]], axis=0)
-    out[Operand.I] = np.prod(e[_SINGLE_AXIS[Operand.I]], axis=0) * width * height
-    return out
+    return operand_words(layer, lambda d: e[int(d)])
 
 
 def stationary_ok(batch: MappingBatch, li: int, op: Operand) -> np.ndarray:

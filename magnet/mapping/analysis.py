@@ -41,7 +41,7 @@ import numpy as np
 from magnet.arch.spec import Arch
 from magnet.mapping.mapping import MappingBatch
 from magnet.workload.dims import NUM_DIMS, RELEVANT, Dim, Operand
-from magnet.workload.layer import Layer
+from magnet.workload.layer import Layer, operand_words
 
 W_, I_, O_ = Operand.W, Operand.I, Operand.O
 N_, G_, K_, C_, P_, Q_, R_, S_ = (int(d) for d in Dim)
@@ -113,15 +113,9 @@ def _window(dims: _Dims, e: np.ndarray, pos: int, win: int, stride: int, dil: in
 
 def _tiles(dims: _Dims, extent: np.ndarray, layer: Layer) -> np.ndarray:
     """Tile sizes (words): extents ``[..., dim, batch]`` -> ``[..., operand, batch]``."""
-    out = np.empty((*extent.shape[:-2], 3, extent.shape[-1]))
-    out[..., W_, :] = _prod(extent, dims.of(_SINGLE_AXIS[W_]))
-    out[..., O_, :] = _prod(extent, dims.of(_SINGLE_AXIS[O_]))
-    out[..., I_, :] = (
-        _prod(extent, dims.of(_SINGLE_AXIS[I_]))
-        * _window(dims, extent, P_, R_, layer.wstride, layer.wdilation)
-        * _window(dims, extent, Q_, S_, layer.hstride, layer.hdilation)
-    )
-    return out
+    shape = extent.shape[:-2] + extent.shape[-1:]
+    words = operand_words(layer, lambda d: dims.take(extent, int(d)), axis=-2, shape=shape)
+    return np.asarray(words, dtype=np.float64)
 
 
 def _distinct_starts(n: np.ndarray, m: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

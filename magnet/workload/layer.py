@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from magnet.errors import MagnetError, validation_message
@@ -96,6 +98,26 @@ class Layer(BaseModel):
             self.wdilation,
             self.hdilation,
         )
+
+
+def operand_words(
+    layer: Layer, extent_of: Callable[[Dim], Any], axis: int = 0, shape: tuple = ()
+) -> np.ndarray:
+    """Words of each operand's tile from per-dimension extents (arrays of one shape).
+
+    ``extent_of(dim)`` gives a dimension's extent (1.0 for a dimension not in use); the result
+    stacks weights, inputs, outputs along ``axis``, each broadcast to at least ``shape``.
+    Inputs take the sliding-window box: ``wstride * (P - 1) + wdilation * (R - 1) + 1``
+    wide, likewise high with Q and S.
+    """
+    e = {d: extent_of(d) for d in Dim}
+    width = layer.wstride * (e[Dim.P] - 1) + layer.wdilation * (e[Dim.R] - 1) + 1
+    height = layer.hstride * (e[Dim.Q] - 1) + layer.hdilation * (e[Dim.S] - 1) + 1
+    weights = e[Dim.G] * e[Dim.K] * e[Dim.C] * e[Dim.R] * e[Dim.S]
+    inputs = e[Dim.N] * e[Dim.G] * e[Dim.C] * width * height
+    outputs = e[Dim.N] * e[Dim.G] * e[Dim.K] * e[Dim.P] * e[Dim.Q]
+    shape = np.broadcast_shapes(shape, *(np.shape(x) for x in (weights, inputs, outputs)))
+    return np.stack([np.broadcast_to(x, shape) for x in (weights, inputs, outputs)], axis=axis)
 
 
 # ---- constructors ----------------------------------------------------------------------
