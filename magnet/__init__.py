@@ -9,7 +9,10 @@ The public API, in the order data flows through it::
     mapping = mg.Mapping.from_yaml("experiments/mappings/simba-chip_resnet50_res2a_branch2b.yaml")
     result = mg.evaluate(layer, arch, mapping)
     result.energy_pj, result.latency_cycles, result.area_mm2, result.energy_pj_by_level
-    net = mg.load_workload("resnet50", batch=1)      # zoo name, .onnx or network .yaml
+    best = mg.map_layer(layer, arch, dataflow="ws")            # the mapper
+    net = mg.load_workload("resnet50", batch=1)                # zoo name, .onnx or .yaml
+    total = mg.evaluate_workload(net, arch, dataflow="ws")     # maps every distinct layer
+    total.energy_pj, total.latency_cycles, total.to_dict()["layers"]
 """
 
 from magnet.arch import templates
@@ -20,6 +23,7 @@ from magnet.cost.base import Component, CostModel
 from magnet.cost.registry import load_chain, load_cost_model, register_cost_model
 from magnet.errors import InvalidMappingError, MagnetError
 from magnet.interop.timeloop import load_timeloop
+from magnet.mapper.search import evaluate_workload, map_layer, map_network
 from magnet.mapping import Mapping, MappingBatch, evaluate, evaluate_batch
 from magnet.mapping.network import LayerMappings, evaluate_network
 from magnet.workload.layer import (
@@ -55,6 +59,7 @@ __all__ = [
     "evaluate",
     "evaluate_batch",
     "evaluate_network",
+    "evaluate_workload",
     "fully_connected",
     "gemm",
     "load_arch",
@@ -62,6 +67,8 @@ __all__ = [
     "load_cost_model",
     "load_timeloop",
     "load_workload",
+    "map_layer",
+    "map_network",
     "matmul",
     "parse_layer",
     "price_arch",

@@ -163,9 +163,9 @@ def _evaluate_network(
 
     costs = price_arch(arch, _cost_models(cost_model, arch))
     if dataflow:
-        from magnet.mapper.search import map_network
+        from magnet.mapper.search import evaluate_workload
 
-        found = map_network(
+        result = evaluate_workload(
             network,
             arch,
             dataflow,
@@ -174,12 +174,8 @@ def _evaluate_network(
             cost_model=costs,
             progress=None if as_json else _progress(network),
         )
-        mappings = LayerMappings(
-            {name: r.mapping for name, r in found.items()}, source=f"mapper {mapper}"
-        )
     else:
-        mappings = LayerMappings.from_yaml(layer_mappings)
-    result = evaluate_network(network, arch, mappings, costs)
+        result = evaluate_network(network, arch, LayerMappings.from_yaml(layer_mappings), costs)
     click.echo(json.dumps(result.to_dict(), indent=1) if as_json else network_table(result))
 
 

@@ -233,3 +233,19 @@ def test_cli_maps_a_timeloop_mapper_input_with_its_constraints() -> None:
     levels = {lvl["target"]: lvl for lvl in data["mapping"]}
     assert "temporal" not in levels.get("ifmap_spad", {})
     assert set(levels.get("psum_spad", {}).get("temporal", {})) <= {"K"}
+
+
+def test_evaluate_workload_maps_each_distinct_shape_once() -> None:
+    import magnet as mg
+
+    net = mg.load_workload("bert-base")  # 72 entries (96 layers with repeats), 5 shapes
+    arch = mg.templates.simba(vector_width=8, vector_units=8, pe_rows=4, pe_cols=4)
+    total = mg.evaluate_workload(net, arch, dataflow="ws")
+    data = total.to_dict()
+    assert data["unique_shapes"] == 5 and len(data["layers"]) == len(net.layers) == 72
+    assert data["macs"] == net.macs == 11_173_625_856
+    # every layer's row equals its shape's evaluation, so the totals are sums over rows
+    assert data["energy_pj"] == pytest.approx(
+        sum(r["energy_pj"] * r["count"] for r in data["layers"])
+    )
+    assert 0 < data["utilization"] <= 1

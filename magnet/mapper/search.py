@@ -399,3 +399,37 @@ def map_network(
         if progress is not None:
             progress(layer, result)
     return out
+
+
+def evaluate_workload(
+    network: Any,
+    arch: Arch,
+    dataflow: str | Dataflow | None = None,
+    *,
+    mapper: str = "fast",
+    objective: str | Objective | None = None,
+    seed: int = 0,
+    cost_model: CostModel | ArchCosts | list[CostModel] | None = None,
+    progress: Any = None,
+) -> Any:
+    """Map every distinct layer of ``network`` and evaluate the whole network.
+
+    Returns a ``magnet.mapping.network.NetworkResult`` (totals and a row per layer).
+    """
+    from magnet.mapping.network import LayerMappings, evaluate_network
+
+    costs = cost_model if isinstance(cost_model, ArchCosts) else price_arch(arch, cost_model)
+    found = map_network(
+        network,
+        arch,
+        dataflow,
+        mapper=mapper,
+        objective=objective,
+        seed=seed,
+        cost_model=costs,
+        progress=progress,
+    )
+    mappings = LayerMappings(
+        {name: r.mapping for name, r in found.items()}, source=f"mapper {mapper}"
+    )
+    return evaluate_network(network, arch, mappings, costs)
