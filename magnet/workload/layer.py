@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from magnet.errors import MagnetError, validation_message
-from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
+from magnet.workload.dims import DIMS, Dim, Operand
 
 LayerKind = Literal["conv", "depthwise", "fc", "matmul"]
 MAX_EXTENT = 2**31 - 1  # mapping arrays hold factors as int32
@@ -68,9 +68,7 @@ class Layer(BaseModel):
 
     def operand_size(self, operand: Operand) -> int:
         """Words of an operand; for inputs, the bounding box of the windows (gaps included)."""
-        if operand is Operand.I:
-            return self.N * self.G * self.C * self.input_width * self.input_height
-        return math.prod(getattr(self, Dim(d).name) for d in RELEVANT[operand])
+        return int(operand_words(self, lambda d: getattr(self, d.name))[operand])
 
     @property
     def operand_sizes(self) -> dict[str, int]:
