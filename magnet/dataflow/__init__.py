@@ -306,6 +306,12 @@ NAMED = {
 
 
 def _refuse(arch: Arch, name: str, known: Any, reason: str | None) -> None:
+    if reason is None:
+        homes = [t for t, names in NAMED.items() if name in names and t != arch.template]
+        if homes:
+            reason = f"it is defined for the {' and '.join(homes)} template"
+        if name in ("ws-local-os", "os-local-ws"):
+            reason = "a MAGNet hybrid needs weight / accumulation collectors (simba template)"
     why = f": {reason}" if reason else ""
     raise MagnetError(
         f"the {arch.template} template cannot express dataflow {name!r}{why}; "
