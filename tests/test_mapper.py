@@ -249,3 +249,17 @@ def test_evaluate_workload_maps_each_distinct_shape_once() -> None:
         sum(r["energy_pj"] * r["count"] for r in data["layers"])
     )
     assert 0 < data["utilization"] <= 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mapper_never_returns_an_invalid_mapping(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    arch = load_arch(str(MEDIUM))
+    dims = dict(zip("KCPQRS", (int(x) for x in rng.choice([1, 2, 3, 4, 6, 8], 6)), strict=True))
+    layer = Layer(**dims, wstride=int(rng.integers(1, 3)))
+    found = map_layer(layer, arch, mapper="fast", exact_below=0, seed=seed)
+    batch = to_batch(found.mapping, arch)
+    assert Space(layer, arch, dataflow_for(arch, None)).structure_ok(batch).all()
+    again = evaluate(layer, arch, found.mapping)  # raises if the mapping overflowed anything
+    assert again.energy_pj == pytest.approx(found.result.energy_pj)
+    assert again.macs == layer.macs
