@@ -162,9 +162,6 @@ class Arch(BaseModel):
                 return i
         raise KeyError(name)
 
-    def peak_macs_per_cycle(self) -> int:
-        return self.mac_count
-
     def summary(self) -> str:
         lines = [
             f"{self.name}: {self.mac_count} MACs @ {self.clock_ghz:g} GHz, "
