@@ -88,8 +88,16 @@ def arch_components(arch: Arch) -> tuple[list[Component], Component, list[Compon
     return storage, mac, networks
 
 
-def price_arch(arch: Arch, models: CostModel | list[CostModel] | None = None) -> ArchCosts:
-    """Ask the chain of models (then the built-in table) for every component's costs."""
+def price_arch(
+    arch: Arch, models: CostModel | list[CostModel] | ArchCosts | None = None
+) -> ArchCosts:
+    """Ask the chain of models (then the built-in table) for every component's costs.
+
+    Costs already priced (an ``ArchCosts``) are returned as they are, so callers can pass
+    either a model chain or the prices of an earlier call.
+    """
+    if isinstance(models, ArchCosts):
+        return models
     chain: list[CostModel] = (
         [] if models is None else (list(models) if isinstance(models, list | tuple) else [models])
     )

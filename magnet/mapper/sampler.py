@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from magnet.mapper.space import Space, divisors, tile_words
+from magnet.mapper.space import Space, divisors
 from magnet.mapping.mapping import MappingBatch
 from magnet.workload.dims import NUM_DIMS
 
@@ -88,11 +88,7 @@ def sample(space: Space, n: int, rng: np.random.Generator) -> MappingBatch:
             for m in range(li, nl):
                 if m > li:
                     trial = trial * s[m][:, None, :]
-                if np.isinf(space.cap_bits[m]):
-                    continue
-                words = tile_words(space.layer, trial)  # [operand, cand, n]
-                need = (words * (space.keep[m] * space.bits[m])[:, None, None]).sum(axis=0)
-                feasible &= need <= space.cap_bits[m]
+                feasible &= space.fits(m, trial)
             weight = c.astype(float) ** alpha[None, :]
             f = cands[_choose(feasible, weight, rng)]
             t[li, d] = f
@@ -185,8 +181,8 @@ def make_reuse(batch: MappingBatch, li: int, op) -> None:
 
 def neighbours(
     space: Space, parents: MappingBatch, per_parent: int, rng: np.random.Generator
-) -> tuple[MappingBatch, np.ndarray]:
-    """``per_parent`` random neighbours of each mapping, and the index of their parent.
+) -> MappingBatch:
+    """``per_parent`` random neighbours of each mapping.
 
     A move takes one prime factor of one dimension from one slot (a level's temporal loop or a
     fan-out) to another, or swaps two loops of one level.
@@ -238,7 +234,7 @@ def neighbours(
         ra = child.rank[level, a, swap].copy()
         child.rank[level, a, swap] = child.rank[level, b, swap]
         child.rank[level, b, swap] = ra
-    return child, parent
+    return child
 
 
 _SPF_LIMIT = 1 << 16

@@ -29,7 +29,7 @@ from magnet.cost import ArchCosts, CostModel, price_arch
 from magnet.dataflow import Dataflow, dataflow_for
 from magnet.errors import MagnetError
 from magnet.mapper.sampler import neighbours, sample
-from magnet.mapper.space import Space, tile_words
+from magnet.mapper.space import Space
 from magnet.mapping.evaluate import BatchResult, Result, evaluate, evaluate_batch, overflow_message
 from magnet.mapping.mapping import Mapping, MappingBatch
 from magnet.workload.dims import NUM_DIMS
@@ -183,7 +183,7 @@ def map_layer(
     objective: str | Objective | None = None,
     seed: int = 0,
     samples: int = 20_000,
-    cost_model: CostModel | ArchCosts | None = None,
+    cost_model: CostModel | list[CostModel] | ArchCosts | None = None,
     exact_below: float = 20_000,
     rounds: int = 40,
     population: int = 32,
@@ -196,7 +196,7 @@ def map_layer(
     start = time.perf_counter()
     flow = dataflow_for(arch, dataflow)
     obj = objective if isinstance(objective, Objective) else Objective.parse(objective)
-    costs = cost_model if isinstance(cost_model, ArchCosts) else price_arch(arch, cost_model)
+    costs = price_arch(arch, cost_model)
     space = Space(layer, arch, flow)
     size = space.size()
     tracker = _Tracker(space, costs, obj)
@@ -250,20 +250,15 @@ def _population_search(
     parents, parent_scores = batch.take(pick), scores[pick]
     stale = 0
     for _ in range(rounds):
-        children, origin = neighbours(space, parents, 48, rng)
-        child_scores = tracker.price(children)
-        improved = False
+        children = neighbours(space, parents, 48, rng)
         merged = MappingBatch.concat([parents, children])
-        merged_scores = np.concatenate([parent_scores, child_scores])
+        merged_scores = np.concatenate([parent_scores, tracker.price(children)])
         pick = _dedupe(merged, merged_scores, population)
-        new_best = merged_scores[pick].min()
-        if new_best < parent_scores.min() - 1e-12:
-            improved = True
+        improved = merged_scores[pick].min() < parent_scores.min() - 1e-12
         parents, parent_scores = merged.take(pick), merged_scores[pick]
         stale = 0 if improved else stale + 1
         if stale >= 4:
             break
-    del origin
 
 
 def _exhaustive(space: Space, tracker: _Tracker, chunk: int = 50_000) -> None:
@@ -306,11 +301,7 @@ def _fits(space: Space, t: np.ndarray, s: np.ndarray) -> np.ndarray:
     ok = np.ones(t.shape[2], dtype=bool)
     for li in range(space.nl):
         extent = extent * t[li] * s[li]
-        if np.isinf(space.cap_bits[li]):
-            continue
-        words = tile_words(space.layer, extent)
-        need = (words * (space.keep[li] * space.bits[li])[:, None]).sum(axis=0)
-        ok &= need <= space.cap_bits[li]
+        ok &= space.fits(li, extent)
     return ok
 
 
@@ -380,20 +371,19 @@ def map_network(
     arch: Arch,
     dataflow: str | Dataflow | None = None,
     *,
-    mapper: str = "fast",
-    objective: str | Objective | None = None,
-    seed: int = 0,
-    cost_model: CostModel | ArchCosts | None = None,
+    cost_model: CostModel | ArchCosts | list[CostModel] | None = None,
     progress: Any = None,
+    **search: Any,
 ) -> dict[str, MapResult]:
-    """Map every distinct layer shape of ``network`` once; results by layer name."""
-    costs = cost_model if isinstance(cost_model, ArchCosts) else price_arch(arch, cost_model)
+    """Map every distinct layer shape of ``network`` once; results by layer name.
+
+    ``search`` holds ``map_layer``'s options (mapper, objective, seed, ...).
+    """
+    costs = price_arch(arch, cost_model)
     flow = dataflow_for(arch, dataflow)
     out: dict[str, MapResult] = {}
     for layer, _count, names in network.unique_layers():
-        result = map_layer(
-            layer, arch, flow, mapper=mapper, objective=objective, seed=seed, cost_model=costs
-        )
+        result = map_layer(layer, arch, flow, cost_model=costs, **search)
         for name in names:
             out[name] = result
         if progress is not None:
@@ -406,30 +396,19 @@ def evaluate_workload(
     arch: Arch,
     dataflow: str | Dataflow | None = None,
     *,
-    mapper: str = "fast",
-    objective: str | Objective | None = None,
-    seed: int = 0,
     cost_model: CostModel | ArchCosts | list[CostModel] | None = None,
     progress: Any = None,
+    **search: Any,
 ) -> Any:
     """Map every distinct layer of ``network`` and evaluate the whole network.
 
-    Returns a ``magnet.mapping.network.NetworkResult`` (totals and a row per layer).
+    ``search`` holds ``map_layer``'s options. Returns a ``magnet.mapping.network.NetworkResult``
+    (totals and a row per layer).
     """
     from magnet.mapping.network import LayerMappings, evaluate_network
 
-    costs = cost_model if isinstance(cost_model, ArchCosts) else price_arch(arch, cost_model)
-    found = map_network(
-        network,
-        arch,
-        dataflow,
-        mapper=mapper,
-        objective=objective,
-        seed=seed,
-        cost_model=costs,
-        progress=progress,
-    )
-    mappings = LayerMappings(
-        {name: r.mapping for name, r in found.items()}, source=f"mapper {mapper}"
-    )
+    costs = price_arch(arch, cost_model)
+    found = map_network(network, arch, dataflow, cost_model=costs, progress=progress, **search)
+    source = f"mapper {search.get('mapper', 'fast')}"
+    mappings = LayerMappings({name: r.mapping for name, r in found.items()}, source=source)
     return evaluate_network(network, arch, mappings, costs)

@@ -97,9 +97,7 @@ class Space:
             need = self.extent[d]
             if need == 1:
                 continue
-            fixed = int(np.prod(self.fixed_t[:, d][self.fixed_t[:, d] > 0])) * int(
-                np.prod(self.fixed_s[:, d][self.fixed_s[:, d] > 0])
-            )
+            fixed = self.fixed_product(d)
             room = self.allow_t[:, d] & (self.fixed_t[:, d] == 0)
             spatial = sum(
                 (fx if self.allow_sx[li, d] else 1) * (fy if self.allow_sy[li, d] else 1)
@@ -113,8 +111,7 @@ class Space:
                 )
         for li, lvl in enumerate(self.arch.inner_first):
             words = self.min_tiles(li)
-            need = float((words * self.keep[li] * self.bits[li]).sum())
-            if need > self.cap_bits[li]:
+            if self.need_bits(li, words) > self.cap_bits[li]:
                 parts = [
                     f"{OPERANDS[o]} {int(words[o])} words" for o in range(3) if self.keep[li, o]
                 ]
@@ -126,12 +123,28 @@ class Space:
                     field=lvl.name,
                 )
 
+    def fixed_product(self, d: int, upto: int | None = None) -> int:
+        """Product of the fixed temporal and spatial factors of dim ``d`` (levels <= upto)."""
+        stop = self.nl if upto is None else upto + 1
+        fixed = np.concatenate([self.fixed_t[:stop, d], self.fixed_s[:stop, d]])
+        return int(np.prod(fixed[fixed > 0]))
+
+    def need_bits(self, li: int, words: np.ndarray) -> np.ndarray:
+        """Bits level ``li`` needs for operand tiles ``words[operand, ...]`` (kept ones only)."""
+        per_operand = (self.keep[li] * self.bits[li]).reshape(3, *([1] * (words.ndim - 1)))
+        return (words * per_operand).sum(axis=0)
+
+    def fits(self, li: int, extent: np.ndarray) -> np.ndarray:
+        """bool[...]: tiles of per-dim extents ``[dim, ...]`` fit level ``li``."""
+        if np.isinf(self.cap_bits[li]):
+            return np.ones(extent.shape[1:], dtype=bool)
+        return self.need_bits(li, tile_words(self.layer, extent)) <= self.cap_bits[li]
+
     def min_tiles(self, li: int) -> np.ndarray:
         """Smallest possible tile of each operand at level ``li`` (fixed and forced factors)."""
         extent = np.ones(NUM_DIMS)
         for d in range(NUM_DIMS):
-            below = np.prod([f for f in self.fixed_t[: li + 1, d] if f > 0] or [1])
-            below *= np.prod([f for f in self.fixed_s[: li + 1, d] if f > 0] or [1])
+            below = self.fixed_product(d, li)
             free_above = (
                 self.allow_t[li + 1 :, d].any()
                 or self.fixed_t[li + 1 :, d].any()
@@ -210,9 +223,7 @@ class Space:
         if d in self._tiling_cache:
             return self._tiling_cache[d]
         slots = self.slots[d]
-        fixed = int(np.prod([f for f in self.fixed_t[:, d] if f > 0] or [1]))
-        fixed *= int(np.prod([f for f in self.fixed_s[:, d] if f > 0] or [1]))
-        rest = -(-int(self.extent[d]) // fixed)
+        rest = -(-int(self.extent[d]) // self.fixed_product(d))
         free = [s for s in slots if not (s[0] == "t" and self.fixed_t[s[1], d] > 0)]
         rows: list[tuple[int, ...]] = []
 

@@ -245,14 +245,14 @@ def evaluate(
     layer: Layer,
     arch: Arch,
     mapping: Mapping,
-    cost_model: CostModel | ArchCosts | None = None,
+    cost_model: CostModel | list[CostModel] | ArchCosts | None = None,
     *,
     source: str = "mapping",
 ) -> Result:
     """Evaluate one mapping; raises ``InvalidMappingError`` if it does not fit the hardware."""
     batch = to_batch(mapping, arch, source)
     check_coverage(batch, layer, source)
-    costs = cost_model if isinstance(cost_model, ArchCosts) else price_arch(arch, cost_model)
+    costs = price_arch(arch, cost_model)
     result = evaluate_batch(layer, arch, batch, costs)
     if not result.valid[0]:
         raise InvalidMappingError(

@@ -149,10 +149,10 @@ def evaluate_network(
     network: Network,
     arch: Arch,
     mappings: LayerMappings,
-    cost_model: CostModel | ArchCosts | None = None,
+    cost_model: CostModel | list[CostModel] | ArchCosts | None = None,
 ) -> NetworkResult:
     """Evaluate each distinct layer shape once, then list every layer with its count."""
-    costs = cost_model if isinstance(cost_model, ArchCosts) else price_arch(arch, cost_model)
+    costs = price_arch(arch, cost_model)
     by_shape: dict[tuple, Result] = {}
     missing: list[str] = []
     for layer, _count, names in network.unique_layers():
