@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from magnet.arch.spec import Arch
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
-from magnet.workload.dims import DIMS, OPERANDS, parse_dim, parse_operand
+from magnet.workload.dims import DIMS, OPERANDS, parse_dim, parse_factors, parse_operand
 
 
 def _dims(value: Any) -> tuple[str, ...] | None:
@@ -38,27 +38,6 @@ def _dims(value: Any) -> tuple[str, ...] | None:
     if isinstance(value, str):
         value = [c for c in value if c.strip() and c not in ",;"]
     return tuple(parse_dim(str(v)).name for v in value)
-
-
-def _factors(value: Any) -> dict[str, int]:
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        items = []
-        for token in value.replace(",", " ").split():
-            key, _, number = token.partition("=")
-            if not number:
-                key, number = token[0], token[1:]
-            items.append((key, number))
-    else:
-        items = list(dict(value).items())
-    out = {}
-    for key, number in items:
-        factor = int(number)
-        if factor < 1:
-            raise ValueError(f"factor {key}={factor} must be >= 1")
-        out[parse_dim(str(key)).name] = factor
-    return out
 
 
 class Rule(BaseModel):
@@ -85,7 +64,7 @@ class Rule(BaseModel):
     @field_validator("factors", "spatial_factors", mode="before")
     @classmethod
     def _factor_map(cls, value: Any) -> dict[str, int]:
-        return _factors(value)
+        return parse_factors(value)
 
     @field_validator("keep", mode="before")
     @classmethod

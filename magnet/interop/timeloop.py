@@ -27,7 +27,7 @@ from magnet.dataflow import Dataflow, Rule
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapping.mapping import LevelMapping, Mapping
-from magnet.workload.dims import DIMS, parse_dim
+from magnet.workload.dims import DIMS, parse_dim, parse_factors
 from magnet.workload.layer import Layer
 
 _NAME = re.compile(r"^(?P<base>[^\[]+)(\[(?P<lo>\d+)\.\.(?P<hi>\d+)\])?$")
@@ -387,28 +387,10 @@ def _check_projections(shape: dict[str, Any], src: str) -> None:
 
 
 def _factors(text: Any, src: str, where: str) -> dict[str, int]:
-    if isinstance(text, dict):
-        items = text.items()
-    else:
-        items = []
-        for token in re.split(r"[\s,]+", str(text).strip()):
-            if not token:
-                continue
-            match = re.match(r"^([A-Za-z]+)=?([0-9]+)$", token)
-            if not match:
-                raise MagnetError(f"cannot read factor {token!r}", source=src, field=where)
-            items.append((match.group(1), int(match.group(2))))
-    out = {}
-    for key, value in items:
-        try:
-            dim = parse_dim(str(key)).name
-            factor = int(value)
-        except ValueError as exc:
-            raise MagnetError(str(exc), source=src, field=where) from None
-        if factor < 1:
-            raise MagnetError(f"factor {dim}={factor} must be >= 1", source=src, field=where)
-        out[dim] = factor
-    return out
+    try:
+        return parse_factors(text if isinstance(text, dict) else str(text))
+    except ValueError as exc:
+        raise MagnetError(str(exc), source=src, field=where) from None
 
 
 def _keeps(directives: list[dict[str, Any]], src: str) -> dict[str, tuple[str, ...]]:

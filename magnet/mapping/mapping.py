@@ -17,7 +17,6 @@ arrays indexed ``[batch, level, dim]`` with level 0 the innermost storage level.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,39 +28,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from magnet.arch.spec import Arch
 from magnet.errors import InvalidMappingError, MagnetError, validation_message
 from magnet.files import read_yaml
-from magnet.workload.dims import DIMS, NUM_DIMS, OPERANDS, Dim, parse_dim, parse_operand
+from magnet.workload.dims import (
+    DIMS,
+    NUM_DIMS,
+    OPERANDS,
+    Dim,
+    parse_dim,
+    parse_factors,
+    parse_operand,
+)
 from magnet.workload.layer import Layer
-
-_FACTOR = re.compile(r"^([A-Za-z])([0-9]+)$")
-
-
-def _parse_factors(value: Any) -> dict[str, int]:
-    """``{P: 8, Q: 2}`` or ``"P8 Q2"`` or ``"P=8,Q=2"`` -> ordered {dim: factor}."""
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        items = []
-        for token in re.split(r"[\s,]+", value.strip()):
-            if not token:
-                continue
-            token = token.replace("=", "")
-            match = _FACTOR.match(token)
-            if not match:
-                raise ValueError(f"{token!r} is not DIM<factor> (e.g. 'P8 Q2')")
-            items.append((match.group(1), int(match.group(2))))
-    elif isinstance(value, dict):
-        items = list(value.items())
-    else:
-        raise ValueError(f"expected a mapping like {{P: 8, Q: 2}} or 'P8 Q2', got {value!r}")
-    out: dict[str, int] = {}
-    for key, factor in items:
-        dim = parse_dim(str(key)).name
-        if dim in out:
-            raise ValueError(f"dimension {dim} appears twice")
-        if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
-            raise ValueError(f"factor of {dim} must be a whole number >= 1, got {factor!r}")
-        out[dim] = factor
-    return out
 
 
 class LevelMapping(BaseModel):
@@ -78,7 +54,7 @@ class LevelMapping(BaseModel):
     @field_validator("temporal", "spatial_x", "spatial_y", mode="before")
     @classmethod
     def _factors(cls, value: Any) -> dict[str, int]:
-        return _parse_factors(value)
+        return parse_factors(value)
 
     @field_validator("keep", mode="before")
     @classmethod

@@ -7,7 +7,9 @@ with the input window ``w = wstride*p + wdilation*r`` and ``h = hstride*q + hdil
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
+from typing import Any
 
 
 class Dim(IntEnum):
@@ -68,3 +70,37 @@ def parse_operand(name: str) -> Operand:
     if key not in OPERAND_ALIASES:
         raise ValueError(f"unknown operand {name!r}; allowed: weights, inputs, outputs")
     return OPERAND_ALIASES[key]
+
+
+_FACTOR = re.compile(r"^([A-Za-z]+)=?([0-9]+)$")
+
+
+def parse_factors(value: Any) -> dict[str, int]:
+    """``{P: 8, Q: 2}``, ``"P8 Q2"`` or ``"P=8,Q=2"`` -> ordered ``{dim: factor}``.
+
+    Timeloop's ``M`` reads as ``K``. Raises ``ValueError`` (callers add the file and field).
+    """
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        items = []
+        for token in re.split(r"[\s,]+", value.strip()):
+            if not token:
+                continue
+            match = _FACTOR.match(token)
+            if not match:
+                raise ValueError(f"{token!r} is not DIM<factor> (e.g. 'P8 Q2' or 'P=8')")
+            items.append((match.group(1), int(match.group(2))))
+    elif isinstance(value, dict):
+        items = list(value.items())
+    else:
+        raise ValueError(f"expected a mapping like {{P: 8, Q: 2}} or 'P8 Q2', got {value!r}")
+    out: dict[str, int] = {}
+    for key, factor in items:
+        dim = parse_dim(str(key)).name
+        if dim in out:
+            raise ValueError(f"dimension {dim} appears twice")
+        if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+            raise ValueError(f"factor of {dim} must be a whole number >= 1, got {factor!r}")
+        out[dim] = factor
+    return out
