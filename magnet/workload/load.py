@@ -13,54 +13,39 @@ from magnet.workload.layer import Layer, parse_layer
 from magnet.workload.network import Network, NetworkLayer
 
 
-class _LayerEntry(BaseModel):
-    """One entry of a network YAML: the Layer fields (or ``shape: "K=..,C=.."``) + repeat."""
-
-    model_config = ConfigDict(extra="forbid")
+class _LayerEntry(Layer):
+    """One entry of a network YAML: a layer (its fields, or ``shape: "K=..,C=.."``), its repeat
+    count, and ``stride`` / ``dilation`` as shorthands for both axes."""
 
     name: str
     shape: str | None = None
     repeat: int = Field(1, ge=1)
-    kind: str = "conv"
-    N: int | None = None
-    G: int | None = None
-    K: int | None = None
-    C: int | None = None
-    P: int | None = None
-    Q: int | None = None
-    R: int | None = None
-    S: int | None = None
-    wstride: int | None = None
-    hstride: int | None = None
-    wdilation: int | None = None
-    hdilation: int | None = None
-    stride: int | None = None
-    dilation: int | None = None
+    stride: int | None = Field(None, ge=1)
+    dilation: int | None = Field(None, ge=1)
 
-    @model_validator(mode="after")
-    def _one_form(self) -> _LayerEntry:
-        given = [k for k in Layer.model_fields if k not in ("name", "kind") and getattr(self, k)]
-        if self.shape and given:
-            raise ValueError(f"give 'shape' or the dimension fields, not both ({given})")
-        return self
-
-    def to_layer(self) -> Layer:
-        if self.shape is not None:
-            layer = parse_layer(self.shape, name=self.name)
-            return layer.model_copy(update={"kind": self.kind})
-        values: dict[str, Any] = {
-            k: getattr(self, k)
-            for k in Layer.model_fields
-            if k not in ("name", "kind") and getattr(self, k) is not None
-        }
+    @model_validator(mode="before")
+    @classmethod
+    def _expand(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if data.get("shape") is not None:
+            given = sorted(set(data) & (set(Layer.model_fields) - {"name", "kind"}))
+            if given:
+                raise ValueError(f"give 'shape' or the dimension fields, not both ({given})")
+            parsed = parse_layer(str(data["shape"]))
+            data.update(parsed.model_dump(exclude={"name", "kind"}))
         for both, (w, h) in (
             ("stride", ("wstride", "hstride")),
             ("dilation", ("wdilation", "hdilation")),
         ):
-            if getattr(self, both) is not None:
-                values.setdefault(w, getattr(self, both))
-                values.setdefault(h, getattr(self, both))
-        return Layer(name=self.name, kind=self.kind, **values)
+            if data.get(both) is not None:
+                data.setdefault(w, data[both])
+                data.setdefault(h, data[both])
+        return data
+
+    def to_layer(self) -> Layer:
+        return Layer(**self.model_dump(exclude={"shape", "repeat", "stride", "dilation"}))
 
 
 class _NetworkFile(BaseModel):
