@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from magnet.mapper.space import Space, divisors
+from magnet.mapper.space import Space
 from magnet.mapping.mapping import MappingBatch
-from magnet.workload.dims import NUM_DIMS
+from magnet.workload.dims import NUM_DIMS, divisors
 
 _ALPHAS = np.array([0.0, 1.0, 3.0])  # preference for large factors: none, some, strong
 

@@ -21,17 +21,21 @@ from magnet.arch.spec import Arch
 from magnet.dataflow import Dataflow
 from magnet.errors import MagnetError
 from magnet.mapping.mapping import MappingBatch, default_keep
-from magnet.workload.dims import DIMS, NUM_DIMS, OPERANDS, RELEVANT, Dim, Operand, parse_operand
+from magnet.workload.dims import (
+    DIMS,
+    NUM_DIMS,
+    OPERANDS,
+    RELEVANT,
+    Dim,
+    Operand,
+    divisors,
+    parse_operand,
+)
 from magnet.workload.layer import Layer, operand_words
 
 _REL = np.zeros((3, NUM_DIMS), dtype=bool)
 for _op, _dims in RELEVANT.items():
     _REL[_op, [int(d) for d in _dims]] = True
-
-
-def divisors(n: int) -> list[int]:
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
 
 
 @dataclass

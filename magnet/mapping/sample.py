@@ -11,12 +11,8 @@ import numpy as np
 
 from magnet.arch.spec import Arch
 from magnet.mapping.mapping import MappingBatch, default_keep
-from magnet.workload.dims import NUM_DIMS
+from magnet.workload.dims import NUM_DIMS, divisors
 from magnet.workload.layer import Layer
-
-
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 def random_batch(
@@ -35,14 +31,14 @@ def random_batch(
             for li, (fx, fy) in enumerate(arch.fanouts):
                 for target, limit in ((sx, fx), (sy, fy)):
                     for d in rng.permutation(NUM_DIMS)[:2]:
-                        options = [f for f in _divisors(remaining[d]) if f <= limit]
+                        options = [f for f in divisors(remaining[d]) if f <= limit]
                         f = int(rng.choice(options))
                         target[i, li, d] = f
                         remaining[d] //= f
                         limit //= f
         for d in range(NUM_DIMS):
             for li in rng.permutation(nlev - 1):
-                f = int(rng.choice(_divisors(remaining[d])))
+                f = int(rng.choice(divisors(remaining[d])))
                 t[i, li, d] = f
                 remaining[d] //= f
             t[i, nlev - 1, d] = remaining[d]

@@ -7,6 +7,7 @@ with the input window ``w = wstride*p + wdilation*r`` and ``h = hstride*q + hdil
 
 from __future__ import annotations
 
+import math
 import re
 from enum import IntEnum
 from typing import Any
@@ -104,3 +105,9 @@ def parse_factors(value: Any) -> dict[str, int]:
             raise ValueError(f"factor of {dim} must be a whole number >= 1, got {factor!r}")
         out[dim] = factor
     return out
+
+
+def divisors(n: int) -> list[int]:
+    """The divisors of ``n``, ascending."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
