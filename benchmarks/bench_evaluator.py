@@ -24,12 +24,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from magnet.mapping.sample import random_batch
 
-from magnet.arch.load import load_arch
 from magnet.cost import price_arch
 from magnet.mapping.evaluate import evaluate_batch
-from magnet.mapping.sample import random_batch
 from magnet.perf import tune_allocator
+from magnet.templates import load_arch
 from magnet.workload.layer import Layer
 
 RESULTS = Path(__file__).resolve().parent / "results" / "evaluator.json"

@@ -23,10 +23,11 @@ import statistics
 import time
 from pathlib import Path
 
-from magnet.arch.load import load_arch
-from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 from magnet.mapper.search import map_layer, map_network
+
+from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 from magnet.perf import tune_allocator
+from magnet.templates import load_arch
 from magnet.workload.layer import Layer
 from magnet.workload.zoo import load_zoo
 

@@ -16,7 +16,8 @@ vendor's) and prices
 
 - ``sram`` components: the read / write energy, leakage and area of one bank
   (``capacity_bits / banks``) at the access width, interpolated between datasheet rows as a
-  power law in capacity and in width (bilinear in log-log space); extrapolation is refused;
+  power law in capacity and in width (bilinear in log-log space); banks outside the
+  datasheet are declined (the next model prices them), never extrapolated;
 - ``mac`` components: the row of the MAC library whose format is the compute level's
   ``format`` attribute (``int4``, ``int8``, ``fp16``, ``bf16``), else ``int<bits>`` /
   ``fp<bits>``;
@@ -83,9 +84,10 @@ class SramCompiler(CostModel):
 
     # -- the contract ----------------------------------------------------------------------
     def supports(self, component: Component) -> bool:
-        return component.cls == "sram" or (
-            component.cls == "mac" and self._format(component) in self.macs
-        )
+        """SRAM banks the datasheet covers and MACs of its library; the rest goes on."""
+        if component.cls == "sram":
+            return self._in_range(component)
+        return component.cls == "mac" and self._format(component) in self.macs
 
     def energy_pj(self, component: Component, action: str) -> float:
         scale = self._node_factor(component, "dynamic_energy")
@@ -116,9 +118,20 @@ class SramCompiler(CostModel):
         kind = "int" if component.get("datatype", "int") == "int" else "fp"
         return f"{kind}{component.get('bits', 8):g}"
 
-    def _interpolate(self, component: Component, value: Callable[[dict], float]) -> float:
+    @staticmethod
+    def _bank(component: Component) -> tuple[float, float]:
         bank_bytes = component.get("capacity_bits") / component.get("banks", 1) / 8
-        width = component.get("width_bits") or component.get("word_bits")
+        return bank_bytes, component.get("width_bits") or component.get("word_bits")
+
+    def _in_range(self, component: Component) -> bool:
+        bank_bytes, width = self._bank(component)
+        return None not in (
+            _neighbours(self.capacities, bank_bytes),
+            _neighbours(self.widths, width),
+        )
+
+    def _interpolate(self, component: Component, value: Callable[[dict], float]) -> float:
+        bank_bytes, width = self._bank(component)
         caps = _neighbours(self.capacities, bank_bytes)
         widths = _neighbours(self.widths, width)
         if caps is None or widths is None:

@@ -3,29 +3,45 @@
 The public API, in the order data flows through it::
 
     import magnet as mg
-    arch = mg.templates.simba(vector_width=8, vector_units=8, pe_rows=4, pe_cols=4)
-    layer = mg.conv2d("res2a", in_channels=64, out_channels=64, out_height=56, out_width=56,
-                      kernel=3)
-    mapping = mg.Mapping.from_yaml("experiments/mappings/simba-chip_resnet50_res2a_branch2b.yaml")
-    result = mg.evaluate(layer, arch, mapping)
-    result.energy_pj, result.latency_cycles, result.area_mm2, result.energy_pj_by_level
-    best = mg.map_layer(layer, arch, dataflow="ws")            # the mapper
-    net = mg.load_workload("resnet50", batch=1)                # zoo name, .onnx or .yaml
-    total = mg.evaluate_workload(net, arch, dataflow="ws")     # maps every distinct layer
-    total.energy_pj, total.latency_cycles, total.to_dict()["layers"]
+    arch = mg.templates.simba(vector_width=16, vector_units=16, accum_collector=8)
+    arch = mg.load_arch("simba-chip")                       # preset, template or YAML
+    net = mg.load_workload("resnet50")                      # zoo (NAME:key=value), ONNX, YAML
+    result = mg.evaluate(net, arch, dataflow="os-local-ws") # maps every distinct layer
+    result.energy_pj, result.latency_cycles, result.energy_pj_by_category
+    result.record()                                         # a NetworkRecord (--json)
+
+    design = mg.design(arch, "ws", cost_model="horowitz45") # priced once, passed inward
+    outcome = mg.map_layer(mg.parse_layer("K=64,C=64,P=56,Q=56,R=3,S=3"), design,
+                           budget=mg.Budget(seconds=5))
+    outcome.status, outcome.reason, outcome.result
+
+Extension points: ``CostModel`` (``register_cost_model``), ``Template``
+(``register_template``), ``Mapper`` (``register_mapper``).
 """
 
-from magnet.arch import templates
-from magnet.arch.load import load_arch
-from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet import templates
+from magnet.api import design, evaluate, map_layer
+from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel
 from magnet.cost import ArchCosts, price_arch
 from magnet.cost.base import Component, CostModel
 from magnet.cost.registry import load_chain, load_cost_model, register_cost_model
-from magnet.errors import InvalidMappingError, MagnetError
+from magnet.dataflow import Dataflow, Rule, load_dataflow
+from magnet.errors import DesignInfeasible, InvalidMappingError, MagnetError
 from magnet.interop.timeloop import load_timeloop
-from magnet.mapper.search import evaluate_workload, map_layer, map_network
-from magnet.mapping import Mapping, MappingBatch, evaluate, evaluate_batch
-from magnet.mapping.network import LayerMappings, evaluate_network
+from magnet.mapper import (
+    Budget,
+    MapOutcome,
+    Mapper,
+    NetworkOutcome,
+    Objective,
+    map_network,
+    register_mapper,
+)
+from magnet.mapping import Mapping
+from magnet.mapping.network import LayerMappings, NetworkResult
+from magnet.mapping.records import SCHEMA_VERSION, LayerRecord, NetworkRecord
+from magnet.templates import Template, dataflow_for, load_arch, register_template
+from magnet.templates.design import Design
 from magnet.workload.layer import (
     Layer,
     conv2d,
@@ -38,33 +54,47 @@ from magnet.workload.layer import (
 from magnet.workload.load import load_workload
 from magnet.workload.network import Network
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
+    "SCHEMA_VERSION",
     "Arch",
     "ArchCosts",
+    "Budget",
     "Component",
     "ComputeLevel",
     "CostModel",
+    "Dataflow",
+    "Design",
+    "DesignInfeasible",
+    "Fanout",
     "InvalidMappingError",
     "Layer",
     "LayerMappings",
+    "LayerRecord",
     "MagnetError",
+    "MapOutcome",
+    "Mapper",
     "Mapping",
-    "MappingBatch",
     "Network",
+    "NetworkOutcome",
+    "NetworkRecord",
+    "NetworkResult",
+    "Objective",
+    "Rule",
     "StorageLevel",
+    "Template",
     "conv2d",
+    "dataflow_for",
     "depthwise_conv2d",
+    "design",
     "evaluate",
-    "evaluate_batch",
-    "evaluate_network",
-    "evaluate_workload",
     "fully_connected",
     "gemm",
     "load_arch",
     "load_chain",
     "load_cost_model",
+    "load_dataflow",
     "load_timeloop",
     "load_workload",
     "map_layer",
@@ -73,5 +103,7 @@ __all__ = [
     "parse_layer",
     "price_arch",
     "register_cost_model",
+    "register_mapper",
+    "register_template",
     "templates",
 ]

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any
 
 import click
 
 from magnet.errors import MagnetError
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "show_default": True}
 
 
 def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -27,92 +31,237 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _options(*decorators: Callable[..., Any]) -> Callable[..., Any]:
+    def apply(func: Callable[..., Any]) -> Callable[..., Any]:
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+
+    return apply
+
+
 COST_HELP = (
     "Cost model: a name (horowitz45, eyeriss-normalized, sram-analytical, ...), "
-    "table:FILE.yaml or FILE.py:CLASS; a comma-separated list is a chain (built-in last)."
+    "table:FILE.yaml or FILE.py:CLASS; a comma-separated list is a chain (the built-in "
+    "table last). Default: the built-in table at the architecture's node."
+)
+ARCH_HELP = "A preset (simba-chip, eyeriss-chip, systolic-128), a template name or a YAML file."
+SEARCH_OPTIONS = _options(
+    click.option(
+        "--dataflow",
+        type=str,
+        default=None,
+        help="A dataflow of the architecture's template (see 'magnet dataflows') or "
+        "a dataflow YAML file. Default: free (hardware rules only).",
+    ),
+    click.option(
+        "--mapper",
+        type=str,
+        default="fast",
+        help="fast, exhaustive, random, or a registered mapper.",
+    ),
+    click.option(
+        "--objective",
+        type=str,
+        default="edp",
+        help="edp, energy, latency, or weights like 'energy=1,latency=2'.",
+    ),
+    click.option("--seed", type=click.IntRange(min=0), default=0, help="Seed of the mapper."),
+    click.option(
+        "--samples",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Random mappings (random: to price, default 20000; fast: to start "
+        "from, default 6000).",
+    ),
+    click.option(
+        "--budget-evaluations",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Stop mapping a layer after this many mappings (per layer).",
+    ),
+    click.option(
+        "--budget-seconds",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Stop mapping a layer after this many seconds (per layer).",
+    ),
+)
+COMMON_OPTIONS = _options(
+    click.option("--cost-model", "cost_model", type=str, default=None, help=COST_HELP),
+    click.option(
+        "--network",
+        type=click.Choice(["wires", "none"]),
+        default=None,
+        help="Price on-chip wires from the floorplan, or not at all (Timeloop "
+        "parity). Default: wires, none with --timeloop.",
+    ),
+    click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON."),
 )
 
 
-def _cost_models(spec: str | None, arch: Any) -> list[Any]:
-    from magnet.cost.registry import load_chain
-
-    return load_chain(spec, arch.technology_nm)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings=CONTEXT)
 @click.version_option(package_name="magnet")
 def main() -> None:
     """magnet: design-space exploration for DNN accelerators."""
-    from magnet.perf import tune_allocator
-
-    tune_allocator()
 
 
-@main.command()
-@click.option("--timeloop", "timeloop_file", type=str, help="A Timeloop timeloop-input.yaml.")
-@click.option("--arch", "arch_spec", type=str, help="Architecture YAML or preset (simba-chip).")
-@click.option("--layer", "layer_text", type=str, help='Layer, e.g. "K=64,C=64,P=56,Q=56,R=3,S=3".')
-@click.option("--mapping", "mapping_file", type=str, help="Mapping YAML for the layer.")
-@click.option("--workload", type=str, help="Zoo name (resnet50), .onnx or network .yaml.")
-@click.option("--batch", type=int, default=None, help="Batch size of the workload.")
-@click.option("--mapping-file", "layer_mappings", type=str, help="Per-layer mappings YAML.")
-@click.option("--dataflow", type=str, help="Map every layer under this dataflow (or YAML).")
-@click.option("--mapper", type=click.Choice(["fast", "exhaustive", "random"]), default="fast")
-@click.option("--objective", type=str, default="edp", help="edp, energy, latency or weights.")
-@click.option("--cost-model", "cost_model", type=str, default=None, help=COST_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of tables.")
+# ---- evaluate / map -------------------------------------------------------------------------
+def _mapper(
+    mapper: str,
+    objective: str,
+    seed: int,
+    samples: int | None,
+    evaluations: int | None,
+    seconds: float | None,
+    progress: Any = None,
+) -> Any:
+    from magnet.mapper import Budget, get_mapper
+
+    options = {} if samples is None else {"samples": samples}
+    if samples is not None and mapper not in ("fast", "random"):
+        raise MagnetError(f"--samples applies to the fast and random mappers, not {mapper!r}")
+    budget = Budget(evaluations=evaluations, seconds=seconds)
+    return get_mapper(
+        mapper, objective=objective, seed=seed, budget=budget, progress=progress, **options
+    )
+
+
+def _design(
+    arch_spec: str | None,
+    timeloop_file: str | None,
+    dataflow: str | None,
+    cost_model: str | None,
+    network: str | None,
+) -> Any:
+    """The design at the edge: a Timeloop input's, or an architecture's."""
+    from magnet.templates import load_arch
+    from magnet.templates.design import build_design
+
+    if timeloop_file:
+        from magnet.interop.timeloop import load_timeloop
+
+        tl = load_timeloop(timeloop_file)
+        return tl.design(cost_model, dataflow, network=network or "none"), tl
+    if not arch_spec:
+        raise MagnetError("missing --arch (or give --timeloop FILE)")
+    arch = load_arch(arch_spec)
+    return build_design(arch, dataflow, cost_model, network=network or "wires"), None
+
+
+def _chain(cost_model: str | None, arch: Any) -> list[Any]:
+    from magnet.cost.registry import load_chain
+
+    return load_chain(cost_model, arch.technology_nm)
+
+
+def _print(record: Any, as_json: bool, text: Callable[[], str]) -> None:
+    click.echo(record.model_dump_json(indent=1) if as_json else text())
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--arch", "arch_spec", type=str, help=ARCH_HELP)
+@click.option(
+    "--layer",
+    "layer_text",
+    type=str,
+    help='One layer, e.g. "K=64,C=64,P=56,Q=56,R=3,S=3,stride=2".',
+)
+@click.option("--mapping", "mapping_file", type=str, help="The layer's mapping (YAML).")
+@click.option(
+    "--workload",
+    type=str,
+    help="A network: zoo name (NAME:key=value,... for its parameters), .onnx or .yaml.",
+)
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Batch size of the workload. Default: the workload's own.",
+)
+@click.option(
+    "--mapping-file", "layer_mappings", type=str, help="Per-layer mappings of the workload (YAML)."
+)
+@click.option(
+    "--timeloop",
+    "timeloop_file",
+    type=str,
+    help="A Timeloop timeloop-input.yaml (its arch, problem, mapping and ERT).",
+)
+@SEARCH_OPTIONS
+@COMMON_OPTIONS
 @_friendly
 def evaluate(
-    timeloop_file: str | None,
     arch_spec: str | None,
     layer_text: str | None,
     mapping_file: str | None,
     workload: str | None,
     batch: int | None,
     layer_mappings: str | None,
+    timeloop_file: str | None,
     dataflow: str | None,
     mapper: str,
     objective: str,
+    seed: int,
+    samples: int | None,
+    budget_evaluations: int | None,
+    budget_seconds: float | None,
     cost_model: str | None,
+    network: str | None,
     as_json: bool,
 ) -> None:
-    """Price a mapping of a layer, or a whole network (given or found mappings)."""
-    from magnet.arch.load import load_arch
+    """Price a layer under a given mapping, or a whole network (given or found mappings)."""
+    from magnet.mapping.evaluate import evaluate as run
+    from magnet.mapping.mapping import Mapping
+    from magnet.report.text import layer_table, network_table
+    from magnet.workload.layer import parse_layer
 
     if workload:
-        _evaluate_network(
-            workload,
-            batch,
-            arch_spec,
-            layer_mappings,
-            as_json,
-            conflicting=bool(layer_text or mapping_file or timeloop_file),
-            search=(dataflow, mapper, objective),
-            cost_model=cost_model,
-        )
+        if layer_text or mapping_file or timeloop_file:
+            raise MagnetError(
+                "--workload evaluates a network: give its per-layer mappings with "
+                "--mapping-file or a --dataflow to find them, not --layer/--mapping/--timeloop"
+            )
+        if bool(layer_mappings) == bool(dataflow):
+            raise MagnetError("--workload needs --arch and one of --mapping-file or --dataflow")
+        from magnet.workload.load import load_workload
+
+        network_spec = load_workload(workload, batch)
+        design, _ = _design(arch_spec, None, dataflow, cost_model, network)
+        if layer_mappings:
+            from magnet.mapping.network import LayerMappings, evaluate_network
+
+            mappings = LayerMappings.from_yaml(layer_mappings)
+            result = evaluate_network(network_spec, design.arch, design.costs, mappings)
+        else:
+            result = _map_network(
+                network_spec,
+                design,
+                as_json,
+                mapper,
+                objective,
+                seed,
+                samples,
+                budget_evaluations,
+                budget_seconds,
+            )
+        record = result.record()
+        _print(record, as_json, lambda: network_table(record))
         return
     if dataflow:
         raise MagnetError("--dataflow maps a --workload; for one layer use 'magnet map'")
     if batch is not None or layer_mappings:
         raise MagnetError("--batch and --mapping-file apply to --workload")
-    from magnet.mapping import Mapping
-    from magnet.mapping import evaluate as run
-    from magnet.report.text import result_table
-    from magnet.workload.layer import parse_layer
-
     if timeloop_file:
         if arch_spec or layer_text or mapping_file:
             raise MagnetError(
-                "--timeloop brings its own arch, layer and mapping; "
-                "do not combine it with --arch/--layer/--mapping"
+                "--timeloop brings its own arch, layer and mapping; do not "
+                "combine it with --arch/--layer/--mapping"
             )
-        from magnet.interop.timeloop import load_timeloop
-
-        tl = load_timeloop(timeloop_file)
+        design, tl = _design(None, timeloop_file, None, cost_model, network)
         if tl.mapping is None:
             raise MagnetError("has no 'mapping' to evaluate", source=timeloop_file)
-        models = [*_cost_models(cost_model, tl.arch), tl.cost_model]
-        result = run(tl.layer, tl.arch, tl.mapping, models, source=timeloop_file)
+        layer, mapping, source = tl.layer, tl.mapping, timeloop_file
     else:
         missing = [
             flag
@@ -127,170 +276,154 @@ def evaluate(
             raise MagnetError(
                 f"missing {', '.join(missing)} (or give --timeloop FILE, or --workload)"
             )
-        arch = load_arch(arch_spec)
-        layer = parse_layer(layer_text)
-        mapping = Mapping.from_yaml(mapping_file)
-        result = run(layer, arch, mapping, _cost_models(cost_model, arch), source=mapping_file)
-    click.echo(result.to_json() if as_json else result_table(result))
-
-
-def _evaluate_network(
-    workload: str,
-    batch: int | None,
-    arch_spec: str | None,
-    layer_mappings: str | None,
-    as_json: bool,
-    conflicting: bool,
-    search: tuple[str | None, str, str],
-    cost_model: str | None,
-) -> None:
-    from magnet.arch.load import load_arch
-    from magnet.mapping.network import LayerMappings, evaluate_network
-    from magnet.report.text import network_table
-    from magnet.workload.load import load_workload
-
-    dataflow, mapper, objective = search
-    if conflicting:
-        raise MagnetError(
-            "--workload evaluates a network: give its per-layer mappings with --mapping-file "
-            "or a --dataflow to find them, not --layer/--mapping/--timeloop"
+        design, _ = _design(arch_spec, None, None, cost_model, network)
+        layer, mapping, source = (
+            parse_layer(layer_text),
+            Mapping.from_yaml(mapping_file),
+            (mapping_file),
         )
-    if not arch_spec or bool(layer_mappings) == bool(dataflow):
-        raise MagnetError("--workload needs --arch and one of --mapping-file or --dataflow")
-    arch = load_arch(arch_spec)
-    network = load_workload(workload, batch)
-    from magnet.cost import price_arch
-
-    costs = price_arch(arch, _cost_models(cost_model, arch))
-    if dataflow:
-        from magnet.mapper.search import evaluate_workload
-
-        result = evaluate_workload(
-            network,
-            arch,
-            dataflow,
-            mapper=mapper,
-            objective=objective,
-            cost_model=costs,
-            progress=None if as_json else _progress(network),
-        )
-    else:
-        result = evaluate_network(network, arch, LayerMappings.from_yaml(layer_mappings), costs)
-    click.echo(json.dumps(result.to_dict(), indent=1) if as_json else network_table(result))
+    result = run(layer, design.arch, design.costs, mapping, source=source)
+    record = result.record()
+    _print(record, as_json, lambda: layer_table(record, mapping.loop_nest(design.arch)))
 
 
-def _progress(network: Any) -> Callable[..., None]:
-    """Print one line per mapped layer shape, with an ETA, on stderr."""
-    import time
+def _map_network(
+    network: Any,
+    design: Any,
+    quiet: bool,
+    mapper: str,
+    objective: str,
+    seed: int,
+    samples: int | None,
+    evaluations: int | None,
+    seconds: float | None,
+) -> Any:
+    from magnet.mapper import map_network
 
-    total = len(network.unique_layers())
     start = time.perf_counter()
-    done = 0
 
-    def report(layer: Any, result: Any) -> None:
-        nonlocal done
-        done += 1
+    def report(outcome: Any, done: int, total: int) -> None:
         elapsed = time.perf_counter() - start
         eta = elapsed / done * (total - done)
+        r = outcome.result
+        shown = f"EDP {r.edp:.3e}" if r is not None else outcome.status
         click.echo(
-            f"[{done}/{total}] {layer.name:<28} EDP {result.result.edp:.3e}  "
-            f"{result.seconds:.2f}s  (eta {eta:.1f}s)",
+            f"[{done}/{total}] {outcome.layer.name:<28} {shown}  {outcome.seconds:.2f}s  "
+            f"(eta {eta:.1f}s)",
             err=True,
         )
 
-    return report
+    m = _mapper(mapper, objective, seed, samples, evaluations, seconds)
+    out = map_network(network, design, m, progress=None if quiet else report)
+    if out.result is None:
+        raise MagnetError(f"{out.status}: {out.reason}", field="--workload")
+    return out.result
 
 
-@main.command(name="map")
-@click.option("--timeloop", "timeloop_file", type=str, help="Search this Timeloop input's space.")
-@click.option("--arch", "arch_spec", type=str, help="Architecture YAML or preset.")
-@click.option("--layer", "layer_text", type=str, help='Layer, e.g. "K=64,C=64,P=56,Q=56".')
-@click.option("--dataflow", type=str, default=None, help="Named dataflow or dataflow YAML.")
-@click.option("--mapper", type=click.Choice(["fast", "exhaustive", "random"]), default="fast")
-@click.option("--objective", type=str, default="edp", help="edp, energy, latency or weights.")
-@click.option("--samples", type=int, default=20000, help="Samples of the random mapper.")
-@click.option("--seed", type=int, default=0)
+@main.command(name="map", context_settings=CONTEXT)
+@click.option("--arch", "arch_spec", type=str, help=ARCH_HELP)
+@click.option("--layer", "layer_text", type=str, help='The layer, e.g. "K=64,C=64,P=56,Q=56".')
+@click.option(
+    "--timeloop",
+    "timeloop_file",
+    type=str,
+    help="Search this Timeloop input's mapspace (its constraints, with its ERT).",
+)
 @click.option("--output", type=str, default=None, help="Write the best mapping to this YAML.")
-@click.option("--cost-model", "cost_model", type=str, default=None, help=COST_HELP)
-@click.option("--json", "as_json", is_flag=True)
+@SEARCH_OPTIONS
+@COMMON_OPTIONS
 @_friendly
 def map_command(
-    timeloop_file: str | None,
     arch_spec: str | None,
     layer_text: str | None,
+    timeloop_file: str | None,
+    output: str | None,
     dataflow: str | None,
     mapper: str,
     objective: str,
-    samples: int,
     seed: int,
-    output: str | None,
+    samples: int | None,
+    budget_evaluations: int | None,
+    budget_seconds: float | None,
     cost_model: str | None,
+    network: str | None,
     as_json: bool,
 ) -> None:
-    """Find the best mapping of one layer (given dataflow, objective and mapper)."""
-    from pathlib import Path
+    """Find the best mapping of one layer (given dataflow, objective, mapper and budget)."""
+    from magnet.report.text import layer_table
+    from magnet.workload.layer import parse_layer
 
-    from magnet.mapper.search import map_layer
-    from magnet.report.text import result_table
-
+    target = _output_path(output) if output else None
     if timeloop_file:
         if arch_spec or layer_text:
             raise MagnetError("--timeloop brings its own arch and layer")
-        from magnet.interop.timeloop import load_timeloop
-
-        tl = load_timeloop(timeloop_file)
-        flow = tl.dataflow if dataflow is None else dataflow
-        result = map_layer(
-            tl.layer,
-            tl.arch,
-            flow,
-            mapper=mapper,
-            objective=objective,
-            seed=seed,
-            samples=samples,
-            cost_model=[*_cost_models(cost_model, tl.arch), tl.cost_model],
-        )
+        design, tl = _design(None, timeloop_file, dataflow, cost_model, network)
+        layer = tl.layer
     else:
-        from magnet.arch.load import load_arch
-        from magnet.workload.layer import parse_layer
-
         if not arch_spec or not layer_text:
             raise MagnetError("missing --arch or --layer (or give --timeloop FILE)")
-        arch = load_arch(arch_spec)
-        result = map_layer(
-            parse_layer(layer_text),
-            arch,
-            dataflow,
-            mapper=mapper,
-            objective=objective,
-            seed=seed,
-            samples=samples,
-            cost_model=_cost_models(cost_model, arch),
+        layer = parse_layer(layer_text)
+        design, _ = _design(arch_spec, None, dataflow, cost_model, network)
+    with _Progress(quiet=as_json) as progress:
+        m = _mapper(mapper, objective, seed, samples, budget_evaluations, budget_seconds, progress)
+        outcome = m.map(layer, design)
+    if outcome.result is None:
+        raise MagnetError(f"{outcome.status}: {outcome.reason}", field=layer.name)
+    if outcome.status == "budget_exhausted":
+        click.echo(f"note: {outcome.reason}; the best mapping found is shown", err=True)
+    if target is not None:
+        target.write_text(outcome.mapping.to_yaml())
+    record = outcome.record()
+    _print(record, as_json, lambda: layer_table(record, outcome.mapping.loop_nest(design.arch)))
+
+
+class _Progress:
+    """A progress bar on stderr for long mapper runs (shown after two seconds)."""
+
+    def __init__(self, quiet: bool):
+        self.quiet, self.bar, self.done = quiet, None, 0
+
+    def __call__(self, evaluated: int, total: float, elapsed: float) -> None:
+        if self.quiet or elapsed < 2.0:
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(
+                length=max(int(total), evaluated), label="mapping", file=sys.stderr, show_pos=True
+            )
+            self.bar.__enter__()
+        self.bar.update(evaluated - self.done)
+        self.done = evaluated
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+def _output_path(text: str) -> Path:
+    path = Path(text)
+    if path.is_dir():
+        raise MagnetError(
+            "is a directory; give a file name for the mapping", source=text, field="--output"
         )
-    if output:
-        Path(output).write_text(result.mapping.to_yaml())
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=1))
-        return
-    click.echo(
-        f"mapper {result.mapper}, dataflow {result.dataflow.name}, objective "
-        f"{result.objective.name}: {result.mappings_evaluated:,} mappings priced "
-        f"({result.valid_mappings:,} valid) in {result.seconds:.2f}s; mapspace "
-        f"{result.mapspace_size:.3g}\n"
-    )
-    click.echo(result_table(result.result))
+    if not path.parent.exists():
+        raise MagnetError(f"the folder {path.parent} does not exist", source=text, field="--output")
+    return path
 
 
-@main.command()
-@click.option("--arch", "arch_spec", type=str, default=None, help="Architecture YAML or preset.")
+# ---- listings ------------------------------------------------------------------------------
+@main.command(context_settings=CONTEXT)
+@click.option("--arch", "arch_spec", type=str, default=None, help=ARCH_HELP)
 @click.option("--cost-model", "cost_model", type=str, default=None, help=COST_HELP)
 @click.option("--list", "list_models", is_flag=True, help="List the available cost models.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @_friendly
 def costs(arch_spec: str | None, cost_model: str | None, list_models: bool, as_json: bool) -> None:
-    """What a cost model gives for each component of a design (energy, leakage, area)."""
-    from magnet.arch.load import load_arch
+    """What a cost model gives each component of a design (energy, leakage, area)."""
     from magnet.cost.registry import available_cost_models, costs_table, describe_costs
+    from magnet.templates import load_arch
 
     if list_models:
         names = available_cost_models()
@@ -303,11 +436,11 @@ def costs(arch_spec: str | None, cost_model: str | None, list_models: bool, as_j
     if not arch_spec:
         raise MagnetError("missing --arch (or use --list)")
     arch = load_arch(arch_spec)
-    rows = describe_costs(arch, _cost_models(cost_model, arch))
+    rows = describe_costs(arch, _chain(cost_model, arch))
     click.echo(json.dumps(rows, indent=1, default=str) if as_json else costs_table(rows))
 
 
-@main.command()
+@main.command(context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @_friendly
 def workloads(as_json: bool) -> None:
@@ -336,6 +469,86 @@ def workloads(as_json: bool) -> None:
             f"{r['name']:<14}{r['layers']:>8}{r['unique_shapes']:>8}"
             f"{r['macs'] / 1e9:>10.3f}  {', '.join(r['parameters'])}"
         )
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_friendly
+def archs(as_json: bool) -> None:
+    """List the presets and the templates with their parameters and defaults."""
+    from magnet.templates import presets, templates
+
+    data = {
+        "presets": {
+            name: {"template": t.name, "params": params} for name, (t, params) in presets().items()
+        },
+        "templates": {
+            name: {"description": t.description, "parameters": t.parameter_table()}
+            for name, t in templates().items()
+        },
+    }
+    if as_json:
+        click.echo(json.dumps(data, indent=1, default=str))
+        return
+    click.echo("presets:")
+    for name, p in data["presets"].items():
+        shown = ", ".join(f"{k}={v}" for k, v in p["params"].items()) or "the defaults"
+        click.echo(f"  {name:<14} {p['template']}: {shown}")
+    for name, t in data["templates"].items():
+        click.echo(f"\ntemplate {name}: {t['description']}")
+        for row in t["parameters"]:
+            click.echo(
+                f"  {row['name']:<18} {row['default']!s:>10}  {row['range']:<18} "
+                f"{row['description']}"
+            )
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("template", required=False)
+@click.option(
+    "--arch",
+    "arch_spec",
+    type=str,
+    default=None,
+    help="Show the loop nests on this architecture. Default: each template's "
+    "defaults (with collectors, for simba).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_friendly
+def dataflows(template: str | None, arch_spec: str | None, as_json: bool) -> None:
+    """List the named dataflows of the templates, each as its loop nest."""
+    from magnet.errors import DesignInfeasible
+    from magnet.templates import get_template, load_arch, templates
+
+    chosen = [get_template(template)] if template else list(templates().values())
+    out: dict[str, dict[str, Any]] = {}
+    for t in chosen:
+        if arch_spec:
+            arch = load_arch(arch_spec)
+            if arch.template != t.name:
+                raise MagnetError(
+                    f"is a {arch.template} architecture, not {t.name}",
+                    source=arch_spec,
+                    field="--arch",
+                )
+        else:
+            arch = t.build(getattr(t, "showcase", {}))
+        out[t.name] = {}
+        for name, description in t.dataflows.items():
+            try:
+                flow = t.dataflow(arch, name)
+                nest = flow.loop_nest(arch)
+            except DesignInfeasible as exc:
+                nest = f"{name}: not on this design ({exc})"
+            out[t.name][name] = {"description": description, "loop_nest": nest}
+    if as_json:
+        click.echo(json.dumps(out, indent=1))
+        return
+    for tname, flows in out.items():
+        click.echo(f"template {tname}")
+        for info in flows.values():
+            click.echo(info["loop_nest"])
+            click.echo("")
 
 
 if __name__ == "__main__":

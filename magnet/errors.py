@@ -25,6 +25,12 @@ class InvalidMappingError(MagnetError):
     """A mapping that cannot run on the architecture (overflow, bad fan-out, bad factors)."""
 
 
+class DesignInfeasible(MagnetError):
+    """A well-formed design that cannot run what was asked of it (a dataflow that needs a
+    collector the design does not have). A design search records it as an infeasible design;
+    a single evaluation reports it like bad input."""
+
+
 def validation_message(exc: Any, root: type[BaseModel]) -> str:
     """One line per pydantic error: ``location: problem (allowed fields / got value)``.
 

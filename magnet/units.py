@@ -48,3 +48,24 @@ def format_bytes(size_bytes: int) -> str:
         if size_bytes >= scale and size_bytes % scale == 0:
             return f"{size_bytes // scale}{unit}"
     return f"{size_bytes}B"
+
+
+def whole_number(value: object) -> int:
+    """An integer written as one (``8``, not ``8.0``, ``"8"`` or ``true``)."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    return int(value)
+
+
+def real_number(value: object) -> float:
+    """A number written as one (``1.5`` or ``2``, not ``"1.5"`` or ``true``)."""
+    import math
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"expected a number, got {value!r}")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    return float(value)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from magnet.arch.load import arch_from_data, load_arch
 from magnet.arch.spec import Arch
-from magnet.arch.templates import eyeriss, simba, systolic
+from magnet.templates import arch_from_data, eyeriss, load_arch, simba, systolic
 from magnet.workload.dims import Operand
 from tests.conftest import DATA
 
@@ -23,24 +22,27 @@ def test_simba_chip_matches_the_published_chiplet() -> None:
     # "Chiplet: 16 PEs; each PE has 8 vector MAC units ..., each an 8-wide dot product over
     # input channels: 1024 int8 MACs per chiplet."
     assert a.mac_count == 16 * 8 * 8 == 1024
-    for name in ("InputBuffer", "WeightBuffer", "AccumulationBuffer"):
-        assert level(a, name).instances == 16, name  # one per PE
-    assert level(a, "WeightCollector").instances == 16 * 8  # one per vector unit
-    # "Per PE: weight buffer 32 KiB, input buffer 8 KiB, accumulation buffer 3 KiB (24-bit
-    # partial sums); per chiplet: global buffer 64 KiB."
-    assert level(a, "WeightBuffer").capacity_bits == 32 * KIB_BITS
-    assert level(a, "InputBuffer").capacity_bits == 8 * KIB_BITS
+    # NVIDIA's Timeloop model (../shared/reference/simba.md, section 1): InputBuffer one per PE
+    # (16, 8192 x 8 b); WeightBuffer and AccumulationBuffer one per vector unit (128;
+    # 4096 x 8 b and 128 x 24 b); weight registers one per MAC (1024 x 1 x 8 b).
+    assert level(a, "InputBuffer").instances == 16
+    assert level(a, "InputBuffer").capacity_bits == 8192 * 8
+    assert level(a, "WeightBuffer").instances == 128
+    assert level(a, "WeightBuffer").capacity_bits == 4096 * 8
     acc = level(a, "AccumulationBuffer")
-    assert acc.capacity_bits == 3 * KIB_BITS
-    assert acc.word_bits == 24
-    assert acc.capacity_bits // acc.word_bits == 1024  # 3 KiB / 24 bits = 1024 partial sums
+    assert acc.instances == 128
+    assert acc.capacity_bits == 128 * 24 and acc.word_bits == 24
+    assert level(a, "WeightCollector").instances == 1024
+    assert level(a, "WeightCollector").capacity_bits == 8
+    # per PE, as published (costs.md): weight 32 KiB, input 8 KiB, accumulation 3 KiB
+    assert level(a, "WeightBuffer").capacity_bits * 8 == 32 * KIB_BITS
+    assert acc.capacity_bits * 8 == 3 * KIB_BITS
     glb = level(a, "GlobalBuffer")
     assert glb.capacity_bits == 64 * KIB_BITS and glb.instances == 1
     assert glb.bits(Operand.O) == 24  # partial sums travel at 24 bits
     assert glb.bits(Operand.I) == 8
-    # Timeloop's model of the chip (costs.md): weight buffer and registers keep only weights,
-    # the accumulation buffer only outputs, the input buffer only inputs, the global buffer
-    # inputs and outputs.
+    assert glb.block_words == 32  # simba-chip.cfg: block_size 32
+    # keep / bypass as in simba-chip.cfg
     assert level(a, "WeightBuffer").keeps == ("weights",)
     assert level(a, "WeightCollector").keeps == ("weights",)
     assert acc.keeps == ("outputs",)
@@ -52,8 +54,9 @@ def test_simba_chip_matches_the_published_chiplet() -> None:
 
 
 def test_simba_chip_fanouts_innermost_first() -> None:
-    # WeightCollector -> MACs: 8 lanes; AccumulationBuffer -> WeightCollector: 8 vector units;
-    # inside a PE the buffers are one per PE (1 x 1); GlobalBuffer -> PEs: 4 x 4; DRAM -> GLB 1.
+    # WeightCollector -> MAC 1:1; AccumulationBuffer -> lanes 8 (adder tree, C8 in
+    # simba-chip.cfg); WeightBuffer -> AccumulationBuffer 1:1 (both per vector unit);
+    # InputBuffer -> vector units 8 (K8); GlobalBuffer -> PEs 4 x 4; DRAM -> GLB 1.
     a = load_arch("simba-chip")
     assert [lvl.name for lvl in a.inner_first] == [
         "WeightCollector",
@@ -63,7 +66,9 @@ def test_simba_chip_fanouts_innermost_first() -> None:
         "GlobalBuffer",
         "DRAM",
     ]
-    assert a.fanouts == ((8, 1), (8, 1), (1, 1), (1, 1), (4, 4), (1, 1))
+    assert a.fanouts == ((1, 1), (8, 1), (1, 1), (8, 1), (4, 4), (1, 1))
+    assert level(a, "AccumulationBuffer").fanout.reduction == "adder_tree"
+    assert level(a, "GlobalBuffer").fanout.network == "mesh"
     total = 1
     for fx, fy in a.fanouts:
         total *= fx * fy
@@ -148,11 +153,12 @@ def test_template_file_equals_the_template_call() -> None:
     assert from_file == called
     assert from_file.name == "simba-small"
     assert from_file.mac_count == 3 * 4 * 4 * 2  # pe_cols x vector_units x vector_width x rows
-    assert level(from_file, "WeightBuffer").capacity_bits == 16 * KIB_BITS
-    assert level(from_file, "AccumulationBuffer").capacity_bits == 1536 * 8
+    # buffers per PE, split over its 4 vector units
+    assert level(from_file, "WeightBuffer").capacity_bits == 16 * KIB_BITS // 4
+    assert level(from_file, "AccumulationBuffer").capacity_bits == 1536 * 8 // 4
     assert level(from_file, "GlobalBuffer").capacity_bits == 512 * KIB_BITS
-    # collectors in words: 2 weight vectors of 4 weights x 8 bits; 1 partial sum of 24 bits
-    assert level(from_file, "WeightCollector").capacity_bits == 2 * 4 * 8
+    # collectors in words: 2 weights per lane x 8 bits; 1 partial sum of 24 bits per unit
+    assert level(from_file, "WeightCollector").capacity_bits == 2 * 8
     assert level(from_file, "AccumulationCollector").capacity_bits == 24
 
 

@@ -21,11 +21,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from magnet.arch.load import load_arch
 from magnet.cli import main
 from magnet.errors import InvalidMappingError, MagnetError
 from magnet.interop.timeloop import load_timeloop
-from magnet.mapping import Mapping, evaluate
+from magnet.mapping import Mapping
+from magnet.mapping.evaluate import evaluate
+from magnet.templates import load_arch
+from magnet.templates.design import build_design
 from magnet.workload.layer import parse_layer
 from tests.conftest import DATA, REPO
 
@@ -44,11 +46,13 @@ def run_like_cli(
     """What ``magnet evaluate`` does, as library calls (no error handling of our own)."""
     if timeloop is not None:
         tl = load_timeloop(timeloop)
-        return evaluate(tl.layer, tl.arch, tl.mapping, tl.cost_model, source=timeloop)
+        d = tl.design()
+        return evaluate(tl.layer, d.arch, d.costs, tl.mapping, source=timeloop)
     a = load_arch(arch)
     ly = parse_layer(layer)
     m = Mapping.from_yaml(mapping)
-    return evaluate(ly, a, m, source=mapping)
+    d = build_design(a)
+    return evaluate(ly, d.arch, d.costs, m, source=mapping)
 
 
 @dataclass

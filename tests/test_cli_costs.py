@@ -79,7 +79,7 @@ def test_map_accepts_a_cost_model_and_bad_specs_exit_2() -> None:
         ],
     )
     assert out.exit_code == 0, out.output
-    assert "sram-analytical" in json.loads(out.output)["evaluation"]["cost_model"]
+    assert "sram-analytical" in json.loads(out.output)["cost_model"]
     bad = CliRunner().invoke(
         main,
         [

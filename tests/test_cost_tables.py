@@ -81,11 +81,30 @@ def test_accumulator_between_rows_is_a_power_law(m45):
     assert m45.energy_pj(mac(8, 24), "compute") == pytest.approx(0.275)
 
 
-def test_mac_widths_outside_the_table_are_refused(m45):
-    with pytest.raises(MagnetError, match="8 to 32 bits"):
-        m45.energy_pj(mac(4, 32), "compute")
+def test_int4_extends_the_multiplier_law_and_float_widths_outside_are_refused(m45):
+    # below 8 bits the power law of the 8- and 16-bit rows continues: 0.2 x (0.7874 / 0.2)
+    # ** (ln(4/8) / ln 2) = 0.2 / 3.937 = 0.0508 pJ; + the 32-bit add 0.1 pJ
+    assert m45.energy_pj(mac(4, 32), "compute") == pytest.approx(0.2 / (0.7874 / 0.2) + 0.1)
+    # 4-bit weights x 8-bit activations: sqrt(4 x 8) = 5.657 bits
+    mixed = Component("mac", "mac", {"weight_bits": 4, "activation_bits": 8, "accum_bits": 32})
+    t = math.log(math.sqrt(32) / 8) / math.log(2)
+    assert m45.energy_pj(mixed, "compute") == pytest.approx(0.2 * (0.7874 / 0.2) ** t + 0.1)
+    with pytest.raises(MagnetError, match="16 to 32 bits"):
+        m45.energy_pj(mac(8, 32, "float"), "compute")
     with pytest.raises(MagnetError, match="int, float"):
         m45.energy_pj(mac(8, 32, "posit"), "compute")
+
+
+def test_bf16_is_fp16_times_the_tpuv4i_ratios(m45):
+    # Jouppi et al. ISCA 2021 Table 2: bf16 / fp16 multiply 0.21 / 0.34, add 0.11 / 0.16;
+    # Horowitz fp16 multiply 1.1, add 0.4: bf16 MAC with a bf16 accumulator
+    # = 1.1 x 0.6176 + 0.4 x 0.6875 = 0.6794 + 0.275 = 0.9544 pJ
+    bf16 = Component(
+        "mac", "mac", {"bits": 16, "accum_bits": 16, "datatype": "float", "format": "bf16"}
+    )
+    assert m45.energy_pj(bf16, "compute") == pytest.approx(1.1 * 0.6176 + 0.4 * 0.6875)
+    fp16 = Component("mac", "mac", {"bits": 16, "accum_bits": 32, "datatype": "float"})
+    assert m45.energy_pj(fp16, "compute") == pytest.approx(1.1 + 0.9)
 
 
 def test_mac_leakage_is_area_times_density(m45):
@@ -150,16 +169,32 @@ def test_sram_write_update_leakage_and_area(m45, table):
 
 
 # ---- register file -----------------------------------------------------------------------
-def test_regfile_matches_eyeriss_one_mac(m45, table):
-    # Eyeriss: RF access (0.5 KB, 16-bit) = 1x MAC. 16-bit MAC = 0.7874 + 0.05 = 0.8374 pJ
-    # -> 0.8374 / 16 = 0.05234 pJ/bit; a 16-bit access is one 16-bit MAC.
-    assert table["regfile"]["energy_pj_per_bit"]["value"] == pytest.approx(0.8374 / 16, rel=1e-3)
-    rf = storage("regfile", 512, 16)
-    assert m45.energy_pj(rf, "read") == pytest.approx(
-        m45.energy_pj(mac(16, 16), "compute"), rel=1e-3
-    )
-    # area 4096 bits x 6 um^2 = 24576 um^2
-    assert m45.area_um2(rf) == pytest.approx(24576.0)
+@pytest.mark.parametrize(
+    ("entries", "width", "expected_pj"),
+    [
+        # Aladdin: width x 1.06 fJ + entries x 29.47 fJ x ceil(log2 entries) / 32
+        (1, 8, 8 * 0.00106),  # one register: no decoder
+        (12, 16, 16 * 0.00106 + 12 * 0.02947 * 4 / 32),  # Eyeriss ifmap spad: 0.0612 pJ
+        (64, 8, 8 * 0.00106 + 64 * 0.02947 * 6 / 32),  # 0.3621 pJ
+    ],
+)
+def test_regfile_follows_aladdin(m45, entries, width, expected_pj):
+    rf = storage("regfile", entries * width // 8, width)
+    assert m45.energy_pj(rf, "read") == pytest.approx(expected_pj)
+    assert m45.energy_pj(rf, "write") == pytest.approx(expected_pj)
+    # area: 6 um^2 per bit (Aladdin's 5.98 um^2 register); clock: one port register of
+    # width bits x 5.5 fJ per cycle (entries are clock-gated)
+    assert m45.area_um2(rf) == pytest.approx(entries * width * 6.0)
+    assert m45.clock_pj_per_cycle(rf) == pytest.approx(width * 0.0055)
+
+
+def test_regfile_against_the_eyeriss_anchor(m45):
+    # Eyeriss ISCA 2016: a 0.5 KB RF access (16 bits) = 1x 16-bit MAC = 0.8374 pJ at 45 nm.
+    # Aladdin's decoder term grows as entries x log2(entries): 256 x 16 bits =
+    # 0.01696 + 256 x 0.02947 x 8 / 32 = 1.903 pJ, 2.27x the Eyeriss anchor; a 64 x 8 file
+    # is 0.362 pJ / 8 bits = 45 fJ/bit against Eyeriss's 52 fJ/bit.
+    big = m45.energy_pj(storage("regfile", 512, 16), "read")
+    assert big / m45.energy_pj(mac(16, 16), "compute") == pytest.approx(1.903 / 0.8374, rel=1e-3)
 
 
 def test_regfile_above_one_kib_is_refused(m45):
@@ -178,13 +213,14 @@ def test_dram_64_bit_access_is_horowitz_low_end(m45):
 
 
 def test_network_word_over_default_hop_cross_checks_eyeriss(m45):
-    # 16 bits x 0.1 pJ/bit/mm x 1 mm = 1.6 pJ; Eyeriss: inter-PE = 2x MAC = 2 x 0.8374 = 1.67.
+    # Keckler 2011: 121 fJ/bit-mm. 16 bits x 0.121 x 1 mm = 1.936 pJ; Eyeriss: inter-PE (1-2
+    # mm) = 2x MAC = 2 x 0.8374 = 1.675 pJ (ratio 1.156).
     link = Component("noc", "network", {"word_bits": 16})
-    assert m45.energy_pj(link, "transfer") == pytest.approx(1.6)
+    assert m45.energy_pj(link, "transfer") == pytest.approx(1.936)
     two_macs = 2 * m45.energy_pj(mac(16, 16), "compute")
     assert 0.8 < m45.energy_pj(link, "transfer") / two_macs < 1.2
     longer = Component("noc", "network", {"word_bits": 16, "hop_mm": 2.5})
-    assert m45.energy_pj(longer, "transfer") == pytest.approx(4.0)
+    assert m45.energy_pj(longer, "transfer") == pytest.approx(4.84)
     assert m45.area_um2(link) is None
 
 
@@ -212,24 +248,43 @@ def test_dynamic_factors_reproduce_stillmaker_polynomials(scaling):
         p, v = nodes[node]["energy_polynomial"], nodes[node]["vdd_v"]["value"]
         return p["a_per_v2"] * v**2 + p["b_per_v"] * v + p["c"]
 
-    for node in (65, 32, 16, 7):
+    for node in (65, 32):
         expected = energy(node) / energy(45)
         assert nodes[node]["dynamic_energy"]["value"] == pytest.approx(expected, rel=1e-3)
-    assert nodes[16]["dynamic_energy"]["value"] == pytest.approx(0.1981, rel=1e-3)
+    # 16 and 7 nm follow NVIDIA's published numbers instead; the device fits, kept in the
+    # table, would give 0.1981 and 0.06842
+    assert energy(16) / energy(45) == pytest.approx(0.1981, rel=1e-3)
+    assert energy(7) / energy(45) == pytest.approx(0.06842, rel=1e-3)
+
+
+def test_16_and_7nm_dynamic_factors_from_dally(scaling):
+    # Dally, Turakhia, Han, CACM 2020 (14 nm) vs Horowitz (45 nm): 8-bit add 10 / 30 fJ =
+    # 0.333, 8 KB SRAM 50 / 156.25 fJ/bit (10 pJ / 64 bits) = 0.32 -> 0.32 at 16 nm.
+    nodes = scaling["nodes"]
+    assert nodes[16]["dynamic_energy"]["value"] == pytest.approx(50 / (10 / 64 * 1000), rel=1e-3)
+    # Dally 2021: 16 -> 5 nm a further 2-2.5x; 2.25 at 5 nm, log-linear at 7 nm:
+    # 0.32 x 2.25 ** -(ln(16/7) / ln(16/5)) = 0.1798
+    t = math.log(16 / 7) / math.log(16 / 5)
+    assert nodes[7]["dynamic_energy"]["value"] == pytest.approx(0.32 * 2.25**-t, rel=1e-3)
+    # wires: Dally et al. VLSI 2018 20-40 fJ/bit-mm at 16 nm, midpoint 30 / Keckler's 121
+    assert nodes[16]["wire_energy"]["value"] == pytest.approx(30 / 121, rel=1e-3)
+    assert nodes[7]["wire_energy"]["value"] == pytest.approx(50 / 121, rel=1e-3)
+    u = math.log(32 / 45) / math.log(16 / 45)
+    assert nodes[32]["wire_energy"]["value"] == pytest.approx((30 / 121) ** u, rel=1e-3)
 
 
 def test_16nm_is_45nm_times_the_cited_factors(m45):
     m16 = builtin_cost_model(16)
-    # dynamic 0.1981: int8 MAC 0.3 x 0.1981 = 0.05943 pJ
-    assert m16.energy_pj(mac(), "compute") == pytest.approx(0.3 * 0.1981)
+    # dynamic 0.32: int8 MAC 0.3 x 0.32 = 0.096 pJ
+    assert m16.energy_pj(mac(), "compute") == pytest.approx(0.3 * 0.32)
     sram = storage("sram", 32 * 1024, 64)
-    assert m16.energy_pj(sram, "read") == pytest.approx(m45.energy_pj(sram, "read") * 0.1981)
+    assert m16.energy_pj(sram, "read") == pytest.approx(m45.energy_pj(sram, "read") * 0.32)
     # area 0.19 (Stillmaker & Baas 45 -> 16 nm): 419 x 0.19 = 79.61 um^2
     assert m16.area_um2(mac()) == pytest.approx(79.61)
-    # leakage 0.3358 (assumption), wire 0.892 (assumption)
+    # leakage 0.3358 (assumption), wire 0.2479 (Dally VLSI 2018)
     assert m16.leakage_pj_per_cycle(sram) == pytest.approx(m45.leakage_pj_per_cycle(sram) * 0.3358)
     link = Component("noc", "network", {"word_bits": 16})
-    assert m16.energy_pj(link, "transfer") == pytest.approx(1.6 * 0.892)
+    assert m16.energy_pj(link, "transfer") == pytest.approx(1.936 * 0.2479)
     # DRAM does not follow the logic node
     assert m16.energy_pj(storage("dram", None), "read") == pytest.approx(1300.0)
 
@@ -242,14 +297,14 @@ def test_7nm_area_factor():
 
 
 def test_node_between_rows_is_log_linear():
-    # 22 nm between 32 (0.6541) and 16 (0.1981):
-    # t = ln(22/32) / ln(16/32) = 0.5406; 0.6541 * (0.1981 / 0.6541) ** t = 0.3429
+    # 22 nm between 32 (0.6541) and 16 (0.32):
+    # t = ln(22/32) / ln(16/32) = 0.5406; 0.6541 * (0.32 / 0.6541) ** t = 0.4312
     t = math.log(22 / 32) / math.log(16 / 32)
-    expected = 0.6541 * (0.1981 / 0.6541) ** t
+    expected = 0.6541 * (0.32 / 0.6541) ** t
     m22 = builtin_cost_model(22)
     assert m22.name == "horowitz45-scaled-22nm"
     assert m22.energy_pj(mac(), "compute") == pytest.approx(0.3 * expected)
-    assert 0.1981 < expected < 0.6541
+    assert 0.32 < expected < 0.6541
 
 
 def test_65nm_dynamic_factor_by_hand(scaling):

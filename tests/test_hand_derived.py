@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from magnet.api import evaluate
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 from magnet.errors import InvalidMappingError
 from magnet.interop.timeloop import ErtCostModel
-from magnet.mapping import LevelMapping, Mapping, evaluate
+from magnet.mapping import LevelMapping, Mapping
 from magnet.workload.layer import Layer
 
 ALL = ("weights", "inputs", "outputs")
@@ -62,7 +63,7 @@ def test_two_level_output_stationary_order() -> None:
     a = arch(dram(), buf("RF", 3))
     # DRAM loops K2 / P4 / C4 (C innermost). Tiles at RF: 1 word of each operand.
     m = mapping(DRAM={"temporal": {"K": 2, "P": 4, "C": 4}})
-    r = evaluate(LAYER_KCP, a, m, COSTS)
+    r = evaluate(LAYER_KCP, a, m, cost_model=COSTS)
     # Outputs: C (innermost) does not index O, so O stays in RF across C: Delta = 1 x P4 x K2 = 8,
     # equal to the 8 outputs -> no read-back (fills 0, DRAM reads 0), 8 DRAM updates.
     assert acc(r, "RF", "outputs") == (32 - 8, 0, 32)  # MAC reads 32 - 8 first touches
@@ -80,7 +81,7 @@ def test_two_level_weight_stationary_order() -> None:
     a = arch(dram(), buf("RF", 3))
     # DRAM loops C4 / K2 / P4 (P innermost): weights stay in the RF across P.
     m = mapping(DRAM={"temporal": {"C": 4, "K": 2, "P": 4}})
-    r = evaluate(LAYER_KCP, a, m, COSTS)
+    r = evaluate(LAYER_KCP, a, m, cost_model=COSTS)
     # Weights: first loop indexing W above RF is K2 -> Delta = 1 x 2 x 4 = 8 (each weight once).
     assert acc(r, "RF", "weights") == (32, 8, 0)
     # Outputs: P is innermost and indexes O: Delta = 1 x 4 x 2 x 4 = 32; 8 are first touches,
@@ -96,7 +97,7 @@ def test_dram_block_rounds_accesses_up() -> None:
     # reads -> 6 and 32 updates -> 8: (2 + 8 + 6 + 8) x 10 pJ = 240 pJ.
     a = arch(dram(block_words=4), buf("RF", 3))
     m = mapping(DRAM={"temporal": {"C": 4, "K": 2, "P": 4}})
-    r = evaluate(LAYER_KCP, a, m, COSTS)
+    r = evaluate(LAYER_KCP, a, m, cost_model=COSTS)
     assert r.energy_pj_by_level["DRAM"] == 240.0
 
 
@@ -105,7 +106,7 @@ def test_three_level_hierarchy() -> None:
     layer = Layer(K=4, C=2, P=8)  # 64 MACs
     a = arch(dram(), buf("GLB", 64), buf("RF", 8))
     m = mapping(DRAM={"temporal": {"K": 4}}, GLB={"temporal": {"P": 8}}, RF={"temporal": {"C": 2}})
-    r = evaluate(layer, a, m, COSTS)
+    r = evaluate(layer, a, m, cost_model=COSTS)
     # RF tiles: W = C2 = 2, I = C2 = 2, O = 1. Loops above RF, inner first: P8, K4.
     # W: P8 does not index W; K4 does -> Delta = 2 x 4 = 8. I: P8 indexes I -> 2 x 8 x 4 = 64.
     # O: P8 indexes O -> 1 x 8 x 4 = 32 = all 32 outputs -> no read-back.
@@ -131,7 +132,7 @@ def test_multicast_of_inputs_across_output_channels() -> None:
         GLB={"temporal": {"P": 8}, "spatial_x": {"K": 4}},
         RF={"temporal": {"C": 2}},
     )
-    r = evaluate(layer, a, m, COSTS)
+    r = evaluate(layer, a, m, cost_model=COSTS)
     # Each of the 4 RFs: tile I = C2; P8 above -> Delta = 2 x 8 = 16 per RF. K does not index
     # inputs, so the 4 RFs need the same words: one GLB read serves all four -> GLB reads 16.
     assert acc(r, "RF", "inputs") == (16, 16, 0)
@@ -149,7 +150,7 @@ def test_spatial_reduction_of_partial_sums() -> None:
     layer = Layer(K=1, C=2, P=8)
     a = arch(dram(), buf("GLB", 64), buf("RF", 3, mesh=(2, 1)), macs=(2, 1))
     m = mapping(GLB={"temporal": {"P": 8}, "spatial_x": {"C": 2}})
-    r = evaluate(layer, a, m, COSTS)
+    r = evaluate(layer, a, m, cost_model=COSTS)
     # Each RF holds one partial sum per P (Delta = 8). C does not index the output, so the two
     # partial sums of each output are added in the network: GLB updates 8, not 16.
     assert acc(r, "RF", "outputs") == (0, 0, 8)
@@ -165,10 +166,12 @@ def test_sliding_window_temporal_reuse() -> None:
     layer = Layer(P=16, R=3)
     a = arch(dram(), buf("RF", 64))
     m = mapping(DRAM={"temporal": {"R": 3}}, RF={"temporal": {"P": 16}})
-    r = evaluate(layer, a, m, COSTS)
+    r = evaluate(layer, a, m, cost_model=COSTS)
     assert acc(r, "RF", "inputs") == (48, 18, 0)
     # Stride 2 with the same tiles: window 31 wide, R steps shift by 1 -> 31 + 1 + 1 = 33.
-    r2 = evaluate(layer.model_copy(update={"wstride": 2}), arch(dram(), buf("RF", 64)), m, COSTS)
+    r2 = evaluate(
+        layer.model_copy(update={"wstride": 2}), arch(dram(), buf("RF", 64)), m, cost_model=COSTS
+    )
     assert acc(r2, "RF", "inputs") == (48, 33, 0)
 
 
@@ -179,7 +182,7 @@ def test_sliding_window_wrap_back_refetches() -> None:
     layer = Layer(K=2, P=4, R=3)
     a = arch(dram(), buf("RF", 16))
     m = mapping(DRAM={"temporal": {"K": 2, "R": 3}}, RF={"temporal": {"P": 4}})
-    r = evaluate(layer, a, m, COSTS)
+    r = evaluate(layer, a, m, cost_model=COSTS)
     assert acc(r, "RF", "inputs")[1] == 12
 
 
@@ -189,7 +192,7 @@ def test_diagonal_multicast_of_sliding_windows() -> None:
     layer = Layer(P=4, R=3)
     a = arch(dram(), buf("GLB", 64), buf("RF", 3, mesh=(4, 3)), macs=(4, 3))
     m = mapping(GLB={"spatial_x": {"P": 4}, "spatial_y": {"R": 3}})
-    r = evaluate(layer, a, m, COSTS)
+    r = evaluate(layer, a, m, cost_model=COSTS)
     assert acc(r, "RF", "inputs") == (1, 1, 0)
     assert acc(r, "GLB", "inputs")[0] == 6
     # Weights: R indexes W, P does not -> 3 distinct, each multicast to 4 PEs.
@@ -203,7 +206,7 @@ def test_imperfect_factor_costs_cycles_not_data() -> None:
     layer = Layer(P=10)
     a = arch(dram(), buf("RF", 16))
     m = mapping(DRAM={"temporal": {"P": 3}}, RF={"temporal": {"P": 4}})
-    r = evaluate(layer, a, m, COSTS)
+    r = evaluate(layer, a, m, cost_model=COSTS)
     assert r.latency_cycles == 12
     assert r.utilization == pytest.approx(10 / 12)
     assert acc(r, "DRAM", "outputs") == (0, 0, 10)
@@ -217,4 +220,4 @@ def test_overflow_names_level_operand_and_excess() -> None:
     m = mapping(DRAM={"temporal": {"R": 3}}, RF={"temporal": {"P": 16}})
     # RF tiles: weights 1, inputs 16, outputs 16 words = 33 x 8 bits = 264 > 64: over by 200.
     with pytest.raises(InvalidMappingError, match=r"'RF'.*inputs 16 words.*over by 200 bits"):
-        evaluate(layer, a, m, COSTS)
+        evaluate(layer, a, m, cost_model=COSTS)

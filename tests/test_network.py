@@ -7,11 +7,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from magnet.arch.load import load_arch
+from magnet.api import evaluate
 from magnet.cli import main
 from magnet.errors import MagnetError
-from magnet.mapping import evaluate
-from magnet.mapping.network import LayerMappings, evaluate_network
+from magnet.mapping.network import LayerMappings
+from magnet.templates import load_arch
 from magnet.workload.load import load_workload, network_from_yaml, with_batch
 from tests.conftest import DATA
 
@@ -36,8 +36,9 @@ def test_network_evaluation_sums_each_layer_times_its_count() -> None:
     arch = load_arch(str(NET / "tiny_arch.yaml"))
     net = load_workload(str(NET / "tiny_net.yaml"))
     maps = LayerMappings.from_yaml(NET / "tiny_mappings.yaml")
-    result = evaluate_network(net, arch, maps)
-    assert result.unique_shapes == 2  # fc2 reuses fc1's mapping and its evaluation
+    result = evaluate(net, arch, maps)
+    record = result.record()
+    assert record.unique_shapes == 2  # fc2 reuses fc1's mapping and its evaluation
     single = {
         name: evaluate(entry.layer, arch, maps.by_name[name])
         for name, entry in (("conv", net.layers[0]), ("fc1", net.layers[1]))
@@ -47,7 +48,7 @@ def test_network_evaluation_sums_each_layer_times_its_count() -> None:
     assert result.utilization == 1.0
     expected = single["conv"].energy_pj + 3 * single["fc1"].energy_pj
     assert result.energy_pj == pytest.approx(expected)
-    rows = result.to_dict()["layers"]
+    rows = record.model_dump()["layers"]
     assert [(r["name"], r["count"], r["macs"]) for r in rows] == [
         ("conv", 1, 32),
         ("fc1", 1, 32),
@@ -62,7 +63,7 @@ def test_missing_and_unknown_layer_mappings_are_named() -> None:
         {"layers": {"conv": [{"target": "DRAM", "temporal": {"K": 2, "P": 4, "C": 4}}]}}, "m.yaml"
     )
     with pytest.raises(MagnetError, match=r"m.yaml: no mapping for 2 layer\(s\): fc1, fc2"):
-        evaluate_network(net, arch, only_conv)
+        evaluate(net, arch, only_conv)
     # every layer has a mapping (conv and the fc shape by name), plus one for a layer
     # the network does not have
     extra = LayerMappings.from_data(
@@ -76,7 +77,7 @@ def test_missing_and_unknown_layer_mappings_are_named() -> None:
         "m.yaml",
     )
     with pytest.raises(MagnetError, match="does not have: nope"):
-        evaluate_network(net, arch, extra)
+        evaluate(net, arch, extra)
 
 
 def test_bad_network_yaml(tmp_path) -> None:

@@ -12,9 +12,9 @@ import json
 
 import pytest
 
+from magnet.api import evaluate
 from magnet.interop import load_timeloop
-from magnet.mapping import evaluate
-from tests.conftest import REFERENCE, needs_shared
+from tests.conftest import REFERENCE
 from tests.timeloop_stats import read_stats
 
 TL = REFERENCE / "timeloop"
@@ -54,10 +54,9 @@ CASES = {
 def _run(case: str):
     replay, _ = CASES[case]
     tl = load_timeloop(TL / replay / "timeloop-input.yaml")
-    return evaluate(tl.layer, tl.arch, tl.mapping, tl.cost_model)
+    return evaluate(tl.layer, tl.design(), tl.mapping)
 
 
-@needs_shared
 @pytest.mark.parametrize("case", CASES)
 def test_cycles_and_energy_per_level(case: str) -> None:
     result = _run(case)
@@ -69,7 +68,6 @@ def test_cycles_and_energy_per_level(case: str) -> None:
     assert result.energy_pj / 1e6 == pytest.approx(ref["summary"]["energy_uJ"], abs=0.01)
 
 
-@needs_shared
 @pytest.mark.parametrize("case", CASES)
 def test_access_counts_equal_timeloop_stats(case: str) -> None:
     result = _run(case)

@@ -1,4 +1,4 @@
-"""Hardware: the level tree and the parametric templates that build it."""
+"""Hardware: the level tree (templates that build it live in ``magnet.templates``)."""
 
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 

@@ -1,16 +1,13 @@
-"""Load an architecture from a preset name or a YAML file (template or explicit tree)."""
+"""An explicit level tree from YAML (templates and presets: ``magnet.templates.load_arch``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
-from magnet.arch.templates import PRESETS, TEMPLATES
 from magnet.errors import MagnetError, validation_message
-from magnet.files import read_yaml
 from magnet.units import parse_bytes
 
 
@@ -50,54 +47,13 @@ class _ArchFile(BaseModel):
     compute: ComputeLevel
     clock_ghz: float = Field(1.0, gt=0)
     technology_nm: float = Field(45.0, gt=0)
+    voltage_v: float | None = Field(None, gt=0)
+    power_gating: bool = False
+    clock_gating: bool = False
 
 
-def build_template(
-    template: str, params: dict[str, Any], source: str, name: str | None = None
-) -> Arch:
-    if template not in TEMPLATES:
-        raise MagnetError(
-            f"unknown template {template!r}; allowed: {', '.join(TEMPLATES)}",
-            source=source,
-            field="template",
-        )
-    factory, model = TEMPLATES[template]
-    try:
-        return factory(name or template, **params)
-    except ValidationError as exc:
-        raise MagnetError(validation_message(exc, model), source=source) from None
-
-
-def load_arch(spec: str | Path) -> Arch:
-    """``spec`` is a preset name (``simba-chip``), a template name, or a YAML file."""
-    text = str(spec)
-    if text in PRESETS:
-        template, params = PRESETS[text]
-        return build_template(template, params, f"preset {text}", name=text)
-    path = Path(text)
-    if not path.exists():
-        if text in TEMPLATES:
-            return build_template(text, {}, f"template {text}")
-        raise MagnetError(
-            f"no such file, preset or template; presets: {', '.join(PRESETS)}; "
-            f"templates: {', '.join(TEMPLATES)}",
-            source=text,
-        )
-    return arch_from_data(read_yaml(path), text)
-
-
-def arch_from_data(data: Any, source: str) -> Arch:
-    if not isinstance(data, dict):
-        raise MagnetError(
-            "expected a mapping: 'template: NAME' plus parameters, or 'levels:'", source=source
-        )
-    if "template" in data:
-        params = {k: v for k, v in data.items() if k not in ("template", "name")}
-        return build_template(str(data["template"]), params, source, data.get("name"))
-    if "levels" not in data:
-        raise MagnetError(
-            "give 'template: NAME' (simba, eyeriss, systolic) or a 'levels:' list", source=source
-        )
+def arch_from_tree(data: dict[str, Any], source: str) -> Arch:
+    """An explicit level tree (``levels:``, ``compute:``) from parsed YAML."""
     try:
         spec = _ArchFile(**data)
         levels = tuple(lvl.level() for lvl in spec.levels)
@@ -107,6 +63,9 @@ def arch_from_data(data: Any, source: str) -> Arch:
             compute=spec.compute,
             clock_ghz=spec.clock_ghz,
             technology_nm=spec.technology_nm,
+            voltage_v=spec.voltage_v,
+            power_gating=spec.power_gating,
+            clock_gating=spec.clock_gating,
         )
     except ValidationError as exc:
         raise MagnetError(validation_message(exc, _ArchFile), source=source) from None

@@ -3,13 +3,16 @@
 Levels are listed outermost first (DRAM first), as architects draw them and as Timeloop
 writes them. Each level has ``mesh_x * mesh_y`` instances; the fan-out between a level and
 the next inner one is the ratio of their meshes, and spatial loops of a mapping spread over it.
+How words cross a fan-out (a multicast tree, a mesh NoC, neighbour-to-neighbour forwarding
+in a systolic array) and how partial sums are reduced across it (in the network, or in the
+adder tree of a vector MAC) is the ``Fanout`` of the level above it.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
 from itertools import pairwise
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -17,6 +20,35 @@ from magnet.units import format_bytes
 from magnet.workload.dims import Operand, parse_operand
 
 STORAGE_CLASSES = ("dram", "sram", "regfile", "dummy")
+NETWORKS = ("tree", "mesh", "systolic")
+REDUCTIONS = ("network", "adder_tree")
+DATATYPES = ("int", "float")
+#: Largest storage a level may declare (bits): 1 TiB. Larger is a typo, not a design.
+MAX_CAPACITY_BITS = 8 * 2**40
+
+
+class Fanout(BaseModel):
+    """How data crosses the fan-out below a level to its children.
+
+    ``network``: ``tree`` (buses and multicast / reduction trees: a word reaches a group of
+    children through one tree), ``mesh`` (a routed network with a router per child, as
+    Simba's global buffer to PEs), ``systolic`` (words hop from neighbour to neighbour).
+    ``reduction``: partial sums of children that share outputs are added ``network`` (on
+    the way up, one add per merged word) or in an ``adder_tree`` (a vector MAC's lanes:
+    combinational adds, no network words). ``pitch_mm``: distance between neighbouring
+    children; None derives it from the floorplan (the square root of a child's area). A
+    ``dense`` fan-out is a datapath (a vector MAC's lanes, the vector units of a PE, a
+    systolic array): its children are packed at their component area; other fan-outs (an
+    array of PEs) also spread the chip's uncore (control, clock tree, white space) between
+    their children.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    network: Literal["tree", "mesh", "systolic"] = "tree"
+    reduction: Literal["network", "adder_tree"] = "network"
+    pitch_mm: float | None = Field(None, gt=0)
+    dense: bool = False
 
 
 class StorageLevel(BaseModel):
@@ -24,23 +56,28 @@ class StorageLevel(BaseModel):
 
     ``capacity_bits`` is per instance (None: unbounded, as DRAM). Bandwidths are words per
     cycle per instance (None: unlimited). ``block_words`` words move per access (Timeloop's
-    ``width / datawidth``); energy is charged per access.
+    ``width / datawidth``); energy is charged per access. ``fanout`` describes the fan-out
+    below this level (to the next inner level, or to the MACs). A ``streaming`` level is a
+    double-buffered staging buffer (SCALE-Sim's SRAMs): it fetches while it serves, so its
+    capacity prices its accesses but does not limit the tiles a mapping keeps there.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1)
     component: str = "sram"
-    capacity_bits: int | None = Field(None, ge=0)
-    word_bits: int = Field(8, ge=1)
+    capacity_bits: int | None = Field(None, ge=0, le=MAX_CAPACITY_BITS)
+    word_bits: int = Field(8, ge=1, le=1024)
     operand_bits: dict[str, int] = Field(default_factory=dict)
-    block_words: int = Field(1, ge=1)
+    block_words: int = Field(1, ge=1, le=1 << 20)
     read_bandwidth: float | None = Field(None, gt=0)
     write_bandwidth: float | None = Field(None, gt=0)
     shared_bandwidth: float | None = Field(None, gt=0)
     keeps: tuple[str, ...] = ("weights", "inputs", "outputs")
     mesh_x: int = Field(1, ge=1)
     mesh_y: int = Field(1, ge=1)
+    fanout: Fanout = Fanout()
+    streaming: bool = False
     attributes: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("component")
@@ -93,7 +130,12 @@ class StorageLevel(BaseModel):
 
 
 class ComputeLevel(BaseModel):
-    """The MAC units: ``mesh_x * mesh_y`` of them, each one multiply-accumulate per cycle."""
+    """The MAC units: ``mesh_x * mesh_y`` of them, each one multiply-accumulate per cycle.
+
+    A MAC multiplies a ``weight_bits`` weight by an ``activation_bits`` input and adds the
+    product to an ``accum_bits`` partial sum, in ``datatype`` int or float; ``format`` names
+    the number format for cost models that know formats (``int8``, ``fp16``, ``bf16``...).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -101,24 +143,73 @@ class ComputeLevel(BaseModel):
     component: str = "mac"
     mesh_x: int = Field(1, ge=1)
     mesh_y: int = Field(1, ge=1)
+    datatype: Literal["int", "float"] = "int"
+    weight_bits: int = Field(8, ge=1, le=64)
+    activation_bits: int = Field(8, ge=1, le=64)
+    accum_bits: int = Field(24, ge=1, le=128)
+    format: str | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def instances(self) -> int:
         return self.mesh_x * self.mesh_y
 
+    @property
+    def operand_bits(self) -> int:
+        """Width of the wider multiplier operand."""
+        return max(self.weight_bits, self.activation_bits)
+
+
+class SystolicPipeline(BaseModel):
+    """A systolic array's fill and drain (SCALE-Sim 3.0's cycle model), for the evaluator.
+
+    ``rows`` x ``cols`` PEs; ``registers`` names, per operand, the level that holds it inside
+    each PE; the one a mapping keeps holds the stationary word. A fold is one pass of the
+    loops at that register (``stream`` cycles); every fold, the last partial one included,
+    also pays the array's skew: ``rows + cols - 2`` when outputs are stationary, ``2 rows +
+    cols - 2`` when weights or inputs are (they are shifted in first). SCALE-Sim counts the
+    last cycle from 0: cycles = folds x (stream + skew) - 1.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rows: int = Field(ge=1)
+    cols: int = Field(ge=1)
+    registers: dict[str, str]
+
+    @field_validator("registers")
+    @classmethod
+    def _operands(cls, value: dict[str, str]) -> dict[str, str]:
+        return {("weights", "inputs", "outputs")[parse_operand(k)]: v for k, v in value.items()}
+
 
 class Arch(BaseModel):
-    """An accelerator: storage levels (outermost first) and the compute level."""
+    """An accelerator: storage levels (outermost first) and the compute level.
+
+    ``voltage_v``: supply; dynamic energy scales with its square from the node's nominal
+    (None = nominal). ``power_gating``: leakage is charged only for instances a mapping uses
+    (else every powered instance leaks for the whole run). ``clock_gating``: likewise for
+    clock energy. ``layer_view``: ``gemm`` maps every layer as SCALE-Sim's GEMM (output
+    pixels N*P*Q as one dimension, the window C*R*S as another, inputs as the im2col matrix),
+    so that a spatial fan-out spreads a flattened product of dimensions. ``template`` and
+    ``params`` record what built the architecture, so that it can be rebuilt (and its named
+    dataflows found).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = "arch"
     levels: tuple[StorageLevel, ...]
     compute: ComputeLevel
-    clock_ghz: float = Field(1.0, gt=0)
+    clock_ghz: float = Field(1.0, gt=0, le=100)
     technology_nm: float = Field(45.0, gt=0)
-    template: str | None = None  # the template that built it (its named dataflows apply)
+    voltage_v: float | None = Field(None, gt=0, le=5)
+    power_gating: bool = False
+    clock_gating: bool = False
+    pipeline: SystolicPipeline | None = None
+    layer_view: Literal["loop_nest", "gemm"] = "loop_nest"
+    template: str | None = None
+    params: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _tree_is_consistent(self) -> Arch:
@@ -135,6 +226,10 @@ class Arch(BaseModel):
                     f"level {inner.name!r} ({inner.mesh_x}x{inner.mesh_y} instances) must be a "
                     f"whole multiple of its parent {outer.name!r} ({outer.mesh_x}x{outer.mesh_y})"
                 )
+        if self.pipeline is not None:
+            unknown = sorted(set(self.pipeline.registers.values()) - set(names))
+            if unknown:
+                raise ValueError(f"pipeline registers name unknown levels: {', '.join(unknown)}")
         return self
 
     # ---- derived views (index 0 = innermost storage level) ------------------------------

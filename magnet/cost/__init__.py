@@ -1,8 +1,16 @@
-"""Cost models: the contract (``CostModel``), built-in tables, and pricing an architecture."""
+"""Cost models: the contract (``CostModel``), built-in tables, and pricing an architecture.
+
+``price_arch`` asks a chain of cost models (the built-in table last) for every component of
+an architecture once, and returns ``ArchCosts``: per-action energies, static energy, the
+adder-tree and wire energies, and the floorplan (areas, and the pitch of every fan-out's
+children, which sets how far a word travels).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -11,6 +19,7 @@ from magnet.cost.base import ACTIONS, Component, CostModel, checked
 
 __all__ = [
     "ACTIONS",
+    "NETWORK_MODELS",
     "ArchCosts",
     "Component",
     "CostModel",
@@ -18,31 +27,75 @@ __all__ = [
     "price_arch",
 ]
 
-DEFAULT_HOP_MM = 0.2  # assumption: neighbouring PEs / vector units 0.2 mm apart
+NETWORK_MODELS = ("wires", "none")
+#: Pitch of a fan-out's children when the cost model gives no area (assumption: a
+#: neighbouring PE or vector unit 0.1 mm away, the order of Simba's vector units).
+DEFAULT_PITCH_MM = 0.1
 
 
 @dataclass(frozen=True)
 class ArchCosts:
-    """Per-action energies of one architecture under one cost model (index 0 = innermost).
+    """What one architecture costs under one cost model. Arrays are per storage level,
+    index 0 innermost; storage energies are per access (one block of ``access_bits``).
 
-    Storage energies are per access (one block of ``access_bits``); ``hop_pj`` is per word per
-    hop of the fan-out network below each level.
+    Static energy per instance per cycle: ``leak_pj_per_cycle`` and ``clock_pj_per_cycle``
+    (and the ``mac_`` ones). Math: ``mac_pj`` is one multiply-accumulate; a fan-out whose
+    children are reduced in an adder tree has ``tree_pj[level][r]``, the adds that merge
+    ``r`` products, and ``accum_add_pj`` is the accumulation inside ``mac_pj`` that such a
+    tree replaces for all but one of its inputs. ``reduce_add_pj`` prices one merge of two
+    partial sums in a network reduction. Wires: ``wire_pj_per_bit_mm`` per fan-out and the
+    pitch of its children (``pitch_mm``); zero when ``network == "none"``.
     """
 
     read_pj: np.ndarray
     write_pj: np.ndarray
     update_pj: np.ndarray
     leak_pj_per_cycle: np.ndarray
-    hop_pj: np.ndarray
+    clock_pj_per_cycle: np.ndarray
     mac_pj: float
     mac_leak_pj_per_cycle: float
-    area_mm2: float | None
+    mac_clock_pj_per_cycle: float
+    accum_add_pj: float
+    tree_pj: tuple[np.ndarray | None, ...]
+    reduce_add_pj: np.ndarray
+    wire_pj_per_bit_mm: np.ndarray
+    pitch_mm: np.ndarray
+    network: str
+    area_um2_by_component: dict[str, float]
+    area_known: bool
+    voltage_factor: float
     model_name: str
     sources: dict[str, str] = field(default_factory=dict)  # component -> model that priced it
+
+    @property
+    def area_mm2(self) -> float | None:
+        """Total area with the overheads, None when the cost model gives no area."""
+        if not self.area_known:
+            return None
+        return sum(self.area_um2_by_component.values()) / 1e6
+
+    @property
+    def area_mm2_by_component(self) -> dict[str, float]:
+        return {k: v / 1e6 for k, v in self.area_um2_by_component.items()}
+
+
+def _tree_widths(inputs: int, product_bits: int) -> list[int]:
+    """Output widths of the adds of a binary adder tree over ``inputs`` products.
+
+    Level k (1, 2, ...) merges pairs of (product_bits + k - 1)-bit sums into
+    (product_bits + k)-bit ones; an odd sum passes to the next level.
+    """
+    widths, n, k = [], inputs, 1
+    while n > 1:
+        widths += [product_bits + k] * (n // 2)
+        n = n - n // 2
+        k += 1
+    return widths
 
 
 def arch_components(arch: Arch) -> tuple[list[Component], Component, list[Component | None]]:
     """The priced components of an architecture: storage (innermost first), MAC, networks."""
+    node = arch.technology_nm
     storage = [
         Component(
             name=lvl.name,
@@ -52,21 +105,25 @@ def arch_components(arch: Arch) -> tuple[list[Component], Component, list[Compon
                 "width_bits": lvl.access_bits,
                 "word_bits": lvl.word_bits,
                 "banks": int(lvl.attributes.get("banks", 1)),
-                "technology_nm": arch.technology_nm,
+                "technology_nm": node,
                 **{k: v for k, v in lvl.attributes.items() if k != "banks"},
             },
         )
         for lvl in arch.inner_first
     ]
+    c = arch.compute
     mac = Component(
-        name=arch.compute.name,
+        name=c.name,
         cls="mac",
         attributes={
-            "bits": 8,
-            "accum_bits": 24,
-            "datatype": "int",
-            "technology_nm": arch.technology_nm,
-            **arch.compute.attributes,
+            **c.attributes,
+            "bits": c.operand_bits,
+            "weight_bits": c.weight_bits,
+            "activation_bits": c.activation_bits,
+            "accum_bits": c.accum_bits,
+            "datatype": c.datatype,
+            "format": c.format,
+            "technology_nm": node,
         },
     )
     networks: list[Component | None] = []
@@ -79,75 +136,209 @@ def arch_components(arch: Arch) -> tuple[list[Component], Component, list[Compon
                 name=f"{lvl.name}.network",
                 cls="network",
                 attributes={
-                    "word_bits": lvl.word_bits,
-                    "hop_mm": float(lvl.attributes.get("hop_mm", DEFAULT_HOP_MM)),
-                    "technology_nm": arch.technology_nm,
+                    "word_bits": 1,
+                    "hop_mm": 1.0,
+                    "network": lvl.fanout.network,
+                    "technology_nm": node,
                 },
             )
         )
     return storage, mac, networks
 
 
-def price_arch(
-    arch: Arch, models: CostModel | list[CostModel] | ArchCosts | None = None
-) -> ArchCosts:
-    """Ask the chain of models (then the built-in table) for every component's costs.
+class _Chain:
+    """The first model of a chain that supports a component prices it (built-in last)."""
 
-    Costs already priced (an ``ArchCosts``) are returned as they are, so callers can pass
-    either a model chain or the prices of an earlier call.
-    """
-    if isinstance(models, ArchCosts):
-        return models
-    chain: list[CostModel] = (
-        [] if models is None else (list(models) if isinstance(models, list | tuple) else [models])
-    )
+    def __init__(self, arch: Arch, models: CostModel | list[CostModel] | None):
+        self.chain: list[CostModel] = (
+            []
+            if models is None
+            else (list(models) if isinstance(models, list | tuple) else [models])
+        )
+        self.node = arch.technology_nm
+        self.sources: dict[str, str] = {}
 
-    sources: dict[str, str] = {}
-
-    def pick(comp: Component) -> CostModel:
-        for model in chain:
+    def pick(self, comp: Component) -> CostModel:
+        for model in self.chain:
             if model.supports(comp):
-                sources[comp.name] = model.name
+                self.sources[comp.name] = model.name
                 return model
         from magnet.cost.tables import builtin_cost_model  # the table supports every class
 
-        chain.append(builtin_cost_model(arch.technology_nm))
-        return pick(comp)
+        self.chain.append(builtin_cost_model(self.node))
+        return self.pick(comp)
 
-    def energy(comp: Component, action: str) -> float:
-        model = pick(comp)
+    def energy(self, comp: Component, action: str) -> float:
+        model = self.pick(comp)
         return checked(model.energy_pj(comp, action), model, comp, f"{action} energy")
 
-    def leak(comp: Component) -> float:
-        model = pick(comp)
+    def leak(self, comp: Component) -> float:
+        model = self.pick(comp)
         return checked(model.leakage_pj_per_cycle(comp), model, comp, "leakage")
 
-    def area(comp: Component) -> float | None:
-        model = pick(comp)
+    def clock(self, comp: Component) -> float:
+        model = self.pick(comp)
+        return checked(model.clock_pj_per_cycle(comp), model, comp, "clock energy")
+
+    def area(self, comp: Component) -> float | None:
+        model = self.pick(comp)
         value = model.area_um2(comp)
         return None if value is None else checked(value, model, comp, "area")
 
-    storage, mac, networks = arch_components(arch)
-    read = np.array([energy(c, "read") for c in storage])
-    write = np.array([energy(c, "write") for c in storage])
-    update = np.array([energy(c, "update") for c in storage])
-    leaks = np.array([leak(c) for c in storage])
-    hop = np.array([0.0 if n is None else energy(n, "transfer") for n in networks])
+    @property
+    def name(self) -> str:
+        order = [m.name for m in self.chain]
+        return "+".join(sorted(set(self.sources.values()), key=order.index))
 
-    areas = [(area(c), lvl.instances) for c, lvl in zip(storage, arch.inner_first, strict=True)]
-    areas.append((area(mac), arch.compute.instances))
-    known = [a * n for a, n in areas if a is not None]
-    area_mm2 = sum(known) / 1e6 if known else None
-    names = sorted(set(sources.values()), key=lambda n: [m.name for m in chain].index(n))
+
+def price_arch(
+    arch: Arch,
+    models: CostModel | list[CostModel] | None = None,
+    *,
+    network: Literal["wires", "none"] = "wires",
+) -> ArchCosts:
+    """Ask the chain of models (then the built-in table) for every component's costs.
+
+    ``network="none"`` charges no wire energy and no network reduction adds (Timeloop
+    parity: its legacy network is free unless given an energy).
+    """
+    if network not in NETWORK_MODELS:
+        from magnet.errors import MagnetError
+
+        raise MagnetError(
+            f"unknown network model {network!r}; allowed: {', '.join(NETWORK_MODELS)}",
+            field="--network",
+        )
+    chain = _Chain(arch, models)
+    volts = _voltage_factor(arch)
+    dynamic = volts**2  # C V^2
+    storage, mac, networks = arch_components(arch)
+    nl = len(storage)
+    dram = np.array([c.cls == "dram" for c in storage])
+    scale = np.where(dram, 1.0, dynamic)  # DRAM energy is set by the DRAM, not our supply
+    read = np.array([chain.energy(c, "read") for c in storage]) * scale
+    write = np.array([chain.energy(c, "write") for c in storage]) * scale
+    update = np.array([chain.energy(c, "update") for c in storage]) * scale
+    # leakage ~ V (assumption: off-current held, power = I_off x V); clock ~ C V^2
+    leaks = np.array([chain.leak(c) for c in storage]) * volts
+    clocks = np.array([chain.clock(c) for c in storage]) * dynamic
+
+    c = arch.compute
+    mac_pj = chain.energy(mac, "compute") * dynamic
+
+    def add_pj(bits: int) -> float:
+        adder = Component(
+            name=f"{c.name}.add{bits}",
+            cls="adder",
+            attributes={"bits": bits, "datatype": c.datatype, "technology_nm": arch.technology_nm},
+        )
+        return chain.energy(adder, "add") * dynamic
+
+    accum_add = add_pj(c.accum_bits)
+    product_bits = c.weight_bits + c.activation_bits if c.datatype == "int" else c.accum_bits
+    tree: list[np.ndarray | None] = []
+    reduce_add = np.zeros(nl)
+    for li, (lvl, (fx, fy)) in enumerate(zip(arch.inner_first, arch.fanouts, strict=True)):
+        if lvl.fanout.reduction == "adder_tree" and fx * fy > 1:
+            by_width = {
+                w: add_pj(min(w, c.accum_bits))
+                for w in range(product_bits, product_bits + math.ceil(math.log2(fx * fy)) + 1)
+            }
+            tree.append(
+                np.array(
+                    [
+                        sum(by_width[w] for w in _tree_widths(r, product_bits))
+                        for r in range(fx * fy + 1)
+                    ]
+                )
+            )
+        else:
+            tree.append(None)
+            if fx * fy > 1 and network == "wires":
+                reduce_add[li] = accum_add
+    wire = np.array(
+        [
+            0.0 if n is None or network == "none" else chain.energy(n, "transfer") * dynamic
+            for n in networks
+        ]
+    )
+
+    areas, known, pitch = _floorplan(arch, chain, storage, mac)
     return ArchCosts(
         read_pj=read,
         write_pj=write,
         update_pj=update,
         leak_pj_per_cycle=leaks,
-        hop_pj=hop,
-        mac_pj=energy(mac, "compute"),
-        mac_leak_pj_per_cycle=leak(mac),
-        area_mm2=area_mm2,
-        model_name="+".join(names),
-        sources=sources,
+        clock_pj_per_cycle=clocks,
+        mac_pj=mac_pj,
+        mac_leak_pj_per_cycle=chain.leak(mac) * volts,
+        mac_clock_pj_per_cycle=chain.clock(mac) * dynamic,
+        accum_add_pj=accum_add,
+        tree_pj=tuple(tree),
+        reduce_add_pj=reduce_add,
+        wire_pj_per_bit_mm=wire,
+        pitch_mm=pitch,
+        network=network,
+        area_um2_by_component=areas,
+        area_known=known,
+        voltage_factor=volts,
+        model_name=chain.name,
+        sources=dict(chain.sources),
     )
+
+
+def _voltage_factor(arch: Arch) -> float:
+    """The supply relative to the node's nominal (1 when the architecture gives none)."""
+    if arch.voltage_v is None:
+        return 1.0
+    from magnet.cost.tables import nominal_voltage
+
+    return arch.voltage_v / nominal_voltage(arch.technology_nm)
+
+
+def _floorplan(
+    arch: Arch, chain: _Chain, storage: list[Component], mac: Component
+) -> tuple[dict[str, float], bool, np.ndarray]:
+    """Area by component (all instances, overheads included) and the children's pitch of
+    every fan-out: a child's side is the square root of its area (the child instance and
+    everything below it, its share of the overheads included)."""
+    node = arch.technology_nm
+    levels = arch.inner_first
+    mac_area = chain.area(mac)
+    per_instance = [chain.area(comp) for comp in storage]
+    known = mac_area is not None and any(a is not None for a in per_instance)
+    areas: dict[str, float] = {}
+    for lvl, a in zip(arch.levels, reversed(per_instance), strict=True):
+        if a is not None:
+            areas[lvl.name] = a * lvl.instances
+    areas[arch.compute.name] = (mac_area or 0.0) * arch.compute.instances
+    # routers: one per child of a mesh fan-out
+    router_um2 = 0.0
+    for lvl, (fx, fy) in zip(levels, arch.fanouts, strict=True):
+        if lvl.fanout.network == "mesh" and fx * fy > 1:
+            router = Component(f"{lvl.name}.router", "router", {"technology_nm": node})
+            each = chain.area(router) or 0.0
+            router_um2 += each * lvl.instances * fx * fy
+    if router_um2:
+        areas["routers"] = router_um2
+    logic = sum(areas.values())
+    for kind, key in (("uncore", "logic_area_um2"), ("io", "chip_area_um2")):
+        comp = Component(kind, "overhead", {"kind": kind, key: logic, "technology_nm": node})
+        extra = chain.area(comp)
+        if extra:
+            areas[kind] = extra
+    # the uncore spreads between the children of non-dense fan-outs, in proportion to area
+    spread = 1.0 + areas.get("uncore", 0.0) / max(logic, 1e-30)
+    pitch = np.full(len(levels), DEFAULT_PITCH_MM)
+    below = mac_area or 0.0  # component area of one child of fan-out 0 (a MAC)
+    for li, lvl in enumerate(levels):
+        fx, fy = arch.fanouts[li]
+        child = below if lvl.fanout.dense else below * spread
+        if lvl.fanout.pitch_mm is not None:
+            pitch[li] = lvl.fanout.pitch_mm
+        elif known and child > 0:
+            pitch[li] = math.sqrt(child) / 1000.0  # um -> mm
+        if lvl.fanout.network == "mesh" and fx * fy > 1 and "routers" in areas:
+            below += areas["routers"] / (lvl.instances * fx * fy)
+        below = (per_instance[li] or 0.0) + fx * fy * below
+    return areas, known, pitch

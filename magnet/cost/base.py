@@ -23,7 +23,10 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "dram": ("read", "write", "update"),
     "dummy": ("read", "write", "update"),
     "mac": ("compute",),
+    "adder": ("add",),
     "network": ("transfer",),
+    "router": (),
+    "overhead": (),
 }
 
 
@@ -33,10 +36,17 @@ class Component:
 
     Storage (sram, regfile, dram): ``capacity_bits`` (per instance; None for DRAM),
     ``width_bits`` (bits moved per access), ``word_bits``, ``banks``, ``technology_nm``.
-    MAC: ``bits`` (operand width), ``accum_bits``, ``datatype`` ("int" or "float"),
-    ``technology_nm``. Network: ``word_bits``, ``hop_mm`` (distance between neighbours),
-    ``technology_nm``. A storage action moves ``width_bits``; a MAC action is one
-    multiply-accumulate; a network action moves one word over one hop.
+    MAC: ``weight_bits`` x ``activation_bits`` multiply (``bits`` is the wider of the two),
+    ``accum_bits`` accumulation, ``datatype`` ("int" or "float"), ``format`` (``int8``,
+    ``fp16``, ``bf16``...), ``technology_nm``. Adder: ``bits``, ``datatype``. Network:
+    ``word_bits``, ``hop_mm``, ``network`` (tree, mesh or systolic). Router: one router of a
+    mesh network (area only). Overhead: ``kind`` ``uncore`` (control, address generation, clock
+    tree, placement white space; given ``logic_area_um2``, the area it serves) or ``io``
+    (given ``chip_area_um2``); area only.
+
+    A storage action moves ``width_bits``; a MAC action is one multiply-accumulate; an add
+    is one addition; a network action moves one word over one hop (magnet asks for a word of
+    one bit over 1 mm, the energy per bit-mm).
     """
 
     name: str
@@ -52,9 +62,11 @@ class CostModel(ABC):
 
     Lifecycle: magnet builds the model once (no arguments), then, for each architecture it
     evaluates, calls ``supports`` on every component; for the components it supports it calls
-    ``energy_pj`` once per action of that class (see ``ACTIONS``), ``leakage_pj_per_cycle``
-    and ``area_um2``. Components it declines go to the next model in the chain, finally to
-    the built-in tables. Results are cached per architecture, so methods may be slow.
+    ``energy_pj`` once per action of that class (see ``ACTIONS``), ``leakage_pj_per_cycle``,
+    ``clock_pj_per_cycle`` and ``area_um2``. Energies are at the node's nominal supply;
+    magnet scales dynamic energy with the architecture's ``voltage_v``. Components a model
+    declines go to the next model in the chain, finally to the built-in tables. Results are
+    cached per architecture, so methods may be slow.
     """
 
     #: Name used on the command line (``--cost-model NAME``) and in reports.
@@ -75,6 +87,11 @@ class CostModel(ABC):
     @abstractmethod
     def area_um2(self, component: Component) -> float | None:
         """Area of one instance in square micrometres; None when the model has no area."""
+
+    def clock_pj_per_cycle(self, component: Component) -> float:
+        """Clock energy of one instance per cycle (its share of the clock tree and the clock
+        pins of its flip-flops), in picojoules. Models without one return 0."""
+        return 0.0
 
 
 def checked(value: Any, model: CostModel, component: Component, what: str) -> float:

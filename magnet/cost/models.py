@@ -190,6 +190,11 @@ class EyerissNormalized(CostModel):
         if mac_pj is not None and not (math.isfinite(mac_pj) and mac_pj > 0):
             raise MagnetError(f"mac_pj = {mac_pj!r}; expected a number > 0", source=self.name)
 
+    def supports(self, component: Component) -> bool:
+        """Eyeriss's table has MACs, storage and the array network; adders, routers and
+        overheads go to the next model."""
+        return component.cls in (*EYERISS_RELATIVE, "dummy")
+
     def unit_pj(self, component: Component) -> float:
         if self.mac_pj is not None:
             return self.mac_pj

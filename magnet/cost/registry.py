@@ -476,6 +476,10 @@ class _Guarded(CostModel):
         value = self._call("area_um2", component, what="area")
         return None if value is None else checked(value, self, component, "area")
 
+    def clock_pj_per_cycle(self, component: Component) -> float:
+        value = self._call("clock_pj_per_cycle", component, what="clock energy")
+        return checked(value, self, component, "clock energy")
+
     def describe(self, component: Component) -> str | None:
         note = getattr(self.inner, "describe", None)
         return None if note is None else self._call("describe", component, what="description")

@@ -107,6 +107,8 @@ class MacTable(_Strict):
     int_add: list[OperationRow]
     float_multiply: list[OperationRow]
     float_add: list[OperationRow]
+    bf16_over_fp16_multiply: Number
+    bf16_over_fp16_add: Number
     leakage_pj_per_um2_per_cycle: Number
 
     _sorted = field_validator("int_multiply", "int_add", "float_multiply", "float_add")(
@@ -154,9 +156,14 @@ class SramTable(_Strict):
 class RegfileTable(_Strict):
     max_capacity_bits: Number
     energy_pj_per_bit: Number
+    decoder_pj: Number
     write_over_read: Number
     area_um2_per_bit: Number
     leakage_pj_per_bit_per_cycle: Number
+
+
+class ClockTable(_Strict):
+    energy_pj_per_bit_per_cycle: Number
 
 
 class DramTable(_Strict):
@@ -167,6 +174,12 @@ class DramTable(_Strict):
 class NetworkTable(_Strict):
     energy_pj_per_bit_per_mm: Number
     default_hop_mm: Number
+    router_area_um2: Number
+
+
+class OverheadTable(_Strict):
+    uncore_fraction: Number
+    io_area_um2: Number
 
 
 class DummyTable(_Strict):
@@ -184,8 +197,10 @@ class TechnologyTable(_Strict):
     mac: MacTable
     sram: SramTable
     regfile: RegfileTable
+    clock: ClockTable
     dram: DramTable
     network: NetworkTable
+    overhead: OverheadTable
     dummy: DummyTable
 
 
@@ -308,18 +323,28 @@ def scaling_factors(technology_nm: float, scaling: ScalingTable) -> ScalingFacto
     )
 
 
-def _interpolate(rows: list[OperationRow], bits: float, what: str) -> tuple[float, float]:
-    """(energy_pj, area_um2) at ``bits``: a row, or the power law through its neighbours."""
+def _interpolate(
+    rows: list[OperationRow], bits: float, what: str, extend: bool = False
+) -> tuple[float, float]:
+    """(energy_pj, area_um2) at ``bits``: a row, or the power law through its neighbours.
+
+    Outside the rows, ``extend`` continues the law of the two nearest rows; otherwise the
+    width is refused.
+    """
     for row in rows:
         if row.bits == bits:
             return row.energy_pj, row.area_um2
-    if not rows[0].bits < bits < rows[-1].bits:
+    inside = rows[0].bits < bits < rows[-1].bits
+    if not inside and not (extend and len(rows) > 1):
         widths = ", ".join(str(row.bits) for row in rows)
         raise MagnetError(
             f"{what} is priced for {rows[0].bits} to {rows[-1].bits} bits "
             f"(table rows: {widths}); got {bits:g}",
         )
-    low, high = next((a, b) for a, b in itertools.pairwise(rows) if a.bits < bits < b.bits)
+    if inside:
+        low, high = next((a, b) for a, b in itertools.pairwise(rows) if a.bits < bits < b.bits)
+    else:
+        low, high = (rows[0], rows[1]) if bits < rows[0].bits else (rows[-2], rows[-1])
     t = math.log(bits / low.bits) / math.log(high.bits / low.bits)
     energy_pj = low.energy_pj * (high.energy_pj / low.energy_pj) ** t
     area_um2 = low.area_um2 * (high.area_um2 / low.area_um2) ** t
@@ -374,6 +399,8 @@ class TableCostModel(CostModel):
         cls, factors = component.cls, self.factors
         if cls == "mac":
             return self._mac_energy_pj(component) * factors.dynamic_energy
+        if cls == "adder":
+            return self._add_row(component)[0] * factors.dynamic_energy
         if cls == "network":
             return self._network_energy_pj(component) * factors.wire_energy
         if cls == "dummy":
@@ -405,9 +432,21 @@ class TableCostModel(CostModel):
             leakage_pj = bits * table.regfile.leakage_pj_per_bit_per_cycle.value
         elif cls == "dummy":
             return table.dummy.leakage_pj_per_cycle.value
-        else:  # dram, network: not modelled
+        else:  # dram, network, adder (part of a MAC), router and overhead: not modelled
             return 0.0
         return leakage_pj * self.factors.leakage
+
+    def clock_pj_per_cycle(self, component: Component) -> float:
+        self._check_component(component)
+        if component.cls == "regfile":
+            self._regfile_capacity_bits(component)
+            bits = self._width_bits(component)  # entries are clock-gated; one port register
+        elif component.cls == "mac":
+            bits = self._number(component, "activation_bits", default=8, minimum=1)
+        else:  # SRAM macros clock inside their access energy; DRAM, wires: none
+            return 0.0
+        per_bit = self.table.clock.energy_pj_per_bit_per_cycle.value
+        return bits * per_bit * self.factors.dynamic_energy
 
     def area_um2(self, component: Component) -> float | None:
         self._check_component(component)
@@ -421,12 +460,28 @@ class TableCostModel(CostModel):
             area = self._regfile_capacity_bits(component) * table.regfile.area_um2_per_bit.value
         elif cls == "dummy":
             return table.dummy.area_um2.value
-        else:  # dram (off chip), network (wires over logic)
+        elif cls == "router":
+            area = table.network.router_area_um2.value
+        elif cls == "overhead":
+            return self._overhead_um2(component)
+        else:  # dram (off chip), network (wires over logic), adder (inside a MAC)
             return None
         return area * self.factors.area
 
+    def _overhead_um2(self, component: Component) -> float:
+        kind = component.get("kind")
+        if kind == "uncore":
+            logic = self._number(component, "logic_area_um2", minimum=0)
+            return logic * self.table.overhead.uncore_fraction.value
+        if kind == "io":
+            return self.table.overhead.io_area_um2.value * self.factors.area
+        raise self._error(
+            component, f"unknown overhead kind {kind!r}; allowed: uncore, io", field="kind"
+        )
+
     # -- per class, at the table's node ------------------------------------------------------
     def _mac_rows(self, component: Component) -> tuple[tuple[float, float], tuple[float, float]]:
+        """((multiply pJ, um^2), (add pJ, um^2)) of one MAC at the table's node."""
         datatype = component.get("datatype", "int")
         if datatype not in DATATYPES:
             raise self._error(
@@ -435,18 +490,37 @@ class TableCostModel(CostModel):
                 field="datatype",
             )
         bits = self._number(component, "bits", default=8, minimum=1)
-        accum_bits = self._number(component, "accum_bits", default=32, minimum=1)
+        weight_bits = self._number(component, "weight_bits", default=bits, minimum=1)
+        activation_bits = self._number(component, "activation_bits", default=bits, minimum=1)
         mac = self.table.mac
-        if datatype == "int":
-            multiply_rows, add_rows = mac.int_multiply, mac.int_add
-        else:
-            multiply_rows, add_rows = mac.float_multiply, mac.float_add
         try:
-            multiply = _interpolate(multiply_rows, bits, f"a {datatype} multiply")
-            add = _interpolate(add_rows, accum_bits, f"a {datatype} accumulator")
+            if datatype == "int":
+                width = math.sqrt(weight_bits * activation_bits)
+                multiply = _interpolate(mac.int_multiply, width, "an int multiply", extend=True)
+            else:
+                multiply = _interpolate(mac.float_multiply, bits, "a float multiply")
+                if component.get("format") == "bf16":
+                    ratio = mac.bf16_over_fp16_multiply.value
+                    multiply = (multiply[0] * ratio, multiply[1] * ratio)
         except MagnetError as err:
-            raise self._error(component, str(err), field="bits / accum_bits") from None
-        return multiply, add
+            raise self._error(component, str(err), field="bits") from None
+        return multiply, self._add_row(component, "accum_bits")
+
+    def _add_row(self, component: Component, key: str = "bits") -> tuple[float, float]:
+        """(pJ, um^2) of one add of ``component[key]`` bits (int or float)."""
+        datatype = component.get("datatype", "int")
+        bits = self._number(component, key, default=32, minimum=1)
+        mac = self.table.mac
+        try:
+            if datatype == "int":
+                return _interpolate(mac.int_add, bits, "an int add", extend=True)
+            add = _interpolate(mac.float_add, bits, "a float add")
+        except MagnetError as err:
+            raise self._error(component, str(err), field=key) from None
+        if component.get("format") == "bf16" and bits == 16:
+            ratio = mac.bf16_over_fp16_add.value
+            add = (add[0] * ratio, add[1] * ratio)
+        return add
 
     def _mac_energy_pj(self, component: Component) -> float:
         (multiply_pj, _), (add_pj, _) = self._mac_rows(component)
@@ -468,8 +542,12 @@ class TableCostModel(CostModel):
         )
 
     def _regfile_read_pj(self, component: Component) -> float:
-        self._regfile_capacity_bits(component)
-        return self._width_bits(component) * self.table.regfile.energy_pj_per_bit.value
+        capacity = self._regfile_capacity_bits(component)
+        width = self._width_bits(component)
+        table = self.table.regfile
+        depth = max(1.0, capacity / width)
+        decode = depth * table.decoder_pj.value * math.ceil(math.log2(depth)) / 32
+        return width * table.energy_pj_per_bit.value + decode
 
     def _dram_read_pj(self, component: Component) -> float:
         if component.get("capacity_bits") is not None:
@@ -548,6 +626,21 @@ class TableCostModel(CostModel):
             source=f"cost model {self.name!r}, component {component.name!r} ({component.cls})",
             field=field,
         )
+
+
+def nominal_voltage(technology_nm: float) -> float:
+    """The nominal supply of a node (``scaling.yaml``), log-linear between table nodes."""
+    scaling = load_scaling_table()
+    scaling_factors(technology_nm, scaling)  # refuses nodes outside the table
+    nodes = sorted(scaling.nodes)
+    node = float(technology_nm)
+    upper = next(n for n in nodes if n >= node)
+    lower = max(n for n in nodes if n <= node)
+    low, high = scaling.nodes[lower].vdd_v.value, scaling.nodes[upper].vdd_v.value
+    if upper == lower:
+        return low
+    t = math.log(node / lower) / math.log(upper / lower)
+    return low * (high / low) ** t
 
 
 def builtin_cost_model(technology_nm: float) -> TableCostModel:

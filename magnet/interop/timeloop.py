@@ -6,10 +6,12 @@ Supported: the v0.4 architecture tree (storage components with ``depth``, ``widt
 Hstride / Wdilation / Hdilation), the mapping (``temporal``, ``spatial`` with ``split``,
 ``datatype``/``bypass`` keep lists), the mapspace constraints, and the ERT/ART tables.
 
-Semantics (../shared/reference/README.md): ERT energies are per access of ``width`` bits;
-a word is ``datawidth`` bits; fills use ``write``, partial-sum updates ``update`` (or
-``write``); storage leakage is ``leak`` per cycle per utilised instance. Timeloop does not
-charge arithmetic leakage, so neither does the ERT cost model here.
+Semantics (Timeloop's, as documented with its reference runs): ERT energies are per access
+of ``width`` bits; a word is ``datawidth`` bits; fills use ``write``, partial-sum updates
+``update`` (or ``write``); storage leakage is ``leak`` per cycle per utilised instance (the
+architecture is power-gated); the network is free (``TimeloopInput.design`` prices with
+``network="none"``). Timeloop does not charge arithmetic leakage, clock energy or adds
+outside its MACs, so neither does the ERT cost model here.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -27,6 +29,7 @@ from magnet.dataflow import Dataflow, Rule
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapping.mapping import LevelMapping, Mapping
+from magnet.templates.design import CostSpec, Design, build_design
 from magnet.workload.dims import DIMS, parse_dim, parse_factors
 from magnet.workload.layer import Layer
 
@@ -55,7 +58,7 @@ class TimeloopInput:
     layer: Layer
     arch: Arch
     mapping: Mapping | None
-    cost_model: ErtCostModel
+    cost_model: ErtCostModel | None  # None when the file has no ERT
     constraints: list[dict[str, Any]]
     source: str
 
@@ -63,6 +66,31 @@ class TimeloopInput:
     def dataflow(self) -> Dataflow:
         """The mapspace constraints as a magnet dataflow (no rules when there are none)."""
         return constraints_dataflow(self.constraints, self.arch, self.source)
+
+    def design(
+        self,
+        cost_model: CostSpec = None,
+        dataflow: str | Dataflow | None = None,
+        network: Literal["wires", "none"] = "none",
+    ) -> Design:
+        """The design Timeloop prices: its ERT (after ``cost_model``, when given), a free
+        network (unless ``network="wires"``), the file's constraints (or ``dataflow``)."""
+        extra = (
+            []
+            if cost_model is None
+            else ([cost_model] if isinstance(cost_model, str | CostModel) else list(cost_model))
+        )
+        if self.cost_model is None and not extra:
+            raise MagnetError(
+                "has no ERT (energy reference table), so its energies are unknown; run it "
+                "through Accelergy first, or price it with magnet's tables (--cost-model "
+                "horowitz45)",
+                source=self.source,
+                field="ERT",
+            )
+        models = [*extra, *([self.cost_model] if self.cost_model is not None else [])]
+        flow = self.dataflow if dataflow is None else dataflow
+        return build_design(self.arch, flow, models, network=network)
 
 
 class ErtCostModel(CostModel):
@@ -76,10 +104,11 @@ class ErtCostModel(CostModel):
 
     def supports(self, component: Component) -> bool:
         base = component.name.removesuffix(".network")
-        return base in self.energy or base in self.area or component.cls in ("network", "dummy")
+        free = ("network", "dummy", "adder", "router", "overhead")
+        return base in self.energy or base in self.area or component.cls in free
 
     def energy_pj(self, component: Component, action: str) -> float:
-        if component.cls in ("network", "dummy"):
+        if component.cls in ("network", "dummy", "adder"):
             return 0.0
         table = self.energy.get(component.name, {})
         if action == "update" and "update" not in table:
@@ -92,6 +121,8 @@ class ErtCostModel(CostModel):
         return float(self.energy.get(component.name, {}).get("leak", 0.0))
 
     def area_um2(self, component: Component) -> float | None:
+        if component.cls in ("router", "overhead"):
+            return None
         value = self.area.get(component.name)
         return None if value is None else float(value)
 
@@ -255,11 +286,14 @@ def _arch(
     base, count = _instances(mac["name"], src)
     attrs = mac["attributes"]
     mesh_x, mesh_y = _mesh(attrs, count, src, f"architecture.{base}")
+    bits = int(attrs.get("multiplier_width", attrs.get("width", 8)) or 8)
     compute = ComputeLevel(
         name=base,
         mesh_x=mesh_x,
         mesh_y=mesh_y,
-        attributes={"bits": int(attrs.get("multiplier_width", attrs.get("width", 8)) or 8)},
+        weight_bits=bits,
+        activation_bits=bits,
+        accum_bits=max(bits, int(attrs.get("adder_width", 2 * bits) or 2 * bits)),
     )
     try:
         return Arch(
@@ -267,6 +301,7 @@ def _arch(
             levels=tuple(levels),
             compute=compute,
             technology_nm=technology or 45.0,
+            power_gating=True,  # Timeloop charges leakage of the instances in use
         )
     except ValueError as exc:
         raise MagnetError(str(exc), source=src, field="architecture") from None
@@ -466,7 +501,9 @@ def _mapping(directives: list[dict[str, Any]], arch: Arch, src: str) -> Mapping:
     return Mapping(levels=levels)
 
 
-def _ert(ert: Any, art: Any) -> ErtCostModel:
+def _ert(ert: Any, art: Any) -> ErtCostModel | None:
+    if not (ert or {}).get("tables"):
+        return None
     energy: dict[str, dict[str, float]] = {}
     for table in (ert or {}).get("tables") or []:
         base = _leaf_name(table["name"])

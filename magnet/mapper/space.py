@@ -19,7 +19,7 @@ import numpy as np
 
 from magnet.arch.spec import Arch
 from magnet.dataflow import Dataflow
-from magnet.errors import MagnetError
+from magnet.errors import DesignInfeasible
 from magnet.mapping.mapping import MappingBatch, default_keep
 from magnet.workload.dims import (
     DIMS,
@@ -86,7 +86,10 @@ class Space:
                 self.reuse.append((li, parse_operand(op)))
         self.fanouts = arch.fanouts
         self.cap_bits = np.array(
-            [np.inf if lvl.capacity_bits is None else lvl.capacity_bits for lvl in arch.inner_first]
+            [
+                np.inf if lvl.capacity_bits is None or lvl.streaming else lvl.capacity_bits
+                for lvl in arch.inner_first
+            ]
         )
         self.bits = np.array(
             [[lvl.bits(Operand(o)) for o in range(3)] for lvl in arch.inner_first], dtype=float
@@ -108,7 +111,7 @@ class Space:
                 for li, (fx, fy) in enumerate(self.fanouts)
             )
             if not room.any() and fixed < need and spatial <= 1:
-                raise MagnetError(
+                raise DesignInfeasible(
                     f"dataflow {name!r} allows no loop over {DIMS[d]} (extent {need}) at any "
                     "level or fan-out",
                     field="--dataflow",
@@ -120,7 +123,7 @@ class Space:
                     f"{OPERANDS[o]} {int(words[o])} words" for o in range(3) if self.keep[li, o]
                 ]
                 cap_words = self.cap_bits[li] / self.bits[li][self.keep[li]].max()
-                raise MagnetError(
+                raise DesignInfeasible(
                     f"the smallest tiles at {lvl.name!r} ({', '.join(parts)}) do not fit its "
                     f"{lvl.describe_capacity()} (~{int(cap_words)} words) under dataflow "
                     f"{name!r}",
@@ -208,6 +211,10 @@ class Space:
     def size(self) -> float:
         """Number of mappings in the pruned mapspace (tilings x loop-order classes), an
         estimate when the orders depend on the tiling (each level counted with all its dims)."""
+        return self._size
+
+    @cached_property
+    def _size(self) -> float:
         tilings = 1.0
         for d in range(NUM_DIMS):
             tilings *= _factorizations(int(self.extent[d]), max(1, len(self.slots[d])))
@@ -216,6 +223,11 @@ class Space:
             dims = [d for d in range(NUM_DIMS) if self.extent[d] > 1 and self.allow_t[li, d]]
             orders *= len(self.order_classes(tuple(dims), li))
         return tilings * orders
+
+    def tilings(self) -> int:
+        """How many tilings the exhaustive enumeration walks (before the capacity check;
+        each tiling that fits then takes every loop-order class)."""
+        return math.prod(len(self.dim_tilings(d)[0]) for d in range(NUM_DIMS))
 
     # ---- enumeration pieces -------------------------------------------------------------
     def dim_tilings(self, d: int) -> tuple[np.ndarray, list[tuple[str, int]]]:

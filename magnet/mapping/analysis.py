@@ -18,11 +18,11 @@ follow Timeloop (NVlabs/timeloop, ``src/loop-analysis``) so that results can be 
 * Spatial. Children of one fan-out that need identical data are served by one parent read
   (multicast); children holding partial sums of the same outputs are reduced on the way up.
   Along a sliding axis, two children whose windows start at the same place count once.
-* Network. Every word a child instance receives (its copy of a multicast) or sends (a partial
-  sum before the spatial reduction adds it up, or a read-back) crosses each fan-out between
-  it and its parent; a word travels on average half the used width plus half the used
-  height of a fan-out (magnet's own model, after Eyeriss's per-transfer array cost;
-  Timeloop's legacy network charges nothing unless given an energy).
+* Fan-outs. For every fan-out and operand the analysis counts the words that cross it and
+  how many children each serves: weights and inputs go down, one word to a group of
+  children that need it (the multicast degree); partial sums go up and are merged across the
+  children that share outputs (the reduction degree), and read-backs go down to one child.
+  The evaluator prices these words by the fan-out's network and floorplan.
 * MACs read their operands every cycle (no reuse inside the MAC).
 
 Imperfect factors (products larger than the layer) are evaluated on the padded loop nest:
@@ -34,6 +34,7 @@ reads by real/padded MACs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,10 +71,36 @@ class Counts:
     instances: np.ndarray  # [level, batch]: instances holding data
     mac_instances: np.ndarray  # [batch]: MAC units doing work
     compute_cycles: np.ndarray  # [batch]: temporal iterations (padded)
-    network_words: np.ndarray  # [level, batch]: words crossing the fan-out below a level
-    network_hops: np.ndarray  # [level, batch]: mean hops of a word in that fan-out
+    fanout_words: np.ndarray  # [level, operand, batch]: distinct words crossing the fan-out
+    # below a level, all its instances together (outputs: after the reduction there)
+    fanout_degree: np.ndarray  # [level, operand, batch]: children per word (multicast or
+    # reduction degree, >= 1)
+    readback_words: np.ndarray  # [level, batch]: partial sums sent back down (to one child)
+    spatial: np.ndarray  # [level, batch]: children used below each level (per instance)
     macs: int  # real MACs of the layer
     padded_macs: np.ndarray  # [batch]
+
+    def take(self, index: list[int] | np.ndarray) -> Counts:
+        """The counts of the mappings at ``index`` (a batch of them)."""
+        return take_batch(self, index, keep=("macs",))
+
+
+def take_batch(obj, index, keep: tuple[str, ...]):
+    """A copy of a dataclass of batch-last arrays restricted to ``index``; fields named in
+    ``keep`` are not per mapping; nested dataclasses with ``take`` are taken too."""
+    from dataclasses import fields, replace
+
+    changes = {}
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if f.name in keep:
+            continue
+        changes[f.name] = (
+            value.take(index)
+            if hasattr(value, "take") and not isinstance(value, np.ndarray)
+            else value[..., index]
+        )
+    return replace(obj, **changes)
 
 
 class _Dims:
@@ -134,6 +161,13 @@ def _distinct_starts(n: np.ndarray, m: np.ndarray, a: np.ndarray, b: np.ndarray)
     return out
 
 
+def _distinct_positions(n: int, m: int, a: int, b: int) -> int:
+    """How many distinct values ``a*i + b*j`` take for ``i < n``, ``j < m`` (scalars; see
+    ``_distinct_starts``): the input columns a layer's windows touch."""
+    g = math.gcd(a, b)
+    return n * m - max(0, n - b // g) * max(0, m - a // g)
+
+
 def _above(x: np.ndarray) -> np.ndarray:
     """``out[l] = prod(x[m] for m > l)`` over the first axis."""
     out = np.ones_like(x)
@@ -166,7 +200,12 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     # ---- capacity ---------------------------------------------------------------------
     levels = arch.inner_first
     bits = np.array([[lvl.bits(Operand(o)) for o in range(3)] for lvl in levels], dtype=float)
-    cap = np.array([np.inf if lvl.capacity_bits is None else lvl.capacity_bits for lvl in levels])
+    cap = np.array(
+        [
+            np.inf if lvl.capacity_bits is None or lvl.streaming else lvl.capacity_bits
+            for lvl in levels
+        ]
+    )
     overflow = (tiles_clipped * (keep * bits)[:, :, None]).sum(axis=1) - cap[:, None]
     valid = (overflow <= 0).all(axis=0)
 
@@ -256,7 +295,11 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     fills = np.zeros((nl, 3, nb))
     updates = np.zeros((nl, 3, nb))
     tile_changes = np.zeros((nl, 3, nb))
-    net_words = np.zeros((nl, nb))
+    fan_words = np.zeros((nl, 3, nb))
+    readback = np.zeros((nl, nb))
+    # children of one instance per distinct datum: the multicast (W, I) or reduction (O)
+    # degree of each fan-out
+    degree = np.maximum(1.0, s_level[:, None, :] / np.maximum(distinct, 1.0))
     for op in Operand:
         keepers = [li for li in range(nl) if keep[li, op]]
         if not keepers:
@@ -267,27 +310,47 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         child = -1
         child_delta = iterations * mac_ratio
         child_part = partition_out_mac * ratio[O_]
-        child_inst = mac_instances
         for li in keepers:
-            served = distinct[child + 1 : li + 1, op].prod(axis=0)
+            # words leaving one instance of each level between the child and this parent:
+            # what each child receives, times the distinct data sets below that level
+            served = np.ones(nb)
+            for j in range(child + 1, li + 1):
+                served = served * distinct[j, op]
+                fan_words[j, op] += child_delta * served * instances[j]
+                if op is O_:
+                    readback[j] += (child_delta - child_part) * served * instances[j]
             if op is O_:
                 updates[li, op] = child_delta * served
                 reads[li, op] = (child_delta - child_part) * served
             else:
                 reads[li, op] = child_delta * served
-            # every word a child receives (its copy of a multicast) or sends (its partial sums,
-            # before they are added up) crosses the fan-outs between it and the parent
-            moved = 2 * child_delta - child_part if op is O_ else child_delta
-            net_words[child + 1 : li + 1] += moved * child_inst
             delta = delta_all[li]
             part = partition_out[li] * ratio[O_]
             if li != keepers[-1]:
                 fills[li, op] = delta - part if op is O_ else delta
-            child, child_delta, child_part, child_inst = li, delta, part, instances[li]
+            child, child_delta, child_part = li, delta, part
 
-    ux = batch.spatial_x.prod(axis=1)
-    uy = batch.spatial_y.prod(axis=1)
-    hops = np.where(ux * uy > 1, (ux + uy) / 2.0, 0.0)
+    # Padding can spread one real word over padded children (a multicast of a word no padded
+    # child needs, a reduction of padded partial sums): the scaled counts then fall below one
+    # move per real word. No keeper moves less than the words the layer really uses.
+    used = [
+        layer.operand_size(W_),
+        layer.N
+        * layer.G
+        * layer.C
+        * _distinct_positions(layer.P, layer.R, layer.wstride, layer.wdilation)
+        * _distinct_positions(layer.Q, layer.S, layer.hstride, layer.hdilation),
+        layer.operand_size(O_),
+    ]
+    if not perfect:
+        for op in Operand:
+            keepers = [li for li in range(nl) if keep[li, op]]
+            for li in keepers:
+                floor = used[op] / instances[li]
+                moved = updates if op is O_ else reads
+                moved[li, op] = np.maximum(moved[li, op], floor)
+                if op is not O_ and li != keepers[-1]:
+                    fills[li, op] = np.maximum(fills[li, op], floor)
 
     return Counts(
         valid=valid,
@@ -300,8 +363,10 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         instances=instances,
         mac_instances=mac_instances,
         compute_cycles=iterations,
-        network_words=net_words,
-        network_hops=hops,
+        fanout_words=fan_words,
+        fanout_degree=degree,
+        readback_words=readback,
+        spatial=s_level,
         macs=layer.macs,
         padded_macs=padded_macs,
     )

@@ -1,26 +1,50 @@
 """Pricing access counts into energy, cycles, utilisation and area.
 
 ``evaluate_batch`` is the one evaluator: the mapper calls it on thousands of mappings at a
-time, and ``evaluate`` calls it on a batch of one.
+time, and ``evaluate`` calls it on a batch of one. Both take costs already priced
+(``magnet.cost.price_arch``); nothing here prices an architecture.
+
+Energy, by category:
+
+* ``math``: every MAC (multiply + accumulate); a fan-out whose children are reduced in an
+  adder tree (a vector MAC's lanes) replaces all but one accumulation of the ``r`` lanes it
+  merges by the tree's adds, priced at their widths;
+* ``memory``: reads, fills and updates of the on-chip storage levels, per access of a block;
+* ``dram``: the same for DRAM;
+* ``network``: wires and network reductions. A fan-out's n children are laid out in the
+  squarest grid (sqrt(n) on a side) with the parent in the middle. A word sent down reaches
+  the group of children that need it through one tree: to the group (on average sqrt(n) / 2
+  pitches away) and then one pitch per further child; partial sums come up the same way and
+  are merged with one add per pair; a systolic fan-out passes words from neighbour to
+  neighbour (one pitch per child). Bits are the operand's width; the pitch is the side of a
+  child's area (``magnet.cost.price_arch``);
+* ``static``: leakage and clock of every powered instance for the whole run (of the
+  instances in use only, under ``power_gating`` / ``clock_gating``).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from magnet.arch.spec import Arch
-from magnet.cost import ArchCosts, CostModel, price_arch
+from magnet.cost import ArchCosts
 from magnet.errors import InvalidMappingError
-from magnet.mapping.analysis import Counts, analyze
+from magnet.mapping.analysis import Counts, analyze, take_batch
 from magnet.mapping.mapping import Mapping, MappingBatch, check_coverage, to_batch
+from magnet.mapping.records import LayerRecord, MapperStats
+from magnet.perf import tune_allocator
 from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer
 
 ACTIONS = ("reads", "fills", "updates")
+CATEGORIES = ("math", "memory", "network", "dram", "static")
+
+
+def layer_view(layer: Layer, arch: Arch) -> Layer:
+    """The loop nest ``arch`` maps: the layer itself, or its GEMM view (``layer_view``)."""
+    return layer.gemm_view() if arch.layer_view == "gemm" else layer
 
 
 @dataclass
@@ -30,11 +54,13 @@ class BatchResult:
     counts: Counts
     energy_pj: np.ndarray  # [batch]
     access_energy_pj: np.ndarray  # [level, operand, action, batch]
-    leakage_pj: np.ndarray  # [level, batch]
-    network_pj: np.ndarray  # [level, batch]
-    mac_pj: np.ndarray  # [batch]
-    mac_leakage_pj: np.ndarray  # [batch]
-    latency_cycles: np.ndarray  # [batch]
+    clock_pj: np.ndarray  # [level, batch]: clock of the level's instances while they work
+    static_pj: np.ndarray  # [level, batch]: leakage, and clock while idle
+    network_pj: np.ndarray  # [level, batch]: the fan-out below the level
+    math_pj: np.ndarray  # [batch]
+    mac_static_pj: np.ndarray  # [batch]
+    dram: np.ndarray  # bool[level]: DRAM levels (their accesses are the "dram" category)
+    latency_cycles: np.ndarray  # [batch], whole cycles
     level_cycles: np.ndarray  # [level, batch]: cycles each level's bandwidth needs
     bottleneck: np.ndarray  # int[batch]: -1 compute, else level index (innermost first)
     utilization: np.ndarray  # [batch]
@@ -43,26 +69,49 @@ class BatchResult:
     def valid(self) -> np.ndarray:
         return self.counts.valid
 
+    def take(self, index: list[int] | np.ndarray) -> BatchResult:
+        """The results of the mappings at ``index`` (no re-evaluation)."""
+        return take_batch(self, index, keep=("dram",))
+
     @property
     def edp(self) -> np.ndarray:
         return self.energy_pj * self.latency_cycles
 
     @property
     def level_energy_pj(self) -> np.ndarray:
-        """[level, batch]: accesses + leakage + the network below the level."""
-        return self.access_energy_pj.sum(axis=(1, 2)) + self.leakage_pj + self.network_pj
+        """[level, batch]: accesses, clock, static and the network below the level."""
+        return (
+            self.access_energy_pj.sum(axis=(1, 2))
+            + self.clock_pj
+            + self.static_pj
+            + self.network_pj
+        )
+
+    def category_pj(self) -> dict[str, np.ndarray]:
+        """Energy by category (``CATEGORIES``), each ``[batch]``; they add up to the total."""
+        access = self.access_energy_pj.sum(axis=(1, 2)) + self.clock_pj
+        return {
+            "math": self.math_pj,
+            "memory": access[~self.dram].sum(axis=0),
+            "network": self.network_pj.sum(axis=0),
+            "dram": access[self.dram].sum(axis=0),
+            "static": self.static_pj.sum(axis=0) + self.mac_static_pj,
+        }
 
 
 def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCosts) -> BatchResult:
-    """Price every mapping of ``batch``; invalid ones (overflow) are priced but flagged."""
+    """Price every mapping of ``batch`` (of ``layer_view(layer, arch)``); invalid ones
+    (overflow) are priced but flagged."""
+    tune_allocator()
     counts = analyze(layer, arch, batch)
     levels = arch.inner_first
+    nl = len(levels)
     bits = np.array([[lvl.bits(Operand(o)) for o in range(3)] for lvl in levels], dtype=float)
     access_bits = np.array([lvl.access_bits for lvl in levels], dtype=float)
     block = np.maximum(1.0, np.floor(access_bits[:, None] / bits))  # [level, operand]
 
     action_pj = np.stack([costs.read_pj, costs.write_pj, costs.update_pj], axis=1)  # [l, a]
-    access_energy = np.empty((len(levels), 3, 3, batch.size))
+    access_energy = np.empty((nl, 3, 3, batch.size))
     for a, count in enumerate((counts.reads, counts.fills, counts.updates)):
         accesses = np.ceil(count / block[:, :, None] - 1e-9)
         access_energy[:, :, a] = accesses * (
@@ -82,23 +131,47 @@ def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCos
             if bw is not None:
                 level_cycles[li] = np.maximum(level_cycles[li], words / bw)
     slowest = level_cycles.max(axis=0)
-    compute = counts.compute_cycles + _pipeline_cycles(arch, batch, counts)
+    compute = _pipeline_cycles(arch, batch, counts)
     latency = np.maximum(compute, np.ceil(slowest - 1e-9))
     bottleneck = np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1)
 
-    leakage = costs.leak_pj_per_cycle[:, None] * latency * counts.instances
-    network = counts.network_words * counts.network_hops * costs.hop_pj[:, None]
-    mac = np.full(batch.size, counts.macs * costs.mac_pj)
-    mac_leak = costs.mac_leak_pj_per_cycle * latency * counts.mac_instances
-    energy = _sum_rows(access_energy) + _sum_rows(leakage) + _sum_rows(network)
+    # static: leakage of every powered instance (or the ones in use, under power gating) for
+    # the whole run, and the clock of every clocked instance while it has no work (its clock
+    # during work is part of that work: math for the MACs, memory for register files)
+    every = np.array([lvl.instances for lvl in levels], dtype=float)[:, None]
+    leaking = counts.instances if arch.power_gating else every
+    clocked = counts.instances if arch.clock_gating else every
+    busy = counts.macs / arch.mac_count  # cycles of work per instance (all instances share it)
+    clock_busy = np.broadcast_to(costs.clock_pj_per_cycle[:, None] * every * busy, (nl, batch.size))
+    static = (
+        costs.leak_pj_per_cycle[:, None] * leaking * latency
+        + costs.clock_pj_per_cycle[:, None] * clocked * latency
+        - clock_busy
+    )
+    macs_leaking = counts.mac_instances if arch.power_gating else arch.mac_count
+    macs_clocked = counts.mac_instances if arch.clock_gating else arch.mac_count
+    mac_clock_busy = costs.mac_clock_pj_per_cycle * counts.macs
+    mac_static = (
+        costs.mac_leak_pj_per_cycle * macs_leaking * latency
+        + costs.mac_clock_pj_per_cycle * macs_clocked * latency
+        - mac_clock_busy
+    )
+
+    network, tree_pj = _fanouts(arch, counts, costs, batch.size)
+    math = counts.macs * costs.mac_pj + tree_pj + mac_clock_busy
+    energy = (
+        _sum_rows(access_energy) + _sum_rows(clock_busy) + _sum_rows(static) + _sum_rows(network)
+    )
     return BatchResult(
         counts=counts,
-        energy_pj=energy + mac + mac_leak,
+        energy_pj=energy + math + mac_static,
         access_energy_pj=access_energy,
-        leakage_pj=leakage,
+        clock_pj=clock_busy,
+        static_pj=static,
         network_pj=network,
-        mac_pj=mac,
-        mac_leakage_pj=mac_leak,
+        math_pj=math,
+        mac_static_pj=mac_static,
+        dram=np.array([lvl.component == "dram" for lvl in levels]),
         latency_cycles=latency,
         level_cycles=level_cycles,
         bottleneck=bottleneck,
@@ -106,28 +179,62 @@ def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCos
     )
 
 
-_SYSTOLIC_REGISTERS = {"OutputReg": Operand.O, "WeightReg": Operand.W, "InputReg": Operand.I}
-
-
-def _pipeline_cycles(arch: Arch, batch: MappingBatch, counts: Counts) -> np.ndarray | float:
-    """Fill and drain of a systolic array (SCALE-Sim's cycle model), 0 for other templates.
-
-    Each fold (a new stationary word in every PE register) costs rows + cols - 2 extra
-    cycles when outputs are stationary (skewed inputs in, results out), and 2 rows + cols - 2
-    when weights or inputs are (they are first shifted in); the last fold's drain overlaps
-    nothing, less one cycle (SCALE-Sim's count). The stationary operand is the one a PE
-    register keeps (the systolic dataflows bypass the other two registers).
-    """
-    if arch.template != "systolic":
-        return 0.0
-    rows, cols = arch.compute.mesh_y, arch.compute.mesh_x
+def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Wire and reduction energy of every fan-out ([level, batch]) and the adder trees'
+    correction to the MACs' accumulations ([batch])."""
+    c = arch.compute
+    widths = (c.weight_bits, c.activation_bits, c.accum_bits)
+    network = np.zeros((len(arch.levels), n))
+    tree = np.zeros(n)
     for li, lvl in enumerate(arch.inner_first):
-        op = _SYSTOLIC_REGISTERS.get(lvl.name)
-        if op is not None and batch.keep[li, op]:
-            folds = counts.tile_changes[li, op]
-            overhead = rows + cols - 2 if op is Operand.O else 2 * rows + cols - 2
-            return folds * overhead - 1
-    return 0.0
+        fx, fy = arch.fanouts[li]
+        if fx * fy == 1:
+            continue
+        words, degree = counts.fanout_words[li], counts.fanout_degree[li]
+        reduced = np.rint(degree[Operand.O]).astype(np.int64)
+        if costs.tree_pj[li] is not None:  # lanes merged in the vector MAC's adder tree
+            r = np.minimum(reduced, fx * fy)
+            tree += words[Operand.O] * (costs.tree_pj[li][r] - (r - 1) * costs.accum_add_pj)
+        else:
+            network[li] += words[Operand.O] * (reduced - 1) * costs.reduce_add_pj[li]
+        wire = costs.wire_pj_per_bit_mm[li] * costs.pitch_mm[li]
+        if wire == 0:
+            continue
+        if lvl.fanout.network == "systolic":
+            reach, unicast = degree, 1.0
+        else:  # to the group's nearest child, then one pitch per further child
+            to_child = np.sqrt(fx * fy) / 2  # children laid out in the squarest grid
+            reach, unicast = to_child + degree - 1, to_child
+        in_datapath = costs.tree_pj[li] is not None  # partial sums stay in the vector MAC
+        for op in Operand:
+            if not (op is Operand.O and in_datapath):
+                network[li] += words[op] * widths[op] * wire * reach[op]
+        if not in_datapath:
+            network[li] += counts.readback_words[li] * widths[Operand.O] * wire * unicast
+    return network, tree
+
+
+def _pipeline_cycles(arch: Arch, batch: MappingBatch, counts: Counts) -> np.ndarray:
+    """Compute cycles: the temporal iterations, plus a systolic array's skew per fold.
+
+    With a ``SystolicPipeline``, a fold is one pass of the loops at the register that keeps
+    the stationary operand; each pays ``rows + cols - 2`` (outputs stationary) or
+    ``2 rows + cols - 2`` (weights or inputs, shifted in first), and SCALE-Sim counts the
+    last cycle from zero (``magnet.arch.spec.SystolicPipeline``).
+    """
+    cycles = counts.compute_cycles
+    pipe = arch.pipeline
+    if pipe is None:
+        return cycles
+    for name, level in pipe.registers.items():
+        op = Operand(OPERANDS.index(name))
+        li = arch.level_index(level)
+        if batch.keep[li, op]:
+            stream = batch.factors_t[li].prod(axis=0, dtype=np.float64)
+            folds = cycles / stream
+            skew = pipe.rows + pipe.cols - 2 if op is Operand.O else 2 * pipe.rows + pipe.cols - 2
+            return cycles + folds * skew - 1
+    return cycles
 
 
 def _sum_rows(x: np.ndarray) -> np.ndarray:
@@ -145,7 +252,8 @@ def _sum_rows(x: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Result:
-    """One evaluated mapping, with breakdowns keyed by the names used in the input."""
+    """One evaluated mapping of ``layer`` (reported by its own name and shape; counted in
+    ``layer_view(layer, arch)``)."""
 
     layer: Layer
     arch: Arch
@@ -159,8 +267,12 @@ class Result:
         return float(self.batch.energy_pj[0])
 
     @property
-    def latency_cycles(self) -> float:
-        return float(self.batch.latency_cycles[0])
+    def latency_cycles(self) -> int:
+        return round(float(self.batch.latency_cycles[0]))
+
+    @property
+    def compute_cycles(self) -> int:
+        return round(float(self.batch.counts.compute_cycles[0]))
 
     @property
     def utilization(self) -> float:
@@ -191,7 +303,7 @@ class Result:
             lvl.name: float(per_level[len(self.arch.levels) - 1 - i])
             for i, lvl in enumerate(self.arch.levels)
         }
-        out[self.arch.compute.name] = float(self.batch.mac_pj[0] + self.batch.mac_leakage_pj[0])
+        out[self.arch.compute.name] = float(self.batch.math_pj[0] + self.batch.mac_static_pj[0])
         return out
 
     @property
@@ -199,8 +311,12 @@ class Result:
         e = self.batch.access_energy_pj[..., 0].sum(axis=2)  # [level, operand]
         return {
             lvl.name: {OPERANDS[o]: float(e[li, o]) for o in range(3) if self.keep[li, o]}
-            for li, lvl in enumerate(self.arch.inner_first)
+            for li, lvl in reversed(list(enumerate(self.arch.inner_first)))
         }
+
+    @property
+    def energy_pj_by_category(self) -> dict[str, float]:
+        return {k: float(v[0]) for k, v in self.batch.category_pj().items()}
 
     @property
     def accesses(self) -> dict[str, dict[str, dict[str, float]]]:
@@ -214,49 +330,44 @@ class Result:
             }
         return dict(reversed(list(out.items())))
 
-    def to_dict(self) -> dict[str, Any]:
-        c = self.batch.counts
-        return {
-            "layer": self.layer.name,
-            "shape": self.layer.shape_str(),
-            "macs": self.macs,
-            "latency_cycles": self.latency_cycles,
-            "compute_cycles": float(c.compute_cycles[0]),
-            "bottleneck": self.bottleneck,
-            "utilization": self.utilization,
-            "energy_pj": self.energy_pj,
-            "energy_pj_per_mac": self.energy_pj / self.macs,
-            "edp_pj_cycles": self.edp,
-            "energy_pj_by_level": self.energy_pj_by_level,
-            "energy_pj_by_operand": self.energy_pj_by_operand,
-            "leakage_pj": float(self.batch.leakage_pj[:, 0].sum() + self.batch.mac_leakage_pj[0]),
-            "network_pj": float(self.batch.network_pj[:, 0].sum()),
-            "accesses": self.accesses,
-            "area_mm2": self.area_mm2,
-            "cost_model": self.costs.model_name,
-            "mapping": self.mapping.to_data()["mapping"],
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1)
+    def record(self, dataflow: str | None = None, mapper: MapperStats | None = None) -> LayerRecord:
+        """This result as a ``LayerRecord`` (what ``--json`` prints)."""
+        return LayerRecord(
+            layer=self.layer.name,
+            shape=self.layer.shape_str(),
+            macs=self.macs,
+            arch=self.arch.name,
+            dataflow=dataflow,
+            cost_model=self.costs.model_name,
+            latency_cycles=self.latency_cycles,
+            compute_cycles=self.compute_cycles,
+            bottleneck=self.bottleneck,
+            utilization=self.utilization,
+            energy_pj=self.energy_pj,
+            energy_pj_per_mac=self.energy_pj / self.macs,
+            edp_pj_cycles=self.edp,
+            energy_pj_by_level=self.energy_pj_by_level,
+            energy_pj_by_operand=self.energy_pj_by_operand,
+            energy_pj_by_category=self.energy_pj_by_category,
+            accesses=self.accesses,
+            area_mm2=self.area_mm2,
+            area_mm2_by_component=self.costs.area_mm2_by_component,
+            mapping=self.mapping.to_data()["mapping"],
+            mapper=mapper,
+        )
 
 
 def evaluate(
-    layer: Layer,
-    arch: Arch,
-    mapping: Mapping,
-    cost_model: CostModel | list[CostModel] | ArchCosts | None = None,
-    *,
-    source: str = "mapping",
+    layer: Layer, arch: Arch, costs: ArchCosts, mapping: Mapping, *, source: str = "mapping"
 ) -> Result:
     """Evaluate one mapping; raises ``InvalidMappingError`` if it does not fit the hardware."""
+    view = layer_view(layer, arch)
     batch = to_batch(mapping, arch, source)
-    check_coverage(batch, layer, source)
-    costs = price_arch(arch, cost_model)
-    result = evaluate_batch(layer, arch, batch, costs)
+    check_coverage(batch, view, source)
+    result = evaluate_batch(view, arch, batch, costs)
     if not result.valid[0]:
         raise InvalidMappingError(
-            overflow_message(layer, arch, batch, result.counts, 0), source=source
+            overflow_message(view, arch, batch, result.counts, 0), source=source
         )
     return Result(layer, arch, mapping, costs, result, batch.keep)
 

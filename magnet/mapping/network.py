@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from magnet.arch.spec import Arch
-from magnet.cost import ArchCosts, CostModel, price_arch
+from magnet.cost import ArchCosts
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
 from magnet.mapping.evaluate import Result, evaluate
 from magnet.mapping.mapping import Mapping
+from magnet.mapping.records import LayerRow, NetworkRecord
+from magnet.workload.layer import Layer
 from magnet.workload.network import Network
 
 
@@ -72,87 +74,107 @@ class LayerMappings:
 
 
 @dataclass
-class LayerRow:
-    name: str
-    shape: str
-    count: int  # how many times this layer runs (its repeat)
-    macs: int  # per instance
-    result: Result
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "shape": self.shape,
-            "count": self.count,
-            "macs": self.macs,
-            "energy_pj": self.result.energy_pj,
-            "latency_cycles": self.result.latency_cycles,
-            "utilization": self.result.utilization,
-            "bottleneck": self.result.bottleneck,
-        }
-
-
-@dataclass
 class NetworkResult:
+    """A network on one design: one ``Result`` per distinct layer shape, a row per layer."""
+
     network: Network
     arch: Arch
-    rows: list[LayerRow]
-    unique_shapes: int
     costs: ArchCosts
+    by_shape: dict[tuple, Result]  # Layer.shape_key() -> result
+    dataflow: str | None = None
+
+    def result(self, layer: Layer) -> Result:
+        return self.by_shape[layer.shape_key()]
 
     @property
     def macs(self) -> int:
-        return sum(r.macs * r.count for r in self.rows)
+        return self.network.macs
 
     @property
     def energy_pj(self) -> float:
-        return sum(r.result.energy_pj * r.count for r in self.rows)
+        return sum(self.result(e.layer).energy_pj * e.repeat for e in self.network.layers)
 
     @property
-    def latency_cycles(self) -> float:
+    def latency_cycles(self) -> int:
         """Layers run one after another."""
-        return sum(r.result.latency_cycles * r.count for r in self.rows)
+        return sum(self.result(e.layer).latency_cycles * e.repeat for e in self.network.layers)
 
     @property
     def utilization(self) -> float:
         return self.macs / (self.latency_cycles * self.arch.mac_count)
 
-    @property
-    def energy_pj_by_level(self) -> dict[str, float]:
+    def _sum(self, key: str) -> dict[str, float]:
         out: dict[str, float] = {}
-        for r in self.rows:
-            for level, pj in r.result.energy_pj_by_level.items():
-                out[level] = out.get(level, 0.0) + pj * r.count
+        for e in self.network.layers:
+            for name, pj in getattr(self.result(e.layer), key).items():
+                out[name] = out.get(name, 0.0) + pj * e.repeat
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "network": self.network.name,
-            "arch": self.arch.name,
-            "layers_total": self.network.layer_count,
-            "notes": list(self.network.notes),
-            "unique_shapes": self.unique_shapes,
-            "macs": self.macs,
-            "energy_pj": self.energy_pj,
-            "energy_pj_per_mac": self.energy_pj / self.macs,
-            "latency_cycles": self.latency_cycles,
-            "latency_s": self.latency_cycles / (self.arch.clock_ghz * 1e9),
-            "utilization": self.utilization,
-            "energy_pj_by_level": self.energy_pj_by_level,
-            "area_mm2": self.costs.area_mm2,
-            "cost_model": self.costs.model_name,
-            "layers": [r.to_dict() for r in self.rows],
-        }
+    @property
+    def energy_pj_by_level(self) -> dict[str, float]:
+        return self._sum("energy_pj_by_level")
+
+    @property
+    def energy_pj_by_category(self) -> dict[str, float]:
+        return self._sum("energy_pj_by_category")
+
+    def record(self) -> NetworkRecord:
+        """The network as a ``NetworkRecord`` (what ``--json`` prints and a search stores)."""
+        latency_s = self.latency_cycles / (self.arch.clock_ghz * 1e9)
+        energy_j = self.energy_pj * 1e-12
+        ops = 2 * self.macs
+        area = self.costs.area_mm2
+        rows = []
+        for e in self.network.layers:
+            r = self.result(e.layer)
+            rows.append(
+                LayerRow(
+                    name=e.layer.name,
+                    shape=e.layer.shape_str(),
+                    count=e.repeat,
+                    macs=e.layer.macs,
+                    energy_pj=r.energy_pj,
+                    latency_cycles=r.latency_cycles,
+                    utilization=r.utilization,
+                    bottleneck=r.bottleneck,
+                    energy_pj_by_category=r.energy_pj_by_category,
+                )
+            )
+        tops = ops / latency_s / 1e12
+        return NetworkRecord(
+            network=self.network.name,
+            arch=self.arch.name,
+            dataflow=self.dataflow,
+            cost_model=self.costs.model_name,
+            notes=list(self.network.notes),
+            layers_total=self.network.layer_count,
+            unique_shapes=len(self.by_shape),
+            macs=self.macs,
+            latency_cycles=self.latency_cycles,
+            latency_s=latency_s,
+            utilization=self.utilization,
+            energy_pj=self.energy_pj,
+            energy_pj_per_mac=self.energy_pj / self.macs,
+            edp_pj_cycles=self.energy_pj * self.latency_cycles,
+            power_w=energy_j / latency_s,
+            tops=tops,
+            tops_per_w=ops / energy_j / 1e12,
+            tops_per_mm2=None if area is None else tops / area,
+            energy_pj_by_level=self.energy_pj_by_level,
+            energy_pj_by_category=self.energy_pj_by_category,
+            area_mm2=area,
+            area_mm2_by_component=self.costs.area_mm2_by_component,
+            layers=rows,
+            mappings={
+                r.layer.shape_str(): r.mapping.to_data()["mapping"] for r in self.by_shape.values()
+            },
+        )
 
 
 def evaluate_network(
-    network: Network,
-    arch: Arch,
-    mappings: LayerMappings,
-    cost_model: CostModel | list[CostModel] | ArchCosts | None = None,
+    network: Network, arch: Arch, costs: ArchCosts, mappings: LayerMappings
 ) -> NetworkResult:
-    """Evaluate each distinct layer shape once, then list every layer with its count."""
-    costs = price_arch(arch, cost_model)
+    """Evaluate each distinct layer shape once under its given mapping."""
     by_shape: dict[tuple, Result] = {}
     missing: list[str] = []
     for layer, _count, names in network.unique_layers():
@@ -162,7 +184,7 @@ def evaluate_network(
             missing.extend(names)
             continue
         src = f"{mappings.source}: " + ("default" if named is None else f"layers.{named}")
-        by_shape[layer.shape_key()] = evaluate(layer, arch, mapping, costs, source=src)
+        by_shape[layer.shape_key()] = evaluate(layer, arch, costs, mapping, source=src)
     if missing:
         raise MagnetError(
             f"no mapping for {len(missing)} layer(s): {', '.join(missing[:8])}"
@@ -176,14 +198,4 @@ def evaluate_network(
             source=mappings.source,
             field="layers",
         )
-    rows = [
-        LayerRow(
-            name=e.layer.name,
-            shape=e.layer.shape_str(),
-            count=e.repeat,
-            macs=e.layer.macs,
-            result=by_shape[e.layer.shape_key()],
-        )
-        for e in network.layers
-    ]
-    return NetworkResult(network, arch, rows, len(by_shape), costs)
+    return NetworkResult(network, arch, costs, by_shape)

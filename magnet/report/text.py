@@ -1,9 +1,8 @@
-"""Plain-text tables of an evaluation, for the terminal."""
+"""Plain-text tables of records, for the terminal."""
 
 from __future__ import annotations
 
-from magnet.mapping.evaluate import Result
-from magnet.mapping.network import NetworkResult
+from magnet.mapping.records import LayerRecord, NetworkRecord
 
 
 def _fmt(value: float) -> str:
@@ -14,62 +13,83 @@ def _fmt(value: float) -> str:
     return f"{value:,.2f}"
 
 
-def result_table(result: Result) -> str:
-    """Energy by level and operand, accesses, cycles, bottleneck, utilisation and area."""
-    d = result.to_dict()
-    area = "n/a" if d["area_mm2"] is None else f"{d['area_mm2']:.3f} mm^2"
+def _area(record: LayerRecord | NetworkRecord) -> str:
+    return "n/a" if record.area_mm2 is None else f"{record.area_mm2:.3f} mm^2"
+
+
+def _shares(title: str, values: dict[str, float], total: float) -> list[str]:
+    lines = ["", f"{title:<24}{'energy pJ':>14}{'share':>8}"]
+    for name, energy in values.items():
+        lines.append(f"{name:<24}{_fmt(energy):>14}{energy / (total or 1.0) * 100:>7.1f}%")
+    return lines
+
+
+def layer_table(record: LayerRecord, loop_nest: str) -> str:
+    """Energy by category, level and operand, accesses, cycles, bottleneck, utilisation."""
+    r = record
     lines = [
-        f"layer        {result.layer.name}  ({d['shape']})",
-        f"arch         {result.arch.name}  ({result.arch.mac_count} MACs)",
-        f"cost model   {d['cost_model']}",
-        f"MACs         {d['macs']:,}",
-        f"cycles       {d['latency_cycles']:,.0f}  (compute {d['compute_cycles']:,.0f}, "
-        f"bottleneck: {d['bottleneck']})",
-        f"utilization  {d['utilization'] * 100:.2f} %",
-        f"energy       {_fmt(d['energy_pj'])} pJ  ({d['energy_pj_per_mac']:.3f} pJ/MAC)",
-        f"area         {area}",
+        f"layer        {r.layer}  ({r.shape})",
+        f"arch         {r.arch}  (dataflow {r.dataflow or 'as mapped'})",
+        f"cost model   {r.cost_model}",
+        f"MACs         {r.macs:,}",
+        f"cycles       {r.latency_cycles:,}  (compute {r.compute_cycles:,}, "
+        f"bottleneck: {r.bottleneck})",
+        f"utilization  {r.utilization * 100:.2f} %",
+        f"energy       {_fmt(r.energy_pj)} pJ  ({r.energy_pj_per_mac:.3f} pJ/MAC)",
+        f"area         {_area(r)}",
+    ]
+    if r.mapper is not None:
+        m = r.mapper
+        lines.append(
+            f"mapper       {m.mapper} ({m.status}), objective {m.objective}: "
+            f"{m.mappings_evaluated:,} mappings priced ({m.valid_mappings:,} valid) in "
+            f"{m.seconds:.2f}s; mapspace {m.mapspace_size:.3g}"
+        )
+    lines += _shares("category", r.energy_pj_by_category, r.energy_pj)
+    lines += [
         "",
         f"{'level':<24}{'operand':<10}{'reads':>14}{'fills':>14}{'updates':>14}{'energy pJ':>14}",
     ]
-    by_op = d["energy_pj_by_operand"]
-    for level, ops in d["accesses"].items():
+    for level, ops in r.accesses.items():
         for op, acts in ops.items():
             lines.append(
                 f"{level:<24}{op:<10}{_fmt(acts['reads']):>14}{_fmt(acts['fills']):>14}"
-                f"{_fmt(acts['updates']):>14}{_fmt(by_op[level][op]):>14}"
+                f"{_fmt(acts['updates']):>14}{_fmt(r.energy_pj_by_operand[level][op]):>14}"
             )
-    lines += ["", f"{'level':<24}{'energy pJ':>14}{'share':>8}"]
-    total = d["energy_pj"] or 1.0
-    for level, energy in d["energy_pj_by_level"].items():
-        lines.append(f"{level:<24}{_fmt(energy):>14}{energy / total * 100:>7.1f}%")
-    lines.append(f"{'(leakage, incl. above)':<24}{_fmt(d['leakage_pj']):>14}")
-    lines.append(f"{'(network, incl. above)':<24}{_fmt(d['network_pj']):>14}")
-    lines += ["", "mapping (per instance of each level):", result.mapping.loop_nest(result.arch)]
+    lines += _shares("level (all costs)", r.energy_pj_by_level, r.energy_pj)
+    lines += ["", "mapping (per instance of each level):", loop_nest]
     return "\n".join(lines)
 
 
-def network_table(result: NetworkResult) -> str:
+def network_table(record: NetworkRecord) -> str:
     """Per-layer rows and totals of a network evaluation."""
-    d = result.to_dict()
+    r = record
     lines = [
-        f"network      {d['network']}  ({d['layers_total']} layers, "
-        f"{d['unique_shapes']} distinct shapes evaluated)",
-        *(f"note         {note}" for note in d["notes"]),
-        f"arch         {d['arch']}",
-        f"cost model   {d['cost_model']}",
-        f"MACs         {d['macs']:,}",
-        f"cycles       {d['latency_cycles']:,.0f}  ({d['latency_s'] * 1e3:.3f} ms)",
-        f"utilization  {d['utilization'] * 100:.2f} %",
-        f"energy       {_fmt(d['energy_pj'])} pJ  ({d['energy_pj_per_mac']:.3f} pJ/MAC)",
+        f"network      {r.network}  ({r.layers_total} layers, "
+        f"{r.unique_shapes} distinct shapes evaluated)",
+        *(f"note         {note}" for note in r.notes),
+        f"arch         {r.arch}  (dataflow {r.dataflow or 'as mapped'})",
+        f"cost model   {r.cost_model}",
+        f"MACs         {r.macs:,}",
+        f"cycles       {r.latency_cycles:,}  ({r.latency_s * 1e3:.3f} ms)",
+        f"utilization  {r.utilization * 100:.2f} %",
+        f"energy       {_fmt(r.energy_pj)} pJ  ({r.energy_pj_per_mac:.3f} pJ/MAC, "
+        f"{r.tops_per_w:.2f} TOPS/W, {r.power_w:.3f} W)",
+        f"throughput   {r.tops:.3f} TOPS"
+        + ("" if r.tops_per_mm2 is None else f", {r.tops_per_mm2:.3f} TOPS/mm^2"),
+        f"area         {_area(r)}",
         "",
         f"{'layer':<28}{'count':>6}{'MACs':>14}{'energy pJ':>14}{'cycles':>14}{'util':>7}",
     ]
-    for row in d["layers"]:
+    for row in r.layers:
         lines.append(
-            f"{row['name']:<28}{row['count']:>6}{row['macs']:>14,}{_fmt(row['energy_pj']):>14}"
-            f"{row['latency_cycles']:>14,.0f}{row['utilization'] * 100:>6.1f}%"
+            f"{row.name:<28}{row.count:>6}{row.macs:>14,}{_fmt(row.energy_pj):>14}"
+            f"{row.latency_cycles:>14,}{row.utilization * 100:>6.1f}%"
         )
-    lines += ["", f"{'level':<24}{'energy pJ':>14}{'share':>8}"]
-    for level, energy in d["energy_pj_by_level"].items():
-        lines.append(f"{level:<24}{_fmt(energy):>14}{energy / d['energy_pj'] * 100:>7.1f}%")
+    lines += _shares("category", r.energy_pj_by_category, r.energy_pj)
+    lines += _shares("level (all costs)", r.energy_pj_by_level, r.energy_pj)
+    if r.area_mm2_by_component:
+        lines += ["", f"{'area':<24}{'mm^2':>14}"]
+        for name, mm2 in r.area_mm2_by_component.items():
+            lines.append(f"{name:<24}{mm2:>14.4f}")
     return "\n".join(lines)

@@ -86,6 +86,18 @@ class Layer(BaseModel):
                 parts.append(f"{key}={getattr(self, key)}")
         return ",".join(parts) or "scalar"
 
+    def gemm_view(self) -> Layer:
+        """SCALE-Sim's GEMM view: ``P`` = output pixels N*P*Q, ``C`` = window C*R*S (the
+        im2col matrix's columns), ``K`` = filters; groups stay in ``G``."""
+        return Layer(
+            name=self.name,
+            kind="matmul" if self.kind == "matmul" else "fc",
+            G=self.G,
+            K=self.K,
+            C=self.C * self.R * self.S,
+            P=self.N * self.P * self.Q,
+        )
+
     def shape_key(self) -> tuple:
         """Identity of the loop nest (name excluded): equal keys price identically."""
         return (

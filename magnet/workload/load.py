@@ -81,12 +81,52 @@ def with_batch(network: Network, batch: int) -> Network:
     return Network(name=network.name, layers=entries)
 
 
-def load_workload(spec: str, batch: int | None = None) -> Network:
-    """A zoo name (``resnet50``), an ``.onnx`` file or a network ``.yaml`` file."""
+def parse_workload_spec(spec: str) -> tuple[str, dict[str, int | str]]:
+    """``"gpt2-small:mode=decode,kv_len=1024"`` -> ("gpt2-small", {mode: decode, kv_len: 1024}).
+
+    Values made of digits are integers; others are strings. A spec without ``:`` has no
+    parameters.
+    """
+    name, sep, rest = spec.partition(":")
+    params: dict[str, int | str] = {}
+    if not sep:
+        return spec, params
+    for part in rest.split(","):
+        key, eq, value = (x.strip() for x in part.partition("="))
+        if not key or not eq or not value:
+            raise MagnetError(
+                f"{part!r} is not KEY=VALUE; write NAME:key=value,key=value "
+                "(e.g. gpt2-small:mode=decode,kv_len=1024)",
+                source=spec,
+                field="--workload",
+            )
+        if key in params:
+            raise MagnetError(f"{key} is given twice", source=spec, field="--workload")
+        params[key] = int(value) if value.isdigit() else value
+    return name.strip(), params
+
+
+def load_workload(spec: str, batch: int | None = None, **params: object) -> Network:
+    """A zoo name (``resnet50``, with parameters as ``gpt2-small:mode=decode,kv_len=1024`` or
+    keyword arguments), an ``.onnx`` file or a network ``.yaml`` file."""
     from magnet.workload.zoo import ZOO, load_zoo
 
-    if spec in ZOO:
-        return load_zoo(spec, **({} if batch is None else {"batch": batch}))
+    name, given = parse_workload_spec(spec) if spec not in ZOO else (spec, {})
+    if name in ZOO:
+        merged = {**given, **params}
+        if batch is not None:
+            if "batch" in merged and merged["batch"] != batch:
+                raise MagnetError(
+                    f"batch is given twice ({merged['batch']} and {batch})", field="--batch"
+                )
+            merged["batch"] = batch
+        return load_zoo(name, **merged)
+    if given or params:
+        raise MagnetError(
+            f"parameters are for zoo networks ({', '.join(ZOO)}); {name!r} is not one",
+            source=spec,
+            field="--workload",
+        )
     path = Path(spec)
     if path.suffix.lower() == ".onnx":
         from magnet.workload.onnx_import import load_onnx
@@ -97,7 +137,8 @@ def load_workload(spec: str, batch: int | None = None) -> Network:
         network = network_from_yaml(path)
         return network if batch is None else with_batch(network, batch)
     raise MagnetError(
-        f"not a zoo network, .onnx or .yaml file; zoo: {', '.join(ZOO)}",
+        f"not a zoo network, .onnx or .yaml file; zoo: {', '.join(ZOO)} (parameters as "
+        "NAME:key=value,...)",
         source=spec,
         field="--workload",
     )

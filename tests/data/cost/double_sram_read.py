@@ -23,3 +23,6 @@ class DoubleSramRead(CostModel):
 
     def area_um2(self, component: Component) -> float | None:
         return self._table(component).area_um2(component)
+
+    def clock_pj_per_cycle(self, component: Component) -> float:
+        return self._table(component).clock_pj_per_cycle(component)

@@ -1,0 +1,121 @@
+"""The Python front door: evaluate and map layers and networks on designs.
+
+These functions are the edge: they take what a user has (an ``Arch`` or a ``Design``, a
+dataflow name, a cost-model spec) and build the ``Design`` once; everything they call works
+on that design. Mapping failures come out as ``DesignInfeasible`` (a ``MagnetError``) with the
+layer and the constraint that prevents it; ``map_layer`` returns the ``MapOutcome`` instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from magnet.arch.spec import Arch
+from magnet.dataflow import Dataflow
+from magnet.errors import DesignInfeasible, MagnetError
+from magnet.mapper import Budget, MapOutcome, get_mapper, map_network
+from magnet.mapping.evaluate import Result
+from magnet.mapping.evaluate import evaluate as evaluate_mapping
+from magnet.mapping.mapping import Mapping
+from magnet.mapping.network import LayerMappings, NetworkResult, evaluate_network
+from magnet.perf import tune_allocator
+from magnet.templates.design import CostSpec, Design, build_design
+from magnet.workload.layer import Layer
+from magnet.workload.network import Network
+
+
+def design(
+    arch: Arch | Design,
+    dataflow: str | Dataflow | None = None,
+    cost_model: CostSpec = None,
+    *,
+    network: Literal["wires", "none"] | None = None,
+) -> Design:
+    """``arch`` priced under ``cost_model`` and constrained by ``dataflow`` (a ``Design`` is
+    returned as it is, when no other dataflow, cost model or network model is asked for).
+    ``network``: ``wires`` (default) or ``none`` (Timeloop parity)."""
+    if isinstance(arch, Design):
+        if dataflow is None and cost_model is None and network in (None, arch.costs.network):
+            return arch
+        network = network or arch.costs.network
+        arch = arch.arch
+    if not isinstance(arch, Arch):
+        raise MagnetError(
+            f"expected an Arch or a Design, got {type(arch).__name__}; build one with "
+            "magnet.load_arch or magnet.templates"
+        )
+    return build_design(arch, dataflow, cost_model, network=network or "wires")
+
+
+def _budget(budget: Budget | dict[str, Any] | None) -> Budget | None:
+    if budget is None or isinstance(budget, Budget):
+        return budget
+    return Budget(**budget)
+
+
+def map_layer(
+    layer: Layer,
+    arch: Arch | Design,
+    dataflow: str | Dataflow | None = None,
+    *,
+    cost_model: CostSpec = None,
+    mapper: str = "fast",
+    objective: str = "edp",
+    seed: int = 0,
+    budget: Budget | dict[str, Any] | None = None,
+    **options: Any,
+) -> MapOutcome:
+    """Search the mapspace of ``layer`` on a design; never raises for infeasibility."""
+    tune_allocator()
+    d = design(arch, dataflow, cost_model)
+    m = get_mapper(mapper, objective=objective, seed=seed, budget=_budget(budget), **options)
+    return m.map(layer, d)
+
+
+def evaluate(
+    workload: Layer | Network,
+    arch: Arch | Design,
+    mapping: Mapping | LayerMappings | None = None,
+    *,
+    dataflow: str | Dataflow | None = None,
+    cost_model: CostSpec = None,
+    mapper: str = "fast",
+    objective: str = "edp",
+    seed: int = 0,
+    budget: Budget | dict[str, Any] | None = None,
+    **options: Any,
+) -> Result | NetworkResult:
+    """Evaluate a layer or a network on a design.
+
+    With ``mapping`` (a ``Mapping`` for a layer, ``LayerMappings`` for a network) that
+    mapping is priced; without, the mapper finds one per distinct layer shape under
+    ``dataflow``. Returns a ``Result`` (a layer) or a ``NetworkResult``; both have
+    ``energy_pj``, ``latency_cycles``, ``energy_pj_by_category`` and ``record()``.
+    """
+    tune_allocator()
+    d = design(arch, dataflow, cost_model)
+    if isinstance(workload, Layer):
+        if mapping is not None:
+            if not isinstance(mapping, Mapping):
+                raise MagnetError("a layer takes one Mapping", field="mapping")
+            return evaluate_mapping(workload, d.arch, d.costs, mapping)
+        outcome = get_mapper(
+            mapper, objective=objective, seed=seed, budget=_budget(budget), **options
+        ).map(workload, d)
+        if outcome.result is None:
+            raise DesignInfeasible(f"{outcome.status}: {outcome.reason}", field=workload.name)
+        return outcome.result
+    if not isinstance(workload, Network):
+        raise MagnetError(
+            f"expected a Layer or a Network, got {type(workload).__name__}", field="workload"
+        )
+    if mapping is not None:
+        if not isinstance(mapping, LayerMappings):
+            raise MagnetError("a network takes LayerMappings (per-layer mappings)", field="mapping")
+        return evaluate_network(workload, d.arch, d.costs, mapping)
+    out = map_network(
+        workload, d, mapper, objective=objective, seed=seed, budget=_budget(budget), **options
+    )
+    if out.result is None:
+        raise DesignInfeasible(f"{out.status}: {out.reason}", field=workload.name)
+    return out.result

@@ -1,0 +1,31 @@
+"""Mappers: the best mapping of a layer (or of every layer of a network) on a design.
+
+from magnet.mapper import Budget, get_mapper, map_network
+outcome = get_mapper("fast", objective="edp", budget=Budget(seconds=2)).map(layer, design)
+outcome.status, outcome.result, outcome.reason
+"""
+
+from magnet.mapper.base import (
+    Budget,
+    MapOutcome,
+    Mapper,
+    Objective,
+    Tracker,
+    get_mapper,
+    mappers,
+    register_mapper,
+)
+from magnet.mapper.network import NetworkOutcome, map_network
+
+__all__ = [
+    "Budget",
+    "MapOutcome",
+    "Mapper",
+    "NetworkOutcome",
+    "Objective",
+    "Tracker",
+    "get_mapper",
+    "map_network",
+    "mappers",
+    "register_mapper",
+]

@@ -1,0 +1,365 @@
+"""What a mapper is: the search for the best mapping of one layer on one design.
+
+Lifecycle (like an Optuna sampler): a mapper is built with its options, an ``Objective``, a
+seed and a ``Budget``; ``map(layer, design)`` builds the constrained mapspace (``Space``),
+then calls ``search(space, tracker, rng)``, the one method a mapper implements. ``search``
+proposes batches of mappings and hands each to ``tracker.price``, which evaluates them,
+keeps the best and stops the search (raises ``BudgetExhausted``) when the budget is spent.
+``map`` returns a ``MapOutcome``: ``mapped`` (the search ran to its end), ``budget_exhausted``
+(the budget ended it; the best mapping found so far, if any) or ``infeasible`` (no mapping
+of this layer can run on this design, with the level, operand and excess that prevent it).
+Bad input (an unknown option, a malformed dataflow) raises ``MagnetError``; an infeasible
+design never raises.
+
+A user mapper subclasses ``Mapper`` and is registered with ``register_mapper`` or through
+the entry-point group ``magnet.mappers``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import math
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from magnet.errors import DesignInfeasible, MagnetError, validation_message
+from magnet.mapper.space import Space
+from magnet.mapping.evaluate import (
+    BatchResult,
+    Result,
+    evaluate_batch,
+    layer_view,
+    overflow_message,
+)
+from magnet.mapping.mapping import MappingBatch
+from magnet.mapping.records import LayerRecord, MapperStats
+from magnet.templates.design import Design
+from magnet.units import real_number, whole_number
+from magnet.workload.layer import Layer
+
+ENTRY_POINT_GROUP = "magnet.mappers"
+
+
+class Budget(BaseModel):
+    """How much a mapper may spend on one layer: mappings priced and / or seconds.
+
+    None is no limit. A mapper checks the budget after every batch it prices, so it may
+    overshoot ``evaluations`` by at most one batch.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    evaluations: Annotated[int, BeforeValidator(whole_number)] | None = Field(None, ge=1)
+    seconds: Annotated[float, BeforeValidator(real_number)] | None = Field(None, gt=0)
+
+    @property
+    def unlimited(self) -> bool:
+        return self.evaluations is None and self.seconds is None
+
+    def describe(self) -> str:
+        parts = []
+        if self.evaluations is not None:
+            parts.append(f"{self.evaluations:,} mappings")
+        if self.seconds is not None:
+            parts.append(f"{self.seconds:g} s")
+        return " or ".join(parts) or "unlimited"
+
+
+class BudgetExhausted(Exception):
+    """Raised by ``Tracker.price`` to end a search whose budget is spent."""
+
+
+@dataclass(frozen=True)
+class Objective:
+    """Minimise energy^energy x latency^latency."""
+
+    energy: float = 1.0
+    latency: float = 1.0
+    name: str = "edp"
+
+    @classmethod
+    def parse(cls, text: str | None) -> Objective:
+        text = (text or "edp").strip().lower()
+        named = {
+            "edp": (1.0, 1.0),
+            "energy": (1.0, 0.0),
+            "latency": (0.0, 1.0),
+            "delay": (0.0, 1.0),
+        }
+        if text in named:
+            return cls(*named[text], name=text)
+        weights = {"energy": 0.0, "latency": 0.0}
+        for part in text.split(","):
+            key, _, value = part.partition("=")
+            key = {"delay": "latency"}.get(key.strip(), key.strip())
+            try:
+                weight = float(value)
+            except ValueError:
+                weight = math.nan
+            if key not in weights or not (math.isfinite(weight) and weight >= 0):
+                raise MagnetError(
+                    f"cannot read objective {text!r}; allowed: edp, energy, latency, or "
+                    "finite weights >= 0 like 'energy=1,latency=2'",
+                    field="--objective",
+                )
+            weights[key] = weight
+        if weights["energy"] == weights["latency"] == 0:
+            raise MagnetError("an objective needs a positive weight", field="--objective")
+        return cls(weights["energy"], weights["latency"], name=text)
+
+    def score(self, result: BatchResult) -> np.ndarray:
+        """log of the objective (lower is better); invalid mappings score +inf."""
+        s = self.energy * np.log(result.energy_pj) + self.latency * np.log(result.latency_cycles)
+        return np.where(result.valid, s, np.inf)
+
+
+class Tracker:
+    """Prices batches for a search: filters invalid mappings, keeps the best, enforces the
+    budget and reports progress."""
+
+    def __init__(
+        self,
+        space: Space,
+        design: Design,
+        objective: Objective,
+        budget: Budget,
+        progress: Callable[[int, float, float], None] | None = None,
+    ):
+        self.space, self.design, self.objective, self.budget = space, design, objective, budget
+        self.progress = progress
+        self.start = time.perf_counter()
+        self.evaluated = 0
+        self.valid = 0
+        self.best_score = np.inf
+        self.best: tuple[MappingBatch, BatchResult] | None = None
+        self.history: list[float] = []
+        self.last_invalid: tuple[MappingBatch, BatchResult] | None = None
+
+    def room(self, wanted: int) -> int:
+        """How many of ``wanted`` mappings the evaluation budget still allows (at least 1)."""
+        if self.budget.evaluations is None:
+            return wanted
+        return max(1, min(wanted, self.budget.evaluations - self.evaluated))
+
+    def price(self, batch: MappingBatch) -> np.ndarray:
+        """Scores of ``batch`` (inf where a rule or the capacity is violated)."""
+        if batch.size == 0:
+            return np.zeros(0)
+        space = self.space
+        result = evaluate_batch(space.layer, space.arch, batch, self.design.costs)
+        ok = space.structure_ok(batch) & result.valid
+        scores = np.where(ok, self.objective.score(result), np.inf)
+        self.evaluated += batch.size
+        self.valid += int(ok.sum())
+        if not ok.all():
+            self.last_invalid = (batch, result)
+        i = int(np.argmin(scores))
+        if scores[i] < self.best_score:
+            self.best_score = float(scores[i])
+            self.best = (batch.take([i]), result.take([i]))
+        self.history.append(self.best_score)
+        elapsed = time.perf_counter() - self.start
+        if self.progress is not None:
+            self.progress(self.evaluated, space.size(), elapsed)
+        b = self.budget
+        if (b.evaluations is not None and self.evaluated >= b.evaluations) or (
+            b.seconds is not None and elapsed >= b.seconds
+        ):
+            raise BudgetExhausted
+        return scores
+
+
+@dataclass
+class MapOutcome:
+    """What a mapper found for one layer on one design (see the module docstring)."""
+
+    status: Literal["mapped", "infeasible", "budget_exhausted"]
+    layer: Layer
+    design: Design
+    mapper: str
+    objective: Objective
+    result: Result | None = None
+    reason: str | None = None
+    mappings_evaluated: int = 0
+    valid_mappings: int = 0
+    seconds: float = 0.0
+    mapspace_size: float = 0.0
+    history: list[float] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """A mapping was found (the search may have ended on its budget)."""
+        return self.result is not None
+
+    @property
+    def mapping(self):
+        return None if self.result is None else self.result.mapping
+
+    def stats(self) -> MapperStats:
+        return MapperStats(
+            mapper=self.mapper,
+            objective=self.objective.name,
+            status="mapped" if self.status == "mapped" else "budget_exhausted",
+            mappings_evaluated=self.mappings_evaluated,
+            valid_mappings=self.valid_mappings,
+            seconds=self.seconds,
+            mapspace_size=self.mapspace_size,
+        )
+
+    def record(self) -> LayerRecord:
+        """The best mapping's ``LayerRecord`` with the search statistics."""
+        if self.result is None:
+            raise MagnetError(f"{self.status}: {self.reason}", field=self.layer.name)
+        return self.result.record(self.design.dataflow.name, self.stats())
+
+
+class Mapper(ABC):
+    """Base class of every mapper (see the module docstring)."""
+
+    #: Name on the command line (``--mapper NAME``) and in records.
+    name: ClassVar[str]
+    #: The mapper's own options (a pydantic model); unknown options are refused.
+    Options: ClassVar[type[BaseModel]]
+
+    def __init__(
+        self,
+        *,
+        objective: str | Objective | None = None,
+        seed: int = 0,
+        budget: Budget | None = None,
+        progress: Callable[[int, float, float], None] | None = None,
+        **options: Any,
+    ) -> None:
+        self.objective = (
+            objective if isinstance(objective, Objective) else Objective.parse(objective)
+        )
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise MagnetError(f"the seed must be a whole number >= 0, got {seed!r}", field="--seed")
+        self.seed = int(seed)
+        self.budget = budget or Budget()
+        self.progress = progress
+        try:
+            self.options = self.Options(**options)
+        except ValidationError as exc:
+            raise MagnetError(
+                validation_message(exc, self.Options), source=f"mapper {self.name}"
+            ) from None
+
+    def map(self, layer: Layer, design: Design) -> MapOutcome:
+        """The best mapping of ``layer`` on ``design`` (never raises for infeasibility)."""
+        start = time.perf_counter()
+        outcome = MapOutcome("infeasible", layer, design, self.name, self.objective)
+        try:
+            space = Space(layer_view(layer, design.arch), design.arch, design.dataflow)
+        except DesignInfeasible as exc:
+            outcome.reason = str(exc)
+            return outcome
+        outcome.mapspace_size = space.size()
+        self.prepare(space)
+        tracker = Tracker(space, design, self.objective, self.budget, self.progress)
+        exhausted = False
+        try:
+            self.search(space, tracker, np.random.default_rng(self.seed))
+        except BudgetExhausted:
+            exhausted = True
+        outcome.mappings_evaluated = tracker.evaluated
+        outcome.valid_mappings = tracker.valid
+        outcome.history = tracker.history
+        outcome.seconds = time.perf_counter() - start
+        if tracker.best is not None:
+            batch, result = tracker.best
+            outcome.status = "budget_exhausted" if exhausted else "mapped"
+            outcome.result = Result(
+                layer, design.arch, batch.mapping(0, design.arch), design.costs, result, batch.keep
+            )
+            if exhausted:
+                outcome.reason = f"the budget ({self.budget.describe()}) ended the search"
+        elif exhausted:
+            outcome.status = "budget_exhausted"
+            outcome.reason = (
+                f"no valid mapping within the budget ({self.budget.describe()}); "
+                + _why_no_mapping(space, tracker)
+            )
+        else:
+            outcome.reason = _why_no_mapping(space, tracker)
+        return outcome
+
+    def prepare(self, space: Space) -> None:  # noqa: B027 (a hook: doing nothing is the default)
+        """Called once per layer before ``search`` (e.g. to refuse a space too large)."""
+
+    @abstractmethod
+    def search(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> None:
+        """Propose mappings of ``space`` and price them with ``tracker.price``."""
+
+
+def _why_no_mapping(space: Space, tracker: Tracker) -> str:
+    name = space.dataflow.name
+    if tracker.last_invalid is not None:
+        batch, result = tracker.last_invalid
+        structure = space.structure_ok(batch)
+        if not structure.any():
+            return (
+                f"no mapping satisfies dataflow {name!r} here (its stationarity and loop "
+                "rules conflict with the level capacities)"
+            )
+        i = int(np.flatnonzero(~result.valid)[0]) if (~result.valid).any() else 0
+        return f"no valid mapping found under dataflow {name!r}; for example " + overflow_message(
+            space.layer, space.arch, batch, result.counts, i
+        )
+    return f"no valid mapping found under dataflow {name!r}"
+
+
+# ---- the registry --------------------------------------------------------------------------
+_REGISTRY: dict[str, type[Mapper]] = {}
+_LOADED = False
+
+
+def register_mapper(cls: type[Mapper]) -> type[Mapper]:
+    """Make a ``Mapper`` subclass available by its ``name`` (``--mapper NAME``)."""
+    _ensure_loaded()
+    return _register(cls)
+
+
+def _register(cls: type[Mapper]) -> type[Mapper]:
+    if not (isinstance(cls, type) and issubclass(cls, Mapper)):
+        raise MagnetError(f"{cls!r} is not a magnet.mapper.Mapper subclass")
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise MagnetError(f"mapper name {cls.name!r} is already taken; choose another")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _ensure_loaded() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    from magnet.mapper.mappers import BUILTIN
+
+    for cls in BUILTIN:
+        _register(cls)
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        _register(ep.load())
+
+
+def mappers() -> dict[str, type[Mapper]]:
+    """Every registered mapper class by name."""
+    _ensure_loaded()
+    return dict(_REGISTRY)
+
+
+def get_mapper(name: str | Mapper, **kwargs: Any) -> Mapper:
+    """A mapper by name, built with ``kwargs`` (objective, seed, budget, options); a
+    ``Mapper`` instance is returned as it is."""
+    if isinstance(name, Mapper):
+        return name
+    known = mappers()
+    if name not in known:
+        raise MagnetError(f"unknown mapper {name!r}; allowed: {', '.join(known)}", field="--mapper")
+    return known[name](**kwargs)

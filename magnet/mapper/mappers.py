@@ -1,0 +1,226 @@
+"""The built-in mappers.
+
+* ``exhaustive``: every mapping of the pruned mapspace (``Space``), priced in batches; the
+  exact optimum. It refuses a space of more than ``EXHAUSTIVE_LIMIT`` tilings (stating the
+  mapspace size) unless given a budget (then it prices until the budget ends).
+* ``random``: ``samples`` capacity-aware random mappings; the best one.
+* ``fast`` (default): exhaustive when the space has at most ``exact_below`` mappings;
+  otherwise a population search: ``samples`` capacity-aware random mappings, then rounds of
+  local moves (one prime factor from one slot to another, or one loop swap) from the
+  ``population`` best, keeping improvements, until ``patience`` rounds bring nothing or
+  ``rounds`` have run.
+
+Every mapper is deterministic for a seed and never returns an invalid mapping.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from magnet.errors import MagnetError
+from magnet.mapper.base import Mapper, Tracker
+from magnet.mapper.sampler import neighbours, sample
+from magnet.mapper.space import Space
+from magnet.mapping.mapping import MappingBatch
+from magnet.workload.dims import NUM_DIMS
+
+#: The most tilings the exhaustive mapper walks without a budget (each is checked against the
+#: capacities, about a microsecond; those that fit take every loop-order class).
+EXHAUSTIVE_LIMIT = 2_000_000
+#: Mappings priced per call of the evaluator.
+CHUNK = 20_000
+
+
+class _Options(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ExhaustiveMapper(Mapper):
+    """Every mapping of the pruned mapspace: tilings that fit x loop-order classes."""
+
+    name = "exhaustive"
+    Options = _Options
+
+    def prepare(self, space: Space) -> None:
+        tilings = space.tilings()
+        if tilings > EXHAUSTIVE_LIMIT and self.budget.unlimited:
+            raise MagnetError(
+                f"the mapspace of {space.layer.name!r} has {space.size():.3g} mappings "
+                f"({tilings:.3g} tilings); the exhaustive mapper walks at most "
+                f"{EXHAUSTIVE_LIMIT:,} tilings without a budget: give one "
+                "(--budget-evaluations N or --budget-seconds S) or use --mapper fast",
+                field="--mapper",
+            )
+
+    def search(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> None:
+        for batch in enumerate_space(space, CHUNK):
+            tracker.price(batch)
+
+
+class RandomOptions(_Options):
+    samples: int = Field(20_000, ge=1, le=100_000_000, description="random mappings to price")
+
+
+class RandomMapper(Mapper):
+    """``samples`` capacity-aware random mappings."""
+
+    name = "random"
+    Options = RandomOptions
+
+    def search(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> None:
+        left = self.options.samples
+        while left > 0:
+            n = tracker.room(min(CHUNK, left))
+            tracker.price(sample(space, n, rng))
+            left -= n
+
+
+class FastOptions(_Options):
+    samples: int = Field(6000, ge=1, le=10_000_000, description="random mappings to start from")
+    exact_below: float = Field(
+        20_000, ge=0, description="enumerate the whole mapspace when it is at most this large"
+    )
+    rounds: int = Field(40, ge=0, le=10_000, description="at most this many rounds of moves")
+    population: int = Field(32, ge=1, le=10_000, description="mappings kept between rounds")
+    children: int = Field(48, ge=1, le=10_000, description="moves tried per kept mapping")
+    patience: int = Field(4, ge=1, le=1000, description="rounds without gain before stopping")
+
+
+class FastMapper(Mapper):
+    """Exhaustive on small spaces, else a population search of local moves."""
+
+    name = "fast"
+    Options = FastOptions
+
+    def search(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> None:
+        o = self.options
+        if space.size() <= o.exact_below:
+            for batch in enumerate_space(space, CHUNK):
+                tracker.price(batch)
+            return
+        batch = sample(space, tracker.room(o.samples), rng)
+        scores = tracker.price(batch)
+        pick = _dedupe(batch, scores, o.population)
+        if pick.size == 0:  # the sampler found nothing valid: try once more, larger
+            batch = sample(space, tracker.room(o.samples * 4), rng)
+            scores = tracker.price(batch)
+            pick = _dedupe(batch, scores, o.population)
+            if pick.size == 0:
+                return
+        parents, parent_scores = batch.take(pick), scores[pick]
+        stale = 0
+        for _ in range(o.rounds):
+            children = neighbours(space, parents, o.children, rng)
+            merged = MappingBatch.concat([parents, children])
+            merged_scores = np.concatenate([parent_scores, tracker.price(children)])
+            pick = _dedupe(merged, merged_scores, o.population)
+            improved = merged_scores[pick].min() < parent_scores.min() - 1e-12
+            parents, parent_scores = merged.take(pick), merged_scores[pick]
+            stale = 0 if improved else stale + 1
+            if stale >= o.patience:
+                break
+
+
+BUILTIN = (FastMapper, ExhaustiveMapper, RandomMapper)
+
+_HASH = np.random.default_rng(12345).random((4, 32, NUM_DIMS))
+
+
+def _dedupe(batch: MappingBatch, scores: np.ndarray, keep: int) -> np.ndarray:
+    """Indices of the ``keep`` best distinct mappings (distinct by a hash of their arrays)."""
+    order = np.argsort(scores, kind="stable")
+    order = order[np.isfinite(scores[order])][: keep * 8]
+    if order.size == 0:
+        return order
+    nl = batch.factors_t.shape[0]
+    key = np.zeros(order.size)
+    for i, arr in enumerate((batch.factors_t, batch.spatial_x, batch.spatial_y, batch.rank)):
+        key += np.einsum("ldb,ld->b", np.log1p(arr[..., order].astype(np.float64)), _HASH[i, :nl])
+    _, first = np.unique(np.round(key, 9), return_index=True)
+    return order[np.sort(first)][:keep]
+
+
+def enumerate_space(space: Space, chunk: int = CHUNK) -> Iterator[MappingBatch]:
+    """Yield the whole pruned mapspace as batches: every tiling that fits, every order class."""
+    nl = space.nl
+    per_dim = [space.dim_tilings(d) for d in range(NUM_DIMS)]
+    counts = [len(table) for table, _ in per_dim]
+    total_tilings = math.prod(counts)
+    for start in range(0, total_tilings, chunk):
+        idx = np.arange(start, min(start + chunk, total_tilings))
+        t = np.ones((nl, NUM_DIMS, idx.size), dtype=np.int64)
+        sx = np.ones_like(t)
+        sy = np.ones_like(t)
+        rest = idx
+        for d in range(NUM_DIMS - 1, -1, -1):
+            table, slots = per_dim[d]
+            row = rest % counts[d]
+            rest = rest // counts[d]
+            for j, (kind, li) in enumerate(slots):
+                {"t": t, "x": sx, "y": sy}[kind][li, d] = table[row, j]
+        fixed = space.fixed_t > 0
+        t[fixed] = space.fixed_t[fixed][:, None]
+        ok = _fits(space, t, sx * sy)
+        for li, (fx, fy) in enumerate(space.fanouts):
+            ok &= (sx[li].prod(axis=0) <= fx) & (sy[li].prod(axis=0) <= fy)
+        rows = np.flatnonzero(ok)
+        if rows.size:
+            yield from _with_orders(space, t[..., rows], sx[..., rows], sy[..., rows], chunk)
+
+
+def _fits(space: Space, t: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """bool[n]: every level's kept tiles fit (orders do not change tile sizes)."""
+    extent = np.ones(t.shape[1:])
+    ok = np.ones(t.shape[2], dtype=bool)
+    for li in range(space.nl):
+        extent = extent * t[li] * s[li]
+        ok &= space.fits(li, extent)
+    return ok
+
+
+def _with_orders(space: Space, t: np.ndarray, sx: np.ndarray, sy: np.ndarray, chunk: int):
+    """Expand tilings by the loop-order classes of each level's active dims.
+
+    Tilings with the same active dims at every level share their order combinations, so each
+    group expands by broadcasting.
+    """
+    nl, nd, n = t.shape
+    active = (t > 1).transpose(2, 0, 1).reshape(n, nl * nd)
+    groups, inverse = np.unique(active, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    buffer: list[tuple[np.ndarray, np.ndarray]] = []  # (tiling columns, ranks per column)
+    pending = 0
+    for g, pattern in enumerate(groups):
+        members = np.flatnonzero(inverse == g)
+        per_level = [
+            space.order_ranks(
+                tuple(int(d) for d in np.flatnonzero(pattern[li * nd : (li + 1) * nd])), li
+            )
+            for li in range(nl)
+        ]
+        grid = np.indices([len(r) for r in per_level]).reshape(nl, -1)  # [level, combo]
+        ranks = np.stack([per_level[li][grid[li]] for li in range(nl)])  # [level, combo, dim]
+        ranks = ranks.transpose(0, 2, 1)  # [level, dim, combo]
+        combos = range(ranks.shape[2])
+        buffer.append((np.repeat(members, len(combos)), np.tile(ranks, (1, 1, members.size))))
+        pending += members.size * len(combos)
+        if pending >= chunk:
+            yield _flush(space, t, sx, sy, buffer)
+            buffer, pending = [], 0
+    if buffer:
+        yield _flush(space, t, sx, sy, buffer)
+
+
+def _flush(space: Space, t, sx, sy, buffer) -> MappingBatch:
+    pick = np.concatenate([p for p, _ in buffer])
+    return MappingBatch(
+        t[..., pick].astype(np.int32),
+        sx[..., pick].astype(np.int32),
+        sy[..., pick].astype(np.int32),
+        np.concatenate([r for _, r in buffer], axis=2),
+        space.keep.copy(),
+    )

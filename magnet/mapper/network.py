@@ -1,0 +1,84 @@
+"""Mapping a whole network: every distinct layer shape once, on one design."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from magnet.mapper.base import MapOutcome, Mapper, get_mapper
+from magnet.mapping.network import NetworkResult
+from magnet.templates.design import Design
+from magnet.workload.network import Network
+
+
+@dataclass
+class NetworkOutcome:
+    """The mapper's outcome for every distinct layer shape, and the network result built
+    from them (None when a layer could not be mapped)."""
+
+    network: Network
+    design: Design
+    outcomes: dict[tuple, MapOutcome]  # Layer.shape_key() -> outcome
+
+    @property
+    def status(self) -> Literal["mapped", "infeasible", "budget_exhausted"]:
+        states = {o.status for o in self.outcomes.values()}
+        if any(not o.ok for o in self.outcomes.values()):
+            return "infeasible" if "infeasible" in states else "budget_exhausted"
+        return "budget_exhausted" if "budget_exhausted" in states else "mapped"
+
+    @property
+    def reason(self) -> str | None:
+        """Why the network cannot run (the first layer that failed), or what a budget cut."""
+        failed = [o for o in self.outcomes.values() if not o.ok]
+        if failed:
+            return f"layer {failed[0].layer.name!r}: {failed[0].reason}"
+        cut = [o for o in self.outcomes.values() if o.status == "budget_exhausted"]
+        if cut:
+            return f"{len(cut)} layer(s) ended on their budget"
+        return None
+
+    @property
+    def result(self) -> NetworkResult | None:
+        if any(not o.ok for o in self.outcomes.values()):
+            return None
+        return NetworkResult(
+            self.network,
+            self.design.arch,
+            self.design.costs,
+            {key: o.result for key, o in self.outcomes.items()},
+            dataflow=self.design.dataflow.name,
+        )
+
+    @property
+    def mappings_evaluated(self) -> int:
+        return sum(o.mappings_evaluated for o in self.outcomes.values())
+
+
+def map_network(
+    network: Network,
+    design: Design,
+    mapper: str | Mapper = "fast",
+    *,
+    progress: Callable[[MapOutcome, int, int], None] | None = None,
+    stop_on_failure: bool = True,
+    **options: Any,
+) -> NetworkOutcome:
+    """Map every distinct layer shape of ``network`` on ``design`` once.
+
+    ``options`` go to the mapper (objective, seed, budget per layer, its own options).
+    ``progress(outcome, done, total)`` is called after each shape. With ``stop_on_failure``,
+    the first layer that cannot be mapped ends the work (the design cannot run the network).
+    """
+    m = get_mapper(mapper, **options)
+    shapes = network.unique_layers()
+    outcomes: dict[tuple, MapOutcome] = {}
+    for i, (layer, _count, _names) in enumerate(shapes):
+        outcome = m.map(layer, design)
+        outcomes[layer.shape_key()] = outcome
+        if progress is not None:
+            progress(outcome, i + 1, len(shapes))
+        if stop_on_failure and not outcome.ok:
+            break
+    return NetworkOutcome(network, design, outcomes)

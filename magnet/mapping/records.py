@@ -1,0 +1,107 @@
+"""Result records: what ``--json`` prints, what a design search stores with every trial and
+what the dashboard and reports read. Plain data with a fixed shape and a schema version
+(``SCHEMA_VERSION``); a reader refuses records of another version.
+
+Units are in the names: energies in pJ, cycles as whole numbers, areas in mm^2,
+``utilization`` 0..1. Energy categories are ``math``, ``memory`` (on-chip buffers and
+collectors), ``network`` (wires, network reductions), ``dram`` and ``static`` (leakage and
+clock); they add up to ``energy_pj``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+SCHEMA_VERSION = 1
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class MapperStats(_Record):
+    """How a mapping was found (absent when the mapping was given)."""
+
+    mapper: str
+    objective: str
+    status: Literal["mapped", "budget_exhausted"]
+    mappings_evaluated: int
+    valid_mappings: int
+    seconds: float
+    mapspace_size: float
+
+
+class LayerRecord(_Record):
+    """One layer under one mapping on one design."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    record: Literal["layer"] = "layer"
+    layer: str
+    shape: str
+    macs: int
+    arch: str
+    dataflow: str | None
+    cost_model: str
+    latency_cycles: int
+    compute_cycles: int
+    bottleneck: str
+    utilization: float
+    energy_pj: float
+    energy_pj_per_mac: float
+    edp_pj_cycles: float
+    energy_pj_by_level: dict[str, float]
+    energy_pj_by_operand: dict[str, dict[str, float]]
+    energy_pj_by_category: dict[str, float]
+    accesses: dict[str, dict[str, dict[str, float]]]
+    area_mm2: float | None
+    area_mm2_by_component: dict[str, float]
+    mapping: list[dict[str, Any]]
+    mapper: MapperStats | None = None
+
+
+class LayerRow(_Record):
+    """One layer of a network (its repeats run back to back)."""
+
+    name: str
+    shape: str
+    count: int
+    macs: int
+    energy_pj: float
+    latency_cycles: int
+    utilization: float
+    bottleneck: str
+    energy_pj_by_category: dict[str, float]
+
+
+class NetworkRecord(_Record):
+    """A whole network on one design: totals, rates, breakdowns, a row per layer and the
+    mapping of every distinct layer shape (``mappings``, keyed by shape)."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    record: Literal["network"] = "network"
+    network: str
+    arch: str
+    dataflow: str | None
+    cost_model: str
+    notes: list[str]
+    layers_total: int
+    unique_shapes: int
+    macs: int
+    latency_cycles: int
+    latency_s: float
+    utilization: float
+    energy_pj: float
+    energy_pj_per_mac: float
+    edp_pj_cycles: float
+    power_w: float
+    tops: float
+    tops_per_w: float
+    tops_per_mm2: float | None
+    energy_pj_by_level: dict[str, float]
+    energy_pj_by_category: dict[str, float]
+    area_mm2: float | None
+    area_mm2_by_component: dict[str, float]
+    layers: list[LayerRow]
+    mappings: dict[str, list[dict[str, Any]]]

@@ -1,0 +1,145 @@
+"""Templates: parametric accelerator families, their named dataflows and presets.
+
+    import magnet as mg
+    arch = mg.templates.simba(vector_width=8, vector_units=8, pe_rows=4, pe_cols=4)
+    arch = mg.load_arch("simba-chip")                  # a preset, a template name or a YAML file
+    flow = mg.templates.dataflow_for(arch, "os-local-ws")
+    mg.templates.get_template("simba").dataflows       # name -> description
+
+A user template subclasses ``Template`` (``magnet.templates.base``) and is registered with
+``register_template`` or through the entry-point group ``magnet.templates``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from magnet.arch.load import arch_from_tree
+from magnet.arch.spec import Arch
+from magnet.dataflow import Dataflow, load_dataflow
+from magnet.errors import MagnetError
+from magnet.files import read_yaml
+from magnet.templates.base import (
+    Template,
+    TemplateParams,
+    get_template,
+    presets,
+    register_template,
+    templates,
+    unregister_template,
+)
+from magnet.templates.eyeriss import Eyeriss
+from magnet.templates.simba import Simba
+from magnet.templates.systolic import Systolic
+
+BUILTIN: dict[str, type[Template]] = {"simba": Simba, "eyeriss": Eyeriss, "systolic": Systolic}
+
+
+def simba(name: str = "simba", **params: Any) -> Arch:
+    """A simba-template architecture (``magnet.templates.simba.SimbaParams``)."""
+    return get_template("simba").build(params, name=name)
+
+
+def eyeriss(name: str = "eyeriss", **params: Any) -> Arch:
+    """An eyeriss-template architecture (``magnet.templates.eyeriss.EyerissParams``)."""
+    return get_template("eyeriss").build(params, name=name)
+
+
+def systolic(name: str = "systolic", **params: Any) -> Arch:
+    """A systolic-template architecture (``magnet.templates.systolic.SystolicParams``)."""
+    return get_template("systolic").build(params, name=name)
+
+
+def load_arch(spec: str | Path) -> Arch:
+    """``spec`` is a preset name (``simba-chip``), a template name, or a YAML file."""
+    text = str(spec)
+    known = presets()
+    if text in known:
+        template, params = known[text]
+        return template.build(params, name=text, source=f"preset {text}")
+    path = Path(text)
+    if path.is_dir():
+        raise MagnetError(
+            "is a directory; give an architecture YAML file, a preset or a template",
+            source=text,
+        )
+    if not path.exists():
+        if text in templates():
+            return get_template(text).build({}, source=f"template {text}")
+        raise MagnetError(
+            f"no such file, preset or template; presets: {', '.join(known)}; "
+            f"templates: {', '.join(templates())}",
+            source=text,
+        )
+    return arch_from_data(read_yaml(path), text)
+
+
+def arch_from_data(data: Any, source: str) -> Arch:
+    """An architecture from parsed YAML: ``template: NAME`` plus parameters, or a tree."""
+    if not isinstance(data, dict):
+        raise MagnetError(
+            "expected a mapping: 'template: NAME' plus parameters, or 'levels:'", source=source
+        )
+    if "template" in data:
+        params = {k: v for k, v in data.items() if k not in ("template", "name")}
+        template = get_template(str(data["template"]), source=source)
+        return template.build(params, name=data.get("name"), source=source)
+    if "levels" not in data:
+        raise MagnetError(
+            f"give 'template: NAME' ({', '.join(templates())}) or a 'levels:' list",
+            source=source,
+        )
+    return arch_from_tree(data, source)
+
+
+def arch_to_data(arch: Arch) -> dict[str, Any]:
+    """The YAML that rebuilds ``arch`` (``template`` + parameters), for downloads and reports."""
+    if arch.template is None or arch.params is None:
+        return arch.model_dump(mode="json", exclude={"template", "params"}, exclude_defaults=True)
+    return {"template": arch.template, "name": arch.name, **arch.params}
+
+
+def dataflow_for(arch: Arch, spec: str | Dataflow | None) -> Dataflow:
+    """A named dataflow of ``arch``'s template, a YAML file, or ``free`` when None (the
+    template's hardware rules, or no rules when the template defines no ``free``)."""
+    if isinstance(spec, Dataflow):
+        spec.check(arch)
+        return spec
+    if spec is None and (
+        arch.template is None or "free" not in get_template(arch.template).dataflows
+    ):
+        return Dataflow(name="free", description="no rules")
+    name = "free" if spec is None else str(spec)
+    if name.endswith((".yaml", ".yml")) or Path(name).is_file():
+        flow = load_dataflow(name)
+        flow.check(arch, name)
+        return flow
+    if arch.template is not None:
+        return get_template(arch.template).dataflow(arch, name)
+    if name == "free":
+        return Dataflow(name="free", description="no rules")
+    raise MagnetError(
+        f"named dataflows need a template architecture; {arch.name!r} is an explicit tree: "
+        "use 'free' or a dataflow YAML file",
+        field="--dataflow",
+    )
+
+
+__all__ = [
+    "BUILTIN",
+    "Template",
+    "TemplateParams",
+    "arch_from_data",
+    "arch_to_data",
+    "dataflow_for",
+    "eyeriss",
+    "get_template",
+    "load_arch",
+    "presets",
+    "register_template",
+    "simba",
+    "systolic",
+    "templates",
+    "unregister_template",
+]

@@ -1,0 +1,231 @@
+"""What a template is, and the registry that finds templates by name.
+
+A template is one object that owns everything magnet knows about a family of accelerators:
+
+* ``Params``: a pydantic model of its parameters (types, ranges, units, defaults);
+* ``build(params) -> Arch``: the level tree, with whatever the evaluator must know (fan-out
+  networks, a systolic pipeline) carried by the ``Arch`` itself;
+* its named dataflows (``dataflows``, ``dataflow(arch, name)``);
+* its presets (published configurations).
+
+Lifecycle: magnet creates each template once (no arguments) when it is registered. ``build``
+is called for every design a search proposes, so it must be cheap and pure; ``dataflow`` is
+called once per (design, dataflow) pair. A user template subclasses ``Template`` and is
+registered with ``register_template`` or offered by an installed distribution under the
+entry-point group ``magnet.templates``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from magnet.arch.spec import Arch
+from magnet.dataflow import Dataflow
+from magnet.errors import MagnetError, validation_message
+from magnet.units import parse_bytes, real_number, whole_number
+
+ENTRY_POINT_GROUP = "magnet.templates"
+#: Largest buffer a template accepts (bytes): 1 GiB of on-chip storage is already far past
+#: any accelerator; a bigger number is a typo.
+MAX_BUFFER_BYTES = 2**30
+
+
+def _size(value: Any) -> int:
+    size = parse_bytes(value)
+    if size <= 0:
+        raise ValueError(f"a buffer size must be > 0, got {value!r}")
+    if size > MAX_BUFFER_BYTES:
+        raise ValueError(f"{value!r} is above the 1 GiB limit for on-chip storage")
+    return size
+
+
+#: Sizes in bytes, written as numbers or strings such as ``"32KiB"``.
+Bytes = Annotated[int, BeforeValidator(_size)]
+#: Whole numbers only (``true`` or ``8.0`` are refused, not read as 1 or 8).
+Int = Annotated[int, BeforeValidator(whole_number)]
+#: Real numbers only (no strings, no booleans).
+Real = Annotated[float, BeforeValidator(real_number)]
+
+
+class TemplateParams(BaseModel):
+    """Parameters every template has: the clock, the node, the supply and gating."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    clock_ghz: Real = Field(1.0, gt=0, le=100, description="clock frequency [GHz]")
+    technology_nm: Real = Field(45.0, ge=7, le=65, description="technology node [nm]")
+    voltage_v: Real | None = Field(
+        None, gt=0, le=2, description="supply [V]; dynamic energy ~ V^2 (None: the node's nominal)"
+    )
+    power_gating: bool = Field(False, description="leakage only for instances a layer uses")
+    clock_gating: bool = Field(False, description="clock energy only for instances in use")
+
+
+class Template(ABC):
+    """Base class of every template (see the module docstring for when magnet calls what)."""
+
+    #: Name used in YAML (``template: NAME``) and on the command line.
+    name: ClassVar[str]
+    #: One line for listings.
+    description: ClassVar[str] = ""
+    #: The parameter model.
+    Params: ClassVar[type[TemplateParams]]
+    #: Named dataflows: name -> one-line description (``dataflow`` builds them).
+    dataflows: ClassVar[dict[str, str]] = {}
+    #: Published configurations: preset name -> parameters.
+    presets: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: Parameters on which every named dataflow can run (``magnet dataflows`` shows them).
+    showcase: ClassVar[dict[str, Any]] = {}
+
+    def params(
+        self, values: Mapping[str, Any] | TemplateParams | None = None, *, source: str | None = None
+    ) -> TemplateParams:
+        """Validated parameters; errors name the source, the field and what is allowed."""
+        if isinstance(values, self.Params):
+            return values
+        try:
+            return self.Params(**dict(values or {}))
+        except ValidationError as exc:
+            raise MagnetError(
+                validation_message(exc, self.Params), source=source or f"template {self.name}"
+            ) from None
+        except TypeError as exc:
+            raise MagnetError(str(exc), source=source or f"template {self.name}") from None
+
+    def build(
+        self,
+        values: Mapping[str, Any] | TemplateParams | None = None,
+        *,
+        name: str | None = None,
+        source: str | None = None,
+    ) -> Arch:
+        """The architecture for these parameters (defaults for the ones not given)."""
+        p = self.params(values, source=source)
+        arch = self.assemble(p, name or self.name)
+        return arch.model_copy(update={"template": self.name, "params": p.model_dump(mode="json")})
+
+    @abstractmethod
+    def assemble(self, p: TemplateParams, name: str) -> Arch:
+        """The level tree for validated parameters ``p`` (``build`` records the rest)."""
+
+    @abstractmethod
+    def dataflow(self, arch: Arch, name: str) -> Dataflow:
+        """The named dataflow ``name`` on ``arch`` (an architecture this template built).
+
+        Raise ``MagnetError`` for a name the template does not define and
+        ``DesignInfeasible`` when this design cannot run it (a missing collector).
+        """
+
+    def refuse(self, name: str, reason: str | None = None) -> MagnetError:
+        """The error for a dataflow this template does not define."""
+        homes = [t.name for t in templates().values() if name in t.dataflows and t is not self]
+        if reason is None and homes:
+            reason = f"it is defined for the {' and '.join(homes)} template"
+        why = f": {reason}" if reason else ""
+        return MagnetError(
+            f"the {self.name} template cannot express dataflow {name!r}{why}; "
+            f"allowed: {', '.join(self.dataflows)}",
+            field="--dataflow",
+        )
+
+    def parameter_table(self) -> list[dict[str, Any]]:
+        """name, type, default, range and description of every parameter (for listings)."""
+        rows = []
+        for key, info in self.Params.model_fields.items():
+            bounds = []
+            for meta in info.metadata:
+                for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+                    if getattr(meta, attr, None) is not None:
+                        bounds.append(f"{sign} {getattr(meta, attr)}")
+            annotation = getattr(info.annotation, "__name__", str(info.annotation))
+            rows.append(
+                {
+                    "name": key,
+                    "type": annotation.replace("typing.", ""),
+                    "default": info.default,
+                    "range": ", ".join(bounds),
+                    "description": info.description or "",
+                }
+            )
+        return rows
+
+
+# ---- the registry --------------------------------------------------------------------------
+_REGISTRY: dict[str, Template] = {}
+_LOADED = False
+
+
+def register_template(template: Template | type[Template]) -> Template:
+    """Make a template available by its ``name`` (YAML ``template:``, ``--arch NAME``)."""
+    _ensure_loaded()
+    return _register(template)
+
+
+def _register(template: Template | type[Template]) -> Template:
+    obj = template() if isinstance(template, type) else template
+    if not isinstance(obj, Template):
+        raise MagnetError(f"{template!r} is not a magnet.templates.Template")
+    if obj.name in _REGISTRY and type(_REGISTRY[obj.name]) is not type(obj):
+        raise MagnetError(f"template name {obj.name!r} is already taken; choose another")
+    taken = {p for t in _REGISTRY.values() if t.name != obj.name for p in t.presets}
+    clash = sorted(taken & set(obj.presets))
+    if clash:
+        raise MagnetError(f"preset name(s) {', '.join(clash)} already taken by another template")
+    _REGISTRY[obj.name] = obj
+    return obj
+
+
+def unregister_template(name: str) -> None:
+    """Remove a template registered from Python (the built-ins stay)."""
+    from magnet.templates import BUILTIN
+
+    if name in BUILTIN or name not in _REGISTRY:
+        raise MagnetError(f"{name!r} is not a template registered with register_template")
+    del _REGISTRY[name]
+
+
+def _ensure_loaded() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    from magnet.templates import BUILTIN
+
+    for cls in BUILTIN.values():
+        _register(cls)
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            _register(ep.load())
+        except Exception as exc:  # a broken plug-in must not hide the built-ins
+            raise MagnetError(
+                f"loading template entry point {ep.name!r} ({ep.value}) failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+
+
+def templates() -> dict[str, Template]:
+    """Every registered template by name."""
+    _ensure_loaded()
+    return dict(_REGISTRY)
+
+
+def get_template(name: str, source: str | None = None) -> Template:
+    """The template called ``name``; an unknown name lists the known ones."""
+    found = templates().get(name)
+    if found is None:
+        raise MagnetError(
+            f"unknown template {name!r}; allowed: {', '.join(templates())}",
+            source=source,
+            field="template",
+        )
+    return found
+
+
+def presets() -> dict[str, tuple[Template, dict[str, Any]]]:
+    """Every preset: name -> (template, parameters)."""
+    return {p: (t, params) for t in templates().values() for p, params in t.presets.items()}

@@ -1,0 +1,48 @@
+"""Pieces several templates share: the DRAM level and the MAC array."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+
+ALL_OPERANDS = ("weights", "inputs", "outputs")
+PIXELS = ("N", "P", "Q")
+WINDOW = ("C", "R", "S")
+
+
+def dram(bandwidth_gbps: float | None, clock_ghz: float, word_bits: int) -> StorageLevel:
+    """DRAM with a 64-bit access; a bandwidth in GB/s becomes words per cycle."""
+    words = None
+    if bandwidth_gbps is not None:
+        words = bandwidth_gbps / clock_ghz * 8 / word_bits
+    return StorageLevel(
+        name="DRAM",
+        component="dram",
+        word_bits=word_bits,
+        block_words=max(1, 64 // word_bits),
+        shared_bandwidth=words,
+        keeps=ALL_OPERANDS,
+    )
+
+
+def assemble(
+    name: str,
+    levels: list[StorageLevel],
+    p: Any,
+    mesh: tuple[int, int],
+    compute: dict[str, Any],
+    **arch: Any,
+) -> Arch:
+    """The architecture from its storage levels (outermost first) and the MAC array."""
+    return Arch(
+        name=name,
+        levels=tuple(levels),
+        compute=ComputeLevel(name="MAC", mesh_x=mesh[0], mesh_y=mesh[1], **compute),
+        clock_ghz=p.clock_ghz,
+        technology_nm=p.technology_nm,
+        voltage_v=p.voltage_v,
+        power_gating=p.power_gating,
+        clock_gating=p.clock_gating,
+        **arch,
+    )

@@ -1,0 +1,312 @@
+"""The MAGNet / Simba PE array (NVIDIA: MAGNet, ICCAD 2019; Simba, MICRO 2019).
+
+Levels, outermost first, after NVIDIA's Timeloop model of the Simba chiplet
+(``configs/mapper/simba-chip.cfg`` in NVlabs/timeloop) with MAGNet's collectors:
+
+=====================  ==================  =========  ======================================
+level                  instances           keeps      fan-out below it
+=====================  ==================  =========  ======================================
+DRAM                   1                   all        -
+GlobalBuffer           1                   I, O       PEs over a mesh NoC (K, C)
+InputBuffer            one per PE          I          vector units, broadcast (K)
+WeightBuffer           one per vector unit W          -
+AccumulationBuffer     one per vector unit O          lanes, adder tree (C) [no collector]
+AccumulationCollector  one per vector unit O          lanes, adder tree (C)
+WeightCollector        one per lane        W          -
+MAC                    vector_width lanes per vector unit
+=====================  ==================  =========  ======================================
+
+A vector unit is a ``vector_width``-wide dot product over input channels (its lanes are
+reduced in an adder tree); a PE has ``vector_units`` of them over output channels. The
+weight collector holds ``weight_collector`` weights per lane (a vector of them per vector
+unit; Simba's weight register is a collector of depth 1); the accumulation collector holds
+``accum_collector`` partial sums per vector unit. Buffer sizes are per PE, as published, and
+split evenly over the vector units (as NVIDIA's model splits them).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from magnet.arch.spec import Arch, Fanout, StorageLevel
+from magnet.dataflow import Dataflow, Rule
+from magnet.errors import DesignInfeasible
+from magnet.templates.base import Bytes, Int, Real, Template, TemplateParams
+from magnet.templates.parts import PIXELS, WINDOW, assemble, dram
+
+
+class SimbaParams(TemplateParams):
+    """MAGNet / Simba parameters (buffer sizes per PE)."""
+
+    vector_width: Int = Field(8, ge=1, le=256, description="lanes of a vector MAC (over C)")
+    vector_units: Int = Field(8, ge=1, le=256, description="vector MACs per PE (over K)")
+    weight_collector: Int = Field(
+        1, ge=0, le=256, description="weights held per lane [words] (0 = none)"
+    )
+    accum_collector: Int = Field(
+        0, ge=0, le=256, description="partial sums held per vector unit [words] (0 = none)"
+    )
+    weight_buffer: Bytes = Field(32 * 1024, description="weight buffer per PE [bytes]")
+    input_buffer: Bytes = Field(8 * 1024, description="input buffer per PE [bytes]")
+    accum_buffer: Bytes = Field(3 * 1024, description="accumulation buffer per PE [bytes]")
+    pe_rows: Int = Field(4, ge=1, le=256, description="PE array rows")
+    pe_cols: Int = Field(4, ge=1, le=256, description="PE array columns")
+    global_buffer: Bytes = Field(64 * 1024, description="global buffer [bytes]")
+    dram_bandwidth: Real = Field(32.0, gt=0, le=100_000, description="DRAM bandwidth [GB/s]")
+    number_format: Literal["int", "fp16", "bf16"] = Field(
+        "int", description="MAC number format (fp16 / bf16 take 16-bit operands)"
+    )
+    weight_bits: Int = Field(8, ge=2, le=32, description="weight width [bits]")
+    activation_bits: Int = Field(8, ge=2, le=32, description="activation width [bits]")
+    accum_bits: Int = Field(24, ge=8, le=64, description="partial-sum width [bits]")
+    clock_ghz: Real = Field(1.0, gt=0, le=100, description="clock frequency [GHz]")
+    technology_nm: Real = Field(16.0, ge=7, le=65, description="technology node [nm]")
+
+    @model_validator(mode="after")
+    def _formats(self) -> SimbaParams:
+        if self.number_format != "int" and (self.weight_bits, self.activation_bits) != (16, 16):
+            raise ValueError(
+                f"number_format {self.number_format} has 16-bit weights and activations; "
+                f"set weight_bits: 16 and activation_bits: 16 (got {self.weight_bits}, "
+                f"{self.activation_bits})"
+            )
+        for key in ("weight_buffer", "accum_buffer"):
+            if getattr(self, key) < self.vector_units:
+                raise ValueError(
+                    f"{key} ({getattr(self, key)} bytes) must give each of the "
+                    f"{self.vector_units} vector units at least one byte"
+                )
+        return self
+
+
+# Dataflows: which loops each level may run (None: any) and what it keeps stationary. The
+# hardware rules of every simba dataflow: lanes over C (the dot product), vector units over
+# K (the input vector is broadcast), PEs over K and C (NVIDIA's constraints; ``free`` also
+# lets PEs split pixels).
+_NEEDS = {  # dataflow -> collectors it cannot run without
+    "os-local-ws": ("WeightCollector",),
+    "ws": ("WeightCollector",),
+    "ws-local-os": ("WeightCollector", "AccumulationCollector"),
+}
+_RULES: dict[str, dict[str, dict]] = {
+    "free": {},
+    # Simba's own nest (NVIDIA simba-chip.cfg): a weight sits in the lane's register while
+    # output pixels stream; partial sums of a K x pixels tile stay in the accumulation buffer
+    # across the whole R,S,C reduction (run by the weight buffer); the input buffer only
+    # multicasts. MAGNet's OS-LocalWS adds the accumulation collector: it keeps the streamed
+    # pixels' partial sums across the innermost reduction steps. DRAM may also loop over K and
+    # C, so that layers whose weights do not fit one chiplet still run (NVIDIA's cfg has
+    # P, Q only: Simba splits such layers over 36 chiplets).
+    "os-local-ws": {
+        "WeightCollector": {"temporal": PIXELS},
+        "AccumulationCollector": {"temporal": WINDOW},
+        "AccumulationBuffer": {"temporal": ("K",)},
+        "WeightBuffer": {"temporal": WINDOW},
+        "InputBuffer": {"temporal": ()},
+        "GlobalBuffer": {"temporal": PIXELS},
+        "DRAM": {"temporal": (*PIXELS, "K", "C")},
+    },
+    # Weight-stationary: the lane's register holds a weight while the pixels of a tile stream
+    # past; their partial sums are read and updated in the accumulation buffer every cycle
+    # (no accumulation collector); the weight buffer steps through weights (K, C, R, S), each
+    # entering it once (weights stationary there).
+    "ws": {
+        "WeightCollector": {"temporal": PIXELS},
+        "AccumulationCollector": {"keep": (), "temporal": ()},
+        "AccumulationBuffer": {"temporal": PIXELS},
+        "WeightBuffer": {"temporal": ("K", *WINDOW), "stationary": ("weights",)},
+    },
+    # Output-stationary: each vector unit accumulates one output in place (the accumulation
+    # collector, else the accumulation buffer) across the whole reduction; weights and inputs
+    # stream, a new weight vector from the weight buffer every cycle (no weight collector).
+    "os": {
+        "WeightCollector": {"keep": (), "temporal": ()},
+        "AccumulationCollector": {"temporal": WINDOW},
+        "AccumulationBuffer": {"temporal": WINDOW, "stationary": ("outputs",)},
+    },
+    # Input-stationary: an input vector serves several output channels in a row (their
+    # partial sums in the accumulation collector, else the accumulation buffer) before the
+    # reduction moves on; every input enters the PE's input buffer once; weights stream from
+    # the weight buffer (no weight collector).
+    "is": {
+        "WeightCollector": {"keep": (), "temporal": ()},
+        "AccumulationCollector": {"temporal": ("K",)},
+        "AccumulationBuffer": {"temporal": ("K", *WINDOW)},
+        "WeightBuffer": {"temporal": ("K", *WINDOW)},
+        "InputBuffer": {"stationary": ("inputs",)},
+    },
+    # MAGNet's WS-LocalOS: each lane cycles through the weights of its collector (a
+    # reduction) while the vector unit's partial sum stays in the accumulation collector; the
+    # collector's weights are reused for the next pixels (held there across the collector's
+    # pixel loop); weights are stationary in the weight buffer.
+    "ws-local-os": {
+        "WeightCollector": {"temporal": WINDOW},
+        "AccumulationCollector": {"temporal": PIXELS},
+        "AccumulationBuffer": {"temporal": (*PIXELS, "K")},
+        "WeightBuffer": {"stationary": ("weights",)},
+    },
+}
+
+
+class Simba(Template):
+    name = "simba"
+    description = "MAGNet / Simba: PEs of vector MACs with weight and accumulation collectors"
+    Params = SimbaParams
+    dataflows: ClassVar[dict[str, str]] = {
+        "free": "hardware rules only (lanes over C, vector units over K, PEs over K, C, pixels)",
+        "os-local-ws": "Simba's own nest / MAGNet OS-LocalWS: weight held in the lane register "
+        "while pixels stream, partial sums stay in the accumulation buffer",
+        "ws": "weight-stationary: the lane register holds a weight while pixels stream; "
+        "partial sums updated in the accumulation buffer every cycle",
+        "os": "output-stationary: each vector unit accumulates one output in place across the "
+        "reduction; weights stream from the weight buffer",
+        "is": "input-stationary: an input vector serves several output channels in a row; "
+        "weights stream from the weight buffer",
+        "ws-local-os": "MAGNet WS-LocalOS: lanes cycle their collector's weights while the "
+        "partial sum stays in the accumulation collector",
+    }
+    showcase: ClassVar[dict[str, Any]] = {"weight_collector": 4, "accum_collector": 8}
+    # simba-chip: Simba (MICRO 2019) chiplet, ../shared/reference/costs.md: 16 PEs x 8 vector
+    # units x 8 lanes, 32 / 8 / 3 KiB buffers with 24-bit partial sums, 64 KiB global buffer,
+    # 16 nm; clock 1.96 GHz = 4.01 TOPS / (1024 MACs x 2 ops). NVIDIA's Timeloop model keeps
+    # one weight per lane in a register (weight_collector 1) and has no accumulation collector.
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        "simba-chip": dict(
+            vector_width=8,
+            vector_units=8,
+            weight_collector=1,
+            accum_collector=0,
+            weight_buffer="32KiB",
+            input_buffer="8KiB",
+            accum_buffer="3KiB",
+            pe_rows=4,
+            pe_cols=4,
+            global_buffer="64KiB",
+            accum_bits=24,
+            clock_ghz=1.96,
+            technology_nm=16,
+        ),
+    }
+
+    def assemble(self, p: SimbaParams, name: str) -> Arch:
+        pes_x, pes_y = p.pe_cols, p.pe_rows
+        vu_x = pes_x * p.vector_units
+        lanes = Fanout(reduction="adder_tree", dense=True)
+        per_vu = {"mesh_x": vu_x, "mesh_y": pes_y}
+        levels = [
+            dram(p.dram_bandwidth, p.clock_ghz, p.activation_bits),
+            StorageLevel(
+                name="GlobalBuffer",
+                capacity_bits=p.global_buffer * 8,
+                word_bits=p.activation_bits,
+                operand_bits={"outputs": p.accum_bits},
+                block_words=32,  # NVIDIA simba-chip.cfg: block_size 32, 4 banks
+                keeps=("inputs", "outputs"),
+                fanout=Fanout(network="mesh"),
+                attributes={"banks": 4},
+            ),
+            StorageLevel(
+                name="InputBuffer",
+                capacity_bits=p.input_buffer * 8,
+                word_bits=p.activation_bits,
+                block_words=p.vector_width,
+                keeps=("inputs",),
+                mesh_x=pes_x,
+                mesh_y=pes_y,
+                fanout=Fanout(dense=True),  # the PE's vector units, input vector broadcast
+            ),
+            StorageLevel(
+                name="WeightBuffer",
+                capacity_bits=p.weight_buffer * 8 // p.vector_units,
+                word_bits=p.weight_bits,
+                block_words=p.vector_width,
+                keeps=("weights",),
+                **per_vu,
+            ),
+            StorageLevel(
+                name="AccumulationBuffer",
+                capacity_bits=p.accum_buffer * 8 // p.vector_units,
+                word_bits=p.accum_bits,
+                keeps=("outputs",),
+                fanout=lanes if not p.accum_collector else Fanout(dense=True),
+                **per_vu,
+            ),
+        ]
+        if p.accum_collector:
+            levels.append(
+                StorageLevel(
+                    name="AccumulationCollector",
+                    component="regfile",
+                    capacity_bits=p.accum_collector * p.accum_bits,
+                    word_bits=p.accum_bits,
+                    keeps=("outputs",),
+                    fanout=lanes,
+                    **per_vu,
+                )
+            )
+        lane_mesh = (vu_x * p.vector_width, pes_y)
+        if p.weight_collector:
+            levels.append(
+                StorageLevel(
+                    name="WeightCollector",
+                    component="regfile",
+                    capacity_bits=p.weight_collector * p.weight_bits,
+                    word_bits=p.weight_bits,
+                    keeps=("weights",),
+                    mesh_x=lane_mesh[0],
+                    mesh_y=lane_mesh[1],
+                )
+            )
+        compute = {
+            "datatype": "int" if p.number_format == "int" else "float",
+            "format": f"int{p.weight_bits}" if p.number_format == "int" else p.number_format,
+            "weight_bits": p.weight_bits,
+            "activation_bits": p.activation_bits,
+            "accum_bits": p.accum_bits,
+        }
+        return assemble(name, levels, p, lane_mesh, compute)
+
+    def dataflow(self, arch: Arch, name: str) -> Dataflow:
+        if name not in _RULES:
+            reason = (
+                "rs needs per-PE filter / ifmap / psum scratchpads feeding one MAC each "
+                "(the eyeriss template)"
+                if name == "rs"
+                else None
+            )
+            raise self.refuse(name, reason)
+        present = {lvl.name for lvl in arch.levels}
+        for level in _NEEDS.get(name, ()):
+            if level not in present:
+                knob = {
+                    "WeightCollector": "weight_collector",
+                    "AccumulationCollector": "accum_collector",
+                }[level]
+                raise DesignInfeasible(
+                    f"dataflow {name!r} holds data in the {level}, which this design does not "
+                    f"have ({knob}: 0); give it a depth > 0",
+                    field="--dataflow",
+                )
+        lane_parent = (
+            "AccumulationCollector"
+            if "AccumulationCollector" in present
+            else ("AccumulationBuffer")
+        )
+        pe_dims = ("K", "C", *PIXELS) if name == "free" else ("K", "C")
+        hardware = {
+            lane_parent: {"spatial_x": ("C",), "spatial_y": ()},
+            "InputBuffer": {"spatial_x": ("K",), "spatial_y": ()},
+            "GlobalBuffer": {"spatial_x": pe_dims, "spatial_y": pe_dims},
+        }
+        rules: dict[str, dict] = {}
+        for source in (hardware, _RULES[name]):
+            for level, fields in source.items():
+                if level in present:
+                    rules.setdefault(level, {"level": level}).update(fields)
+        return Dataflow(
+            name=name,
+            description=self.dataflows[name],
+            rules=tuple(Rule(**r) for r in rules.values()),
+        )

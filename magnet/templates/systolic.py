@@ -1,0 +1,130 @@
+"""SCALE-Sim's systolic array (Samajdar et al., ISPASS 2020; SCALE-Sim 3.0).
+
+A ``rows`` x ``cols`` array of MACs, each with one register per operand, fed by ifmap,
+filter and ofmap SRAMs. Layers are mapped in SCALE-Sim's GEMM view: ``P`` stands for the
+output pixels N*P*Q, ``C`` for the window C*R*S, ``K`` for the filters, and inputs are the
+im2col matrix (as SCALE-Sim's SRAM reads count them). The SRAMs are double-buffered and
+stream, as in SCALE-Sim, so their size prices their accesses without limiting tiles.
+Cycles add SCALE-Sim's skew per fold (``magnet.arch.spec.SystolicPipeline``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from magnet.arch.spec import Arch, Fanout, StorageLevel, SystolicPipeline
+from magnet.dataflow import Dataflow, Rule
+from magnet.templates.base import Bytes, Int, Real, Template, TemplateParams
+from magnet.templates.parts import assemble, dram
+
+
+class SystolicParams(TemplateParams):
+    """SCALE-Sim's machine: rows x cols MACs fed by three SRAMs (sizes in bytes)."""
+
+    rows: Int = Field(128, ge=1, le=4096, description="array rows")
+    cols: Int = Field(128, ge=1, le=4096, description="array columns")
+    ifmap_sram: Bytes = Field(256 * 1024, description="ifmap SRAM [bytes]")
+    filter_sram: Bytes = Field(256 * 1024, description="filter SRAM [bytes]")
+    ofmap_sram: Bytes = Field(128 * 1024, description="ofmap SRAM [bytes]")
+    word_bits: Int = Field(8, ge=2, le=32, description="word width [bits]")
+    dram_bandwidth: Real | None = Field(
+        None, gt=0, le=100_000, description="DRAM bandwidth [GB/s] (None: stall-free)"
+    )
+    clock_ghz: Real = Field(1.0, gt=0, le=100, description="clock frequency [GHz]")
+    technology_nm: Real = Field(45.0, ge=7, le=65, description="technology node [nm]")
+
+
+_REGISTERS = {"os": "OutputReg", "ws": "WeightReg", "is": "InputReg"}
+_OPERAND = {"os": "outputs", "ws": "weights", "is": "inputs"}
+# SCALE-Sim's GEMM view (../shared/reference/README.md): rows, columns and the streamed
+# dimension of each dataflow; P = output pixels, K = filters, C = window.
+_PLAN = {
+    "os": (
+        ("P",),
+        ("K",),
+        ("C",),
+        "output-stationary (SCALE-Sim os): pixels on rows, filters on columns, the window streamed",
+    ),
+    "ws": (
+        ("C",),
+        ("K",),
+        ("P",),
+        "weight-stationary (SCALE-Sim ws): window on rows, filters on columns, pixels streamed",
+    ),
+    "is": (
+        ("C",),
+        ("P",),
+        ("K",),
+        "input-stationary (SCALE-Sim is): window on rows, pixels on columns, filters streamed",
+    ),
+}
+
+
+class Systolic(Template):
+    name = "systolic"
+    description = "SCALE-Sim's systolic array (os / ws / is), fill and drain per fold"
+    Params = SystolicParams
+    dataflows: ClassVar[dict[str, str]] = {name: plan[3] for name, plan in _PLAN.items()}
+    # SCALE-Sim configuration of ../shared/reference/scalesim: 128 x 128, 256/256/128 KiB.
+    presets: ClassVar[dict[str, dict[str, Any]]] = {"systolic-128": {}}
+
+    def assemble(self, p: SystolicParams, name: str) -> Arch:
+        sram = {
+            "component": "sram",
+            "word_bits": p.word_bits,
+            "block_words": max(1, 64 // p.word_bits),
+            "streaming": True,
+        }
+        reg = {
+            "component": "regfile",
+            "word_bits": p.word_bits,
+            "capacity_bits": p.word_bits,
+            "mesh_x": p.cols,
+            "mesh_y": p.rows,
+        }
+        levels = [
+            dram(p.dram_bandwidth, p.clock_ghz, p.word_bits),
+            StorageLevel(
+                name="IfmapSRAM", capacity_bits=p.ifmap_sram * 8, keeps=("inputs",), **sram
+            ),
+            StorageLevel(
+                name="FilterSRAM", capacity_bits=p.filter_sram * 8, keeps=("weights",), **sram
+            ),
+            StorageLevel(
+                name="OfmapSRAM",
+                capacity_bits=p.ofmap_sram * 8,
+                keeps=("outputs",),
+                fanout=Fanout(network="systolic", dense=True),
+                **sram,
+            ),
+            StorageLevel(name="WeightReg", keeps=("weights",), **reg),
+            StorageLevel(name="InputReg", keeps=("inputs",), **reg),
+            StorageLevel(name="OutputReg", keeps=("outputs",), **reg),
+        ]
+        compute = {
+            "weight_bits": p.word_bits,
+            "activation_bits": p.word_bits,
+            "accum_bits": 32,
+            "format": f"int{p.word_bits}",
+        }
+        pipeline = SystolicPipeline(
+            rows=p.rows, cols=p.cols, registers={_OPERAND[k]: v for k, v in _REGISTERS.items()}
+        )
+        return assemble(
+            name, levels, p, (p.cols, p.rows), compute, pipeline=pipeline, layer_view="gemm"
+        )
+
+    def dataflow(self, arch: Arch, name: str) -> Dataflow:
+        if name not in _PLAN:
+            raise self.refuse(name)
+        rows, cols, streamed, description = _PLAN[name]
+        rules = [Rule(level="OfmapSRAM", spatial_x=cols, spatial_y=rows)]
+        for kind, reg in _REGISTERS.items():
+            if kind == name:
+                operand = (_OPERAND[kind],)
+                rules.append(Rule(level=reg, keep=operand, temporal=streamed, stationary=operand))
+            else:
+                rules.append(Rule(level=reg, keep=(), temporal=()))
+        return Dataflow(name=name, description=description, rules=tuple(rules))
