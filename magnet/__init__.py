@@ -15,6 +15,9 @@ The public API, in the order data flows through it::
                            budget=mg.Budget(seconds=5))
     outcome.status, outcome.reason, outcome.result
 
+    study = mg.search("search_spaces/quickstart.yaml", n_trials=48)  # runs or resumes
+    study.pareto_front(), mg.load_study("quickstart").trials()
+
 Extension points: ``CostModel`` (``register_cost_model``), ``Template``
 (``register_template``), ``Mapper`` (``register_mapper``).
 """
@@ -40,6 +43,7 @@ from magnet.mapper import (
 from magnet.mapping import Mapping
 from magnet.mapping.network import LayerMappings, NetworkResult
 from magnet.mapping.records import SCHEMA_VERSION, LayerRecord, NetworkRecord
+from magnet.search import load_study, search
 from magnet.templates import Template, dataflow_for, load_arch, register_template
 from magnet.templates.design import Design
 from magnet.workload.layer import (
@@ -95,6 +99,7 @@ __all__ = [
     "load_chain",
     "load_cost_model",
     "load_dataflow",
+    "load_study",
     "load_timeloop",
     "load_workload",
     "map_layer",
@@ -105,5 +110,6 @@ __all__ = [
     "register_cost_model",
     "register_mapper",
     "register_template",
+    "search",
     "templates",
 ]

@@ -551,5 +551,179 @@ def dataflows(template: str | None, arch_spec: str | None, as_json: bool) -> Non
             click.echo("")
 
 
+# ---- the design search ------------------------------------------------------------------------
+STORAGE_HELP = (
+    "Study storage: a journal file (default magnet-results/magnet.journal) or an Optuna "
+    "storage URL (sqlite:///file.db, postgresql://user@host/db)."
+)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("space_file", metavar="SPACE.yaml")
+@click.option(
+    "--workload",
+    "workloads",
+    multiple=True,
+    help="Replace the space's workloads (zoo name with NAME:key=value, .onnx, .yaml); "
+    "repeat for several. Default: the space's.",
+)
+@click.option(
+    "--trials",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Complete trials wanted, earlier runs included. Default: the space's.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    help="Designs evaluated at once: 1 runs in this process (no Ray); more start a "
+    "local Ray cluster of that size, or use --ray-address.",
+)
+@click.option(
+    "--sampler",
+    type=click.Choice(["nsga2", "nsga3", "tpe", "random", "grid"]),
+    default=None,
+    help="Optuna sampler. Default: the space's (nsga2).",
+)
+@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@click.option(
+    "--study", "study_name", type=str, default=None, help="Study name. Default: the space's name."
+)
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=0, help="Seed of the sampler and the mapper."
+)
+@click.option(
+    "--ray-address",
+    type=str,
+    default=None,
+    help="HOST:PORT of a running Ray cluster to evaluate on (not started or stopped by magnet).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Stop asking for designs after this many seconds (finished trials are kept).",
+)
+@_friendly
+def search(
+    space_file: str,
+    workloads: tuple[str, ...],
+    trials: int | None,
+    workers: int,
+    sampler: str | None,
+    storage: str | None,
+    study_name: str | None,
+    seed: int,
+    ray_address: str | None,
+    timeout: float | None,
+) -> None:
+    """Search the design space of SPACE.yaml for Pareto-optimal designs (resumable)."""
+    from magnet.search import SearchOptions, load_space, run_search
+
+    space = load_space(space_file)
+    options = SearchOptions(
+        trials=trials,
+        workers=workers,
+        sampler=sampler,
+        storage=storage,
+        study=study_name,
+        seed=seed,
+        ray_address=ray_address,
+        timeout=timeout,
+        workloads=workloads,
+    )
+    try:
+        run_search(space, options, log=lambda line: click.echo(line, err=True))
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_friendly
+def studies(storage: str | None, as_json: bool) -> None:
+    """List the studies of a storage with their trial counts and fronts."""
+    from magnet.search import list_studies, load_study
+
+    rows = []
+    for name in list_studies(storage):
+        try:
+            rows.append(load_study(name, storage).summary())
+        except MagnetError:
+            continue  # not a magnet study
+    if as_json:
+        click.echo(json.dumps(rows, indent=1, default=str))
+        return
+    click.echo(
+        f"{'study':<24}{'template':<10}{'ok':>6}{'infeas':>8}{'failed':>8}{'front':>7}"
+        f"{'HV':>9}  workloads"
+    )
+    for r in rows:
+        t = r["trials"]
+        click.echo(
+            f"{r['name']:<24}{r['template']:<10}{t['ok']:>6}{t['infeasible']:>8}"
+            f"{t['failed']:>8}{r['front_size']:>7}{r['hypervolume']:>9.3g}  "
+            f"{', '.join(r['workloads'])}"
+        )
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--study", "study_name", type=str, required=True, help="The study.")
+@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print a JSON list of {number, params, values}."
+)
+@_friendly
+def pareto(study_name: str, storage: str | None, as_json: bool) -> None:
+    """Print the Pareto front of a study: each design's parameters and objectives."""
+    from magnet.search import load_study, pareto_json
+
+    study = load_study(study_name, storage)
+    front = pareto_json(study)
+    if as_json:
+        click.echo(json.dumps(front, indent=1))
+        return
+    if not front:
+        click.echo("no feasible design yet")
+        return
+    params = sorted({k for t in front for k in t["params"]})
+    header = ["#", *study.objectives, *params]
+    rows = [
+        [
+            str(t["number"]),
+            *(f"{t['values'][o]:.4g}" for o in study.objectives),
+            *(str(t["params"].get(p, "")) for p in params),
+        ]
+        for t in front
+    ]
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        click.echo("  ".join(str(c).rjust(w) for c, w in zip(row, widths, strict=True)))
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--study", "study_name", type=str, required=True, help="The study.")
+@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@click.option(
+    "-o",
+    "--output",
+    type=str,
+    required=True,
+    help="FILE.csv (one row per trial) or FILE.json (every trial with its record).",
+)
+@_friendly
+def export(study_name: str, storage: str | None, output: str) -> None:
+    """Write every trial of a study to CSV or JSON."""
+    from magnet.search import load_study
+    from magnet.search.export import write_export
+
+    path = _output_path(output)
+    study = load_study(study_name, storage)
+    count = write_export(study, path)
+    click.echo(f"{count} trials written to {path}", err=True)
+
+
 if __name__ == "__main__":
     main()

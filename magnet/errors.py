@@ -48,7 +48,8 @@ def validation_message(exc: Any, root: type[BaseModel]) -> str:
             continue
         msg = err["msg"].removeprefix("Value error, ")
         value = err.get("input")
-        shown = "" if isinstance(value, dict | list | tuple) else f" (got {value!r})"
+        quiet = isinstance(value, dict | list | tuple) or "got " in msg
+        shown = "" if quiet else f" (got {value!r})"
         parts.append(f"{where}: {msg}{shown}")
     return "; ".join(parts)
 

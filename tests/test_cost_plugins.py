@@ -213,6 +213,16 @@ def test_negative_and_nan_energies_are_refused(simba, cls, shown):
         price_arch(simba, [model])
 
 
+def test_a_number_written_as_text_is_refused(simba):
+    model = load_cost_model(f"{BAD}:StringEnergy")
+    message = (
+        "cost model 'string-energy': returned '1.0' for read energy of AccumulationBuffer "
+        "(sram); expected a number in pJ / um^2"
+    )
+    with pytest.raises(MagnetError, match=re.escape(message)):
+        price_arch(simba, [model])
+
+
 def test_a_claimed_component_that_cannot_be_priced_names_plugin_component_and_action(simba):
     model = load_cost_model(f"{BAD}:ClaimsButRaises")
     with pytest.raises(MagnetError) as err:

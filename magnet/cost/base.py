@@ -9,6 +9,7 @@ so a cost model is never called inside the inner loop of a search.
 from __future__ import annotations
 
 import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -95,15 +96,15 @@ class CostModel(ABC):
 
 
 def checked(value: Any, model: CostModel, component: Component, what: str) -> float:
-    """Validate a number a cost model returned: finite and not negative."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
+    """Validate a number a cost model returned: a real number (not a string or a boolean),
+    finite and not negative."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise MagnetError(
             f"returned {value!r} for {what} of {component.name} ({component.cls}); "
             "expected a number in pJ / um^2",
             source=f"cost model {model.name!r}",
-        ) from None
+        )
+    number = float(value)
     if not math.isfinite(number) or number < 0:
         raise MagnetError(
             f"returned {number} for {what} of {component.name} ({component.cls}); "

@@ -11,8 +11,8 @@ from magnet.mapper.base import (
     Mapper,
     Objective,
     Tracker,
+    available_mappers,
     get_mapper,
-    mappers,
     register_mapper,
 )
 from magnet.mapper.network import NetworkOutcome, map_network
@@ -24,8 +24,8 @@ __all__ = [
     "NetworkOutcome",
     "Objective",
     "Tracker",
+    "available_mappers",
     "get_mapper",
     "map_network",
-    "mappers",
     "register_mapper",
 ]

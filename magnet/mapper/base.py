@@ -348,7 +348,7 @@ def _ensure_loaded() -> None:
         _register(ep.load())
 
 
-def mappers() -> dict[str, type[Mapper]]:
+def available_mappers() -> dict[str, type[Mapper]]:
     """Every registered mapper class by name."""
     _ensure_loaded()
     return dict(_REGISTRY)
@@ -359,7 +359,7 @@ def get_mapper(name: str | Mapper, **kwargs: Any) -> Mapper:
     ``Mapper`` instance is returned as it is."""
     if isinstance(name, Mapper):
         return name
-    known = mappers()
+    known = available_mappers()
     if name not in known:
         raise MagnetError(f"unknown mapper {name!r}; allowed: {', '.join(known)}", field="--mapper")
     return known[name](**kwargs)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,6 +20,7 @@ class NetworkOutcome:
     network: Network
     design: Design
     outcomes: dict[tuple, MapOutcome]  # Layer.shape_key() -> outcome
+    cached: int = 0  # shapes whose outcome came from the cache
 
     @property
     def status(self) -> Literal["mapped", "infeasible", "budget_exhausted"]:
@@ -63,6 +64,7 @@ def map_network(
     *,
     progress: Callable[[MapOutcome, int, int], None] | None = None,
     stop_on_failure: bool = True,
+    cache: MutableMapping[tuple, MapOutcome] | None = None,
     **options: Any,
 ) -> NetworkOutcome:
     """Map every distinct layer shape of ``network`` on ``design`` once.
@@ -70,15 +72,50 @@ def map_network(
     ``options`` go to the mapper (objective, seed, budget per layer, its own options).
     ``progress(outcome, done, total)`` is called after each shape. With ``stop_on_failure``,
     the first layer that cannot be mapped ends the work (the design cannot run the network).
+    ``cache`` keeps outcomes across calls, keyed by the design, the mapper and the layer's
+    loop nest: a layer seen before on the same design with the same mapper is not mapped again.
     """
     m = get_mapper(mapper, **options)
     shapes = network.unique_layers()
     outcomes: dict[tuple, MapOutcome] = {}
+    key = None if cache is None else (design_key(design), mapper_key(m))
+    cached = 0
     for i, (layer, _count, _names) in enumerate(shapes):
-        outcome = m.map(layer, design)
+        if cache is not None and (key, layer.shape_key()) in cache:
+            outcome = cache[(key, layer.shape_key())]
+            cached += 1
+        else:
+            outcome = m.map(layer, design)
+            if cache is not None:
+                cache[(key, layer.shape_key())] = outcome
         outcomes[layer.shape_key()] = outcome
         if progress is not None:
             progress(outcome, i + 1, len(shapes))
         if stop_on_failure and not outcome.ok:
             break
-    return NetworkOutcome(network, design, outcomes)
+    return NetworkOutcome(network, design, outcomes, cached)
+
+
+def design_key(design: Design) -> str:
+    """What identifies a design's prices and mapspace: the arch, its dataflow, its costs."""
+    return "|".join(
+        (
+            design.arch.model_dump_json(),
+            design.dataflow.model_dump_json(),
+            design.costs.model_name,
+            design.costs.network,
+        )
+    )
+
+
+def mapper_key(mapper: Mapper) -> str:
+    """What identifies a mapper's answers: its name, objective, seed, budget and options."""
+    return "|".join(
+        (
+            mapper.name,
+            mapper.objective.name,
+            str(mapper.seed),
+            mapper.budget.model_dump_json(),
+            mapper.options.model_dump_json(),
+        )
+    )

@@ -98,15 +98,16 @@ _RULES: dict[str, dict[str, dict]] = {
     # multicasts. MAGNet's OS-LocalWS adds the accumulation collector: it keeps the streamed
     # pixels' partial sums across the innermost reduction steps. DRAM may also loop over K and
     # C, so that layers whose weights do not fit one chiplet still run (NVIDIA's cfg has
-    # P, Q only: Simba splits such layers over 36 chiplets).
+    # P, Q only: Simba splits such layers over 36 chiplets); groups and attention heads (G),
+    # which the chip's convolutions do not have, are outer loops too.
     "os-local-ws": {
         "WeightCollector": {"temporal": PIXELS},
         "AccumulationCollector": {"temporal": WINDOW},
         "AccumulationBuffer": {"temporal": ("K",)},
         "WeightBuffer": {"temporal": WINDOW},
         "InputBuffer": {"temporal": ()},
-        "GlobalBuffer": {"temporal": PIXELS},
-        "DRAM": {"temporal": (*PIXELS, "K", "C")},
+        "GlobalBuffer": {"temporal": ("G", *PIXELS)},
+        "DRAM": {"temporal": ("G", *PIXELS, "K", "C")},
     },
     # Weight-stationary: the lane's register holds a weight while the pixels of a tile stream
     # past; their partial sums are read and updated in the accumulation buffer every cycle

@@ -41,6 +41,13 @@ class Layer(BaseModel):
     wdilation: int = Field(1, ge=1)
     hdilation: int = Field(1, ge=1)
 
+    def __init__(self, **data: Any) -> None:
+        # bad dimensions from Python come out as MagnetError naming the field, like bad YAML
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise MagnetError(validation_message(exc, type(self)), source="layer") from None
+
     @field_validator("name")
     @classmethod
     def _name_not_empty(cls, value: str) -> str:
@@ -260,8 +267,8 @@ def parse_layer(text: str, name: str = "layer") -> Layer:
             values[k] = value
     try:
         return Layer(name=name, **values)
-    except ValidationError as exc:
-        raise MagnetError(validation_message(exc, Layer), field="--layer") from None
+    except MagnetError as exc:
+        raise MagnetError(str(exc).removeprefix("layer: "), field="--layer") from None
 
 
 def _pair(value: int | tuple[int, int]) -> tuple[int, int]:

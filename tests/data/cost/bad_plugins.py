@@ -43,6 +43,11 @@ class NanEnergy(_Constant):
     value = math.nan
 
 
+class StringEnergy(_Constant):
+    name = "string-energy"
+    value = "1.0"  # a number written as text: refused, not read as 1 pJ
+
+
 class ClaimsButRaises(_Constant):
     """Claims every SRAM, but its lookup fails on the ones it has no macro for."""
 

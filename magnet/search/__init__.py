@@ -1,0 +1,71 @@
+"""The design-space search: multi-objective Optuna studies evaluated in-process or on Ray.
+
+    import magnet as mg
+    study = mg.search("search_spaces/quickstart.yaml", n_trials=40)   # runs or resumes
+    study.pareto_front()                      # TrialView: params, values, metrics, records
+    mg.load_study("quickstart").trials()      # from storage, any time later
+
+See ``space.py`` for the search-space YAML, ``driver.py`` for how a search runs and resumes,
+``storage.py`` for where studies live and ``study.py`` for reading them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from magnet.search.driver import SAMPLERS, SearchOptions, run_search
+from magnet.search.space import METRICS, SearchSpace, load_space, space_from_data
+from magnet.search.study import Study, TrialView, list_studies, load_study, pareto_json
+
+
+def search(
+    space: str | Path | SearchSpace | dict[str, Any],
+    workload: str | list[str] | None = None,
+    *,
+    n_trials: int | None = None,
+    workers: int = 1,
+    sampler: str | None = None,
+    storage: str | None = None,
+    study: str | None = None,
+    seed: int = 0,
+    ray_address: str | None = None,
+    timeout: float | None = None,
+    log: Any = None,
+) -> Study:
+    """Run or resume a design search (the same as ``magnet search``); returns the study."""
+    if isinstance(space, dict):
+        space = space_from_data(space)
+    elif not isinstance(space, SearchSpace):
+        space = load_space(space)
+    workloads = (
+        () if workload is None else tuple([workload] if isinstance(workload, str) else workload)
+    )
+    options = SearchOptions(
+        trials=n_trials,
+        workers=workers,
+        sampler=sampler,
+        storage=storage,
+        study=study,
+        seed=seed,
+        ray_address=ray_address,
+        timeout=timeout,
+        workloads=workloads,
+    )
+    return run_search(space, options, log=log or (lambda line: None))
+
+
+__all__ = [
+    "METRICS",
+    "SAMPLERS",
+    "SearchOptions",
+    "SearchSpace",
+    "Study",
+    "TrialView",
+    "list_studies",
+    "load_space",
+    "load_study",
+    "pareto_json",
+    "run_search",
+    "search",
+]

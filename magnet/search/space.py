@@ -1,0 +1,415 @@
+"""Search spaces: what a design search varies, what it optimises and what it must respect.
+
+A space is a YAML file (``search_spaces/*.yaml``)::
+
+    name: quickstart
+    template: simba
+    params:                                  # a template parameter: a value, or a range
+      vector_width: {choices: [8, 16]}
+      vector_units: {pow2: [4, 32]}          # 4, 8, 16, 32
+      accum_collector: {int: [0, 16], step: 4}
+      weight_buffer: {pow2: [8KiB, 128KiB]}  # sizes in bytes or with units
+      clock_ghz: {float: [0.5, 2.0], log: true}
+      pe_rows: 4                             # fixed
+    dataflow: {choices: [os-local-ws, ws-local-os]}
+    constraints:                             # between parameters, checked before evaluating
+      - weight_buffer >= weight_collector * vector_width * vector_units
+    objectives: [energy_pj, latency_cycles, {metric: tops_per_mm2, goal: max}]
+    limits:                                  # on results: a design outside them is infeasible
+      - {metric: area_mm2, max: 5.0}
+    workloads:
+      - resnet50                             # or {workload: bert-base, batch: 1, weight: 0.5}
+    mapper: {name: fast, objective: edp, budget: {evaluations: 3000}, options: {samples: 1000}}
+    cost_model: null                         # a cost-model spec, as --cost-model
+    network: wires
+
+Every field is checked against the template (parameter names, dataflows), the metrics of a
+result and the workloads; an error names the file, the field and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from magnet.errors import MagnetError, validation_message
+from magnet.files import read_yaml
+from magnet.mapper import Budget
+from magnet.units import parse_bytes
+
+#: Metrics of a network result a search can optimise or limit (``NetworkRecord`` fields;
+#: ``edp`` is energy x latency in pJ x cycles).
+METRICS: dict[str, str] = {
+    "energy_pj": "energy per inference (pJ)",
+    "latency_cycles": "cycles per inference",
+    "latency_s": "seconds per inference",
+    "area_mm2": "chip area (mm^2)",
+    "edp": "energy x latency (pJ x cycles)",
+    "tops_per_w": "TOPS per watt",
+    "tops_per_mm2": "TOPS per mm^2",
+    "tops": "TOPS",
+    "power_w": "average power (W)",
+    "utilization": "MAC utilisation (0..1)",
+    "energy_pj_per_mac": "energy per MAC (pJ)",
+}
+#: Each metric's natural goal (what "better" means) when an objective gives no goal.
+NATURAL_GOAL = {
+    **dict.fromkeys(METRICS, "min"),
+    "tops_per_w": "max",
+    "tops_per_mm2": "max",
+    "tops": "max",
+    "utilization": "max",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ParamRange(_Strict):
+    """One parameter's range: exactly one of ``choices``, ``int``, ``pow2``, ``float``."""
+
+    choices: list[Any] | None = Field(None, min_length=1)
+    int: tuple[Any, Any] | None = None
+    step: Any = None
+    pow2: tuple[Any, Any] | None = None
+    float: tuple[Any, Any] | None = None
+    log: bool = False
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ParamRange:
+        kinds = [k for k in ("choices", "int", "pow2", "float") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(
+                "give exactly one of choices: [...], int: [lo, hi] (step: n), "
+                "pow2: [lo, hi], float: [lo, hi] (log: true)"
+            )
+        if self.step is not None and self.int is None:
+            raise ValueError("step applies to int: [lo, hi]")
+        if self.log and self.float is None:
+            raise ValueError("log applies to float: [lo, hi]")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in ("choices", "int", "pow2", "float") if getattr(self, k) is not None)
+
+    def values(self) -> list[Any] | None:
+        """Every value of a discrete range (None for a float range)."""
+        if self.choices is not None:
+            return [_number_or_size(v) for v in self.choices]
+        if self.int is not None:
+            lo, hi = (_whole(v) for v in self.int)
+            step = 1 if self.step is None else _whole(self.step)
+            if step < 1:
+                raise ValueError(f"step must be >= 1, got {step}")
+            if lo > hi:
+                raise ValueError(f"the range is empty: {lo} > {hi}")
+            return list(range(lo, hi + 1, step))
+        if self.pow2 is not None:
+            lo, hi = (_whole(v) for v in self.pow2)
+            if lo < 1 or lo > hi:
+                raise ValueError(f"the range is empty or not positive: [{lo}, {hi}]")
+            first = 1 << max(0, math.ceil(math.log2(lo)))
+            out = []
+            v = first
+            while v <= hi:
+                out.append(v)
+                v *= 2
+            if not out:
+                raise ValueError(f"no power of two between {lo} and {hi}")
+            return out
+        return None
+
+    def bounds(self) -> tuple[float, float]:
+        lo, hi = (_real(v) for v in self.float)
+        if lo > hi:
+            raise ValueError(f"the range is empty: {lo} > {hi}")
+        if self.log and lo <= 0:
+            raise ValueError(f"a log range needs lo > 0, got {lo}")
+        return lo, hi
+
+
+def _whole(value: Any) -> int:
+    number = _number_or_size(value)
+    if isinstance(number, bool) or not isinstance(number, int):
+        raise ValueError(f"expected a whole number or a size, got {value!r}")
+    return number
+
+
+def _real(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number, got {value!r}")
+    return float(value)
+
+
+def _number_or_size(value: Any) -> Any:
+    """``"32KiB"`` -> 32768; numbers, booleans and other strings as they are."""
+    if isinstance(value, str):
+        try:
+            return parse_bytes(value)
+        except ValueError:
+            return value
+    return value
+
+
+class Objective(_Strict):
+    metric: str
+    goal: Literal["min", "max"] | None = None
+
+    @property
+    def direction(self) -> str:
+        goal = self.goal or NATURAL_GOAL[self.metric]
+        return "minimize" if goal == "min" else "maximize"
+
+    @property
+    def label(self) -> str:
+        return self.metric
+
+
+class Limit(_Strict):
+    metric: str
+    max: float | None = None
+    min: float | None = None
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> Limit:
+        if (self.max is None) == (self.min is None):
+            raise ValueError("give max: or min: (one of them)")
+        return self
+
+    @property
+    def key(self) -> str:
+        return (
+            f"{self.metric}<={self.max:g}"
+            if self.max is not None
+            else (f"{self.metric}>={self.min:g}")
+        )
+
+    def violation(self, value: float) -> float:
+        """<= 0 when respected; else the relative distance to the bound."""
+        if self.max is not None:
+            return (value - self.max) / max(abs(self.max), 1e-30)
+        return (self.min - value) / max(abs(self.min), 1e-30)
+
+
+class WorkloadSpec(_Strict):
+    workload: str
+    batch: int | None = Field(None, ge=1)
+    weight: float = Field(1.0, gt=0)
+
+
+class MapperSpec(_Strict):
+    name: str = "fast"
+    objective: str = "edp"
+    budget: Budget = Budget()
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class SearchSpace(_Strict):
+    """A validated search space (see the module docstring)."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    template: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    dataflow: Any = "free"
+    constraints: list[str] = Field(default_factory=list)
+    objectives: list[Objective] = Field(min_length=1)
+    limits: list[Limit] = Field(default_factory=list)
+    workloads: list[WorkloadSpec] = Field(min_length=1)
+    mapper: MapperSpec = MapperSpec()
+    cost_model: str | None = None
+    network: Literal["wires", "none"] = "wires"
+    trials: int = Field(100, ge=1)
+    sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid"] = "nsga2"
+
+    @field_validator("objectives", mode="before")
+    @classmethod
+    def _objectives(cls, value: Any) -> Any:
+        return [{"metric": v} if isinstance(v, str) else v for v in (value or [])]
+
+    @field_validator("workloads", mode="before")
+    @classmethod
+    def _workloads(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        return [{"workload": v} if isinstance(v, str) else v for v in (value or [])]
+
+    # ---- derived views ---------------------------------------------------------------
+    def ranges(self) -> dict[str, ParamRange]:
+        """The parameters that vary."""
+        return {k: ParamRange(**v) for k, v in self.params.items() if isinstance(v, dict)}
+
+    def fixed(self) -> dict[str, Any]:
+        """The parameters given one value."""
+        return {k: _number_or_size(v) for k, v in self.params.items() if not isinstance(v, dict)}
+
+    def dataflows(self) -> list[str]:
+        if isinstance(self.dataflow, str):
+            return [self.dataflow]
+        return list(self.dataflow["choices"])
+
+    def directions(self) -> list[str]:
+        return [o.direction for o in self.objectives]
+
+
+def _check(space: SearchSpace, source: str) -> None:
+    """Cross-field checks: names against the template, metrics, workloads, expressions."""
+    from magnet.mapper import available_mappers
+    from magnet.templates import get_template
+
+    template = get_template(space.template, source=source)
+    allowed = list(template.Params.model_fields)
+    for name, spec in space.params.items():
+        if name not in allowed:
+            raise MagnetError(
+                f"unknown parameter of the {template.name} template; allowed: {', '.join(allowed)}",
+                source=source,
+                field=f"params.{name}",
+            )
+        if isinstance(spec, dict):
+            try:
+                r = ParamRange(**spec)
+                if r.kind == "float":
+                    r.bounds()
+                else:
+                    r.values()
+            except (ValidationError, ValueError) as exc:
+                message = (
+                    validation_message(exc, ParamRange)
+                    if isinstance(exc, ValidationError)
+                    else str(exc)
+                )
+                raise MagnetError(message, source=source, field=f"params.{name}") from None
+    # every value the space can give, checked by the template's own model once
+    try:
+        template.params({**space.fixed(), **{k: _first(r) for k, r in space.ranges().items()}})
+    except MagnetError as exc:
+        raise MagnetError(str(exc).split(": ", 1)[-1], source=source, field="params") from None
+    flows = space.dataflow
+    if not (isinstance(flows, str) or (isinstance(flows, dict) and set(flows) == {"choices"})):
+        raise MagnetError(
+            "give one dataflow name or {choices: [...]}", source=source, field="dataflow"
+        )
+    for flow in space.dataflows():
+        if flow not in template.dataflows:
+            raise MagnetError(
+                f"unknown dataflow {flow!r} of the {template.name} template; allowed: "
+                f"{', '.join(template.dataflows)}",
+                source=source,
+                field="dataflow",
+            )
+    for i, objective in enumerate(space.objectives):
+        if objective.metric not in METRICS:
+            raise MagnetError(
+                f"unknown metric {objective.metric!r}; allowed: {', '.join(METRICS)}",
+                source=source,
+                field=f"objectives.{i}",
+            )
+    names = [o.metric for o in space.objectives]
+    if len(set(names)) != len(names):
+        raise MagnetError("an objective is listed twice", source=source, field="objectives")
+    for i, limit in enumerate(space.limits):
+        if limit.metric not in METRICS:
+            raise MagnetError(
+                f"a limit on unknown metric {limit.metric!r}; allowed: {', '.join(METRICS)}",
+                source=source,
+                field=f"limits.{i}",
+            )
+    known = set(allowed)
+    for i, text in enumerate(space.constraints):
+        _expression_names(text, known, source, f"constraints.{i}")
+    if space.mapper.name not in available_mappers():
+        raise MagnetError(
+            f"unknown mapper {space.mapper.name!r}; allowed: {', '.join(available_mappers())}",
+            source=source,
+            field="mapper.name",
+        )
+    from magnet.workload.load import load_workload
+
+    for i, w in enumerate(space.workloads):
+        try:
+            load_workload(w.workload, w.batch)
+        except MagnetError as exc:
+            raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
+    if space.sampler == "grid" and any(r.kind == "float" for r in space.ranges().values()):
+        raise MagnetError(
+            "the grid sampler needs discrete parameters (choices, int, pow2), not float ranges",
+            source=source,
+            field="sampler",
+        )
+
+
+#: Functions a derived constraint may call.
+FUNCTIONS = {"min": min, "max": max}
+
+
+def _first(r: ParamRange) -> Any:
+    return r.bounds()[0] if r.kind == "float" else r.values()[0]
+
+
+def _expression_names(text: str, known: set[str], source: str, field: str) -> None:
+    import ast
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise MagnetError(f"not an expression: {exc.msg}", source=source, field=field) from None
+    unknown = sorted(
+        {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - known - set(FUNCTIONS)
+    )
+    if unknown:
+        raise MagnetError(
+            f"unknown name(s) {', '.join(unknown)} in {text!r}; use the template's parameters "
+            f"and {', '.join(FUNCTIONS)}",
+            source=source,
+            field=field,
+        )
+
+
+def constraint_violations(space: SearchSpace, params: dict[str, Any]) -> list[str]:
+    """The derived constraints ``params`` break (``simpleeval`` evaluates them safely); a
+    parameter the space does not set takes the template's default."""
+    from simpleeval import EvalWithCompoundTypes
+
+    from magnet.templates import get_template
+
+    fields = get_template(space.template).Params.model_fields
+    names = {name: _number_or_size(f.default) for name, f in fields.items()} | dict(params)
+    evaluator = EvalWithCompoundTypes(names=names, functions=FUNCTIONS)
+    broken = []
+    for text in space.constraints:
+        if not evaluator.eval(text):
+            broken.append(text)
+    return broken
+
+
+def load_space(path: str | Path) -> SearchSpace:
+    """A search space from YAML, checked (see the module docstring)."""
+    source = str(path)
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise MagnetError(
+            "expected a mapping (name, template, params, objectives, ...)", source=source
+        )
+    data.setdefault("name", Path(path).stem)
+    try:
+        space = SearchSpace(**data)
+    except ValidationError as exc:
+        raise MagnetError(validation_message(exc, SearchSpace), source=source) from None
+    _check(space, source)
+    return space
+
+
+def space_from_data(data: dict[str, Any], source: str = "space") -> SearchSpace:
+    """A search space from a dict (the same checks as ``load_space``)."""
+    try:
+        space = SearchSpace(**data)
+    except ValidationError as exc:
+        raise MagnetError(validation_message(exc, SearchSpace), source=source) from None
+    _check(space, source)
+    return space

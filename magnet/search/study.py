@@ -1,0 +1,251 @@
+"""Reading studies: what ``magnet pareto`` / ``export``, the dashboard and the reports see.
+
+A study's trials carry magnet's record in one user attribute (``magnet``): the status
+(``ok``, ``infeasible``, ``failed``), the reason, the metrics (weighted means over the
+workloads), the seconds, and the compressed ``NetworkRecord`` of every workload; the study
+carries the search configuration (``magnet_config``) and the hypervolume reference point.
+Nothing here writes to storage.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from magnet.errors import MagnetError
+from magnet.search import pareto
+from magnet.search.evaluate import unpack
+from magnet.search.space import SearchSpace
+
+CONFIG_ATTR = "magnet_config"
+REFERENCE_ATTR = "magnet_hv_reference"
+TRIAL_ATTR = "magnet"
+
+
+@dataclass
+class TrialView:
+    """One trial, as magnet reads it."""
+
+    number: int
+    state: str  # Optuna's: COMPLETE, FAIL, RUNNING, WAITING, PRUNED
+    status: str  # ok, infeasible, failed, running, waiting
+    params: dict[str, Any]
+    values: dict[str, float]  # objective -> value (ok and infeasible-with-metrics trials)
+    metrics: dict[str, float]
+    reason: str | None
+    seconds: float | None
+    started: datetime | None
+    finished: datetime | None
+    feasible: bool
+    _records: str | None = None
+
+    @property
+    def dataflow(self) -> str | None:
+        return self.params.get("dataflow")
+
+    @cached_property
+    def records(self) -> list[dict[str, Any]]:
+        """The ``NetworkRecord`` of every workload (empty for a design that did not run)."""
+        return [] if self._records is None else unpack(self._records)
+
+    def to_dict(self, with_records: bool = False) -> dict[str, Any]:
+        out = {
+            "number": self.number,
+            "state": self.state,
+            "status": self.status,
+            "params": self.params,
+            "values": self.values,
+            "metrics": self.metrics,
+            "reason": self.reason,
+            "seconds": self.seconds,
+        }
+        if with_records:
+            out["records"] = self.records
+        return out
+
+
+def _view(trial: Any, objectives: list[str]) -> TrialView:
+    attrs = trial.user_attrs.get(TRIAL_ATTR) or {}
+    state = trial.state.name
+    status = {"RUNNING": "running", "WAITING": "waiting", "FAIL": "failed", "PRUNED": "failed"}.get(
+        state, attrs.get("status", "ok")
+    )
+    constraints = trial.system_attrs
+    violated = any(v > 0 for k, v in constraints.items() if k.startswith("constraints:"))
+    values = {}
+    if state == "COMPLETE" and trial.values is not None and attrs.get("metrics"):
+        values = dict(zip(objectives, trial.values, strict=False))
+    return TrialView(
+        number=trial.number,
+        state=state,
+        status=status,
+        params=dict(trial.params),
+        values=values,
+        metrics=dict(attrs.get("metrics") or {}),
+        reason=attrs.get("reason"),
+        seconds=attrs.get("seconds"),
+        started=trial.datetime_start,
+        finished=trial.datetime_complete,
+        feasible=state == "COMPLETE" and status == "ok" and not violated,
+        _records=attrs.get("records"),
+    )
+
+
+class Study:
+    """A magnet study in a storage (read-only)."""
+
+    def __init__(self, optuna_study: Any, storage: str):
+        self.optuna = optuna_study
+        self.name = optuna_study.study_name
+        self.storage = storage
+        config = optuna_study.user_attrs.get(CONFIG_ATTR)
+        if config is None:
+            raise MagnetError(
+                f"study {self.name!r} was not made by magnet (no search configuration)",
+                source=storage,
+            )
+        self.config: dict[str, Any] = config
+        self.space = SearchSpace(**config["space"])
+        self.objectives = [o.metric for o in self.space.objectives]
+        self.directions = self.space.directions()
+
+    @cached_property
+    def _all(self) -> list[TrialView]:
+        return [_view(t, self.objectives) for t in self.optuna.get_trials(deepcopy=False)]
+
+    def trials(self, status: str | None = None) -> list[TrialView]:
+        """Every trial (or those with ``status``), by number."""
+        return [t for t in self._all if status is None or t.status == status]
+
+    def trial(self, number: int) -> TrialView:
+        for t in self._all:
+            if t.number == number:
+                return t
+        raise MagnetError(f"study {self.name!r} has no trial {number}", field="trial")
+
+    def feasible(self) -> list[TrialView]:
+        return [t for t in self._all if t.feasible]
+
+    def points(self, trials: list[TrialView]) -> np.ndarray:
+        """Minimised log10 objective vectors of ``trials``."""
+        if not trials:
+            return np.zeros((0, len(self.objectives)))
+        values = np.array([[t.values[o] for o in self.objectives] for t in trials])
+        return pareto.to_minimised_log(values, self.directions)
+
+    def pareto_front(self) -> list[TrialView]:
+        """The feasible trials no other feasible trial dominates."""
+        ok = self.feasible()
+        if not ok:
+            return []
+        mask = pareto.nondominated(self.points(ok))
+        return [t for t, keep in zip(ok, mask, strict=True) if keep]
+
+    @property
+    def reference(self) -> list[float] | None:
+        return self.optuna.user_attrs.get(REFERENCE_ATTR)
+
+    def hypervolume(self) -> float:
+        ref = self.reference
+        return 0.0 if ref is None else pareto.hypervolume(self.points(self.feasible()), ref)
+
+    def hypervolume_history(self) -> list[tuple[int, float]]:
+        """(trial number, hypervolume of the feasible trials up to it)."""
+        ref = self.reference
+        ok = self.feasible()
+        if ref is None or not ok:
+            return []
+        points = self.points(ok)
+        return [(t.number, pareto.hypervolume(points[: i + 1], ref)) for i, t in enumerate(ok)]
+
+    def counts(self) -> dict[str, int]:
+        out = {"complete": 0, "ok": 0, "infeasible": 0, "failed": 0, "running": 0, "waiting": 0}
+        for t in self._all:
+            out[t.status] = out.get(t.status, 0) + 1
+            if t.state == "COMPLETE":
+                out["complete"] += 1
+        return out
+
+    def best(self) -> dict[str, tuple[int, float] | None]:
+        """Per objective: (trial number, value) of the best feasible trial."""
+        out: dict[str, tuple[int, float] | None] = {}
+        ok = self.feasible()
+        for o, d in zip(self.objectives, self.directions, strict=True):
+            if not ok:
+                out[o] = None
+                continue
+            pick = (min if d == "minimize" else max)(ok, key=lambda t: t.values[o])
+            out[o] = (pick.number, pick.values[o])
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        counts = self.counts()
+        return {
+            "name": self.name,
+            "space": self.space.name,
+            "template": self.space.template,
+            "workloads": [w.workload for w in self.space.workloads],
+            "objectives": [
+                {"metric": o, "direction": d}
+                for o, d in zip(self.objectives, self.directions, strict=True)
+            ],
+            "trials": counts,
+            "front_size": len(self.pareto_front()),
+            "hypervolume": self.hypervolume(),
+            "best": {
+                k: (None if v is None else {"trial": v[0], "value": v[1]})
+                for k, v in self.best().items()
+            },
+            "state": "running" if counts["running"] else "idle",
+        }
+
+
+def pareto_json(study: Study) -> list[dict[str, Any]]:
+    """The front as ``magnet pareto --json`` prints it: objects with params and values."""
+    return [
+        {"number": t.number, "params": t.params, "values": t.values} for t in study.pareto_front()
+    ]
+
+
+def list_studies(storage: str | None) -> list[str]:
+    import optuna
+
+    from magnet.search.storage import describe, open_storage
+
+    store = open_storage(storage, create=False)
+    try:
+        return [
+            s.study_name for s in optuna.get_all_study_summaries(store, include_best_trial=False)
+        ]
+    except Exception as exc:
+        raise MagnetError(
+            f"cannot read the storage: {type(exc).__name__}: {exc}", source=describe(storage)
+        ) from None
+
+
+def load_study(name: str, storage: str | None = None) -> Study:
+    """The magnet study ``name`` in ``storage`` (a Journal path, a URL or None: the default)."""
+    import optuna
+
+    from magnet.search.storage import describe, open_storage
+
+    store = open_storage(storage, create=False)
+    try:
+        study = optuna.load_study(study_name=name, storage=store)
+    except KeyError:
+        known = list_studies(storage)
+        raise MagnetError(
+            f"no study {name!r}; studies here: {', '.join(known) or 'none'}",
+            source=describe(storage),
+            field="--study",
+        ) from None
+    return Study(study, describe(storage))
+
+
+def finite(x: float) -> bool:
+    return isinstance(x, float | int) and math.isfinite(x)

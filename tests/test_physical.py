@@ -1,0 +1,160 @@
+"""The physical model of on-chip energy and area, derived by hand on small machines.
+
+Built-in 45 nm tables (magnet/cost/tables/horowitz45.yaml): int8 multiply 0.2 pJ; adds
+follow the power law through Horowitz's 16- and 32-bit rows, 0.05 and 0.1 pJ, which is
+linear: add(w) = 0.05 x w / 16 pJ (add(17) = 0.053125, add(18) = 0.05625, add(24) = 0.075);
+a register file of 64 entries x 8 bits costs 8 x 1.06 fJ + 64 x 29.47 fJ x 6 / 32 = 0.36212 pJ
+per access; wires 0.121 pJ/bit-mm (Keckler 2011); DRAM 162.5 pJ per 8-bit word; a clocked
+flip-flop 5.5 fJ per cycle.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import magnet as mg
+from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel
+from magnet.mapping import LevelMapping, Mapping
+
+ALL = ("weights", "inputs", "outputs")
+RF64 = 8 * 0.00106 + 64 * 0.02947 * 6 / 32  # 0.36212 pJ per access
+CLOCK8 = 8 * 0.0055  # an 8-bit register's clock, pJ per cycle
+
+
+def add(bits: int) -> float:
+    return 0.05 * bits / 16
+
+
+def add_area(bits: int) -> float:
+    """Horowitz's 16- and 32-bit adds are 67 and 137 um^2: the power law between them."""
+    return 67 * (137 / 67) ** math.log2(bits / 16)
+
+
+def vector_unit() -> Arch:
+    """A buffer feeding 4 lanes whose products are reduced in an adder tree (0.01 mm apart)."""
+    return Arch(
+        name="vu",
+        levels=(
+            StorageLevel(name="DRAM", component="dram", keeps=ALL),
+            StorageLevel(
+                name="Buf",
+                component="regfile",
+                capacity_bits=512,
+                keeps=ALL,
+                fanout=Fanout(reduction="adder_tree", dense=True, pitch_mm=0.01),
+            ),
+        ),
+        compute=ComputeLevel(name="MAC", mesh_x=4, accum_bits=24),
+    )
+
+
+def test_a_vector_mac_reduces_its_lanes_in_an_adder_tree() -> None:
+    # C=4 over the 4 lanes, P=2 in time: 8 MACs, 2 vector operations.
+    layer = mg.Layer(C=4, P=2)
+    m = Mapping(levels=(LevelMapping(target="Buf", temporal={"P": 2}, spatial_x={"C": 4}),))
+    r = mg.evaluate(layer, vector_unit(), m)
+    # math: 8 MACs x (0.2 + add(24)) = 2.2; each vector operation merges 4 products (16 bits)
+    # in 2 adds of 17 bits and 1 of 18 bits, replacing 3 of the 4 accumulations:
+    # 2 x (2 x 0.053125 + 0.05625 - 3 x 0.075) = -0.125; the MACs' 8-bit input registers are
+    # clocked while they work: 8 x 0.044 = 0.352. Total 2.427 pJ.
+    tree = 2 * (2 * add(17) + add(18) - 3 * add(24))
+    assert r.energy_pj_by_category["math"] == pytest.approx(8 * (0.2 + add(24)) + tree + 8 * CLOCK8)
+    # the partial sums never cross the network: the words below the buffer are the 8 weights
+    # and 8 inputs (one per lane per step), each over sqrt(4) / 2 = 1 pitch of 0.01 mm:
+    # (8 + 8) x 8 bits x 0.121 x 0.01 = 0.15488 pJ
+    assert r.energy_pj_by_category["network"] == pytest.approx(16 * 8 * 0.121 * 0.01)
+    # the buffer updates 2 reduced outputs (not 8 partial sums): reads 8 W + 8 I, fills 4 W +
+    # 8 I, 2 updates = 30 accesses x 0.36212, plus its port register's clock for the 2 busy
+    # cycles (0.088)
+    assert r.accesses["Buf"]["outputs"] == {"reads": 0.0, "fills": 0.0, "updates": 2.0}
+    assert r.energy_pj_by_category["memory"] == pytest.approx(30 * RF64 + 2 * CLOCK8)
+    assert r.energy_pj_by_category["dram"] == pytest.approx((4 + 8 + 2) * 162.5)
+
+
+def array(pitch_mm: float = 0.5) -> Arch:
+    """A buffer feeding 4 x 4 PEs (one register file each) over a tree, pitch_mm apart."""
+    return Arch(
+        name="array",
+        levels=(
+            StorageLevel(name="DRAM", component="dram", keeps=ALL),
+            StorageLevel(
+                name="GLB",
+                capacity_bits=8 * 8192,
+                keeps=ALL,
+                fanout=Fanout(pitch_mm=pitch_mm),
+            ),
+            StorageLevel(
+                name="PE", component="regfile", capacity_bits=64, keeps=ALL, mesh_x=4, mesh_y=4
+            ),
+        ),
+        compute=ComputeLevel(name="MAC", mesh_x=4, mesh_y=4, accum_bits=24),
+    )
+
+
+def test_wires_price_a_multicast_as_one_tree() -> None:
+    # K=16 over the 4 x 4 PEs: each PE its own weight and output, one input for all.
+    # The PEs sit in a 4 x 4 grid, the buffer in the middle: a child is on average
+    # sqrt(16) / 2 = 2 pitches away; a tree reaching m of them is 2 + (m - 1) pitches long.
+    layer = mg.Layer(K=16)
+    m = Mapping(levels=(LevelMapping(target="GLB", spatial_x={"K": 4}, spatial_y={"K": 4}),))
+    r = mg.evaluate(layer, array(), m)
+    weights = 16 * 8 * 0.121 * (2 * 0.5)  # 16 unicasts of 1 mm: 15.488
+    inputs = 1 * 8 * 0.121 * ((2 + 15) * 0.5)  # one 8.5 mm tree: 8.228 (16 unicasts: 15.488)
+    outputs = 16 * 24 * 0.121 * (2 * 0.5)  # 16 partial sums of 24 bits, 1 mm each: 46.464
+    assert r.energy_pj_by_category["network"] == pytest.approx(weights + inputs + outputs)
+    # Timeloop parity: no network energy at all
+    none = mg.evaluate(layer, mg.design(array(), network="none"), m)
+    assert none.energy_pj_by_category["network"] == 0
+    assert none.energy_pj == pytest.approx(r.energy_pj - (weights + inputs + outputs))
+
+
+def test_a_spatial_reduction_merges_partial_sums_on_the_way_up() -> None:
+    # C=16 over the 16 PEs: the 16 partial sums of one output merge into one word, with 15
+    # adds of 24 bits (0.075 pJ each) and a reduction tree of 2 + 15 = 17 pitches.
+    layer = mg.Layer(C=16)
+    m = Mapping(levels=(LevelMapping(target="GLB", spatial_x={"C": 4}, spatial_y={"C": 4}),))
+    r = mg.evaluate(layer, array(), m)
+    weights = inputs = 16 * 8 * 0.121 * (2 * 0.5)
+    outputs = 1 * 24 * 0.121 * ((2 + 15) * 0.5)
+    adds = 15 * add(24)
+    assert r.accesses["GLB"]["outputs"]["updates"] == 1
+    assert r.energy_pj_by_category["network"] == pytest.approx(weights + inputs + outputs + adds)
+
+
+def test_an_idle_array_leaks_and_clocks_unless_gated() -> None:
+    # K=4 on 4 of the 16 PEs, 1 cycle. Every powered PE leaks (64 bits x 1.2e-5 pJ) and
+    # clocks its port register (0.044) and MAC input register (0.044) for the cycle; the 4
+    # working PEs' clocks belong to their work, the 12 idle ones' are static.
+    layer = mg.Layer(K=4)
+    m = Mapping(levels=(LevelMapping(target="GLB", spatial_x={"K": 4}),))
+    mac_leak = (282 + add_area(24)) * 2e-6  # multiply + add area x 2e-6 pJ/um^2/cycle
+    glb_leak = 8 * 8192 * 1e-6
+    r = mg.evaluate(layer, array(), m)
+    idle_clock = 12 * (CLOCK8 + CLOCK8)
+    leak = 16 * 64 * 1.2e-5 + 16 * mac_leak + glb_leak
+    assert r.latency_cycles == 1
+    assert r.energy_pj_by_category["static"] == pytest.approx(leak + idle_clock, rel=1e-6)
+    # power and clock gating: only the 4 PEs in use leak and clock
+    gated = array().model_copy(update={"power_gating": True, "clock_gating": True})
+    g = mg.evaluate(layer, gated, m)
+    assert g.energy_pj_by_category["static"] == pytest.approx(
+        4 * 64 * 1.2e-5 + 4 * mac_leak + glb_leak, rel=1e-6
+    )
+
+
+def test_simba_chip_area_has_the_parts_a_chip_has() -> None:
+    costs = mg.design(mg.load_arch("simba-chip")).costs
+    area = costs.area_mm2_by_component
+    # 1024 MACs: 8-bit multiply 282 um^2 + 24-bit add 67 x (137/67) ** log2(24/16) = 101.8,
+    # x 0.19 at 16 nm = 72.9 um^2 each
+    mac = (282 + add_area(24)) * 0.19
+    assert area["MAC"] == pytest.approx(1024 * mac / 1e6, rel=1e-4)
+    # 16 mesh routers of the PE-to-PE network: Celerity's 1881 um^2 at 16 nm
+    assert area["routers"] == pytest.approx(16 * 1881 / 1e6, rel=1e-3)
+    # the uncore (control, address generation, clock tree, white space): 4.468 x the rest,
+    # the fraction Eyeriss's 12.25 mm^2 core implies (horowitz45.yaml)
+    rest = sum(v for k, v in area.items() if k != "uncore")
+    assert area["uncore"] == pytest.approx(4.468 * rest, rel=1e-9)
+    assert mg.design(mg.load_arch("eyeriss-chip")).costs.area_mm2 == pytest.approx(12.25, rel=1e-3)

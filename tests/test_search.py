@@ -1,0 +1,297 @@
+"""The design search: spaces, fronts, infeasibility, resume, Ray (local and by address),
+PostgreSQL, and the commands around it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import magnet as mg
+from magnet.cli import main
+from magnet.errors import MagnetError
+from magnet.search import load_space, load_study, search
+from magnet.search.pareto import nondominated
+from tests.conftest import DATA, REPO
+from tests.services import postgres, ray_head, ray_like_pids
+
+SPACE = DATA / "search" / "small_space.yaml"
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> str:
+    return str(tmp_path / "studies.journal")
+
+
+def space_with(tmp_path: Path, **changes) -> Path:
+    data = yaml.safe_load(SPACE.read_text())
+    data.update(changes)
+    path = tmp_path / "space.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def assert_mutually_non_dominated(study) -> None:
+    front = study.pareto_front()
+    assert front
+    points = study.points(front)
+    assert nondominated(points).all()
+    # and nothing feasible dominates a front member
+    others = study.points(study.feasible())
+    for p in points:
+        assert not ((others <= p).all(axis=1) & (others < p).any(axis=1)).any()
+
+
+# ---- spaces -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"params": {"vector_widht": {"choices": [4]}}},
+            "params.vector_widht: unknown parameter of the simba template; allowed: clock_ghz",
+        ),
+        ({"params": {"vector_units": {"int": [8, 4]}}}, "params.vector_units: the range is empty"),
+        ({"params": {"vector_units": {"pow2": [5, 7]}}}, "no power of two between 5 and 7"),
+        (
+            {"objectives": ["energy", "area_mm2"]},
+            "objectives.0: unknown metric 'energy'; allowed: energy_pj",
+        ),
+        (
+            {"limits": [{"metric": "watts", "max": 2}]},
+            "limits.0: a limit on unknown metric 'watts'",
+        ),
+        ({"dataflow": {"choices": ["rs"]}}, "dataflow: unknown dataflow 'rs' of the simba"),
+        ({"constraints": ["weight_buffer >= banks"]}, "unknown name(s) banks"),
+        ({"workloads": ["resnet5"]}, "workloads.0"),
+        ({"params": {"vector_width": {"choices": [4], "int": [1, 2]}}}, "give exactly one of"),
+    ],
+)
+def test_bad_spaces_fail_fast_naming_the_field(tmp_path, change, message) -> None:
+    path = space_with(tmp_path, **change)
+    with pytest.raises(MagnetError, match=None) as info:
+        load_space(path)
+    assert message in str(info.value) and str(path) in str(info.value)
+    out = CliRunner().invoke(main, ["search", str(path), "--storage", str(tmp_path / "s.j")])
+    assert out.exit_code == 2 and message in out.output and "Traceback" not in out.output
+
+
+def test_the_shipped_spaces_load() -> None:
+    names = sorted(p.stem for p in (REPO / "search_spaces").glob("*.yaml"))
+    assert {"quickstart", "magnet", "simba", "eyeriss", "systolic"} <= set(names)
+    for name in names:
+        space = load_space(REPO / "search_spaces" / f"{name}.yaml")
+        assert space.objectives
+
+
+# ---- a small search ----------------------------------------------------------------------------
+def test_a_small_search_ends_with_a_mutually_non_dominated_front(storage) -> None:
+    study = search(SPACE, n_trials=10, storage=storage)
+    assert study.counts()["complete"] == 10
+    assert_mutually_non_dominated(study)
+    # every trial stores its full record: the dashboard needs no re-evaluation
+    t = study.pareto_front()[0]
+    record = mg.NetworkRecord(**t.records[0])
+    assert record.energy_pj == pytest.approx(t.values["energy_pj"])
+    assert set(record.energy_pj_by_category) == {"math", "memory", "network", "dram", "static"}
+    assert record.mappings  # a mapping per distinct layer shape
+    # the same objects through `magnet pareto --json`
+    out = CliRunner().invoke(main, ["pareto", "--study", "small", "--storage", storage, "--json"])
+    front = json.loads(out.output)
+    assert {p["number"] for p in front} == {t.number for t in study.pareto_front()}
+    assert set(front[0]["values"]) == {"energy_pj", "latency_cycles", "area_mm2"}
+
+
+def test_same_seed_same_space_one_worker_gives_the_same_trials(tmp_path) -> None:
+    a = search(SPACE, n_trials=6, storage=str(tmp_path / "a.journal"), seed=3)
+    b = search(SPACE, n_trials=6, storage=str(tmp_path / "b.journal"), seed=3)
+    assert [t.params for t in a.trials()] == [t.params for t in b.trials()]
+    assert [t.values for t in a.trials()] == [t.values for t in b.trials()]
+
+
+def test_infeasible_designs_are_recorded_not_fatal(tmp_path, storage) -> None:
+    # accum_collector 0 cannot run ws-local-os; the derived constraint refuses some designs
+    space = space_with(
+        tmp_path,
+        dataflow="ws-local-os",
+        sampler="random",
+        constraints=["vector_width * vector_units >= 32"],
+    )
+    study = search(space, n_trials=12, storage=storage, seed=1)
+    infeasible = study.trials("infeasible")
+    reasons = " | ".join(t.reason for t in infeasible)
+    assert infeasible, "the space has infeasible designs"
+    assert "accum_collector: 0" in reasons or "constraint broken" in reasons
+    assert study.counts()["complete"] == 12  # the search went on
+    for t in infeasible:
+        assert not t.feasible
+    assert all(t.params["accum_collector"] > 0 for t in study.trials("ok"))
+
+
+def test_a_limit_marks_designs_infeasible_with_their_metrics(tmp_path, storage) -> None:
+    space = space_with(tmp_path, limits=[{"metric": "area_mm2", "max": 0.5}])
+    study = search(space, n_trials=6, storage=storage)
+    over = [t for t in study.trials("infeasible") if "outside the limit" in (t.reason or "")]
+    assert over and all(t.metrics["area_mm2"] > 0.5 for t in over)
+    assert all(t.metrics["area_mm2"] <= 0.5 for t in study.pareto_front())
+
+
+def test_resume_counts_complete_trials_and_refuses_another_space(tmp_path, storage) -> None:
+    search(SPACE, n_trials=4, storage=storage)
+    study = search(SPACE, n_trials=7, storage=storage)
+    assert study.counts()["complete"] == 7
+    changed = space_with(tmp_path, objectives=["energy_pj", "area_mm2"])
+    with pytest.raises(MagnetError, match=r"another configuration \(space.objectives"):
+        search(changed, n_trials=8, storage=storage, study="small")
+
+
+def test_export_writes_every_trial(tmp_path, storage) -> None:
+    search(SPACE, n_trials=5, storage=storage)
+    out = CliRunner().invoke(
+        main, ["export", "--study", "small", "--storage", storage, "-o", str(tmp_path / "t.json")]
+    )
+    assert out.exit_code == 0, out.output
+    rows = json.loads((tmp_path / "t.json").read_text())
+    assert len(rows) == 5
+    assert {"number", "state", "params", "values", "records"} <= set(rows[0])
+    out = CliRunner().invoke(
+        main, ["export", "--study", "small", "--storage", storage, "-o", str(tmp_path / "t.csv")]
+    )
+    assert out.exit_code == 0
+    lines = (tmp_path / "t.csv").read_text().splitlines()
+    assert len(lines) == 6 and lines[0].startswith("number,state,status")
+
+
+def test_unknown_study_and_storage_are_clear_errors(tmp_path, storage) -> None:
+    search(SPACE, n_trials=2, storage=storage)
+    out = CliRunner().invoke(main, ["pareto", "--study", "nope", "--storage", storage])
+    assert out.exit_code == 2 and "no study 'nope'; studies here: small" in out.output
+    out = CliRunner().invoke(
+        main, ["pareto", "--study", "x", "--storage", str(tmp_path / "missing.journal")]
+    )
+    assert out.exit_code == 2 and "no such study storage" in out.output
+
+
+# ---- crashes, Ray, PostgreSQL ----------------------------------------------------------------
+def _search_process(tmp_path: Path, storage: str, *extra: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "magnet.cli", "search", str(SPACE), "--storage", storage, *extra]
+    return subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _wait_for_trials(storage: str, count: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if load_study("small", storage).counts()["complete"] >= count:
+                return
+        except MagnetError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"fewer than {count} trials after {seconds} s")
+
+
+def test_a_sigkilled_driver_on_ray_resumes_and_leaves_no_ray_process(tmp_path, storage) -> None:
+    before = ray_like_pids()
+    proc = _search_process(tmp_path, storage, "--workers", "2", "--trials", "40")
+    try:
+        _wait_for_trials(storage, 3, 240)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    kept = {t.number for t in load_study("small", storage).trials() if t.state == "COMPLETE"}
+    # the cluster the driver started dies with it (its head gets SIGTERM from the kernel)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and ray_like_pids() - before:
+        time.sleep(0.5)
+    assert not ray_like_pids() - before
+    study = search(SPACE, n_trials=len(kept) + 2, storage=storage)
+    after = study.trials()
+    assert kept <= {t.number for t in after if t.state == "COMPLETE"}  # nothing lost
+    assert not [t for t in after if t.state == "RUNNING"]  # no orphan left running
+    assert study.counts()["complete"] == len(kept) + 2
+
+
+def test_sigint_stops_cleanly_and_resumes(tmp_path, storage) -> None:
+    proc = _search_process(tmp_path, storage, "--trials", "60")
+    try:
+        _wait_for_trials(storage, 2, 120)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    study = load_study("small", storage)
+    assert not [t for t in study.trials() if t.state == "RUNNING"]
+
+
+def test_search_on_an_existing_ray_cluster_by_address(storage) -> None:
+    with ray_head(cpus=2) as address:
+        out = CliRunner().invoke(
+            main,
+            [
+                "search",
+                str(SPACE),
+                "--storage",
+                storage,
+                "--trials",
+                "6",
+                "--workers",
+                "2",
+                "--ray-address",
+                address,
+            ],
+        )
+        assert out.exit_code == 0, out.output
+    study = load_study("small", storage)
+    assert study.counts()["complete"] == 6
+    assert_mutually_non_dominated(study)
+
+
+def test_a_dead_worker_fails_its_trial_and_the_search_goes_on(tmp_path, storage) -> None:
+    # the plug-in's process dies on 8-lane designs; Ray retries once, then the trial fails
+    plugin = DATA / "search" / "crash_on_wide.py"
+    space = space_with(tmp_path, cost_model=f"{plugin}:CrashOnWide", sampler="random")
+    study = search(space, n_trials=6, storage=storage, workers=2, seed=4)
+    failed = study.trials("failed")
+    assert failed and all(t.params["vector_width"] == 8 for t in failed)
+    assert "WorkerCrashedError" in failed[0].reason or "died" in failed[0].reason
+    assert study.counts()["complete"] == 6
+
+
+def test_a_bad_ray_address_is_a_clear_error(storage) -> None:
+    out = CliRunner().invoke(
+        main,
+        [
+            "search",
+            str(SPACE),
+            "--storage",
+            storage,
+            "--workers",
+            "2",
+            "--ray-address",
+            "127.0.0.1:1",
+        ],
+    )
+    assert out.exit_code == 2 and "no Ray cluster answers" in out.output
+
+
+def test_postgresql_storage() -> None:
+    with postgres() as url:
+        study = search(SPACE, n_trials=4, storage=url)
+        assert study.counts()["complete"] == 4
+        again = load_study("small", url)
+        assert [t.values for t in again.trials()] == [t.values for t in study.trials()]
+        out = CliRunner().invoke(main, ["studies", "--storage", url, "--json"])
+        assert json.loads(out.output)[0]["name"] == "small"
