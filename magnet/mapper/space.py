@@ -106,7 +106,7 @@ class Space:
                 continue
             fixed = self.fixed_product(d)
             room = self.allow_t[:, d] & (self.fixed_t[:, d] == 0)
-            spatial = sum(
+            spatial = math.prod(
                 (fx if self.allow_sx[li, d] else 1) * (fy if self.allow_sy[li, d] else 1)
                 for li, (fx, fy) in enumerate(self.fanouts)
             )
@@ -167,17 +167,25 @@ class Space:
         evaluator's)."""
         t, sx, sy = batch.factors_t, batch.spatial_x, batch.spatial_y
         ok = np.ones(batch.size, dtype=bool)
-        ok &= ((t > 1) <= self.allow_t[:, :, None]).all(axis=(0, 1))
-        ok &= ((sx > 1) <= self.allow_sx[:, :, None]).all(axis=(0, 1))
-        ok &= ((sy > 1) <= self.allow_sy[:, :, None]).all(axis=(0, 1))
+        for arr, allow in ((t, self.allow_t), (sx, self.allow_sx), (sy, self.allow_sy)):
+            if not allow.all():
+                ok &= ~(arr[~allow] > 1).any(axis=0)
         fixed = self.fixed_t > 0
         ok &= (t[fixed] == self.fixed_t[fixed][:, None]).all(axis=0) if fixed.any() else True
         fixed_s = self.fixed_s > 0
         if fixed_s.any():
             ok &= ((sx * sy)[fixed_s] == self.fixed_s[fixed_s][:, None]).all(axis=0)
+        # products in float32: exact up to 2**24, beyond it far above any fan-out or extent,
+        # and they cannot wrap around
+        t, sx, sy = (a.astype(np.float32) for a in (t, sx, sy))
         for li, (fx, fy) in enumerate(self.fanouts):
-            ok &= (sx[li].prod(axis=0) <= fx) & (sy[li].prod(axis=0) <= fy)
-        total = (t.astype(np.int64) * sx * sy).prod(axis=0)  # [dim, batch]
+            ok &= (_dim_product(sx[li]) <= fx) & (_dim_product(sy[li]) <= fy)
+        total = t[0] * sx[0]  # [dim, batch]
+        total *= sy[0]
+        for li in range(1, len(t)):
+            total *= t[li]
+            total *= sx[li]
+            total *= sy[li]
         ok &= (total >= self.extent[:, None]).all(axis=0)
         for li, prefix in enumerate(self.order_prefix):
             if prefix:
@@ -338,6 +346,14 @@ def _order_signature(order: tuple[int, ...]) -> tuple:
     )
     sig.append(window)
     return tuple(sig)
+
+
+def _dim_product(x: np.ndarray) -> np.ndarray:
+    """Product over the dims of ``x[dim, batch]``."""
+    out = x[0].copy()
+    for row in x[1:]:
+        out *= row
+    return out
 
 
 def tile_words(layer: Layer, extent: np.ndarray) -> np.ndarray:
