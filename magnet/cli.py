@@ -605,6 +605,17 @@ STORAGE_HELP = (
     default=None,
     help="Stop asking for designs after this many seconds (finished trials are kept).",
 )
+@click.option(
+    "--report",
+    "report_path",
+    type=str,
+    default=None,
+    metavar="PATH",
+    help="Write the HTML report of the study here at the end. Default: magnet-results/STUDY.html.",
+)
+@click.option(
+    "--no-report", "no_report", is_flag=True, help="Do not write an HTML report at the end."
+)
 @_friendly
 def search(
     space_file: str,
@@ -617,10 +628,15 @@ def search(
     seed: int,
     ray_address: str | None,
     timeout: float | None,
+    report_path: str | None,
+    no_report: bool,
 ) -> None:
     """Search the design space of SPACE.yaml for Pareto-optimal designs (resumable)."""
     from magnet.search import SearchOptions, load_space, run_search
 
+    if report_path and no_report:
+        raise MagnetError("give --report PATH or --no-report, not both", field="--report")
+    target = _report_path(report_path, "--report") if report_path else None
     space = load_space(space_file)
     options = SearchOptions(
         trials=trials,
@@ -637,6 +653,41 @@ def search(
         run_search(space, options, log=lambda line: click.echo(line, err=True))
     except KeyboardInterrupt:
         sys.exit(130)
+    if no_report:
+        name = study_name or space.name
+        where = "" if storage is None else f" --storage {storage}"
+        click.echo(f"  report     magnet report --study {name}{where}", err=True)
+    else:
+        _search_report(study_name or space.name, storage, target)
+
+
+def _report_path(text: str, flag: str) -> Path:
+    """Where a report goes: a file whose folder exists (checked before any work)."""
+    path = Path(text)
+    if path.is_dir():
+        raise MagnetError(
+            "is a directory; give a file name for the report", source=text, field=flag
+        )
+    if not path.parent.exists():
+        raise MagnetError(f"the folder {path.parent} does not exist", source=text, field=flag)
+    return path
+
+
+def _search_report(name: str, storage: str | None, target: Path | None) -> None:
+    """The report at the end of a search; a report that cannot be written is a warning
+    (the search's results are stored whatever happens here)."""
+    from magnet.report import write_report
+    from magnet.report.design import safe_file_name
+    from magnet.search import load_study
+    from magnet.search.storage import DEFAULT_DIR
+
+    path = target or DEFAULT_DIR / f"{safe_file_name(name)}.html"
+    try:
+        write_report(load_study(name, storage), path)
+    except (MagnetError, OSError) as exc:
+        click.echo(f"warning: the report was not written: {exc}", err=True)
+        return
+    click.echo(f"report written to {path}", err=True)
 
 
 @main.command(context_settings=CONTEXT)
@@ -723,6 +774,67 @@ def export(study_name: str, storage: str | None, output: str) -> None:
     study = load_study(study_name, storage)
     count = write_export(study, path)
     click.echo(f"{count} trials written to {path}", err=True)
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--study", "study_name", type=str, required=True, help="The study.")
+@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@click.option(
+    "-o",
+    "--output",
+    type=str,
+    default=None,
+    help="The HTML file to write. Default: magnet-results/STUDY.html.",
+)
+@_friendly
+def report(study_name: str, storage: str | None, output: str | None) -> None:
+    """Write a study's report: one self-contained HTML file (fronts, designs, breakdowns)."""
+    from magnet.report import write_report
+    from magnet.report.design import safe_file_name
+    from magnet.search import load_study
+    from magnet.search.storage import DEFAULT_DIR
+
+    path = (
+        _report_path(output, "--output")
+        if output
+        else DEFAULT_DIR / f"{safe_file_name(study_name)}.html"
+    )
+    study = load_study(study_name, storage)
+    written = write_report(study, path)
+    click.echo(f"report of study {study.name!r} written to {written}", err=True)
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@click.option(
+    "--host",
+    type=str,
+    default="127.0.0.1",
+    help="Address to listen on; anything but a loopback address shows the studies to the network.",
+)
+@click.option("--port", type=click.IntRange(min=1, max=65535), default=8050, help="Port.")
+@_friendly
+def dashboard(storage: str | None, host: str, port: int) -> None:
+    """Serve a read-only web dashboard of a storage's studies, live while searches run."""
+    from magnet.dashboard import serve
+    from magnet.search.storage import describe, is_url
+
+    if storage is not None and not is_url(storage) and Path(storage).is_dir():
+        raise MagnetError(
+            "is a directory; give a journal file or a storage URL",
+            source=storage,
+            field="--storage",
+        )
+    if storage is not None and is_url(storage):
+        from magnet.search.storage import open_storage
+
+        open_storage(storage, create=False)  # a bad URL fails here, not on every page
+    elif not Path(describe(storage)).exists():
+        click.echo(
+            f"note: {describe(storage)} does not exist yet; it is shown once a search writes it",
+            err=True,
+        )
+    serve(storage, host=host, port=port, log=lambda line: click.echo(line, err=True))
 
 
 if __name__ == "__main__":

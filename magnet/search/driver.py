@@ -451,7 +451,6 @@ def summary_lines(study: Study, objectives: list[str], directions: list[str]) ->
     storage = "" if study.storage == describe(None) else f" --storage {study.storage}"
     lines += [
         f"  front      magnet pareto --study {study.name}{storage}",
-        f"  report     magnet report --study {study.name}{storage} -o report.html",
         f"  dashboard  magnet dashboard{storage}",
     ]
     return lines

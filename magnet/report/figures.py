@@ -1,0 +1,746 @@
+"""Plotly figures of studies and designs, shared by the dashboard and the HTML reports.
+
+Only ``plotly.graph_objects`` (and ``plotly.subplots``): no plotly.express, no pandas. Every
+string that comes from a study (names, parameters, layers, reasons) is HTML-escaped before it
+reaches a figure, since plotly renders a subset of HTML in labels and hover text.
+
+Points of a study carry their trial number as ``customdata`` (clicks open the design) and
+every trace a ``meta`` role: ``front`` (the study's Pareto front, one trace per dataflow),
+``feasible`` (the other feasible trials, faded), ``infeasible`` (with their reason),
+``staircase`` (the front of the two plotted objectives alone).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import warnings
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from magnet.search import pareto
+from magnet.search.space import METRICS
+from magnet.search.study import Study, TrialView
+
+#: Colours of dataflows, studies and designs (plotly's default qualitative palette).
+PALETTE = (
+    "#636efa",
+    "#ef553b",
+    "#00cc96",
+    "#ab63fa",
+    "#ffa15a",
+    "#19d3f3",
+    "#ff6692",
+    "#b6e880",
+    "#ff97ff",
+    "#fecb52",
+)
+CATEGORY_COLORS = {
+    "math": "#636efa",
+    "memory": "#00cc96",
+    "network": "#ffa15a",
+    "dram": "#ef553b",
+    "static": "#ab63fa",
+}
+OPERAND_COLORS = {"weights": "#636efa", "inputs": "#00cc96", "outputs": "#ef553b"}
+INFEASIBLE_COLOR = "#7f7f7f"
+#: A legend under the plot (the plot keeps its width).
+LEGEND_BELOW = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0, "xanchor": "left"}
+#: Fewest feasible trials parameter importance is computed from.
+MIN_IMPORTANCE_TRIALS = 10
+
+
+def esc(text: Any) -> str:
+    """``text`` as plotly shows it literally (plotly reads <, > and & as markup)."""
+    return html.escape(str(text), quote=False)
+
+
+def fmt(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:.4g}"
+
+
+def metric_title(metric: str) -> str:
+    described = METRICS.get(metric)
+    return esc(metric if described is None else f"{metric}: {described}")
+
+
+_AXIS = {
+    "gridcolor": "#e8e8e8",
+    "zerolinecolor": "#cccccc",
+    "linecolor": "#999999",
+    "automargin": True,
+}
+#: The look of every figure (a plotly template: it reaches every axis of subplots too).
+TEMPLATE = {
+    "layout": {
+        "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 12},
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+        "hoverlabel": {"align": "left"},
+        "legend": {"bgcolor": "rgba(255,255,255,0.7)"},
+        "colorway": list(PALETTE),
+        "xaxis": _AXIS,
+        "yaxis": _AXIS,
+    }
+}
+
+
+@cache
+def _template() -> go.layout.Template:
+    return go.layout.Template(TEMPLATE)  # validated once, not per figure
+
+
+def _layout(fig: go.Figure, title: str | None = None, **extra: Any) -> go.Figure:
+    fig.update_layout(
+        template=_template(),
+        title=None if title is None else {"text": title, "x": 0.01, "xanchor": "left"},
+        margin={"l": 70, "r": 20, "t": 50 if title else 20, "b": 60},
+        **extra,
+    )
+    return fig
+
+
+def _message(fig: go.Figure, text: str) -> go.Figure:
+    fig.add_annotation(
+        text=text,
+        showarrow=False,
+        xref="paper",
+        yref="paper",
+        x=0.5,
+        y=0.5,
+        font={"size": 14, "color": "#666666"},
+    )
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return fig
+
+
+def empty(text: str, title: str | None = None) -> go.Figure:
+    """A figure that only says ``text`` (escaped)."""
+    return _message(_layout(go.Figure(), title), esc(text))
+
+
+# ---- studies -----------------------------------------------------------------------------------
+def dataflow_colors(study: Study) -> dict[str, str]:
+    flows = list(study.space.dataflows())
+    for t in study.trials():
+        if t.dataflow is not None and t.dataflow not in flows:
+            flows.append(t.dataflow)
+    return {f: PALETTE[i % len(PALETTE)] for i, f in enumerate(flows)}
+
+
+def hover(study: Study, trial: TrialView, extra: Iterable[str] = ()) -> str:
+    """A trial's hover text: number, objectives, parameters (escaped)."""
+    lines = [f"<b>trial #{trial.number}</b> ({esc(trial.status)})"]
+    lines += [f"{esc(o)}: {fmt(trial.values[o])}" for o in study.objectives if o in trial.values]
+    lines += [f"{esc(k)} = {esc(fmt(v))}" for k, v in trial.params.items()]
+    lines += list(extra)
+    return "<br>".join(lines)
+
+
+def _with_values(study: Study, trials: Iterable[TrialView], metrics: Sequence[str]) -> list:
+    return [
+        t
+        for t in trials
+        if all(m in t.values and math.isfinite(t.values[m]) for m in metrics)
+        and all(m in study.objectives for m in metrics)
+    ]
+
+
+def _axis_type(values: Iterable[float]) -> str:
+    values = list(values)
+    return "log" if values and all(v > 0 for v in values) else "linear"
+
+
+def _groups(study: Study, trials: list[TrialView]) -> dict[str, list[TrialView]]:
+    out: dict[str, list[TrialView]] = {}
+    for t in trials:
+        out.setdefault(t.dataflow or "as mapped", []).append(t)
+    return out
+
+
+def pick_axes(study: Study, wanted: Sequence[str | None], count: int) -> list[str]:
+    """``count`` distinct objectives: the wanted ones that exist, then the study's order."""
+    chosen: list[str] = []
+    for w in wanted:
+        if w in study.objectives and w not in chosen:
+            chosen.append(w)
+    for o in study.objectives:
+        if len(chosen) >= count:
+            break
+        if o not in chosen:
+            chosen.append(o)
+    return chosen[:count]
+
+
+def _split(study: Study) -> tuple[list[TrialView], list[TrialView], list[TrialView]]:
+    front = study.pareto_front()
+    numbers = {t.number for t in front}
+    others = [t for t in study.feasible() if t.number not in numbers]
+    infeasible = [t for t in study.trials() if t.status == "infeasible" and t.values]
+    return front, others, infeasible
+
+
+def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Figure:
+    """The Pareto front on two objectives: the front by dataflow, the other feasible trials
+    faded, the infeasible ones (that have values) as crosses with their reason."""
+    axes = pick_axes(study, [x, y], 2)
+    title = f"Pareto front: {esc(study.name)}"
+    if len(axes) < 2:
+        return empty("a 2-D front needs two objectives", title)
+    x, y = axes
+    fig = _layout(go.Figure(), title)
+    colors = dataflow_colors(study)
+    front, others, infeasible = _split(study)
+    front, others, infeasible = (_with_values(study, g, axes) for g in (front, others, infeasible))
+    for flow, group in _groups(study, others).items():
+        fig.add_trace(
+            go.Scatter(
+                x=[t.values[x] for t in group],
+                y=[t.values[y] for t in group],
+                mode="markers",
+                name=f"{esc(flow)}, others",
+                legendgroup=f"other {flow}",
+                marker={"color": colors.get(flow, "#999999"), "size": 7, "opacity": 0.3},
+                customdata=[t.number for t in group],
+                hovertext=[hover(study, t) for t in group],
+                hovertemplate="%{hovertext}<extra></extra>",
+                meta="feasible",
+            )
+        )
+    if infeasible:
+        fig.add_trace(
+            go.Scatter(
+                x=[t.values[x] for t in infeasible],
+                y=[t.values[y] for t in infeasible],
+                mode="markers",
+                name="infeasible",
+                marker={"color": INFEASIBLE_COLOR, "symbol": "x", "size": 7, "opacity": 0.6},
+                customdata=[t.number for t in infeasible],
+                hovertext=[
+                    hover(study, t, [f"<i>infeasible: {esc(t.reason or 'unknown')}</i>"])
+                    for t in infeasible
+                ],
+                hovertemplate="%{hovertext}<extra></extra>",
+                meta="infeasible",
+            )
+        )
+    feasible = front + others
+    if feasible:
+        directions = [study.directions[study.objectives.index(m)] for m in axes]
+        points = pareto.to_minimised_log([[t.values[x], t.values[y]] for t in feasible], directions)
+        stairs = sorted(
+            (t for t, keep in zip(feasible, pareto.nondominated(points), strict=True) if keep),
+            key=lambda t: (t.values[x], t.values[y]),
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[t.values[x] for t in stairs],
+                y=[t.values[y] for t in stairs],
+                mode="lines",
+                name="front of these two",
+                line={"color": "#444444", "width": 1, "dash": "dot", "shape": _shape(directions)},
+                hoverinfo="skip",
+                meta="staircase",
+            )
+        )
+    for flow, group in _groups(study, front).items():
+        fig.add_trace(
+            go.Scatter(
+                x=[t.values[x] for t in group],
+                y=[t.values[y] for t in group],
+                mode="markers",
+                name=f"{esc(flow)}, front",
+                legendgroup=f"front {flow}",
+                marker={
+                    "color": colors.get(flow, "#333333"),
+                    "size": 11,
+                    "line": {"color": "#222222", "width": 1},
+                },
+                customdata=[t.number for t in group],
+                hovertext=[hover(study, t) for t in group],
+                hovertemplate="%{hovertext}<extra></extra>",
+                meta="front",
+            )
+        )
+    if not feasible and not infeasible:
+        return _message(fig, "no design with values yet")
+    values = feasible + infeasible
+    fig.update_xaxes(title=metric_title(x), type=_axis_type(t.values[x] for t in values))
+    fig.update_yaxes(title=metric_title(y), type=_axis_type(t.values[y] for t in values))
+    fig.update_layout(hovermode="closest", clickmode="event", legend=LEGEND_BELOW)
+    return fig
+
+
+def _shape(directions: list[str]) -> str:
+    return "hv" if directions[0] == "minimize" else "vh"
+
+
+def front_3d(study: Study, axes: Sequence[str | None] = ()) -> go.Figure:
+    """The Pareto front on three objectives (log axes where the values are positive)."""
+    chosen = pick_axes(study, list(axes), 3)
+    title = f"Pareto front in 3-D: {esc(study.name)}"
+    if len(chosen) < 3:
+        return empty("a 3-D front needs three objectives", title)
+    fig = _layout(go.Figure(), title)
+    colors = dataflow_colors(study)
+    front, others, _ = _split(study)
+    front, others = (_with_values(study, g, chosen) for g in (front, others))
+    if not front:
+        return _message(fig, "no feasible design yet")
+    for role, trials, size, opacity in (("feasible", others, 3, 0.3), ("front", front, 6, 1.0)):
+        for flow, group in _groups(study, trials).items():
+            fig.add_trace(
+                go.Scatter3d(
+                    x=[t.values[chosen[0]] for t in group],
+                    y=[t.values[chosen[1]] for t in group],
+                    z=[t.values[chosen[2]] for t in group],
+                    mode="markers",
+                    name=f"{esc(flow)}, {'front' if role == 'front' else 'others'}",
+                    marker={"color": colors.get(flow, "#333333"), "size": size},
+                    opacity=opacity,
+                    customdata=[t.number for t in group],
+                    hovertext=[hover(study, t) for t in group],
+                    hovertemplate="%{hovertext}<extra></extra>",
+                    meta=role,
+                )
+            )
+    every = front + others
+    scene = {
+        f"{axis}axis": {
+            "title": {"text": esc(m)},
+            "type": _axis_type(t.values[m] for t in every),
+            "backgroundcolor": "white",
+            "gridcolor": "#dddddd",
+        }
+        for axis, m in zip("xyz", chosen, strict=True)
+    }
+    fig.update_layout(scene=scene, margin={"l": 0, "r": 0, "t": 50, "b": 10}, legend=LEGEND_BELOW)
+    return fig
+
+
+def hypervolume(study: Study) -> go.Figure:
+    """The hypervolume of the feasible trials so far, after each feasible trial."""
+    title = f"Hypervolume (decades^{len(study.objectives)})"
+    history = study.hypervolume_history()
+    if not history:
+        text = (
+            "no feasible design yet"
+            if not study.feasible()
+            else "no reference point yet (set after the first feasible designs)"
+        )
+        return empty(text, title)
+    fig = _layout(go.Figure(), title)
+    fig.add_trace(
+        go.Scatter(
+            x=[n for n, _ in history],
+            y=[hv for _, hv in history],
+            mode="lines+markers",
+            line={"shape": "hv", "color": PALETTE[0]},
+            marker={"size": 4},
+            name="hypervolume",
+            hovertemplate="after trial #%{x}: %{y:.4g}<extra></extra>",
+            customdata=[n for n, _ in history],
+        )
+    )
+    fig.update_xaxes(title="trial")
+    fig.update_yaxes(title="hypervolume", rangemode="tozero")
+    return fig
+
+
+def parallel(study: Study, color: str | None = None) -> go.Figure:
+    """Parallel coordinates of the feasible trials: parameters, then log10 objectives,
+    coloured by one objective."""
+    title = "Parameters of the feasible designs"
+    trials = _with_values(study, study.feasible(), study.objectives)
+    if not trials:
+        return empty("no feasible design yet", title)
+    color = pick_axes(study, [color], 1)[0]
+    names = sorted({k for t in trials for k in t.params}, key=_param_order(study))
+    dims = []
+    for name in names:
+        values = [t.params.get(name) for t in trials]
+        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+        if numeric:
+            dims.append({"label": esc(name), "values": values})
+        else:
+            labels = sorted({str(v) for v in values})
+            dims.append(
+                {
+                    "label": esc(name),
+                    "values": [labels.index(str(v)) for v in values],
+                    "tickvals": list(range(len(labels))),
+                    "ticktext": [esc(v) for v in labels],
+                }
+            )
+    for o in study.objectives:
+        dims.append(
+            {
+                "label": esc(f"log10 {o}"),
+                "values": [math.log10(t.values[o]) if t.values[o] > 0 else 0 for t in trials],
+            }
+        )
+    colour = [t.values[color] for t in trials]
+    log = all(v > 0 for v in colour)
+    direction = study.directions[study.objectives.index(color)]
+    fig = _layout(go.Figure(), title)
+    fig.add_trace(
+        go.Parcoords(
+            dimensions=dims,
+            line={
+                "color": [math.log10(v) for v in colour] if log else colour,
+                "colorscale": "Viridis",
+                "reversescale": direction == "minimize",
+                "showscale": True,
+                "colorbar": {"title": {"text": esc(f"log10 {color}" if log else color)}},
+            },
+            meta="parallel",
+        )
+    )
+    fig.update_layout(margin={"l": 60, "r": 100, "t": 90, "b": 30})
+    return fig
+
+
+def _param_order(study: Study) -> Any:
+    order = [*study.space.params, "dataflow"]
+    return lambda name: (order.index(name) if name in order else len(order), name)
+
+
+def importances(study: Study) -> dict[str, dict[str, float]] | None:
+    """PED-ANOVA importance of each parameter for each objective (None with too few trials).
+
+    Computed on a copy of the feasible COMPLETE trials in an in-memory study, one objective
+    at a time (maximised ones negated: the evaluator takes lower as better).
+    """
+    import optuna
+
+    feasible = {t.number for t in study.feasible()}
+    if len(feasible) < MIN_IMPORTANCE_TRIALS:
+        return None
+    frozen = [t for t in study.optuna.get_trials(deepcopy=False) if t.number in feasible]
+    copy = optuna.create_study(directions=study.directions)
+    copy.add_trials(frozen)
+    out: dict[str, dict[str, float]] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i, (o, d) in enumerate(zip(study.objectives, study.directions, strict=True)):
+            sign = 1.0 if d == "minimize" else -1.0
+
+            def target(t: Any, i: int = i, sign: float = sign) -> float:
+                return sign * t.values[i]
+
+            out[o] = dict(optuna.importance.get_param_importances(copy, target=target))
+    return out
+
+
+def importance(study: Study) -> go.Figure:
+    """Which parameters matter for which objective (PED-ANOVA, normalised per objective)."""
+    title = "Parameter importance (PED-ANOVA)"
+    scores = importances(study)
+    if scores is None:
+        return empty(
+            f"importance needs at least {MIN_IMPORTANCE_TRIALS} feasible designs "
+            f"({len(study.feasible())} so far)",
+            title,
+        )
+    params = sorted({p for s in scores.values() for p in s}, key=_param_order(study))
+    fig = _layout(go.Figure(), title, barmode="group")
+    for i, (o, s) in enumerate(scores.items()):
+        fig.add_trace(
+            go.Bar(
+                y=[esc(p) for p in params],
+                x=[s.get(p, 0.0) for p in params],
+                orientation="h",
+                name=esc(o),
+                marker={"color": PALETTE[i % len(PALETTE)]},
+                hovertemplate=f"{esc(o)}<br>%{{y}}: %{{x:.3f}}<extra></extra>",
+            )
+        )
+    fig.update_xaxes(title="importance (share per objective)", rangemode="tozero")
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(height=max(300, 60 + 28 * len(params) * max(1, len(scores)) // 2))
+    return fig
+
+
+# ---- designs -----------------------------------------------------------------------------------
+def _stack(
+    title: str,
+    groups: list[str],
+    parts: list[dict[str, float]],
+    colors: dict[str, str] | None = None,
+    unit: str = "pJ",
+    axis: str = "energy (pJ)",
+) -> go.Figure:
+    """Stacked bars: one bar per group, one trace per part name."""
+    fig = _layout(go.Figure(), title, barmode="stack")
+    names: list[str] = []
+    for p in parts:
+        names += [n for n in p if n not in names]
+    for i, name in enumerate(names):
+        color = (colors or {}).get(name, PALETTE[i % len(PALETTE)])
+        fig.add_trace(
+            go.Bar(
+                x=[esc(g) for g in groups],
+                y=[p.get(name, 0.0) for p in parts],
+                name=esc(name),
+                marker={"color": color},
+                hovertemplate=f"{esc(name)}: %{{y:.4g}} {unit}<extra>%{{x}}</extra>",
+            )
+        )
+    fig.update_yaxes(title=axis)
+    return fig
+
+
+def energy_by_category(records: list[dict[str, Any]]) -> go.Figure:
+    """Energy of each workload by category (math, memory, network, dram, static)."""
+    return _stack(
+        "Energy by category",
+        [r["network"] for r in records],
+        [r["energy_pj_by_category"] for r in records],
+        CATEGORY_COLORS,
+    )
+
+
+def energy_by_level(records: list[dict[str, Any]]) -> go.Figure:
+    """Energy of each workload by level (all costs of a level, the MACs last)."""
+    return _stack(
+        "Energy by level",
+        [r["network"] for r in records],
+        [r["energy_pj_by_level"] for r in records],
+    )
+
+
+def energy_by_operand(operands: list[tuple[str, dict[str, dict[str, float]] | None]]) -> go.Figure:
+    """Access energy of each level by operand (``(workload, level -> operand -> pJ)``)."""
+    title = "Access energy by level and operand"
+    known = [(w, o) for w, o in operands if o]
+    if not known:
+        return empty("not available (the workload could not be loaded here)", title)
+    fig = _layout(go.Figure(), title, barmode="stack")
+    several = len(known) > 1
+    operand_names: list[str] = []
+    for _, o in known:
+        for ops in o.values():
+            operand_names += [n for n in ops if n not in operand_names]
+    for name in operand_names:
+        xs: list[Any] = [[], []] if several else []
+        ys = []
+        for workload, o in known:
+            for level, ops in o.items():
+                if several:
+                    xs[0].append(esc(workload))
+                    xs[1].append(esc(level))
+                else:
+                    xs.append(esc(level))
+                ys.append(ops.get(name, 0.0))
+        fig.add_trace(
+            go.Bar(
+                x=xs,
+                y=ys,
+                name=esc(name),
+                marker={"color": OPERAND_COLORS.get(name, "#999999")},
+                hovertemplate=f"{esc(name)}: %{{y:.4g}} pJ<extra></extra>",
+            )
+        )
+    fig.update_yaxes(title="access energy (pJ)")
+    return fig
+
+
+def area(record: dict[str, Any]) -> go.Figure:
+    """Area by component (the same design on every workload)."""
+    parts = record.get("area_mm2_by_component") or {}
+    title = "Area by component"
+    if not parts:
+        return empty("the cost model gives no area", title)
+    total = sum(parts.values())
+    fig = _layout(go.Figure(), f"{title} (total {fmt(total)} mm²)")
+    items = sorted(parts.items(), key=lambda kv: -kv[1])
+    fig.add_trace(
+        go.Bar(
+            x=[esc(k) for k, _ in items],
+            y=[v for _, v in items],
+            marker={"color": PALETTE[2]},
+            customdata=[v / total * 100 if total else 0 for _, v in items],
+            hovertemplate="%{x}: %{y:.4g} mm² (%{customdata:.1f} %)<extra></extra>",
+            name="area",
+        )
+    )
+    fig.update_yaxes(title="area (mm²)")
+    return fig
+
+
+def layers(record: dict[str, Any]) -> go.Figure:
+    """Per layer: energy (by category, the layer's repeats included), latency, utilisation."""
+    rows = record.get("layers") or []
+    title = f"Layers of {esc(record.get('network', ''))}"
+    if not rows:
+        return empty("no layers", title)
+    names = [esc(r["name"]) for r in rows]
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.04,
+        row_heights=[0.45, 0.3, 0.25],
+    )
+    cats: list[str] = []
+    for r in rows:
+        cats += [c for c in r["energy_pj_by_category"] if c not in cats]
+    for c in cats:
+        fig.add_trace(
+            go.Bar(
+                x=names,
+                y=[r["energy_pj_by_category"].get(c, 0.0) * r["count"] for r in rows],
+                name=esc(c),
+                legendgroup=c,
+                marker={"color": CATEGORY_COLORS.get(c, "#999999")},
+                hovertemplate=f"%{{x}}<br>{esc(c)}: %{{y:.4g}} pJ<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+    bottleneck = [esc(r["bottleneck"]) for r in rows]
+    fig.add_trace(
+        go.Bar(
+            x=names,
+            y=[r["latency_cycles"] * r["count"] for r in rows],
+            name="latency",
+            marker={"color": "#444444"},
+            customdata=list(zip([r["count"] for r in rows], bottleneck, strict=True)),
+            hovertemplate="%{x}<br>%{y:,} cycles (x%{customdata[0]}), "
+            "bottleneck %{customdata[1]}<extra></extra>",
+            showlegend=False,
+        ),
+        row=2,
+        col=1,
+    )
+    fig.add_trace(
+        go.Bar(
+            x=names,
+            y=[r["utilization"] * 100 for r in rows],
+            name="utilisation",
+            marker={"color": PALETTE[5]},
+            hovertemplate="%{x}<br>utilisation %{y:.1f} %<extra></extra>",
+            showlegend=False,
+        ),
+        row=3,
+        col=1,
+    )
+    _layout(fig, title, barmode="stack")
+    fig.update_yaxes(title="energy (pJ)", row=1, col=1)
+    fig.update_yaxes(title="cycles", row=2, col=1)
+    fig.update_yaxes(title="util. %", range=[0, 100], row=3, col=1)
+    fig.update_xaxes(tickangle=-45, row=3, col=1)
+    fig.update_layout(height=620, margin={"b": 120})
+    return fig
+
+
+# ---- comparisons ---------------------------------------------------------------------------
+def compare_fronts(studies: list[Study], x: str, y: str) -> go.Figure:
+    """The fronts of several studies overlaid on two metrics (any search metric)."""
+    fig = _layout(go.Figure(), f"Pareto fronts: {esc(x)} and {esc(y)}")
+    shown: list[TrialView] = []
+    for i, study in enumerate(studies):
+        front = [
+            t
+            for t in study.pareto_front()
+            if all(m in t.metrics and math.isfinite(t.metrics[m]) for m in (x, y))
+        ]
+        front.sort(key=lambda t: (t.metrics[x], t.metrics[y]))
+        shown += front
+        fig.add_trace(
+            go.Scatter(
+                x=[t.metrics[x] for t in front],
+                y=[t.metrics[y] for t in front],
+                mode="markers+lines",
+                line={"width": 1, "dash": "dot"},
+                name=esc(study.name),
+                marker={"size": 9, "color": PALETTE[i % len(PALETTE)]},
+                customdata=[t.number for t in front],
+                hovertext=[
+                    f"<b>{esc(study.name)}</b><br>"
+                    + hover(
+                        study,
+                        t,
+                        [f"{esc(x)}: {fmt(t.metrics[x])}", f"{esc(y)}: {fmt(t.metrics[y])}"],
+                    )
+                    for t in front
+                ],
+                hovertemplate="%{hovertext}<extra></extra>",
+                meta=study.name,
+            )
+        )
+    if not shown:
+        return _message(fig, "no feasible design in these studies yet")
+    fig.update_xaxes(title=metric_title(x), type=_axis_type(t.metrics[x] for t in shown))
+    fig.update_yaxes(title=metric_title(y), type=_axis_type(t.metrics[y] for t in shown))
+    return fig
+
+
+def compare_designs(
+    designs: list[tuple[str, TrialView]], metrics: Sequence[str]
+) -> tuple[go.Figure, go.Figure]:
+    """Grouped bars of designs: their metrics (one panel per metric) and their energy by
+    category (all workloads added)."""
+    labels = [esc(label) for label, _ in designs]
+    metrics = [m for m in metrics if any(m in t.metrics for _, t in designs)]
+    cols = max(1, len(metrics))
+    fig = make_subplots(rows=1, cols=cols, subplot_titles=[esc(m) for m in metrics] or None)
+    for j, (label, (_, t)) in enumerate(zip(labels, designs, strict=True)):
+        for i, m in enumerate(metrics):
+            fig.add_trace(
+                go.Bar(
+                    x=[label],
+                    y=[t.metrics.get(m)],
+                    name=label,
+                    legendgroup=label,
+                    showlegend=i == 0,
+                    marker={"color": PALETTE[j % len(PALETTE)]},
+                    hovertemplate=f"%{{x}}<br>{esc(m)}: %{{y:.4g}}<extra></extra>",
+                ),
+                row=1,
+                col=i + 1,
+            )
+    _layout(fig, "Metrics", legend=LEGEND_BELOW, bargap=0.15)
+    fig.update_xaxes(showticklabels=False)
+    by_cat = _layout(go.Figure(), "Energy by category (all workloads)", barmode="group")
+    cats: list[str] = []
+    sums = []
+    for _, t in designs:
+        total: dict[str, float] = {}
+        for r in t.records:
+            for c, v in r["energy_pj_by_category"].items():
+                total[c] = total.get(c, 0.0) + v
+        cats += [c for c in total if c not in cats]
+        sums.append(total)
+    for j, total in enumerate(sums):
+        by_cat.add_trace(
+            go.Bar(
+                x=[esc(c) for c in cats],
+                y=[total.get(c, 0.0) for c in cats],
+                name=labels[j],
+                marker={"color": PALETTE[j % len(PALETTE)]},
+                hovertemplate="%{x}: %{y:.4g} pJ<extra>%{fullData.name}</extra>",
+            )
+        )
+    by_cat.update_yaxes(title="energy (pJ)")
+    return fig, by_cat
+
+
+def figure_json(fig: go.Figure) -> dict[str, Any]:
+    """The figure as plain JSON data (numpy arrays as lists, NaN as null)."""
+    import json
+
+    from plotly.utils import PlotlyJSONEncoder
+
+    return json.loads(json.dumps(fig.to_plotly_json(), cls=PlotlyJSONEncoder))

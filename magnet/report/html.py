@@ -1,0 +1,198 @@
+"""A study as one self-contained HTML file: figures, tables and the designs of the front.
+
+plotly.js is embedded once, from the installed plotly package (never a CDN); the figures
+travel as one JSON blob rendered by a small script, so the file opens offline. Every string
+from the study is escaped: Jinja2 autoescapes the markup and ``json_script`` escapes ``<``,
+``>`` and ``&`` in embedded JSON, so no study, parameter or layer name can close a tag.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from functools import cache
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from markupsafe import Markup
+
+from magnet.report.design import mappings_yaml
+from magnet.search.space import METRICS
+from magnet.search.study import Study, TrialView
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+ASSETS = HERE / "assets"
+#: Front designs the report details (the front table lists them all).
+MAX_DESIGNS = 50
+
+_JSON_ESCAPES = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def dumps(data: Any) -> str:
+    """JSON (numpy arrays as lists, NaN and infinities as null)."""
+    from plotly.utils import PlotlyJSONEncoder
+
+    return json.dumps(data, cls=PlotlyJSONEncoder)
+
+
+def json_script(data: Any) -> Markup:
+    """JSON safe inside ``<script>`` and HTML: ``<``, ``>``, ``&`` as ``\\u`` escapes."""
+    return Markup(dumps(data).translate(_JSON_ESCAPES))
+
+
+def fmt(value: Any) -> str:
+    from magnet.report.figures import fmt as number
+
+    return "" if value is None else number(value)
+
+
+@cache
+def plotly_js() -> str:
+    """plotly.js from the installed plotly package."""
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+def data_uri(text: str) -> str:
+    """A YAML text as a ``data:`` URL (downloads from a report need no server)."""
+    return "data:text/yaml;charset=utf-8," + quote(text)
+
+
+def asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+def environment(*folders: Path) -> Any:
+    """Jinja2 with autoescape on, ``folders`` first, then the report's templates."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader([*map(str, folders), str(TEMPLATES)]),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["json_script"] = json_script
+    env.filters["fmt"] = fmt
+    env.filters["data_uri"] = data_uri
+    env.filters["mappings_uri"] = lambda record: data_uri(mappings_yaml(record))
+    env.globals["METRICS"] = METRICS
+    return env
+
+
+def trial_row(study: Study, trial: TrialView, front: set[int]) -> dict[str, Any]:
+    """A trial as the tables show it (and ``/api/studies/NAME/trials`` returns it)."""
+    return {
+        "number": trial.number,
+        "status": trial.status,
+        "feasible": trial.feasible,
+        "front": trial.number in front,
+        "dataflow": trial.dataflow,
+        "params": {k: v for k, v in trial.params.items() if k != "dataflow"},
+        "values": trial.values,
+        "metrics": trial.metrics,
+        "reason": trial.reason,
+        "seconds": trial.seconds,
+    }
+
+
+def param_names(study: Study, trials: list[TrialView] | None = None) -> list[str]:
+    """The varied parameters, in the space's order (without the dataflow)."""
+    seen = {k for t in (trials if trials is not None else study.trials()) for k in t.params}
+    ordered = [k for k in study.space.params if k in seen]
+    return ordered + sorted(k for k in seen if k not in ordered and k != "dataflow")
+
+
+def reasons(study: Study) -> list[tuple[str, int, int]]:
+    """(reason, how many infeasible or failed trials give it, the first of them)."""
+    out: dict[str, list[int]] = {}
+    for t in study.trials():
+        if t.status in ("infeasible", "failed"):
+            out.setdefault(f"{t.status}: {t.reason or 'no reason recorded'}", []).append(t.number)
+    return sorted(((r, len(n), n[0]) for r, n in out.items()), key=lambda x: -x[1])
+
+
+def study_figures(study: Study) -> dict[str, Any]:
+    """The study's figures as JSON: a front per pair of objectives, 3-D, hypervolume,
+    parallel coordinates, importance."""
+    from magnet.report import figures as F
+
+    out: dict[str, Any] = {}
+    for x, y in combinations(study.objectives, 2):
+        out[f"front:{x}:{y}"] = F.front_2d(study, x, y)
+    if len(study.objectives) == 1:
+        out["single"] = F.empty("one objective: see the best design below", "Pareto front")
+    if len(study.objectives) >= 3:
+        out["front3d"] = F.front_3d(study)
+    out["hypervolume"] = F.hypervolume(study)
+    out["importance"] = F.importance(study)
+    out["parallel"] = F.parallel(study)
+    return {k: F.figure_json(v) for k, v in out.items()}
+
+
+def render_report(study: Study, max_designs: int = MAX_DESIGNS) -> str:
+    """The report of ``study`` as one HTML document."""
+    from magnet.report.design import design_figures, design_view
+
+    front = study.pareto_front()
+    front_numbers = {t.number for t in front}
+    figures = study_figures(study)
+    designs = []
+    for t in front[:max_designs]:
+        view = design_view(study, t)
+        designs.append(view)
+        for key, fig in design_figures(view).items():
+            figures[f"design-{t.number}-{key}"] = fig
+    detailed = {view.trial.number for view in designs}
+    best = []
+    for o, b in study.best().items():
+        if b is not None:
+            best.append((o, b[1], study.trial(b[0])))
+    summary = study.summary()
+    return (
+        environment()
+        .get_template("report.html")
+        .render(
+            study=study,
+            summary=summary,
+            front=front,
+            rows=[trial_row(study, t, front_numbers) for t in front],
+            params=param_names(study, front) if front else param_names(study),
+            best=best,
+            designs=designs,
+            more_designs=max(0, len(front) - max_designs),
+            reasons=reasons(study),
+            figures=figures,
+            figure_keys=[k for k in figures if not k.startswith("design-")],
+            generated=_dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+            plotly_js=Markup(plotly_js()),
+            script=Markup(asset("magnet.js")),
+            report_script=Markup(asset("report.js")),
+            style=Markup(asset("magnet.css")),
+            design_link=lambda number: (
+                f"#design-{number}" if number in detailed else "#front-table"
+            ),
+        )
+    )
+
+
+def write_report(study: Study, path: str | Path) -> Path:
+    """Write the self-contained HTML report of ``study`` to ``path``; returns the path."""
+    path = Path(path)
+    text = render_report(study)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path

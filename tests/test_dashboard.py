@@ -1,0 +1,554 @@
+"""The dashboard: its JSON API and files through Starlette's TestClient, its pages in a real
+headless Chromium (Debian's, driven by Playwright) against ``magnet dashboard`` run in a
+subprocess, and the HTML report opened offline."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from magnet.cli import main
+from magnet.dashboard import create_app
+from magnet.report import write_report
+from magnet.search import load_study, search
+from tests.conftest import DATA, REPO
+
+SPACE = DATA / "search" / "small_space.yaml"
+XSS = "<script>alert(1)</script>"
+XSS_LAYER = "<img src=x onerror=alert(2)>"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+# ---- studies ------------------------------------------------------------------------------
+def shared_storage(tmp_path_factory) -> str:
+    """A SQLite storage with ``small`` (14 trials) and a study named with HTML whose network
+    has a layer named with HTML too; made once per test session (test_report.py uses it)."""
+    root = tmp_path_factory.getbasetemp() / "dashboard-studies"
+    url = f"sqlite:///{root / 'studies.db'}"
+    if (root / "done").exists():
+        return url
+    root.mkdir(exist_ok=True)
+    search(SPACE, n_trials=14, storage=url, study="small")
+    net = yaml.safe_load((DATA / "search" / "small_net.yaml").read_text())
+    net["layers"][0]["name"] = XSS_LAYER
+    (root / "net.yaml").write_text(yaml.safe_dump(net))
+    space = yaml.safe_load(SPACE.read_text())
+    space["workloads"] = [str(root / "net.yaml")]
+    (root / "space.yaml").write_text(yaml.safe_dump(space))
+    search(root / "space.yaml", n_trials=3, storage=url, study=XSS)
+    (root / "done").write_text("")
+    return url
+
+
+@pytest.fixture(scope="module")
+def storage(tmp_path_factory) -> str:
+    return shared_storage(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def client(storage):
+    from starlette.testclient import TestClient
+
+    app = create_app(storage)
+    with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as c:
+        yield c
+
+
+def api(name: str) -> str:
+    return "/api/studies/" + quote(name, safe="")
+
+
+# ---- the JSON API and files (no browser) -------------------------------------------------
+def test_api_lists_the_studies_with_their_counts(client, storage) -> None:
+    rows = {r["name"]: r for r in client.get("/api/studies").json()}
+    assert set(rows) == {"small", XSS}
+    small = load_study("small", storage).summary()
+    for key in ("trials", "front_size", "best", "space", "workloads", "objectives", "state"):
+        assert rows["small"][key] == small[key]
+    assert rows["small"]["hypervolume"] == pytest.approx(small["hypervolume"])
+    assert rows["small"]["trials"]["complete"] == 14
+    assert client.get(api("small")).json()["front_size"] == small["front_size"]
+
+
+def test_api_pareto_is_what_magnet_pareto_json_prints(client, storage) -> None:
+    for name in ("small", XSS):
+        out = CliRunner().invoke(main, ["pareto", "--study", name, "--storage", storage, "--json"])
+        assert out.exit_code == 0, out.output
+        got = client.get(api(name) + "/pareto")
+        assert got.status_code == 200
+        assert got.json() == json.loads(out.output)
+
+
+def test_api_trial_has_its_records_and_unknowns_are_404(client, storage) -> None:
+    study = load_study("small", storage)
+    t = study.pareto_front()[0]
+    data = client.get(f"{api('small')}/trials/{t.number}").json()
+    assert data["number"] == t.number and data["params"] == t.params
+    assert data["front"] and data["feasible"]
+    assert data["records"][0]["energy_pj"] == pytest.approx(t.values["energy_pj"])
+    rows = client.get(api("small") + "/trials").json()
+    assert [r["number"] for r in rows] == [x.number for x in study.trials()]
+    assert {r["number"] for r in rows if r["front"]} == {x.number for x in study.pareto_front()}
+    for url in (api("nope"), api("nope") + "/pareto", f"{api('small')}/trials/999"):
+        r = client.get(url)
+        assert r.status_code == 404 and "error" in r.json()
+    assert client.get(api("small") + "/figures/nonsense").status_code == 404
+
+
+def test_api_figure_front_holds_exactly_the_front(client, storage) -> None:
+    study = load_study("small", storage)
+    fig = client.get(api("small") + "/figures/front?x=energy_pj&y=area_mm2").json()
+    front = [n for tr in fig["data"] if tr.get("meta") == "front" for n in tr["customdata"]]
+    assert sorted(front) == sorted(t.number for t in study.pareto_front())
+    names = [tr["name"] for tr in fig["data"] if tr.get("meta") == "front"]
+    assert len(names) == len({t.dataflow for t in study.pareto_front()})
+    for kind in ("front3d", "hypervolume", "parallel", "importance"):
+        assert client.get(f"{api('small')}/figures/{kind}").status_code == 200
+
+
+def test_downloads_rebuild_the_design_and_its_numbers(client, storage, tmp_path) -> None:
+    study = load_study("small", storage)
+    t = study.pareto_front()[0]
+    base = f"/studies/small/trials/{t.number}"
+    arch = client.get(base + "/arch.yaml")
+    assert arch.status_code == 200 and "attachment" in arch.headers["content-disposition"]
+    maps = client.get(base + "/mappings/0.yaml")
+    assert maps.status_code == 200
+    (tmp_path / f"trial-{t.number}.yaml").write_text(arch.text)
+    (tmp_path / "maps.yaml").write_text(maps.text)
+    out = CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            "--arch",
+            str(tmp_path / f"trial-{t.number}.yaml"),
+            "--workload",
+            str(SPACE.parent / "small_net.yaml"),
+            "--mapping-file",
+            str(tmp_path / "maps.yaml"),
+            "--json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["energy_pj"] == pytest.approx(t.values["energy_pj"], rel=1e-9)
+    page = client.get(base).text
+    assert f"magnet evaluate --arch trial-{t.number}.yaml" in page
+    assert client.get(base + "/mappings/5.yaml").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static/../../pyproject.toml",
+        "/static/..%2F..%2Fpyproject.toml",
+        "/static/%2e%2e/%2e%2e/pyproject.toml",
+        "/static/....//....//pyproject.toml",
+        "/static/..\\..\\pyproject.toml",
+        "/static/%2Fetc%2Fpasswd",
+        "/static//etc/passwd",
+        "/static/app.py",
+        "/static/index.html",
+        "/assets/../cli.py",
+        "/assets/%2e%2e%2fcli.py",
+        "/../../../../etc/passwd",
+        "/studies/small/trials/1/arch.yaml/../../../../../etc/passwd",
+    ],
+)
+def test_no_file_outside_the_assets(client, path) -> None:
+    r = client.get(path)
+    assert r.status_code == 404
+    assert "root:" not in r.text and "[project]" not in r.text and "import" not in r.text
+
+
+def test_assets_security_headers_and_read_only(client) -> None:
+    js = client.get("/assets/plotly.min.js")
+    assert js.status_code == 200 and "plotly.js v" in js.text[:200]
+    assert client.get("/static/dashboard.js").status_code == 200
+    assert client.get("/static/magnet.css").status_code == 200
+    page = client.get("/")
+    csp = page.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "connect-src 'self'" in csp
+    assert page.headers["x-content-type-options"] == "nosniff"
+    for method in ("post", "put", "delete"):
+        assert getattr(client, method)(api("small")).status_code == 405
+    # a page asked for under another host name (DNS rebinding) is refused
+    assert client.get("/api/studies", headers={"host": "evil.example"}).status_code == 400
+
+
+def test_html_is_escaped_in_pages(client, storage) -> None:
+    for url in ("/", "/studies/" + quote(XSS, safe=""), "/compare?study=" + quote(XSS)):
+        r = client.get(url)
+        assert r.status_code == 200
+        assert XSS not in r.text and XSS_LAYER not in r.text
+        assert "\\u003cscript\\u003ealert(1)" in r.text  # the name in the page's JSON
+    t = load_study(XSS, storage).pareto_front()[0]
+    page = client.get(f"/studies/{quote(XSS, safe='')}/trials/{t.number}").text
+    assert "&lt;img src=x onerror=alert(2)&gt;" in page
+    assert XSS not in page and XSS_LAYER not in page
+    assert "\\u0026lt;img src=x" in page  # the layer in the figures' JSON, escaped twice
+
+
+def test_corrupt_storage_is_a_clear_error(tmp_path) -> None:
+    from starlette.testclient import TestClient
+
+    bad = tmp_path / "bad.journal"
+    bad.write_text('garbage\n{"op_code": \n')
+    with TestClient(create_app(str(bad)), base_url="http://127.0.0.1") as c:
+        page = c.get("/")
+        assert page.status_code == 500
+        assert (
+            "Cannot read the study storage" in page.text and "cannot read the journal" in page.text
+        )
+        assert "Traceback" not in page.text
+        r = c.get("/api/studies")
+        assert r.status_code == 500 and "cannot read" in r.json()["error"]
+    with TestClient(create_app(str(tmp_path / "none.journal")), base_url="http://127.0.0.1") as c:
+        assert c.get("/api/studies").json() == []  # not written yet: no study
+        assert "No storage here yet" in c.get("/").text
+
+
+# ---- the browser ---------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@contextmanager
+def dashboard(storage: str):
+    """``magnet dashboard`` in a subprocess on a free port; its base URL."""
+    port = free_port()
+    command = ["dashboard", "--storage", storage, "--port", str(port)]
+    url = f"http://127.0.0.1:{port}"
+    # its output to a file, not a pipe: a full pipe would block the server
+    with tempfile.TemporaryFile(mode="w+") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "magnet.cli", *command],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                if proc.poll() is not None:
+                    log.seek(0)
+                    raise AssertionError(f"the dashboard stopped: {log.read()}")
+                try:
+                    urllib.request.urlopen(url + "/static/magnet.css", timeout=2).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            yield url
+        finally:
+            stop(proc)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        message = f"{CHROMIUM} is missing: apt-get install -y chromium"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def server(storage):
+    with dashboard(storage) as url:
+        yield url
+
+
+class Watched:
+    """A page with its console errors, page errors, dialogs and requests recorded."""
+
+    def __init__(self, browser, **options):
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000}, **options)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.page.on("dialog", self._dialog)
+        self.page.on("request", lambda r: self.requests.append(r.url))
+
+    def _dialog(self, dialog) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def ready(self, url: str):
+        response = self.page.goto(url)
+        self.page.wait_for_selector("body[data-ready='1']", timeout=20000)
+        return response
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def watched(browser):
+    w = Watched(browser)
+    yield w
+    w.close()
+
+
+def only_local(requests: list[str], base: str) -> list[str]:
+    return [u for u in requests if not u.startswith(base + "/") and not u.startswith("data:")]
+
+
+def wait_until(page, expression: str, timeout: float = 20.0) -> None:
+    """Poll ``expression`` in the page (Playwright's wait_for_function evaluates strings with
+    eval, which the dashboard's Content-Security-Policy refuses, as it should)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout}s: {expression}")
+        time.sleep(0.1)
+
+
+FRONT_POINTS = """(id) => {
+  const gd = document.getElementById(id);
+  return gd.data.filter(t => t.meta === 'front').flatMap(t => t.customdata);
+}"""
+
+# The front point farthest from any other plotted point, with its position on the screen.
+PICK_POINT = """() => {
+  const gd = document.getElementById('front2d');
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+  const box = gd.getBoundingClientRect();
+  const pts = [];
+  gd._fullData.forEach(t => {
+    if (!t.customdata) return;
+    t.x.forEach((x, i) => pts.push({
+      n: t.customdata[i], front: t.meta === 'front',
+      px: box.left + xa._offset + xa.l2p(xa.d2l(x)),
+      py: box.top + ya._offset + ya.l2p(ya.d2l(t.y[i])),
+    }));
+  });
+  let best = null;
+  pts.filter(p => p.front).forEach(p => {
+    const others = pts.filter(q => q !== p);
+    const gap = Math.min(...others.map(q => Math.hypot(q.px - p.px, q.py - p.py)), 1e9);
+    if (!best || gap > best.gap) best = Object.assign({gap: gap}, p);
+  });
+  return best;
+}"""
+
+
+def test_study_page_shows_exactly_the_front_and_a_click_opens_the_design(
+    server, watched, storage
+) -> None:
+    study = load_study("small", storage)
+    front = sorted(t.number for t in study.pareto_front())
+    page = watched.page
+    assert watched.ready(server + "/studies/small").status == 200
+    wait_until(page, "document.getElementById('front2d').data !== undefined")
+    assert sorted(page.evaluate(FRONT_POINTS, "front2d")) == front
+    wait_until(page, "document.getElementById('front3d').data !== undefined")
+    assert sorted(page.evaluate(FRONT_POINTS, "front3d")) == front
+    assert page.locator("#trials-table tbody tr").count() == len(front)
+    # another pair of objectives: the same front
+    page.select_option("#front-y", "area_mm2")
+    wait_until(
+        page, "document.getElementById('front2d').layout.yaxis.title.text.startsWith('area_mm2')"
+    )
+    assert sorted(page.evaluate(FRONT_POINTS, "front2d")) == front
+    for plot in ("hypervolume", "importance"):
+        assert page.evaluate(f"document.getElementById('{plot}').data.length") > 0
+    page.locator("#parallel").scroll_into_view_if_needed()  # drawn when seen (WebGL)
+    wait_until(page, "(document.getElementById('parallel').data || []).length > 0")
+    page.evaluate("window.scrollTo(0, 0)")
+
+    point = page.evaluate(PICK_POINT)
+    assert point["gap"] > 10, point
+    page.mouse.move(point["px"], point["py"])
+    page.mouse.click(point["px"], point["py"])
+    page.wait_for_url(re.compile(r".*/studies/small/trials/\d+$"), timeout=10000)
+    assert page.url.endswith(f"/trials/{point['n']}")
+    page.wait_for_selector("body[data-ready='1']")
+    trial = study.trial(point["n"])
+    record = trial.records[0]
+    for key in ("category", "level", "operand", "area", "layers-0"):
+        assert page.evaluate(f"document.querySelector('[data-figure=\"{key}\"]').data.length") > 0
+    ys = page.evaluate("document.querySelector('[data-figure=\"category\"]').data.map(t => t.y[0])")
+    assert math.fsum(ys) == pytest.approx(record["energy_pj"], rel=1e-9)
+    assert "<< MAC >>" in page.locator("pre.loop-nest").first.text_content()
+    assert f"magnet evaluate --arch trial-{trial.number}.yaml" in page.content()
+    assert watched.errors == []
+    assert only_local(watched.requests, server) == []
+
+
+def test_html_in_names_renders_as_text(server, watched, storage) -> None:
+    page = watched.page
+    watched.ready(server + "/")
+    row = page.locator("#studies-table tr", has_text=XSS)
+    assert row.count() == 1 and row.locator("td.name").text_content() == XSS
+    row.locator("td.name a").click()
+    page.wait_for_url(re.compile(r".*/studies/%3Cscript%3E.*"))
+    assert page.locator("#study-name").text_content() == XSS
+    assert page.title().startswith(XSS)
+    number = load_study(XSS, storage).pareto_front()[0].number
+    watched.ready(f"{server}/studies/{quote(XSS, safe='')}/trials/{number}")
+    assert page.locator("h1").text_content().endswith(XSS)
+    layers = page.locator("[data-figure='layers-0']")
+    assert XSS_LAYER in layers.evaluate("el => el.data[0].x.join(' ')").replace(
+        "&lt;", "<"
+    ).replace("&gt;", ">")
+    assert page.get_by_text(XSS_LAYER, exact=True).count() >= 1  # in the layer table
+    assert page.evaluate("document.querySelectorAll('img[src=x]').length") == 0
+    assert watched.dialogs == []
+    assert watched.errors == []
+
+
+def test_unknown_study_or_trial_is_a_404_page(server, watched) -> None:
+    page = watched.page
+    r = page.goto(server + "/studies/nope")
+    assert r.status == 404
+    assert "no study 'nope'" in page.locator("#error-message").text_content()
+    r = page.goto(server + "/studies/small/trials/9999")
+    assert r.status == 404 and "has no trial 9999" in page.content()
+    r = page.goto(server + "/static/..%2F..%2Fapp.py")
+    assert r.status == 404
+
+
+def test_corrupt_storage_is_an_error_page(browser, tmp_path) -> None:
+    bad = tmp_path / "bad.journal"
+    bad.write_bytes(b"\x00\xffnot a journal\n{{{\n")
+    with dashboard(str(bad)) as url:
+        w = Watched(browser)
+        try:
+            r = w.page.goto(url + "/")
+            assert r.status == 500
+            text = w.page.locator("#error-message").text_content()
+            assert "cannot read the journal" in text
+            assert "Traceback" not in w.page.content()
+        finally:
+            w.close()
+
+
+def test_studies_list_follows_a_running_search(browser, tmp_path) -> None:
+    journal = str(tmp_path / "live.journal")
+    with dashboard(journal) as url:
+        w = Watched(browser)
+        search_proc = None
+        try:
+            w.ready(url + "/?every=0.5")
+            assert w.page.locator("#no-studies").is_visible()
+            search_proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "magnet.cli",
+                    "search",
+                    str(SPACE),
+                    "--storage",
+                    journal,
+                    "--trials",
+                    "30",
+                    "--no-report",
+                ],
+                cwd=REPO,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            cell = w.page.locator("tr[data-study='small'] td.complete")
+            seen: list[int] = []
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if cell.count():
+                    value = int(cell.text_content())
+                    if not seen or value != seen[-1]:
+                        seen.append(value)
+                    if value >= 30:
+                        break
+                time.sleep(0.1)
+            assert seen and seen[-1] == 30, seen
+            assert len(seen) >= 3 and seen == sorted(seen), seen
+            assert search_proc.wait(timeout=30) == 0
+            assert w.errors == []
+        finally:
+            if search_proc is not None:
+                stop(search_proc)
+            w.close()
+
+
+def test_report_renders_offline(browser, storage, tmp_path) -> None:
+    for name in (XSS,):
+        path = write_report(load_study(name, storage), tmp_path / "report.html")
+        w = Watched(browser, offline=True)
+        try:
+            w.context.route(
+                "**/*",
+                lambda route: (
+                    route.continue_() if route.request.url.startswith("file:") else route.abort()
+                ),
+            )
+            w.ready(path.as_uri())
+            page = w.page
+            eager = page.locator("#study-plots [data-figure]:not([data-lazy])")
+            assert eager.count() == 6  # 3 fronts, 3-D, hypervolume, importance
+            assert page.locator("#study-plots .js-plotly-plot").count() == eager.count()
+            front = sorted(t.number for t in load_study(name, storage).pareto_front())
+            shown = page.evaluate(
+                """() => [...document.querySelectorAll('#study-plots [data-figure^="front:"]')]
+                   .map(gd => gd.data.filter(t => t.meta === 'front')
+                   .flatMap(t => t.customdata).sort((a, b) => a - b))"""
+            )
+            assert shown and all(s == front for s in shown)
+            assert page.locator("#study-name").text_content() == name
+            first = page.locator("details.design").first
+            first.locator(":scope > summary").click()
+            first.locator(".js-plotly-plot").first.wait_for()
+            assert first.locator(".js-plotly-plot").count() >= 5
+            assert [u for u in w.requests if not u.startswith("file:")] == []
+            assert w.errors == [] and w.dialogs == []
+        finally:
+            w.close()
