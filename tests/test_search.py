@@ -180,7 +180,17 @@ def test_unknown_study_and_storage_are_clear_errors(tmp_path, storage) -> None:
 
 # ---- crashes, Ray, PostgreSQL ----------------------------------------------------------------
 def _search_process(tmp_path: Path, storage: str, *extra: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "magnet.cli", "search", str(SPACE), "--storage", storage, *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "magnet.cli",
+        "search",
+        str(SPACE),
+        "--storage",
+        storage,
+        "--no-report",
+    ]
+    cmd += extra
     return subprocess.Popen(
         cmd,
         cwd=REPO,
@@ -225,7 +235,8 @@ def test_a_sigkilled_driver_on_ray_resumes_and_leaves_no_ray_process(tmp_path, s
 
 
 def test_sigint_stops_cleanly_and_resumes(tmp_path, storage) -> None:
-    proc = _search_process(tmp_path, storage, "--trials", "60")
+    # ResNet-18 (~0.5 s a design) so that the search is still running when interrupted
+    proc = _search_process(tmp_path, storage, "--trials", "60", "--workload", "resnet18")
     try:
         _wait_for_trials(storage, 2, 120)
     finally:
@@ -251,6 +262,7 @@ def test_search_on_an_existing_ray_cluster_by_address(storage) -> None:
                 "2",
                 "--ray-address",
                 address,
+                "--no-report",
             ],
         )
         assert out.exit_code == 0, out.output

@@ -8,8 +8,10 @@ study at a time: ``DriverLock`` holds an OS lock beside a Journal file and recor
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import socket
 import time
 from pathlib import Path
@@ -116,7 +118,11 @@ class DriverLock:
             import fcntl
 
             path = Path(describe(self.spec))
-            lock = path.with_name(f"{path.name}.{self.study.study_name}.driver.lock")
+            name = self.study.study_name
+            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+            if safe != name:  # a name with '/' or other characters: keep lock files distinct
+                safe += "-" + hashlib.sha1(name.encode()).hexdigest()[:8]
+            lock = path.with_name(f"{path.name}.{safe}.driver.lock")
             self.file = open(lock, "w")  # noqa: SIM115 (held open for the whole search)
             try:
                 fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)

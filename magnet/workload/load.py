@@ -17,6 +17,9 @@ class _LayerEntry(Layer):
     """One entry of a network YAML: a layer (its fields, or ``shape: "K=..,C=.."``), its repeat
     count, and ``stride`` / ``dilation`` as shorthands for both axes."""
 
+    # pydantic's own constructor: errors stay pydantic errors, located in the file
+    __init__ = BaseModel.__init__
+
     name: str
     shape: str | None = None
     repeat: int = Field(1, ge=1)
