@@ -632,7 +632,8 @@ def search(
     no_report: bool,
 ) -> None:
     """Search the design space of SPACE.yaml for Pareto-optimal designs (resumable)."""
-    from magnet.search import SearchOptions, load_space, run_search
+    from magnet.report.text import front_table
+    from magnet.search import SearchOptions, load_space, pareto_json, run_search
 
     if report_path and no_report:
         raise MagnetError("give --report PATH or --no-report, not both", field="--report")
@@ -650,9 +651,12 @@ def search(
         workloads=workloads,
     )
     try:
-        run_search(space, options, log=lambda line: click.echo(line, err=True))
+        study = run_search(space, options, log=lambda line: click.echo(line, err=True))
     except KeyboardInterrupt:
         sys.exit(130)
+    # the result on stdout (progress and the summary went to stderr): the Pareto front
+    click.echo(f"\nPareto front of study {study.name!r}, best first by {study.objectives[0]}:")
+    click.echo(front_table(study.objectives, pareto_json(study)))
     if no_report:
         name = study_name or space.name
         where = "" if storage is None else f" --storage {storage}"
@@ -729,6 +733,7 @@ def studies(storage: str | None, as_json: bool) -> None:
 @_friendly
 def pareto(study_name: str, storage: str | None, as_json: bool) -> None:
     """Print the Pareto front of a study: each design's parameters and objectives."""
+    from magnet.report.text import front_table
     from magnet.search import load_study, pareto_json
 
     study = load_study(study_name, storage)
@@ -736,22 +741,7 @@ def pareto(study_name: str, storage: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(front, indent=1))
         return
-    if not front:
-        click.echo("no feasible design yet")
-        return
-    params = sorted({k for t in front for k in t["params"]})
-    header = ["#", *study.objectives, *params]
-    rows = [
-        [
-            str(t["number"]),
-            *(f"{t['values'][o]:.4g}" for o in study.objectives),
-            *(str(t["params"].get(p, "")) for p in params),
-        ]
-        for t in front
-    ]
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        click.echo("  ".join(str(c).rjust(w) for c, w in zip(row, widths, strict=True)))
+    click.echo(front_table(study.objectives, front))
 
 
 @main.command(context_settings=CONTEXT)

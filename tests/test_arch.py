@@ -16,13 +16,13 @@ def level(arch: Arch, name: str):
     return arch.levels[[lvl.name for lvl in arch.levels].index(name)]
 
 
-# ---- simba-chip: ../shared/reference/costs.md, "Simba (Shao et al., MICRO 2019; ...)" ----------
+# ---- simba-chip: tests/data/reference/costs.md, "Simba (Shao et al., MICRO 2019; ...)" ----------
 def test_simba_chip_matches_the_published_chiplet() -> None:
     a = load_arch("simba-chip")
     # "Chiplet: 16 PEs; each PE has 8 vector MAC units ..., each an 8-wide dot product over
     # input channels: 1024 int8 MACs per chiplet."
     assert a.mac_count == 16 * 8 * 8 == 1024
-    # NVIDIA's Timeloop model (../shared/reference/simba.md, section 1): InputBuffer one per PE
+    # NVIDIA's Timeloop model (tests/data/reference/simba.md, section 1): InputBuffer one per PE
     # (16, 8192 x 8 b); WeightBuffer and AccumulationBuffer one per vector unit (128;
     # 4096 x 8 b and 128 x 24 b); weight registers one per MAC (1024 x 1 x 8 b).
     assert level(a, "InputBuffer").instances == 16
@@ -113,7 +113,7 @@ def test_eyeriss_chip() -> None:
     assert load_arch("eyeriss-chip") == eyeriss("eyeriss-chip")
 
 
-# ---- systolic-128: SCALE-Sim configuration, ../shared/reference/README.md (scalesim/) -----
+# ---- systolic-128: SCALE-Sim configuration, tests/data/reference/README.md (scalesim/) -----
 def test_systolic_128() -> None:
     # "a 128x128 array, SRAMs ifmap/filter/ofmap 256/256/128 KiB, 1-byte words"
     a = load_arch("systolic-128")

@@ -49,7 +49,7 @@ def accesses(data: dict, level: str, operand: str) -> tuple[float, float, float]
 
 # ---- Timeloop input: Timeloop's replay of the conv1d tutorial -------------------------------
 def test_timeloop_conv1d_ws_matches_timeloop() -> None:
-    # Reference: ../shared/reference/timeloop/conv1d_2level_ws_os/replay_timeloop_2025-03/ws/
+    # Reference: tests/data/reference/timeloop/conv1d_2level_ws_os/replay_timeloop_2025-03/ws/
     # result.json: 48 cycles, 100 % utilisation; energy by level MACC 40.56, Buffer 83.89,
     # MainMemory 235.55 pJ.
     data = run_json("--timeloop", str(CONV1D_WS / "timeloop-input.yaml"))

@@ -3,7 +3,7 @@
 Plug-ins under test live in tests/data/cost/*.py and are loaded by path exactly as a user's
 would be (``FILE.py:CLASS``). Reference numbers are the built-in 45 nm Horowitz table
 (magnet/cost/tables/horowitz45.yaml) and the Eyeriss normalised costs
-(shared/reference/costs.md); the arithmetic is in the comments.
+(tests/data/reference/costs.md); the arithmetic is in the comments.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The built-in cost tables against numbers derived by hand.
 
-Published numbers are from the project's reference sheet (shared/reference/costs.md):
+Published numbers are from the project's reference sheet (tests/data/reference/costs.md):
 Horowitz ISSCC 2014 (45 nm, 0.9 V) and Eyeriss ISCA 2016 (normalised costs). Scaling
 numbers are Stillmaker & Baas, Integration 2017 (see magnet/cost/tables/scaling.yaml).
 """

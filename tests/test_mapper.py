@@ -168,7 +168,7 @@ def test_cli_map_json_and_network_mapping(tmp_path) -> None:
 
 
 def test_row_stationary_is_the_most_energy_efficient_on_alexnet_conv_layers() -> None:
-    # Eyeriss (Chen, Emer, Sze, ISCA 2016, ../shared/reference/costs.md): at equal storage and
+    # Eyeriss (Chen, Emer, Sze, ISCA 2016, tests/data/reference/costs.md): at equal storage and
     # parallelism, row-stationary is 1.4x to 2.5x more energy-efficient than weight- and
     # output-stationary on AlexNet's CONV layers. Same eyeriss template (168 PEs, same spads
     # and buffer), each dataflow mapped for energy by the fast mapper, built-in 65 nm costs.
@@ -344,7 +344,7 @@ def test_each_simba_dataflow_constrains_a_different_mapspace() -> None:
 
 
 def test_simba_chip_native_dataflow_is_nvidias_nest() -> None:
-    # ../shared/reference/simba.md, section 1 (simba-chip.cfg): weight register P,Q only;
+    # tests/data/reference/simba.md, section 1 (simba-chip.cfg): weight register P,Q only;
     # accumulation buffer K only; weight buffer R,S,C only; input buffer no loops; global
     # buffer P,Q; lanes C (8) and vector units K (8); PEs over K and C
     chip = load_arch("simba-chip")

@@ -4,6 +4,7 @@ PostgreSQL, and the commands around it."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from magnet.errors import MagnetError
 from magnet.search import load_space, load_study, search
 from magnet.search.pareto import nondominated
 from tests.conftest import DATA, REPO
-from tests.services import postgres, ray_head, ray_like_pids
+from tests.services import postgres, postgres_bin, ray_head, ray_like_pids
 
 SPACE = DATA / "search" / "small_space.yaml"
 
@@ -269,6 +270,27 @@ def test_search_on_an_existing_ray_cluster_by_address(storage) -> None:
     study = load_study("small", storage)
     assert study.counts()["complete"] == 6
     assert_mutually_non_dominated(study)
+    # the search ends with the front on stdout: a header, then one row per design
+    table = out.stdout.split("Pareto front of study 'small'")[1].strip().splitlines()
+    assert table[1].split()[:4] == ["#", "energy_pj", "latency_cycles", "area_mm2"]
+    assert [int(row.split()[0]) for row in table[2:]] == [t.number for t in study.pareto_front()]
+
+
+def test_the_front_is_ordered_and_lists_a_design_once(tmp_path) -> None:
+    # the random sampler on a 32-design space proposes designs again
+    space = space_with(tmp_path, sampler="random")
+    study = search(space, n_trials=24, storage=str(tmp_path / "s.journal"), seed=1)
+    proposed = [json.dumps(t.params, sort_keys=True) for t in study.trials()]
+    assert len(set(proposed)) < len(proposed)  # some design was proposed again
+    front = study.pareto_front()
+    keys = [json.dumps(t.params, sort_keys=True) for t in front]
+    assert len(keys) == len(set(keys))
+    energies = [t.values["energy_pj"] for t in front]
+    assert energies == sorted(energies)
+    # every feasible design is on the front or dominated by, or equal to, a front design
+    points, ours = study.points(front), study.points(study.feasible())
+    for p in ours:
+        assert ((points <= p).all(axis=1)).any()
 
 
 def test_a_dead_worker_fails_its_trial_and_the_search_goes_on(tmp_path, storage) -> None:
@@ -300,6 +322,8 @@ def test_a_bad_ray_address_is_a_clear_error(storage) -> None:
 
 
 def test_postgresql_storage() -> None:
+    if postgres_bin() is None and not os.environ.get("CI"):  # .ci/run installs it
+        pytest.skip("PostgreSQL's server is missing: apt-get install -y postgresql")
     with postgres() as url:
         study = search(SPACE, n_trials=4, storage=url)
         assert study.counts()["complete"] == 4

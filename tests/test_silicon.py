@@ -1,6 +1,6 @@
 """magnet against published silicon (the README's "magnet vs silicon" table).
 
-Published numbers (../shared/reference/costs.md and simba.md; labels as there):
+Published numbers (tests/data/reference/costs.md and simba.md; labels as there):
 * Simba chiplet, 16 nm: 0.11 pJ/op (its most efficient point, voltage not published),
   4.01 TOPS peak, 1.29 TOPS/mm^2 (-> 3.1 mm^2 behind it [D]); a 6 mm^2 die [S].
 * MAGNet, 16 nm, ResNet-50: 40 fJ/op; a tuned collector PE spends ~47 % on math (Dally),
@@ -46,7 +46,7 @@ def test_simba_chip_on_resnet50_is_within_2x_of_the_silicon(resnet50) -> None:
     chip = mg.load_arch("simba-chip")
     record = mg.evaluate(resnet50, chip, dataflow="os-local-ws", objective="energy").record()
     pj_per_op = on_chip_pj_per_op(record)
-    assert 0.11 / 2 <= pj_per_op <= 0.11 * 2  # measured here: 0.16 at 0.85 V
+    assert 0.11 / 2 <= pj_per_op <= 0.11 * 2  # measured here: 0.157 at 0.85 V
     # peak 1024 MACs x 2 x 1.96 GHz = 4.01 TOPS; area within 2x of the die and of the
     # 3.1 mm^2 behind 1.29 TOPS/mm^2
     assert 2 * chip.mac_count * chip.clock_ghz / 1e3 == pytest.approx(4.01, rel=0.01)
@@ -79,5 +79,9 @@ def test_eyeriss_chip_on_alexnet_conv_is_within_2x_of_jssc_2017() -> None:
         convs, mg.load_arch("eyeriss-chip"), dataflow="rs", objective="energy"
     ).record()
     fps = 4 / record.latency_s  # 4 images per batch
-    assert 34.7 / 2 <= fps <= 34.7 * 2  # measured here: 45.5 fps
-    assert 0.278 / 2 <= record.power_w <= 0.278 * 2  # measured here: 0.195 W
+    assert 34.7 / 2 <= fps <= 34.7 * 2  # measured here: 44 fps
+    # the chip's 278 mW is its core's power, without DRAM; magnet's on-chip power is about
+    # half of it (no energy for the clock tree and control logic beyond the registers'
+    # clocks: README, "magnet vs published silicon"), and cannot exceed it
+    on_chip_w = (record.energy_pj - record.energy_pj_by_category["dram"]) * 1e-12 / record.latency_s
+    assert 0.4 <= on_chip_w / 0.278 <= 1.0  # measured here: 0.139 W

@@ -1,4 +1,4 @@
-"""magnet against Timeloop on the reference cases of ../shared/reference/timeloop.
+"""magnet against Timeloop on the reference cases of tests/data/reference/timeloop.
 
 For each case: the replay's ``timeloop-input.yaml`` is evaluated; cycles must equal
 Timeloop's, energy per level must be within 1 % of ``result.json``, and every per-instance
@@ -14,8 +14,8 @@ import pytest
 
 from magnet.api import evaluate
 from magnet.interop import load_timeloop
+from magnet.interop.timeloop_stats import access_counts, summary_stats
 from tests.conftest import REFERENCE
-from tests.timeloop_stats import read_stats
 
 TL = REFERENCE / "timeloop"
 CASES = {
@@ -73,7 +73,8 @@ def test_access_counts_equal_timeloop_stats(case: str) -> None:
     result = _run(case)
     stats_dir = TL / CASES[case][1]
     stats_file = next(stats_dir.glob("timeloop-*.stats.txt"))
-    stats, cycles = read_stats(stats_file)
+    stats = access_counts(stats_file)
+    cycles = summary_stats(stats_file)["cycles"]
     ours = result.accesses
     checked = 0
     for level, spaces in stats.items():

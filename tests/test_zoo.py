@@ -50,7 +50,7 @@ def test_alexnet_macs_by_hand() -> None:
     # fc7 4096*4096 = 16,777,216             fc8 4096*1000 = 4,096,000     total 724,406,816
     net = load_zoo("alexnet")
     assert net.macs == 724_406_816
-    conv2 = layer(net, "conv2")  # SCALE-Sim table (../shared/reference/README.md): C=48 per group
+    conv2 = layer(net, "conv2")  # SCALE-Sim table (tests/data/reference/README.md): C=48 per group
     assert (conv2.G, conv2.K, conv2.C, conv2.P, conv2.R) == (2, 128, 48, 27, 5)
     assert [e.layer.name for e in net] == [*(f"conv{i}" for i in range(1, 6)), "fc6", "fc7", "fc8"]
 

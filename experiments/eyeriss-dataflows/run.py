@@ -509,7 +509,7 @@ def main() -> None:
         "published": {
             "conv_rs_advantage": [1.4, 2.5],
             "fc_rs_advantage_min": 1.3,
-            "source": "Chen, Emer, Sze, ISCA 2016 (../shared/reference/costs.md)",
+            "source": "Chen, Emer, Sze, ISCA 2016 (tests/data/reference/costs.md)",
         },
         "setup": {
             "pe_array": [cfg["comparison"]["pe_rows"], cfg["comparison"]["pe_cols"]],

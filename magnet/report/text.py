@@ -93,3 +93,24 @@ def network_table(record: NetworkRecord) -> str:
         for name, mm2 in r.area_mm2_by_component.items():
             lines.append(f"{name:<24}{mm2:>14.4f}")
     return "\n".join(lines)
+
+
+def front_table(objectives: list[str], front: list[dict]) -> str:
+    """A Pareto front (``pareto_json``'s rows: number, params, values) as aligned columns:
+    trial number, objectives, parameters."""
+    if not front:
+        return "no feasible design yet"
+    params = sorted({k for t in front for k in t["params"]})
+    header = ["#", *objectives, *params]
+    rows = [
+        [
+            str(t["number"]),
+            *(f"{t['values'][o]:.4g}" for o in objectives),
+            *(str(t["params"].get(p, "")) for p in params),
+        ]
+        for t in front
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in [header, *rows]
+    )

@@ -354,7 +354,9 @@ def _store_reference(study: Any, points: list[list[float]], force: bool = False)
 def _front_and_hv(study: Any, points: list[list[float]]) -> tuple[int, float | None]:
     if not points:
         return 0, None
-    front = int(pareto.nondominated(points).sum())
+    # a design proposed again has the same point: the front counts it once, as Study does
+    mask = pareto.nondominated(points)
+    front = len({tuple(p) for p, keep in zip(points, mask, strict=True) if keep})
     ref = study.user_attrs.get(REFERENCE_ATTR)
     return front, None if ref is None else pareto.hypervolume(points, ref)
 

@@ -9,6 +9,7 @@ Nothing here writes to storage.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -139,12 +140,20 @@ class Study:
         return pareto.to_minimised_log(values, self.directions)
 
     def pareto_front(self) -> list[TrialView]:
-        """The feasible trials no other feasible trial dominates."""
+        """The feasible trials no other feasible trial dominates, best first by the first
+        objective; a design the sampler proposed again appears once (its first trial)."""
         ok = self.feasible()
         if not ok:
             return []
-        mask = pareto.nondominated(self.points(ok))
-        return [t for t, keep in zip(ok, mask, strict=True) if keep]
+        points = self.points(ok)
+        mask = pareto.nondominated(points)
+        front, seen = [], set()
+        for i in sorted(np.flatnonzero(mask), key=lambda i: (points[i, 0], ok[i].number)):
+            key = json.dumps(ok[i].params, sort_keys=True, default=str)
+            if key not in seen:
+                seen.add(key)
+                front.append(ok[i])
+        return front
 
     @property
     def reference(self) -> list[float] | None:

@@ -169,7 +169,7 @@ class Simba(Template):
         "partial sum stays in the accumulation collector",
     }
     showcase: ClassVar[dict[str, Any]] = {"weight_collector": 4, "accum_collector": 8}
-    # simba-chip: Simba (MICRO 2019) chiplet, ../shared/reference/costs.md: 16 PEs x 8 vector
+    # simba-chip: Simba (MICRO 2019) chiplet, tests/data/reference/costs.md: 16 PEs x 8 vector
     # units x 8 lanes, 32 / 8 / 3 KiB buffers with 24-bit partial sums, 64 KiB global buffer,
     # 16 nm; clock 1.96 GHz = 4.01 TOPS / (1024 MACs x 2 ops). NVIDIA's Timeloop model keeps
     # one weight per lane in a register (weight_collector 1) and has no accumulation collector.

@@ -38,7 +38,7 @@ class SystolicParams(TemplateParams):
 
 _REGISTERS = {"os": "OutputReg", "ws": "WeightReg", "is": "InputReg"}
 _OPERAND = {"os": "outputs", "ws": "weights", "is": "inputs"}
-# SCALE-Sim's GEMM view (../shared/reference/README.md): rows, columns and the streamed
+# SCALE-Sim's GEMM view (tests/data/reference/README.md): rows, columns and the streamed
 # dimension of each dataflow; P = output pixels, K = filters, C = window.
 _PLAN = {
     "os": (
@@ -67,7 +67,7 @@ class Systolic(Template):
     description = "SCALE-Sim's systolic array (os / ws / is), fill and drain per fold"
     Params = SystolicParams
     dataflows: ClassVar[dict[str, str]] = {name: plan[3] for name, plan in _PLAN.items()}
-    # SCALE-Sim configuration of ../shared/reference/scalesim: 128 x 128, 256/256/128 KiB.
+    # SCALE-Sim configuration of tests/data/reference/scalesim: 128 x 128, 256/256/128 KiB.
     presets: ClassVar[dict[str, dict[str, Any]]] = {"systolic-128": {}}
 
     def assemble(self, p: SystolicParams, name: str) -> Arch:

@@ -1,0 +1,263 @@
+"""Design-search benchmarks: sampler quality against the exact front, and throughput.
+
+Quality: a space small enough to evaluate exhaustively (2,916 simba designs of
+``benchmarks/search_quality.yaml`` on AlexNet's convolutions) is evaluated once (cached in
+``benchmarks/results/search_quality_table.json``); then NSGA-II, TPE and random search, as
+magnet's driver builds them, ask for designs and are told the tabled results, three seeds
+each. Reported: the hypervolume (magnet's: log10 objectives, reference one decade beyond
+the worst feasible design) each reaches after 1 %, 5 % and 10 % of the evaluations, as a
+fraction of the exact front's. Target: 95 % within 10 %.
+
+Throughput: ``search_spaces/quickstart.yaml`` with 1 and 2 workers (trials per second,
+parallel efficiency), and a 1,000-design ResNet-50 search of ``search_spaces/magnet.yaml``
+on 2 workers (target: at most 10 minutes on this 2-core machine).
+
+    python benchmarks/bench_search.py                  # everything (about 25 minutes)
+    python benchmarks/bench_search.py --skip-magnet    # without the 1,000-design search
+
+Results go to ``benchmarks/results/search.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import hashlib
+import itertools
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+RESULTS = HERE / "results"
+QUALITY_SPACE = HERE / "search_quality.yaml"
+TABLE = RESULTS / "search_quality_table.json"
+
+
+# ---- quality ---------------------------------------------------------------------------------
+def _designs(space) -> list[dict]:
+    from magnet.search.driver import grid
+
+    axes = grid(space)
+    names = list(axes)
+    return [dict(zip(names, values, strict=True)) for values in itertools.product(*axes.values())]
+
+
+def _evaluate(args: tuple) -> dict:
+    space_path, point = args
+    from magnet.search import load_space
+    from magnet.search.evaluate import DesignJob, evaluate_design
+    from magnet.search.space import constraint_violations
+
+    space = load_space(space_path)
+    params = {**space.fixed(), **{k: v for k, v in point.items() if k != "dataflow"}}
+    flow = point.get("dataflow", space.dataflows()[0])
+    if constraint_violations(space, params):
+        return {"point": point, "status": "infeasible", "metrics": {}}
+    job = DesignJob(
+        0,
+        space.template,
+        params,
+        flow,
+        tuple(w.model_dump() for w in space.workloads),
+        space.mapper.model_dump(mode="json"),
+        space.cost_model,
+        space.network,
+        0,
+    )
+    r = evaluate_design(job)
+    return {"point": point, "status": r.status, "metrics": r.metrics}
+
+
+def exhaustive_table(workers: int) -> list[dict]:
+    from magnet.search import load_space
+
+    key = hashlib.sha256(QUALITY_SPACE.read_bytes()).hexdigest()
+    if TABLE.exists():
+        cached = json.loads(TABLE.read_text())
+        if cached["space_sha256"] == key:
+            return cached["designs"]
+    space = load_space(QUALITY_SPACE)
+    points = _designs(space)
+    print(f"evaluating all {len(points)} designs of {QUALITY_SPACE.name} ({workers} processes)")
+    start = time.perf_counter()
+    with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+        rows = list(pool.map(_evaluate, [(str(QUALITY_SPACE), p) for p in points], chunksize=8))
+    TABLE.parent.mkdir(parents=True, exist_ok=True)
+    TABLE.write_text(
+        json.dumps({"space_sha256": key, "seconds": time.perf_counter() - start, "designs": rows})
+    )
+    return rows
+
+
+def quality(workers: int, seeds: int) -> dict:
+    import optuna
+
+    from magnet.search import load_space
+    from magnet.search import pareto as pf
+    from magnet.search.driver import make_sampler, suggest
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    space = load_space(QUALITY_SPACE)
+    rows = exhaustive_table(workers)
+    objectives = [o.metric for o in space.objectives]
+    directions = space.directions()
+    table = {json.dumps(r["point"], sort_keys=True): r for r in rows}
+    ok = [r for r in rows if r["status"] == "ok"]
+    points = pf.to_minimised_log([[r["metrics"][m] for m in objectives] for r in ok], directions)
+    ref = (points.max(axis=0) + 1.0).tolist()
+    exact = pf.hypervolume(points, ref)
+    n = len(rows)
+    budgets = {"1%": n // 100, "5%": n // 20, "10%": n // 10}
+    out: dict = {
+        "designs": n,
+        "feasible": len(ok),
+        "exact_hypervolume": exact,
+        "exact_front": int(pf.nondominated(points).sum()),
+        "samplers": {},
+    }
+    for name in ("nsga2", "tpe", "random"):
+        runs = []
+        for seed in range(seeds):
+            s = space.model_copy(update={"sampler": name})
+            study = optuna.create_study(
+                directions=directions, sampler=make_sampler(s, seed, budgets["10%"])
+            )
+            seen: list[list[float]] = []
+            history = []
+            for _ in range(budgets["10%"]):
+                trial = study.ask()
+                params, flow = suggest(trial, s)
+                point = {k: params[k] for k in space.ranges()}
+                if len(space.dataflows()) > 1:
+                    point["dataflow"] = flow
+                row = table[json.dumps(point, sort_keys=True)]
+                good = row["status"] == "ok"
+                trial.set_constraint("feasible", 0.0 if good else 1.0)
+                values = (
+                    [row["metrics"][m] for m in objectives]
+                    if good
+                    else [1e30 if d == "minimize" else 0.0 for d in directions]
+                )
+                study.tell(trial, values)
+                if good:
+                    seen.append(pf.to_minimised_log([values], directions)[0].tolist())
+                history.append(pf.hypervolume(np.array(seen), ref) / exact if seen else 0.0)
+            runs.append({b: history[k - 1] for b, k in budgets.items()})
+        out["samplers"][name] = {
+            b: {
+                "mean": float(np.mean([r[b] for r in runs])),
+                "min": float(np.min([r[b] for r in runs])),
+            }
+            for b in budgets
+        }
+        print(
+            f"{name:7s} "
+            + "  ".join(f"{b}: {out['samplers'][name][b]['mean'] * 100:.1f}%" for b in budgets)
+        )
+    out["budgets"] = budgets
+    out["target"] = "95 % of the exact hypervolume within 10 % of the evaluations"
+    return out
+
+
+# ---- throughput ------------------------------------------------------------------------------
+def _run_search(space: Path, trials: int, workers: int, folder: Path) -> dict:
+    storage = folder / f"{space.stem}-{workers}.journal"
+    cmd = [
+        sys.executable,
+        "-m",
+        "magnet.cli",
+        "search",
+        str(space),
+        "--trials",
+        str(trials),
+        "--workers",
+        str(workers),
+        "--storage",
+        str(storage),
+        "--no-report",
+    ]
+    start = time.perf_counter()
+    before = os.times()
+    subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = os.times()
+    from magnet.search import load_study
+
+    study = load_study(space.stem, str(storage))
+    counts = study.counts()
+    return {
+        "space": space.name,
+        "trials": trials,
+        "workers": workers,
+        "wall_seconds": wall,
+        "cpu_seconds_children": (after.children_user - before.children_user)
+        + (after.children_system - before.children_system),
+        "trials_per_second": counts["complete"] / wall,
+        "complete": counts["complete"],
+        "ok": counts["ok"],
+        "infeasible": counts["infeasible"],
+        "failed": counts["failed"],
+        "front": len(study.pareto_front()),
+    }
+
+
+def throughput(skip_magnet: bool) -> dict:
+    folder = Path(tempfile.mkdtemp(prefix="magnet-bench-"))
+    try:
+        quick = REPO / "search_spaces" / "quickstart.yaml"
+        one = _run_search(quick, 48, 1, folder)
+        two = _run_search(quick, 48, 2, folder)
+        print(
+            f"quickstart: {one['trials_per_second']:.2f} trials/s on 1 worker, "
+            f"{two['trials_per_second']:.2f} on 2"
+        )
+        out = {
+            "quickstart_1_worker": one,
+            "quickstart_2_workers": two,
+            "parallel_efficiency": two["trials_per_second"] / (2 * one["trials_per_second"]),
+        }
+        if not skip_magnet:
+            big = _run_search(REPO / "search_spaces" / "magnet.yaml", 1000, 2, folder)
+            big["target_wall_seconds"] = 600
+            out["magnet_resnet50_1000_designs_2_workers"] = big
+            print(f"magnet.yaml, ResNet-50, 1000 designs, 2 workers: {big['wall_seconds']:.0f} s")
+        return out
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2, help="processes for the table")
+    parser.add_argument(
+        "--skip-magnet",
+        action="store_true",
+        help="skip the 1,000-design ResNet-50 search (about 10 minutes)",
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "search.json")
+    args = parser.parse_args()
+    record = {
+        "quality": quality(args.workers, args.seeds),
+        "throughput": throughput(args.skip_magnet),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}",
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

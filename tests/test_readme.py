@@ -1,0 +1,65 @@
+"""The README's examples work as written: its Python block runs, its search space, network
+and dataflow YAML are accepted, and the commands of its tour exist."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from click.testing import CliRunner
+
+import magnet as mg
+from magnet.cli import main
+from magnet.search import load_space
+from tests.conftest import REPO
+
+README = (REPO / "README.md").read_text()
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
+
+
+def block_with(language: str, marker: str) -> str:
+    (found,) = [b for b in blocks(language) if marker in b]
+    return found
+
+
+def test_the_python_example_runs(tmp_path, monkeypatch, capsys) -> None:
+    code = block_with("python", "import magnet as mg")
+    # the example's search writes to a scratch journal; here, into the test's folder
+    code = code.replace('"/tmp/api.journal"', repr(str(tmp_path / "api.journal")))
+    monkeypatch.chdir(REPO)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert out.startswith("mapped ")  # the layer's outcome status comes first
+    study = mg.load_study("quickstart", str(tmp_path / "api.journal"))
+    assert study.counts()["complete"] == 8 and study.pareto_front()
+
+
+def test_the_search_space_example_is_accepted(tmp_path) -> None:
+    path = tmp_path / "my-space.yaml"
+    path.write_text(block_with("yaml", "name: my-space"))
+    space = load_space(path)
+    assert space.template == "simba" and [o.metric for o in space.objectives] == [
+        "energy_pj",
+        "latency_cycles",
+        "tops_per_mm2",
+    ]
+
+
+def test_the_network_example_is_accepted(tmp_path) -> None:
+    path = tmp_path / "my-net.yaml"
+    path.write_text(block_with("yaml", "name: my-net"))
+    net = mg.load_workload(str(path))
+    # stem + 4 blocks + head
+    assert sum(entry.repeat for entry in net.layers) == 6
+
+
+@pytest.mark.parametrize(
+    "command",
+    sorted({line.split()[1] for line in block_with("bash", "magnet archs").splitlines()}),
+)
+def test_every_tour_command_exists(command: str) -> None:
+    out = CliRunner().invoke(main, [command, "--help"])
+    assert out.exit_code == 0, out.output
