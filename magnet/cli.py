@@ -654,15 +654,14 @@ def search(
         study = run_search(space, options, log=lambda line: click.echo(line, err=True))
     except KeyboardInterrupt:
         sys.exit(130)
+    if no_report:
+        where = "" if storage is None else f" --storage {storage}"
+        click.echo(f"  report     magnet report --study {study.name}{where}", err=True)
+    else:
+        _search_report(study.name, storage, target)
     # the result on stdout (progress and the summary went to stderr): the Pareto front
     click.echo(f"\nPareto front of study {study.name!r}, best first by {study.objectives[0]}:")
     click.echo(front_table(study.objectives, pareto_json(study)))
-    if no_report:
-        name = study_name or space.name
-        where = "" if storage is None else f" --storage {storage}"
-        click.echo(f"  report     magnet report --study {name}{where}", err=True)
-    else:
-        _search_report(study_name or space.name, storage, target)
 
 
 def _report_path(text: str, flag: str) -> Path:

@@ -167,6 +167,12 @@ def test_export_writes_every_trial(tmp_path, storage) -> None:
     assert out.exit_code == 0
     lines = (tmp_path / "t.csv").read_text().splitlines()
     assert len(lines) == 6 and lines[0].startswith("number,state,status")
+    # the same rows from Python, a value per objective and metric
+    study = load_study("small", storage)
+    rows = study.rows()
+    assert len(rows) == 5 and lines[0].split(",") == list(rows[0])
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert ok and all(r["value:energy_pj"] == r["energy_pj"] > 0 for r in ok)
 
 
 def test_unknown_study_and_storage_are_clear_errors(tmp_path, storage) -> None:

@@ -134,14 +134,16 @@ def suggest(trial: Any, space: SearchSpace) -> tuple[dict[str, Any], str]:
 class Progress:
     """The search's progress on stderr: one line per finished trial, a summary at the end."""
 
-    def __init__(self, log: Callable[[str], None], total: int, done_before: int):
+    def __init__(self, log: Callable[[str], None], total: int, done_before: int, ok_before: int):
         self.log, self.total, self.done = log, total, done_before
+        self.counts = {"ok": ok_before, "infeasible": done_before - ok_before, "failed": 0}
         self.start = time.monotonic()
         self.finished_here = 0
 
     def trial(self, number: int, status: str, text: str, front: int, hv: float | None) -> None:
         if status != "failed":
             self.done += 1
+        self.counts[status] += 1
         self.finished_here += 1
         elapsed = time.monotonic() - self.start
         rate = self.finished_here / elapsed if elapsed > 0 else 0.0
@@ -152,7 +154,8 @@ class Progress:
         self.log(
             f"[{min(self.done, self.total):>{len(str(self.total))}}/{self.total}] #{number} "
             f"{status:<10} {text} | front {front} | HV {hv_text} | "
-            f"{rate:.2f} trials/s, eta {eta_text}"
+            f"ok {self.counts['ok']}, infeasible {self.counts['infeasible']}, "
+            f"failed {self.counts['failed']} | {rate:.2f} trials/s, eta {eta_text}"
         )
 
 
@@ -239,7 +242,7 @@ def _drive(
     total = space.trials
     if space.sampler == "grid":
         total = min(total, math.prod(len(v) for v in grid(space).values()))
-    progress = Progress(log, total, len(complete))
+    progress = Progress(log, total, len(complete), len(feasible_points))
     if len(complete) >= total:
         log(
             f"study {study.study_name!r} already has {len(complete)} complete trials "

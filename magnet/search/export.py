@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from magnet.errors import MagnetError
-from magnet.search.space import METRICS
 from magnet.search.study import Study
 
 
@@ -19,31 +18,11 @@ def write_export(study: Study, path: Path) -> int:
         data = [t.to_dict(with_records=True) for t in trials]
         path.write_text(json.dumps(data, indent=1, default=str))
     elif suffix == ".csv":
-        params = sorted({k for t in trials for k in t.params})
-        columns = [
-            "number",
-            "state",
-            "status",
-            *params,
-            *(f"value:{o}" for o in study.objectives),
-            *METRICS,
-            "reason",
-        ]
+        rows = study.rows()
         with path.open("w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(columns)
-            for t in trials:
-                writer.writerow(
-                    [
-                        t.number,
-                        t.state,
-                        t.status,
-                        *(t.params.get(p, "") for p in params),
-                        *(t.values.get(o, "") for o in study.objectives),
-                        *(t.metrics.get(m, "") for m in METRICS),
-                        t.reason or "",
-                    ]
-                )
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["number"])
+            writer.writeheader()
+            writer.writerows(rows)
     else:
         raise MagnetError("give a .csv or .json file", source=str(path), field="--output")
     return len(trials)

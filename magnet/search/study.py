@@ -21,7 +21,7 @@ import numpy as np
 from magnet.errors import MagnetError
 from magnet.search import pareto
 from magnet.search.evaluate import unpack
-from magnet.search.space import SearchSpace
+from magnet.search.space import METRICS, SearchSpace
 
 CONFIG_ATTR = "magnet_config"
 REFERENCE_ATTR = "magnet_hv_reference"
@@ -131,6 +131,24 @@ class Study:
 
     def feasible(self) -> list[TrialView]:
         return [t for t in self._all if t.feasible]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat dict per trial (number, state, status, parameters, ``value:OBJECTIVE``,
+        every metric, reason), the columns of ``magnet export -o trials.csv``;
+        ``pandas.DataFrame(study.rows())`` makes a data frame of it."""
+        params = sorted({k for t in self._all for k in t.params})
+        return [
+            {
+                "number": t.number,
+                "state": t.state,
+                "status": t.status,
+                **{p: t.params.get(p) for p in params},
+                **{f"value:{o}": t.values.get(o) for o in self.objectives},
+                **{m: t.metrics.get(m) for m in METRICS},
+                "reason": t.reason,
+            }
+            for t in self._all
+        ]
 
     def points(self, trials: list[TrialView]) -> np.ndarray:
         """Minimised log10 objective vectors of ``trials``."""
