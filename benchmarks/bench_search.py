@@ -99,7 +99,7 @@ def exhaustive_table(workers: int) -> list[dict]:
     key = digest.hexdigest()
     if TABLE.exists():
         cached = json.loads(TABLE.read_text())
-        if cached["key_sha256"] == key:
+        if cached.get("key_sha256") == key:
             return cached["designs"]
     space = load_space(QUALITY_SPACE)
     points = _designs(space)

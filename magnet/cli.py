@@ -551,6 +551,20 @@ def dataflows(template: str | None, arch_spec: str | None, as_json: bool) -> Non
             click.echo("")
 
 
+@main.command(context_settings=CONTEXT)
+@click.argument("name", required=False)
+@_friendly
+def schema(name: str | None) -> None:
+    """Print the JSON schema of an input file or a result record (without NAME: list them)."""
+    from magnet.schemas import json_schema, schema_names
+
+    if name is None:
+        for key, what in schema_names().items():
+            click.echo(f"{key:<22} {what}")
+        return
+    click.echo(json.dumps(json_schema(name), indent=1))
+
+
 # ---- the design search ------------------------------------------------------------------------
 STORAGE_HELP = (
     "Study storage: a journal file (default magnet-results/magnet.journal) or an Optuna "

@@ -16,7 +16,7 @@ class _LevelFile(StorageLevel):
 
     capacity: int | None = Field(None, exclude=True)
 
-    @field_validator("capacity", mode="before")
+    @field_validator("capacity", mode="before", json_schema_input_type=int | str | None)
     @classmethod
     def _size(cls, value: Any) -> int | None:
         if value is None:
@@ -39,7 +39,7 @@ class _LevelFile(StorageLevel):
         return StorageLevel(**data)
 
 
-class _ArchFile(BaseModel):
+class ArchFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "arch"
@@ -55,7 +55,7 @@ class _ArchFile(BaseModel):
 def arch_from_tree(data: dict[str, Any], source: str) -> Arch:
     """An explicit level tree (``levels:``, ``compute:``) from parsed YAML."""
     try:
-        spec = _ArchFile(**data)
+        spec = ArchFile(**data)
         levels = tuple(lvl.level() for lvl in spec.levels)
         return Arch(
             name=spec.name,
@@ -68,4 +68,4 @@ def arch_from_tree(data: dict[str, Any], source: str) -> Arch:
             clock_gating=spec.clock_gating,
         )
     except ValidationError as exc:
-        raise MagnetError(validation_message(exc, _ArchFile), source=source) from None
+        raise MagnetError(validation_message(exc, ArchFile), source=source) from None

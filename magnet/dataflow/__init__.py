@@ -56,17 +56,26 @@ class Rule(BaseModel):
     stationary: tuple[str, ...] = ()
     reuse: tuple[str, ...] = ()
 
-    @field_validator("temporal", "order", "spatial_x", "spatial_y", mode="before")
+    @field_validator(
+        "temporal",
+        "order",
+        "spatial_x",
+        "spatial_y",
+        mode="before",
+        json_schema_input_type=str | list[str] | None,
+    )
     @classmethod
     def _dim_list(cls, value: Any) -> tuple[str, ...] | None:
         return _dims(value)
 
-    @field_validator("factors", "spatial_factors", mode="before")
+    @field_validator(
+        "factors", "spatial_factors", mode="before", json_schema_input_type=str | dict[str, int]
+    )
     @classmethod
     def _factor_map(cls, value: Any) -> dict[str, int]:
         return parse_factors(value)
 
-    @field_validator("keep", mode="before")
+    @field_validator("keep", mode="before", json_schema_input_type=str | list[str] | None)
     @classmethod
     def _keep(cls, value: Any) -> tuple[str, ...] | None:
         if value is None:

@@ -1,4 +1,4 @@
-"""Access counts of a batch of mappings: the analytical model of DESIGN.md, vectorised.
+"""Access counts of a batch of mappings: the analytical model (README, "The model"), vectorised.
 
 Everything is per instance of a storage level unless the name says ``total``. Conventions
 follow Timeloop (NVlabs/timeloop, ``src/loop-analysis``) so that results can be compared:

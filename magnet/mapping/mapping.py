@@ -51,12 +51,18 @@ class LevelMapping(BaseModel):
     spatial_y: dict[str, int] = Field(default_factory=dict)
     keep: tuple[str, ...] | None = None
 
-    @field_validator("temporal", "spatial_x", "spatial_y", mode="before")
+    @field_validator(
+        "temporal",
+        "spatial_x",
+        "spatial_y",
+        mode="before",
+        json_schema_input_type=str | dict[str, int],
+    )
     @classmethod
     def _factors(cls, value: Any) -> dict[str, int]:
         return parse_factors(value)
 
-    @field_validator("keep", mode="before")
+    @field_validator("keep", mode="before", json_schema_input_type=str | list[str] | None)
     @classmethod
     def _keep(cls, value: Any) -> tuple[str, ...] | None:
         if value is None:

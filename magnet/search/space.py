@@ -227,12 +227,14 @@ class SearchSpace(_Strict):
     trials: int = Field(100, ge=1)
     sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid"] = "nsga2"
 
-    @field_validator("objectives", mode="before")
+    @field_validator("objectives", mode="before", json_schema_input_type=list[Objective | str])
     @classmethod
     def _objectives(cls, value: Any) -> Any:
         return [{"metric": v} if isinstance(v, str) else v for v in (value or [])]
 
-    @field_validator("workloads", mode="before")
+    @field_validator(
+        "workloads", mode="before", json_schema_input_type=list[WorkloadSpec | str] | str
+    )
     @classmethod
     def _workloads(cls, value: Any) -> Any:
         if isinstance(value, str):

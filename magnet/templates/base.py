@@ -45,7 +45,7 @@ def _size(value: Any) -> int:
 
 
 #: Sizes in bytes, written as numbers or strings such as ``"32KiB"``.
-Bytes = Annotated[int, BeforeValidator(_size)]
+Bytes = Annotated[int, BeforeValidator(_size, json_schema_input_type=int | str)]
 #: Whole numbers only (``true`` or ``8.0`` are refused, not read as 1 or 8).
 Int = Annotated[int, BeforeValidator(whole_number)]
 #: Real numbers only (no strings, no booleans).

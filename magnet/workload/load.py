@@ -51,7 +51,7 @@ class _LayerEntry(Layer):
         return Layer(**self.model_dump(exclude={"shape", "repeat", "stride", "dilation"}))
 
 
-class _NetworkFile(BaseModel):
+class NetworkFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "network"
@@ -64,11 +64,11 @@ def network_from_yaml(path: str | Path) -> Network:
     if not isinstance(data, dict) or "layers" not in data:
         raise MagnetError("expected 'name' and a 'layers' list", source=src)
     try:
-        spec = _NetworkFile(**data)
+        spec = NetworkFile(**data)
         entries = [NetworkLayer(layer=e.to_layer(), repeat=e.repeat) for e in spec.layers]
         return Network(name=spec.name, layers=tuple(entries))
     except ValidationError as exc:
-        raise MagnetError(validation_message(exc, _NetworkFile), source=src) from None
+        raise MagnetError(validation_message(exc, NetworkFile), source=src) from None
     except MagnetError as exc:
         raise MagnetError(str(exc), source=src) from None
 
