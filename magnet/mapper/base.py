@@ -22,7 +22,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
@@ -200,6 +200,14 @@ class MapOutcome:
     @property
     def mapping(self):
         return None if self.result is None else self.result.mapping
+
+    def for_layer(self, layer: Layer) -> MapOutcome:
+        """This outcome reported for ``layer``, which the design maps as the same loop nest
+        (same mapping and numbers, the layer's own name and shape)."""
+        if layer is self.layer:
+            return self
+        result = None if self.result is None else replace(self.result, layer=layer)
+        return replace(self, layer=layer, result=result)
 
     def stats(self) -> MapperStats:
         return MapperStats(

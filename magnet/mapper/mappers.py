@@ -105,16 +105,14 @@ class FastMapper(Mapper):
         # the first population in 8 blocks, each filling the dims in its own random order: one
         # order for all could miss the best region (benchmarks/bench_mapper.py, 22 layers x 10
         # seeds: worst fast / exhaustive EDP 1.33 in one block, 1.003 in 8)
-        blocks = 8
-        batch = sample(space, tracker.room(o.samples), rng, blocks=blocks)
-        scores = tracker.price(batch)
-        pick = _dedupe(batch, scores, o.population)
-        if pick.size == 0:  # the sampler found nothing valid: try once more, larger
-            batch = sample(space, tracker.room(o.samples * 4), rng, blocks=blocks)
+        for samples in (o.samples, o.samples * 4):  # nothing valid: once more, larger
+            batch = sample(space, tracker.room(samples), rng, blocks=8)
             scores = tracker.price(batch)
             pick = _dedupe(batch, scores, o.population)
-            if pick.size == 0:
-                return
+            if pick.size:
+                break
+        else:
+            return
         parents, parent_scores = batch.take(pick), scores[pick]
         stale = 0
         for _ in range(o.rounds):
@@ -154,6 +152,7 @@ def enumerate_space(space: Space, chunk: int = CHUNK) -> Iterator[MappingBatch]:
     per_dim = [space.dim_tilings(d) for d in range(NUM_DIMS)]
     counts = [len(table) for table, _ in per_dim]
     total_tilings = math.prod(counts)
+    fixed = space.fixed_t > 0
     for start in range(0, total_tilings, chunk):
         idx = np.arange(start, min(start + chunk, total_tilings))
         t = np.ones((nl, NUM_DIMS, idx.size), dtype=np.int64)
@@ -166,7 +165,6 @@ def enumerate_space(space: Space, chunk: int = CHUNK) -> Iterator[MappingBatch]:
             rest = rest // counts[d]
             for j, (kind, li) in enumerate(slots):
                 {"t": t, "x": sx, "y": sy}[kind][li, d] = table[row, j]
-        fixed = space.fixed_t > 0
         t[fixed] = space.fixed_t[fixed][:, None]
         ok = _fits(space, t, sx * sy)
         for li, (fx, fy) in enumerate(space.fanouts):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
+from magnet.mapping.evaluate import layer_view
 from magnet.mapping.network import NetworkResult
 from magnet.templates.design import Design
 from magnet.workload.network import Network
@@ -72,22 +73,27 @@ def map_network(
     ``options`` go to the mapper (objective, seed, budget per layer, its own options).
     ``progress(outcome, done, total)`` is called after each shape. With ``stop_on_failure``,
     the first layer that cannot be mapped ends the work (the design cannot run the network).
-    ``cache`` keeps outcomes across calls, keyed by the design, the mapper and the layer's
-    loop nest: a layer seen before on the same design with the same mapper is not mapped again.
+    ``cache`` keeps outcomes across calls, keyed by the design, the mapper and the loop nest
+    the design maps (``layer_view``): a loop nest seen before on the same design with the
+    same mapper is not mapped again (its outcome is reported under the layer's own name).
     """
     m = get_mapper(mapper, **options)
     shapes = network.unique_layers()
     outcomes: dict[tuple, MapOutcome] = {}
+    # outcomes by the loop nest the design maps (``layer_view``: layers of different shapes
+    # can share one, e.g. strided and unstrided convolutions as a GEMM), across calls in the
+    # cache, else within this call
+    known: MutableMapping[tuple, MapOutcome] = {} if cache is None else cache
     key = None if cache is None else (design_key(design), mapper_key(m))
     cached = 0
     for i, (layer, _count, _names) in enumerate(shapes):
-        if cache is not None and (key, layer.shape_key()) in cache:
-            outcome = cache[(key, layer.shape_key())]
-            cached += 1
-        else:
-            outcome = m.map(layer, design)
+        nest = (key, layer_view(layer, design.arch).shape_key())
+        if nest in known:
+            outcome = known[nest].for_layer(layer)
             if cache is not None:
-                cache[(key, layer.shape_key())] = outcome
+                cached += 1
+        else:
+            outcome = known[nest] = m.map(layer, design)
         outcomes[layer.shape_key()] = outcome
         if progress is not None:
             progress(outcome, i + 1, len(shapes))

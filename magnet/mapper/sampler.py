@@ -223,7 +223,7 @@ def _lattice(root: int, slots: tuple[int, ...]) -> _Lattice:
 
 # ---- capacity --------------------------------------------------------------------------------
 _W, _I, _O = int(Operand.W), int(Operand.I), int(Operand.O)
-_LINEAR, _P, _R, _Q, _S = range(5)
+_LINEAR, _P, _R, _Q, _S = range(5)  # the window terms P, R, Q, S: ``_Capacity.win[i - _P]``
 _WINDOW = {int(Dim.P): _P, int(Dim.R): _R, int(Dim.Q): _Q, int(Dim.S): _S}
 
 
@@ -268,15 +268,23 @@ class _Capacity:
             need += self.w_o
         if ki:
             self.base = _product(n, dtype, ki, e[Dim.N], e[Dim.G], e[Dim.C])
-            self.px = _product(n, dtype, layer.wstride, e[Dim.P])
-            self.rx = _product(n, dtype, layer.wdilation, e[Dim.R])
-            self.qy = _product(n, dtype, layer.hstride, e[Dim.Q])
-            self.sy = _product(n, dtype, layer.hdilation, e[Dim.S])
-            self.cw = 1.0 - layer.wstride - layer.wdilation
-            self.ch = 1.0 - layer.hstride - layer.hdilation
-            self.width = self.px + self.rx + self.cw
-            self.height = self.qy + self.sy + self.ch
-            need += self.base * self.width * self.height
+            # the window's terms (stride * P, dilation * R, stride * Q, dilation * S), and its
+            # width and height: P and R terms + 1 - stride - dilation, likewise Q and S
+            self.win = [
+                _product(n, dtype, layer.wstride, e[Dim.P]),
+                _product(n, dtype, layer.wdilation, e[Dim.R]),
+                _product(n, dtype, layer.hstride, e[Dim.Q]),
+                _product(n, dtype, layer.hdilation, e[Dim.S]),
+            ]
+            self.const = (
+                1.0 - layer.wstride - layer.wdilation,
+                1.0 - layer.hstride - layer.hdilation,
+            )
+            self.side = [
+                self.win[0] + self.win[1] + self.const[0],
+                self.win[2] + self.win[3] + self.const[1],
+            ]
+            need += self.base * self.side[0] * self.side[1]
         # a tile that overflows already (its fixed and spatial factors) takes factors of 1
         self.slack = np.maximum(dtype(space.cap_bits[level]) - need, 0)
         self.terms = [
@@ -296,17 +304,11 @@ class _Capacity:
         """Bits added per unit of (factor - 1) on dim d."""
         w, o, i = self.terms[d]
         out = None
-        if i is not None:
-            if i == _LINEAR:
-                out = self.base * self.width * self.height
-            elif i == _P:
-                out = self.base * self.height * self.px
-            elif i == _R:
-                out = self.base * self.height * self.rx
-            elif i == _Q:
-                out = self.base * self.width * self.qy
-            else:
-                out = self.base * self.width * self.sy
+        if i == _LINEAR:
+            out = self.base * self.side[0] * self.side[1]
+        elif i is not None:  # a window term, times the other side
+            k = i - _P
+            out = self.base * self.side[1 - (k >> 1)] * self.win[k]
         if w:
             out = self.w_w if out is None else np.add(out, self.w_w, out=out)
         if o:
@@ -321,23 +323,14 @@ class _Capacity:
             self.w_w *= f
         if o:
             self.w_o *= f
-        if i is not None:
-            if i == _LINEAR:
-                self.base *= f
-            elif i in (_P, _R):
-                if i == _P:
-                    self.px *= f
-                else:
-                    self.rx *= f
-                np.add(self.px, self.rx, out=self.width)
-                self.width += self.cw
-            else:
-                if i == _Q:
-                    self.qy *= f
-                else:
-                    self.sy *= f
-                np.add(self.qy, self.sy, out=self.height)
-                self.height += self.ch
+        if i == _LINEAR:
+            self.base *= f
+        elif i is not None:  # a window term, and the side it belongs to
+            k = i - _P
+            self.win[k] *= f
+            a = k >> 1
+            np.add(self.win[2 * a], self.win[2 * a + 1], out=self.side[a])
+            self.side[a] += self.const[a]
 
 
 # ---- the plan of a space ---------------------------------------------------------------------

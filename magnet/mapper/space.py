@@ -20,6 +20,7 @@ import numpy as np
 from magnet.arch.spec import Arch
 from magnet.dataflow import Dataflow
 from magnet.errors import DesignInfeasible
+from magnet.mapping.analysis import operand_bits, tile_capacity_bits
 from magnet.mapping.mapping import MappingBatch, default_keep
 from magnet.workload.dims import (
     DIMS,
@@ -85,15 +86,8 @@ class Space:
             for op in rule.reuse:
                 self.reuse.append((li, parse_operand(op)))
         self.fanouts = arch.fanouts
-        self.cap_bits = np.array(
-            [
-                np.inf if lvl.capacity_bits is None or lvl.streaming else lvl.capacity_bits
-                for lvl in arch.inner_first
-            ]
-        )
-        self.bits = np.array(
-            [[lvl.bits(Operand(o)) for o in range(3)] for lvl in arch.inner_first], dtype=float
-        )
+        self.cap_bits = tile_capacity_bits(arch)
+        self.bits = operand_bits(arch)
         self._check_feasible()
 
     # ---- feasibility ------------------------------------------------------------------

@@ -35,7 +35,7 @@ reads by real/padded MACs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -76,7 +76,6 @@ class Counts:
     fanout_degree: np.ndarray  # [level, operand, batch]: children per word (multicast or
     # reduction degree, >= 1)
     readback_words: np.ndarray  # [level, batch]: partial sums sent back down (to one child)
-    spatial: np.ndarray  # [level, batch]: children used below each level (per instance)
     macs: int  # real MACs of the layer
     padded_macs: np.ndarray  # [batch]
 
@@ -88,19 +87,35 @@ class Counts:
 def take_batch(obj, index, keep: tuple[str, ...]):
     """A copy of a dataclass of batch-last arrays restricted to ``index``; fields named in
     ``keep`` are not per mapping; nested dataclasses with ``take`` are taken too."""
-    from dataclasses import fields, replace
-
     changes = {}
     for f in fields(obj):
-        value = getattr(obj, f.name)
         if f.name in keep:
             continue
+        value = getattr(obj, f.name)
         changes[f.name] = (
             value.take(index)
             if hasattr(value, "take") and not isinstance(value, np.ndarray)
             else value[..., index]
         )
     return replace(obj, **changes)
+
+
+def operand_bits(arch: Arch) -> np.ndarray:
+    """float[level, operand]: bits of a word of each operand at each level (innermost first)."""
+    return np.array(
+        [[lvl.bits(Operand(o)) for o in range(3)] for lvl in arch.inner_first], dtype=float
+    )
+
+
+def tile_capacity_bits(arch: Arch) -> np.ndarray:
+    """float[level]: the bits the tiles kept at each level may take (innermost first); inf
+    when unbounded, or when the level streams (its capacity does not limit the tiles)."""
+    return np.array(
+        [
+            np.inf if lvl.capacity_bits is None or lvl.streaming else lvl.capacity_bits
+            for lvl in arch.inner_first
+        ]
+    )
 
 
 class _Dims:
@@ -198,14 +213,8 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     tiles_clipped = tiles if perfect else _tiles(dims, np.minimum(extent, real), layer)
 
     # ---- capacity ---------------------------------------------------------------------
-    levels = arch.inner_first
-    bits = np.array([[lvl.bits(Operand(o)) for o in range(3)] for lvl in levels], dtype=float)
-    cap = np.array(
-        [
-            np.inf if lvl.capacity_bits is None or lvl.streaming else lvl.capacity_bits
-            for lvl in levels
-        ]
-    )
+    bits = operand_bits(arch)
+    cap = tile_capacity_bits(arch)
     overflow = (tiles_clipped * (keep * bits)[:, :, None]).sum(axis=1) - cap[:, None]
     valid = (overflow <= 0).all(axis=0)
 
@@ -333,20 +342,20 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     # Padding can spread one real word over padded children (a multicast of a word no padded
     # child needs, a reduction of padded partial sums): the scaled counts then fall below one
     # move per real word. No keeper moves less than the words the layer really uses.
-    used = [
-        layer.operand_size(W_),
-        layer.N
-        * layer.G
-        * layer.C
-        * _distinct_positions(layer.P, layer.R, layer.wstride, layer.wdilation)
-        * _distinct_positions(layer.Q, layer.S, layer.hstride, layer.hdilation),
-        layer.operand_size(O_),
-    ]
     if not perfect:
+        real_words = [
+            layer.operand_size(W_),
+            layer.N
+            * layer.G
+            * layer.C
+            * _distinct_positions(layer.P, layer.R, layer.wstride, layer.wdilation)
+            * _distinct_positions(layer.Q, layer.S, layer.hstride, layer.hdilation),
+            layer.operand_size(O_),
+        ]
         for op in Operand:
             keepers = [li for li in range(nl) if keep[li, op]]
             for li in keepers:
-                floor = used[op] / instances[li]
+                floor = real_words[op] / instances[li]
                 moved = updates if op is O_ else reads
                 moved[li, op] = np.maximum(moved[li, op], floor)
                 if op is not O_ and li != keepers[-1]:
@@ -366,7 +375,6 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         fanout_words=fan_words,
         fanout_degree=degree,
         readback_words=readback,
-        spatial=s_level,
         macs=layer.macs,
         padded_macs=padded_macs,
     )

@@ -31,7 +31,7 @@ import numpy as np
 from magnet.arch.spec import Arch
 from magnet.cost import ArchCosts
 from magnet.errors import InvalidMappingError
-from magnet.mapping.analysis import Counts, analyze, take_batch
+from magnet.mapping.analysis import Counts, analyze, operand_bits, take_batch
 from magnet.mapping.mapping import Mapping, MappingBatch, check_coverage, to_batch
 from magnet.mapping.records import LayerRecord, MapperStats
 from magnet.perf import tune_allocator
@@ -106,7 +106,7 @@ def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCos
     counts = analyze(layer, arch, batch)
     levels = arch.inner_first
     nl = len(levels)
-    bits = np.array([[lvl.bits(Operand(o)) for o in range(3)] for lvl in levels], dtype=float)
+    bits = operand_bits(arch)
     access_bits = np.array([lvl.access_bits for lvl in levels], dtype=float)
     block = np.maximum(1.0, np.floor(access_bits[:, None] / bits))  # [level, operand]
 
@@ -192,7 +192,8 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[np.n
             continue
         words, degree = counts.fanout_words[li], counts.fanout_degree[li]
         reduced = np.rint(degree[Operand.O]).astype(np.int64)
-        if costs.tree_pj[li] is not None:  # lanes merged in the vector MAC's adder tree
+        in_datapath = costs.tree_pj[li] is not None  # partial sums stay in the vector MAC
+        if in_datapath:  # lanes merged in the vector MAC's adder tree
             r = np.minimum(reduced, fx * fy)
             tree += words[Operand.O] * (costs.tree_pj[li][r] - (r - 1) * costs.accum_add_pj)
         else:
@@ -205,7 +206,6 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[np.n
         else:  # to the group's nearest child, then one pitch per further child
             to_child = np.sqrt(fx * fy) / 2  # children laid out in the squarest grid
             reach, unicast = to_child + degree - 1, to_child
-        in_datapath = costs.tree_pj[li] is not None  # partial sums stay in the vector MAC
         for op in Operand:
             if not (op is Operand.O and in_datapath):
                 network[li] += words[op] * widths[op] * wire * reach[op]

@@ -120,8 +120,9 @@ class NetworkResult:
 
     def record(self) -> NetworkRecord:
         """The network as a ``NetworkRecord`` (what ``--json`` prints and a search stores)."""
-        latency_s = self.latency_cycles / (self.arch.clock_ghz * 1e9)
-        energy_j = self.energy_pj * 1e-12
+        energy, latency = self.energy_pj, self.latency_cycles  # sums over every layer
+        latency_s = latency / (self.arch.clock_ghz * 1e9)
+        energy_j = energy * 1e-12
         ops = 2 * self.macs
         area = self.costs.area_mm2
         rows = []
@@ -150,12 +151,12 @@ class NetworkResult:
             layers_total=self.network.layer_count,
             unique_shapes=len(self.by_shape),
             macs=self.macs,
-            latency_cycles=self.latency_cycles,
+            latency_cycles=latency,
             latency_s=latency_s,
             utilization=self.utilization,
-            energy_pj=self.energy_pj,
-            energy_pj_per_mac=self.energy_pj / self.macs,
-            edp_pj_cycles=self.energy_pj * self.latency_cycles,
+            energy_pj=energy,
+            energy_pj_per_mac=energy / self.macs,
+            edp_pj_cycles=energy * latency,
             power_w=energy_j / latency_s,
             tops=tops,
             tops_per_w=ops / energy_j / 1e12,
