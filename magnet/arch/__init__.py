@@ -1,5 +1,5 @@
 """Hardware: the level tree (templates that build it live in ``magnet.templates``)."""
 
-from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
 
-__all__ = ["Arch", "ComputeLevel", "StorageLevel"]
+__all__ = ["Arch", "ComputeLevel", "Fanout", "StorageLevel", "SystolicPipeline"]

@@ -56,16 +56,10 @@ def arch_from_tree(data: dict[str, Any], source: str) -> Arch:
     """An explicit level tree (``levels:``, ``compute:``) from parsed YAML."""
     try:
         spec = ArchFile(**data)
-        levels = tuple(lvl.level() for lvl in spec.levels)
         return Arch(
-            name=spec.name,
-            levels=levels,
+            **spec.model_dump(exclude={"levels", "compute"}),
+            levels=tuple(lvl.level() for lvl in spec.levels),
             compute=spec.compute,
-            clock_ghz=spec.clock_ghz,
-            technology_nm=spec.technology_nm,
-            voltage_v=spec.voltage_v,
-            power_gating=spec.power_gating,
-            clock_gating=spec.clock_gating,
         )
     except ValidationError as exc:
         raise MagnetError(validation_message(exc, ArchFile), source=source) from None

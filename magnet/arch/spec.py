@@ -17,12 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from magnet.units import format_bytes
-from magnet.workload.dims import Operand, parse_operand
+from magnet.workload.dims import OPERANDS, Operand, parse_operand
 
 STORAGE_CLASSES = ("dram", "sram", "regfile", "dummy")
-NETWORKS = ("tree", "mesh", "systolic")
-REDUCTIONS = ("network", "adder_tree")
-DATATYPES = ("int", "float")
 #: Largest storage a level may declare (bits): 1 TiB. Larger is a typo, not a design.
 MAX_CAPACITY_BITS = 8 * 2**40
 
@@ -73,7 +70,7 @@ class StorageLevel(BaseModel):
     read_bandwidth: float | None = Field(None, gt=0)
     write_bandwidth: float | None = Field(None, gt=0)
     shared_bandwidth: float | None = Field(None, gt=0)
-    keeps: tuple[str, ...] = ("weights", "inputs", "outputs")
+    keeps: tuple[str, ...] = OPERANDS
     mesh_x: int = Field(1, ge=1)
     mesh_y: int = Field(1, ge=1)
     fanout: Fanout = Fanout()
@@ -93,7 +90,7 @@ class StorageLevel(BaseModel):
         ops = [parse_operand(v) for v in value]
         if len(set(ops)) != len(ops):
             raise ValueError(f"an operand is listed twice in {list(value)}")
-        return tuple(("weights", "inputs", "outputs")[op] for op in sorted(ops))
+        return tuple(OPERANDS[op] for op in sorted(ops))
 
     @field_validator("operand_bits")
     @classmethod
@@ -103,7 +100,7 @@ class StorageLevel(BaseModel):
             op = parse_operand(key)
             if int(bits) < 1:
                 raise ValueError(f"operand_bits[{key}] must be >= 1, got {bits}")
-            out[("weights", "inputs", "outputs")[op]] = int(bits)
+            out[OPERANDS[op]] = int(bits)
         return out
 
     @property
@@ -115,7 +112,7 @@ class StorageLevel(BaseModel):
         return frozenset(parse_operand(k) for k in self.keeps)
 
     def bits(self, operand: Operand) -> int:
-        return self.operand_bits.get(("weights", "inputs", "outputs")[operand], self.word_bits)
+        return self.operand_bits.get(OPERANDS[operand], self.word_bits)
 
     @property
     def access_bits(self) -> int:
@@ -180,7 +177,7 @@ class SystolicPipeline(BaseModel):
     @field_validator("registers")
     @classmethod
     def _operands(cls, value: dict[str, str]) -> dict[str, str]:
-        return {("weights", "inputs", "outputs")[parse_operand(k)]: v for k, v in value.items()}
+        return {OPERANDS[parse_operand(k)]: v for k, v in value.items()}
 
 
 class Arch(BaseModel):

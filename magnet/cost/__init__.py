@@ -9,13 +9,15 @@ children, which sets how far a word travels).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
 from magnet.arch.spec import Arch
 from magnet.cost.base import ACTIONS, Component, CostModel, checked
+from magnet.errors import MagnetError
 
 __all__ = [
     "ACTIONS",
@@ -23,11 +25,15 @@ __all__ = [
     "ArchCosts",
     "Component",
     "CostModel",
+    "NetworkModel",
     "arch_components",
     "price_arch",
 ]
 
-NETWORK_MODELS = ("wires", "none")
+#: How on-chip networks are priced: ``wires`` (bits x distance x energy per bit-mm, plus the
+#: adds of network reductions) or ``none`` (free, as Timeloop's legacy network).
+NetworkModel = Literal["wires", "none"]
+NETWORK_MODELS: tuple[str, ...] = get_args(NetworkModel)
 #: Pitch of a fan-out's children when the cost model gives no area (assumption: a
 #: neighbouring PE or vector unit 0.1 mm away, the order of Simba's vector units).
 DEFAULT_PITCH_MM = 0.1
@@ -63,7 +69,6 @@ class ArchCosts:
     network: str
     area_um2_by_component: dict[str, float]
     area_known: bool
-    voltage_factor: float
     model_name: str
     sources: dict[str, str] = field(default_factory=dict)  # component -> model that priced it
 
@@ -195,7 +200,7 @@ def price_arch(
     arch: Arch,
     models: CostModel | list[CostModel] | None = None,
     *,
-    network: Literal["wires", "none"] = "wires",
+    network: NetworkModel = "wires",
 ) -> ArchCosts:
     """Ask the chain of models (then the built-in table) for every component's costs.
 
@@ -203,8 +208,6 @@ def price_arch(
     parity: its legacy network is free unless given an energy).
     """
     if network not in NETWORK_MODELS:
-        from magnet.errors import MagnetError
-
         raise MagnetError(
             f"unknown network model {network!r}; allowed: {', '.join(NETWORK_MODELS)}",
             field="--network",
@@ -240,17 +243,8 @@ def price_arch(
     reduce_add = np.zeros(nl)
     for li, (lvl, (fx, fy)) in enumerate(zip(arch.inner_first, arch.fanouts, strict=True)):
         if lvl.fanout.reduction == "adder_tree" and fx * fy > 1:
-            by_width = {
-                w: add_pj(min(w, c.accum_bits))
-                for w in range(product_bits, product_bits + math.ceil(math.log2(fx * fy)) + 1)
-            }
             tree.append(
-                np.array(
-                    [
-                        sum(by_width[w] for w in _tree_widths(r, product_bits))
-                        for r in range(fx * fy + 1)
-                    ]
-                )
+                _adder_tree_pj(fx * fy, product_bits, lambda w: add_pj(min(w, c.accum_bits)))
             )
         else:
             tree.append(None)
@@ -281,9 +275,18 @@ def price_arch(
         network=network,
         area_um2_by_component=areas,
         area_known=known,
-        voltage_factor=volts,
         model_name=chain.name,
         sources=dict(chain.sources),
+    )
+
+
+def _adder_tree_pj(children: int, product_bits: int, add_pj: Callable[[int], float]) -> np.ndarray:
+    """``[r]``: energy of the adds that merge ``r`` products (0 <= r <= ``children``) in a
+    binary adder tree, each add priced at its output width by ``add_pj``."""
+    top = product_bits + math.ceil(math.log2(children))
+    by_width = {w: add_pj(w) for w in range(product_bits, top + 1)}
+    return np.array(
+        [sum(by_width[w] for w in _tree_widths(r, product_bits)) for r in range(children + 1)]
     )
 
 

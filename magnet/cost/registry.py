@@ -371,16 +371,16 @@ def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
 
 
 def load_chain(
-    specs: str | Iterable[str] | None, technology_nm: float | None = None
+    specs: str | CostModel | Iterable[str | CostModel] | None, technology_nm: float | None = None
 ) -> list[CostModel]:
-    """Load every spec (a list, or one comma-separated string), first model first.
+    """Load every spec (a list, one comma-separated string, or a model), first model first.
 
     ``None`` or ``""`` gives ``[]`` (the built-in table alone). Two models of the same name
     in one chain are refused: reports tell components' models apart by name.
     """
     if specs is None:
         return []
-    items = [specs] if isinstance(specs, str) else list(specs)
+    items = [specs] if isinstance(specs, str | CostModel) else list(specs)
     parts: list[str] = []
     for item in items:
         if isinstance(item, CostModel):

@@ -280,7 +280,7 @@ def load_scaling_table(path: Path = SCALING_TABLE) -> ScalingTable:
 # ---- scaling -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ScalingFactors:
-    """Multipliers from the reference-node table to one node."""
+    """Multipliers from the reference-node table to one node, and the node's nominal supply."""
 
     technology_nm: float
     dynamic_energy: float
@@ -288,6 +288,7 @@ class ScalingFactors:
     leakage: float
     area: float
     dram_energy: float
+    vdd_v: float
 
 
 def scaling_factors(technology_nm: float, scaling: ScalingTable) -> ScalingFactors:
@@ -320,6 +321,7 @@ def scaling_factors(technology_nm: float, scaling: ScalingTable) -> ScalingFacto
         leakage=factor("leakage"),
         area=factor("area"),
         dram_energy=scaling.dram_energy.value,
+        vdd_v=factor("vdd_v"),
     )
 
 
@@ -630,17 +632,7 @@ class TableCostModel(CostModel):
 
 def nominal_voltage(technology_nm: float) -> float:
     """The nominal supply of a node (``scaling.yaml``), log-linear between table nodes."""
-    scaling = load_scaling_table()
-    scaling_factors(technology_nm, scaling)  # refuses nodes outside the table
-    nodes = sorted(scaling.nodes)
-    node = float(technology_nm)
-    upper = next(n for n in nodes if n >= node)
-    lower = max(n for n in nodes if n <= node)
-    low, high = scaling.nodes[lower].vdd_v.value, scaling.nodes[upper].vdd_v.value
-    if upper == lower:
-        return low
-    t = math.log(node / lower) / math.log(upper / lower)
-    return low * (high / low) ** t
+    return scaling_factors(technology_nm, load_scaling_table()).vdd_v
 
 
 def builtin_cost_model(technology_nm: float) -> TableCostModel:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from magnet.arch.spec import Arch
-from magnet.cost import ArchCosts, CostModel, price_arch
+from magnet.cost import ArchCosts, CostModel, NetworkModel, price_arch
+from magnet.cost.registry import load_chain
 from magnet.dataflow import Dataflow
+from magnet.templates import dataflow_for
 
 
 @dataclass(frozen=True)
@@ -36,20 +37,13 @@ def build_design(
     dataflow: str | Dataflow | None = None,
     cost_model: CostSpec = None,
     *,
-    network: Literal["wires", "none"] = "wires",
+    network: NetworkModel = "wires",
 ) -> Design:
     """Resolve ``dataflow`` (a name of the arch's template, a YAML file or a ``Dataflow``;
     None = ``free``), load ``cost_model`` (a spec string, a comma-separated chain, a model or
     a list; the built-in table last) and price ``arch`` once."""
-    from magnet.cost.registry import load_chain
-    from magnet.templates import dataflow_for
-
     flow = dataflow_for(arch, dataflow)
-    if cost_model is None or isinstance(cost_model, str | CostModel):
-        items = [] if cost_model is None else [cost_model]
-    else:
-        items = list(cost_model)
-    models = load_chain(items, arch.technology_nm)
+    models = load_chain(cost_model, arch.technology_nm)
     return Design(arch, price_arch(arch, models, network=network), flow)
 
 

@@ -14,7 +14,7 @@ from pydantic import Field
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.dataflow import Dataflow, Rule
 from magnet.templates.base import Bytes, Int, Real, Template, TemplateParams
-from magnet.templates.parts import assemble, dram
+from magnet.templates.parts import assemble, bus_words, dram
 
 
 class EyerissParams(TemplateParams):
@@ -90,7 +90,7 @@ class Eyeriss(Template):
                 name=_ARRAY,
                 capacity_bits=p.global_buffer * 8,
                 word_bits=p.word_bits,
-                block_words=max(1, 64 // p.word_bits),
+                block_words=bus_words(p.word_bits),
                 keeps=("inputs", "outputs"),
             ),
             StorageLevel(

@@ -1,14 +1,20 @@
-"""Pieces several templates share: the DRAM level and the MAC array."""
+"""Pieces several templates share: the DRAM level, the width of a bus, the MAC array."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.templates.base import TemplateParams
+from magnet.workload.dims import OPERANDS
 
-ALL_OPERANDS = ("weights", "inputs", "outputs")
 PIXELS = ("N", "P", "Q")
 WINDOW = ("C", "R", "S")
+
+
+def bus_words(word_bits: int) -> int:
+    """Words of one 64-bit access (at least one)."""
+    return max(1, 64 // word_bits)
 
 
 def dram(bandwidth_gbps: float | None, clock_ghz: float, word_bits: int) -> StorageLevel:
@@ -20,16 +26,16 @@ def dram(bandwidth_gbps: float | None, clock_ghz: float, word_bits: int) -> Stor
         name="DRAM",
         component="dram",
         word_bits=word_bits,
-        block_words=max(1, 64 // word_bits),
+        block_words=bus_words(word_bits),
         shared_bandwidth=words,
-        keeps=ALL_OPERANDS,
+        keeps=OPERANDS,
     )
 
 
 def assemble(
     name: str,
     levels: list[StorageLevel],
-    p: Any,
+    p: TemplateParams,
     mesh: tuple[int, int],
     compute: dict[str, Any],
     **arch: Any,

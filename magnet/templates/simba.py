@@ -61,7 +61,6 @@ class SimbaParams(TemplateParams):
     weight_bits: Int = Field(8, ge=2, le=32, description="weight width [bits]")
     activation_bits: Int = Field(8, ge=2, le=32, description="activation width [bits]")
     accum_bits: Int = Field(24, ge=8, le=64, description="partial-sum width [bits]")
-    clock_ghz: Real = Field(1.0, gt=0, le=100, description="clock frequency [GHz]")
     technology_nm: Real = Field(16.0, ge=7, le=65, description="technology node [nm]")
 
     @model_validator(mode="after")
@@ -90,6 +89,7 @@ _NEEDS = {  # dataflow -> collectors it cannot run without
     "ws": ("WeightCollector",),
     "ws-local-os": ("WeightCollector", "AccumulationCollector"),
 }
+_DEPTH = {"WeightCollector": "weight_collector", "AccumulationCollector": "accum_collector"}
 _RULES: dict[str, dict[str, dict]] = {
     "free": {},
     # Simba's own nest (NVIDIA simba-chip.cfg): a weight sits in the lane's register while
@@ -281,19 +281,14 @@ class Simba(Template):
         present = {lvl.name for lvl in arch.levels}
         for level in _NEEDS.get(name, ()):
             if level not in present:
-                knob = {
-                    "WeightCollector": "weight_collector",
-                    "AccumulationCollector": "accum_collector",
-                }[level]
                 raise DesignInfeasible(
                     f"dataflow {name!r} holds data in the {level}, which this design does not "
-                    f"have ({knob}: 0); give it a depth > 0",
+                    f"have ({_DEPTH[level]}: 0); give it a depth > 0",
                     field="--dataflow",
                 )
+        # the lanes hang below the accumulation collector, else the accumulation buffer
         lane_parent = (
-            "AccumulationCollector"
-            if "AccumulationCollector" in present
-            else ("AccumulationBuffer")
+            "AccumulationCollector" if "AccumulationCollector" in present else "AccumulationBuffer"
         )
         pe_dims = ("K", "C", *PIXELS) if name == "free" else ("K", "C")
         hardware = {

@@ -17,7 +17,7 @@ from pydantic import Field
 from magnet.arch.spec import Arch, Fanout, StorageLevel, SystolicPipeline
 from magnet.dataflow import Dataflow, Rule
 from magnet.templates.base import Bytes, Int, Real, Template, TemplateParams
-from magnet.templates.parts import assemble, dram
+from magnet.templates.parts import assemble, bus_words, dram
 
 
 class SystolicParams(TemplateParams):
@@ -32,12 +32,14 @@ class SystolicParams(TemplateParams):
     dram_bandwidth: Real | None = Field(
         None, gt=0, le=100_000, description="DRAM bandwidth [GB/s] (None: stall-free)"
     )
-    clock_ghz: Real = Field(1.0, gt=0, le=100, description="clock frequency [GHz]")
-    technology_nm: Real = Field(45.0, ge=7, le=65, description="technology node [nm]")
 
 
-_REGISTERS = {"os": "OutputReg", "ws": "WeightReg", "is": "InputReg"}
-_OPERAND = {"os": "outputs", "ws": "weights", "is": "inputs"}
+# dataflow -> the operand it keeps stationary and the PE register that holds it
+_STATIONARY = {
+    "os": ("outputs", "OutputReg"),
+    "ws": ("weights", "WeightReg"),
+    "is": ("inputs", "InputReg"),
+}
 # SCALE-Sim's GEMM view (tests/data/reference/README.md): rows, columns and the streamed
 # dimension of each dataflow; P = output pixels, K = filters, C = window.
 _PLAN = {
@@ -74,7 +76,7 @@ class Systolic(Template):
         sram = {
             "component": "sram",
             "word_bits": p.word_bits,
-            "block_words": max(1, 64 // p.word_bits),
+            "block_words": bus_words(p.word_bits),
             "streaming": True,
         }
         reg = {
@@ -109,9 +111,7 @@ class Systolic(Template):
             "accum_bits": 32,
             "format": f"int{p.word_bits}",
         }
-        pipeline = SystolicPipeline(
-            rows=p.rows, cols=p.cols, registers={_OPERAND[k]: v for k, v in _REGISTERS.items()}
-        )
+        pipeline = SystolicPipeline(rows=p.rows, cols=p.cols, registers=dict(_STATIONARY.values()))
         return assemble(
             name, levels, p, (p.cols, p.rows), compute, pipeline=pipeline, layer_view="gemm"
         )
@@ -121,10 +121,10 @@ class Systolic(Template):
             raise self.refuse(name)
         rows, cols, streamed, description = _PLAN[name]
         rules = [Rule(level="OfmapSRAM", spatial_x=cols, spatial_y=rows)]
-        for kind, reg in _REGISTERS.items():
+        for kind, (operand, reg) in _STATIONARY.items():
             if kind == name:
-                operand = (_OPERAND[kind],)
-                rules.append(Rule(level=reg, keep=operand, temporal=streamed, stationary=operand))
+                keep = (operand,)
+                rules.append(Rule(level=reg, keep=keep, temporal=streamed, stationary=keep))
             else:
                 rules.append(Rule(level=reg, keep=(), temporal=()))
         return Dataflow(name=name, description=description, rules=tuple(rules))
