@@ -19,7 +19,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from magnet.search.workers import RAY_ENV, ray_processes
+from magnet.search.workers import RAY_ENV
+
+
+def magnet_command(*args: str) -> list[str]:
+    """The command line of ``magnet ARGS`` in a subprocess, with this interpreter."""
+    return [sys.executable, "-m", "magnet.cli", *args]
 
 
 def free_port() -> int:
@@ -37,9 +42,8 @@ def wait_port(port: int, seconds: float) -> bool:
     return False
 
 
-def ray_like_pids() -> set[int]:
-    """Processes that look like Ray's (for checking that nothing is left behind)."""
-    out = set()
+def _command_lines() -> Iterator[tuple[int, str]]:
+    """(pid, command line) of every process this user can see."""
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -47,19 +51,27 @@ def ray_like_pids() -> set[int]:
             cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if any(
-            k in cmd
-            for k in (
-                "raylet",
-                "gcs_server",
-                "ray::",
-                "ray.scripts.scripts",
-                "ray/dashboard",
-                "ray/_private",
-            )
-        ):
-            out.add(int(proc.name))
-    return out
+        yield int(proc.name), cmd
+
+
+RAY_WORDS = (
+    "raylet",
+    "gcs_server",
+    "ray::",
+    "ray.scripts.scripts",
+    "ray/dashboard",
+    "ray/_private",
+)
+
+
+def ray_like_pids() -> set[int]:
+    """Processes that look like Ray's (for checking that nothing is left behind)."""
+    return {pid for pid, cmd in _command_lines() if any(k in cmd for k in RAY_WORDS)}
+
+
+def ray_processes(temp_dir: str) -> list[int]:
+    """Processes whose command line mentions ``temp_dir``: one Ray cluster's."""
+    return [pid for pid, cmd in _command_lines() if temp_dir in cmd]
 
 
 @contextlib.contextmanager

@@ -8,9 +8,7 @@ import json
 import math
 import os
 import re
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -28,6 +26,7 @@ from magnet.dashboard import create_app
 from magnet.report import write_report
 from magnet.search import load_study, search
 from tests.conftest import DATA, REPO
+from tests.services import free_port, magnet_command
 
 SPACE = DATA / "search" / "small_space.yaml"
 XSS = "<script>alert(1)</script>"
@@ -234,12 +233,6 @@ def test_corrupt_storage_is_a_clear_error(tmp_path) -> None:
 
 
 # ---- the browser ---------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.terminate()
@@ -259,7 +252,7 @@ def dashboard(storage: str):
     # its output to a file, not a pipe: a full pipe would block the server
     with tempfile.TemporaryFile(mode="w+") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "magnet.cli", *command],
+            magnet_command(*command),
             cwd=REPO,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -483,18 +476,9 @@ def test_studies_list_follows_a_running_search(browser, tmp_path) -> None:
             w.ready(url + "/?every=0.5")
             assert w.page.locator("#no-studies").is_visible()
             search_proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "magnet.cli",
-                    "search",
-                    str(SPACE),
-                    "--storage",
-                    journal,
-                    "--trials",
-                    "30",
-                    "--no-report",
-                ],
+                magnet_command(
+                    "search", str(SPACE), "--storage", journal, "--trials", "30", "--no-report"
+                ),
                 cwd=REPO,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

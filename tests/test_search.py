@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from magnet.errors import MagnetError
 from magnet.search import load_space, load_study, search
 from magnet.search.pareto import nondominated
 from tests.conftest import DATA, REPO
-from tests.services import postgres, postgres_bin, ray_head, ray_like_pids
+from tests.services import magnet_command, postgres, postgres_bin, ray_head, ray_like_pids
 
 SPACE = DATA / "search" / "small_space.yaml"
 
@@ -187,19 +186,8 @@ def test_unknown_study_and_storage_are_clear_errors(tmp_path, storage) -> None:
 
 # ---- crashes, Ray, PostgreSQL ----------------------------------------------------------------
 def _search_process(tmp_path: Path, storage: str, *extra: str) -> subprocess.Popen:
-    cmd = [
-        sys.executable,
-        "-m",
-        "magnet.cli",
-        "search",
-        str(SPACE),
-        "--storage",
-        storage,
-        "--no-report",
-    ]
-    cmd += extra
     return subprocess.Popen(
-        cmd,
+        magnet_command("search", str(SPACE), "--storage", storage, "--no-report", *extra),
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

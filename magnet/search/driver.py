@@ -16,12 +16,13 @@ killed driver left RUNNING are failed and their designs queued again, once.
 
 from __future__ import annotations
 
+import functools
 import math
 import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from magnet.errors import MagnetError
 from magnet.search import pareto
@@ -30,7 +31,8 @@ from magnet.search.space import SearchSpace, WorkloadSpec, constraint_violations
 from magnet.search.storage import DriverLock, describe, open_storage
 from magnet.search.study import CONFIG_ATTR, REFERENCE_ATTR, TRIAL_ATTR, Study
 
-SAMPLERS = ("nsga2", "nsga3", "tpe", "random", "grid")
+#: The samplers a space may name (the values of ``SearchSpace.sampler``).
+SAMPLERS: tuple[str, ...] = get_args(SearchSpace.model_fields["sampler"].annotation)
 #: The objective value told for a design that produced none: far worse than any real one.
 WORST = {"minimize": 1e30, "maximize": 0.0}
 #: Feasible trials that fix the hypervolume reference point.
@@ -91,14 +93,11 @@ def make_sampler(space: SearchSpace, seed: int, trials: int) -> Any:
     import optuna
 
     name = space.sampler
+    population = min(50, max(8, trials // 5))
     if name == "nsga2":
-        return optuna.samplers.NSGAIISampler(
-            seed=seed, population_size=min(50, max(8, trials // 5))
-        )
+        return optuna.samplers.NSGAIISampler(seed=seed, population_size=population)
     if name == "nsga3":
-        return optuna.samplers.NSGAIIISampler(
-            seed=seed, population_size=min(50, max(8, trials // 5))
-        )
+        return optuna.samplers.NSGAIIISampler(seed=seed, population_size=population)
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed, multivariate=True, constant_liar=True)
     if name == "random":
@@ -119,8 +118,9 @@ def suggest(trial: Any, space: SearchSpace) -> tuple[dict[str, Any], str]:
     params = dict(space.fixed())
     for name, r in space.ranges().items():
         if r.kind == "int":
-            lo, hi = r.values()[0], r.values()[-1]
-            params[name] = trial.suggest_int(name, lo, hi, step=int(r.step or 1))
+            values = r.values()  # the step may be written as a size, like the bounds
+            step = values[1] - values[0] if len(values) > 1 else 1
+            params[name] = trial.suggest_int(name, values[0], values[-1], step=step)
         elif r.kind == "float":
             lo, hi = r.bounds()
             params[name] = trial.suggest_float(name, lo, hi, log=r.log)
@@ -131,16 +131,51 @@ def suggest(trial: Any, space: SearchSpace) -> tuple[dict[str, Any], str]:
     return params, flow
 
 
+class Front:
+    """The feasible points told so far (minimised log10 objectives) and the hypervolume
+    reference point fixed from the first of them. The driver is the only writer of the study,
+    so the reference is read from it once and kept here."""
+
+    def __init__(self, study: Any, before: Study):
+        self.study = study
+        self.directions = before.directions
+        self.points: list[list[float]] = before.points(before.feasible()).tolist()
+        self.reference: list[float] | None = before.reference
+
+    def add(self, values: list[float]) -> None:
+        self.points.append(pareto.to_minimised_log([values], self.directions)[0].tolist())
+        self.store_reference()
+
+    def store_reference(self, force: bool = False) -> None:
+        """Fix the reference once ``REFERENCE_TRIALS`` feasible designs are known (``force``:
+        from those there are, at the end of a run)."""
+        if self.reference is not None or not self.points:
+            return
+        if len(self.points) >= REFERENCE_TRIALS or force:
+            self.reference = pareto.reference_point(self.points[:REFERENCE_TRIALS])
+            self.study.set_user_attr(REFERENCE_ATTR, self.reference)
+
+    def size_and_hypervolume(self) -> tuple[int, float | None]:
+        if not self.points:
+            return 0, None
+        # a design proposed again has the same point: the front counts it once
+        mask = pareto.nondominated(self.points)
+        size = len({tuple(p) for p, keep in zip(self.points, mask, strict=True) if keep})
+        hv = None if self.reference is None else pareto.hypervolume(self.points, self.reference)
+        return size, hv
+
+
 class Progress:
     """The search's progress on stderr: one line per finished trial, a summary at the end."""
 
-    def __init__(self, log: Callable[[str], None], total: int, done_before: int, ok_before: int):
-        self.log, self.total, self.done = log, total, done_before
+    def __init__(self, log: Callable[[str], None], total: int, done_before: int, front: Front):
+        self.log, self.total, self.done, self.front = log, total, done_before, front
+        ok_before = len(front.points)
         self.counts = {"ok": ok_before, "infeasible": done_before - ok_before, "failed": 0}
         self.start = time.monotonic()
         self.finished_here = 0
 
-    def trial(self, number: int, status: str, text: str, front: int, hv: float | None) -> None:
+    def trial(self, number: int, status: str, text: str) -> None:
         if status != "failed":
             self.done += 1
         self.counts[status] += 1
@@ -149,6 +184,7 @@ class Progress:
         rate = self.finished_here / elapsed if elapsed > 0 else 0.0
         left = max(0, self.total - self.done)
         eta = left / rate if rate > 0 else math.inf
+        front, hv = self.front.size_and_hypervolume()
         hv_text = "-" if hv is None else f"{hv:.3g}"
         eta_text = "-" if not math.isfinite(eta) else f"{eta:.0f}s"
         self.log(
@@ -230,28 +266,35 @@ def _drive(
     lock: DriverLock,
     log: Callable[[str], None],
 ) -> Study:
-    from optuna.trial import TrialState
-
     from magnet.search.workers import make_pool
 
     _recover_orphans(study, log)
-    objectives = [o.metric for o in space.objectives]
-    directions = space.directions()
-    complete = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
-    feasible_points = _feasible_points(complete, space)
+    before = Study(study, describe(options.storage))
+    complete = before.counts()["complete"]
+    front = Front(study, before)
     total = space.trials
     if space.sampler == "grid":
         total = min(total, math.prod(len(v) for v in grid(space).values()))
-    progress = Progress(log, total, len(complete), len(feasible_points))
-    if len(complete) >= total:
+    progress = Progress(log, total, complete, front)
+    if complete >= total:
         log(
-            f"study {study.study_name!r} already has {len(complete)} complete trials "
+            f"study {study.study_name!r} already has {complete} complete trials "
             f"(of {total}); nothing to do"
         )
-        return Study(study, describe(options.storage))
+        return before
     log(
-        f"study {study.study_name!r} in {describe(options.storage)}: {len(complete)} complete "
+        f"study {study.study_name!r} in {describe(options.storage)}: {complete} complete "
         f"trial(s), {total} wanted; sampler {space.sampler}, {options.workers} worker(s)"
+    )
+    # what every job of this search shares
+    job_of = functools.partial(
+        DesignJob,
+        template=space.template,
+        workloads=tuple(w.model_dump() for w in space.workloads),
+        mapper=space.mapper.model_dump(mode="json"),
+        cost_model=space.cost_model,
+        network=space.network,
+        seed=options.seed,
     )
     pool = make_pool(options.workers, options.ray_address, log)
     running: dict[int, Any] = {}  # trial number -> optuna Trial
@@ -280,19 +323,9 @@ def _drive(
                     outcome = DesignResult(
                         status="infeasible", reason=f"constraint broken: {broken[0]}"
                     )
-                    _tell(study, trial, space, outcome, progress, feasible_points)
+                    _tell(study, trial, space, outcome, progress)
                     continue
-                job = DesignJob(
-                    number=trial.number,
-                    template=space.template,
-                    params=params,
-                    dataflow=flow,
-                    workloads=tuple(w.model_dump() for w in space.workloads),
-                    mapper=space.mapper.model_dump(mode="json"),
-                    cost_model=space.cost_model,
-                    network=space.network,
-                    seed=options.seed,
-                )
+                job = job_of(number=trial.number, params=params, dataflow=flow)
                 running[trial.number] = trial
                 pool.submit(job)
             if not running:
@@ -301,24 +334,17 @@ def _drive(
                 trial = running.pop(job.number)
                 if isinstance(outcome, BaseException):
                     failures += 1
-                    _fail(
-                        study,
-                        trial,
-                        f"{type(outcome).__name__}: {outcome}",
-                        progress,
-                        feasible_points,
-                        space,
-                    )
+                    _fail(study, trial, f"{type(outcome).__name__}: {outcome}", progress)
                 else:
                     failures = 0
-                    _tell(study, trial, space, outcome, progress, feasible_points)
+                    _tell(study, trial, space, outcome, progress)
         if failures >= MAX_FAILURES_IN_A_ROW:
             log(f"stopped: {failures} evaluations in a row failed (see the trials' reasons)")
     except KeyboardInterrupt:
         for job in pool.cancel_all():
             running.pop(job.number, None)
         for number, trial in list(running.items()):
-            _fail(study, trial, "interrupted", progress, feasible_points, space)
+            _fail(study, trial, "interrupted", progress)
             study.enqueue_trial(trial.params, user_attrs={"requeued_from": number})
         running.clear()
         log("interrupted: finished trials are kept; run the same command to resume")
@@ -326,9 +352,9 @@ def _drive(
     finally:
         signal.signal(signal.SIGTERM, previous)
         pool.close()
-        _store_reference(study, feasible_points, force=True)
+        front.store_reference(force=True)
     result = Study(study, describe(options.storage))
-    for line in summary_lines(result, objectives, directions):
+    for line in summary_lines(result):
         log(line)
     return result
 
@@ -337,40 +363,12 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _feasible_points(trials: list[Any], space: SearchSpace) -> list[list[float]]:
-    points = []
-    for t in trials:
-        attrs = t.user_attrs.get(TRIAL_ATTR) or {}
-        violated = any(v > 0 for k, v in t.system_attrs.items() if k.startswith("constraints:"))
-        if attrs.get("status") == "ok" and not violated and t.values is not None:
-            points.append(pareto.to_minimised_log([t.values], space.directions())[0].tolist())
-    return points
-
-
-def _store_reference(study: Any, points: list[list[float]], force: bool = False) -> None:
-    if study.user_attrs.get(REFERENCE_ATTR) is not None or not points:
-        return
-    if len(points) >= REFERENCE_TRIALS or force:
-        study.set_user_attr(REFERENCE_ATTR, pareto.reference_point(points[:REFERENCE_TRIALS]))
-
-
-def _front_and_hv(study: Any, points: list[list[float]]) -> tuple[int, float | None]:
-    if not points:
-        return 0, None
-    # a design proposed again has the same point: the front counts it once, as Study does
-    mask = pareto.nondominated(points)
-    front = len({tuple(p) for p, keep in zip(points, mask, strict=True) if keep})
-    ref = study.user_attrs.get(REFERENCE_ATTR)
-    return front, None if ref is None else pareto.hypervolume(points, ref)
-
-
 def _tell(
     study: Any,
     trial: Any,
     space: SearchSpace,
     outcome: DesignResult,
     progress: Progress,
-    points: list[list[float]],
 ) -> None:
     directions = space.directions()
     objectives = [o.metric for o in space.objectives]
@@ -415,44 +413,35 @@ def _tell(
         if "Study.stop" not in str(exc):
             raise
     if attrs["status"] == "ok":
-        points.append(pareto.to_minimised_log([values], directions)[0].tolist())
-        _store_reference(study, points)
+        progress.front.add(values)
         text = "  ".join(f"{m} {v:.4g}" for m, v in zip(objectives, values, strict=True))
     else:
         text = (attrs["reason"] or "")[:100]
-    front, hv = _front_and_hv(study, points)
-    progress.trial(trial.number, attrs["status"], text, front, hv)
+    progress.trial(trial.number, attrs["status"], text)
 
 
-def _fail(
-    study: Any,
-    trial: Any,
-    reason: str,
-    progress: Progress,
-    points: list[list[float]],
-    space: SearchSpace,
-) -> None:
+def _fail(study: Any, trial: Any, reason: str, progress: Progress) -> None:
     from optuna.trial import TrialState
 
     trial.set_user_attr(TRIAL_ATTR, {"status": "failed", "reason": reason})
     study.tell(trial, state=TrialState.FAIL)
-    front, hv = _front_and_hv(study, points)
-    progress.trial(trial.number, "failed", reason[:100], front, hv)
+    progress.trial(trial.number, "failed", reason[:100])
 
 
-def summary_lines(study: Study, objectives: list[str], directions: list[str]) -> list[str]:
-    counts = study.counts()
+def summary_lines(study: Study) -> list[str]:
+    summary = study.summary()
+    counts = summary["trials"]
     lines = [
         "",
         f"study {study.name!r} ({study.storage})",
         f"  trials     {counts['complete']} complete: {counts['ok']} ok, "
         f"{counts['infeasible']} infeasible; {counts['failed']} failed",
-        f"  front      {len(study.pareto_front())} designs, hypervolume "
-        f"{study.hypervolume():.4g} (decades^{len(objectives)})",
+        f"  front      {summary['front_size']} designs, hypervolume "
+        f"{summary['hypervolume']:.4g} (decades^{len(study.objectives)})",
     ]
-    for metric, best in study.best().items():
+    for metric, best in summary["best"].items():
         if best is not None:
-            lines.append(f"  best       {metric}: {best[1]:.4g} (trial #{best[0]})")
+            lines.append(f"  best       {metric}: {best['value']:.4g} (trial #{best['trial']})")
     storage = "" if study.storage == describe(None) else f" --storage {study.storage}"
     lines += [
         f"  front      magnet pareto --study {study.name}{storage}",

@@ -10,7 +10,9 @@ same design under the same mapper is not mapped again.
 from __future__ import annotations
 
 import base64
+import functools
 import json
+import math
 import time
 import zlib
 from collections import OrderedDict
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from magnet.errors import DesignInfeasible, MagnetError
+from magnet.search.space import METRICS
 
 #: Layer mappings kept per process (least recently used first out).
 CACHE_SIZE = 20_000
@@ -36,7 +39,8 @@ class _LRU(OrderedDict):
 
 
 MAPPING_CACHE: _LRU = _LRU()
-_WORKLOADS: dict[tuple, Any] = {}
+#: The ``NetworkRecord`` field of a metric whose name is not the field's.
+_RECORD_FIELD = {"edp": "edp_pj_cycles"}
 
 
 @dataclass(frozen=True)
@@ -81,22 +85,10 @@ def unpack(text: str) -> Any:
 
 
 def metrics_of(record: dict[str, Any]) -> dict[str, float]:
-    """The searchable metrics of a ``NetworkRecord`` (``magnet.search.space.METRICS``)."""
-    return {
-        "energy_pj": record["energy_pj"],
-        "latency_cycles": float(record["latency_cycles"]),
-        "latency_s": record["latency_s"],
-        "area_mm2": record["area_mm2"] if record["area_mm2"] is not None else float("nan"),
-        "edp": record["edp_pj_cycles"],
-        "tops_per_w": record["tops_per_w"],
-        "tops_per_mm2": (
-            record["tops_per_mm2"] if record["tops_per_mm2"] is not None else float("nan")
-        ),
-        "tops": record["tops"],
-        "power_w": record["power_w"],
-        "utilization": record["utilization"],
-        "energy_pj_per_mac": record["energy_pj_per_mac"],
-    }
+    """The searchable metrics (``magnet.search.space.METRICS``) of a ``NetworkRecord``; one
+    the cost model does not give (an area of None) is NaN."""
+    values = {m: record[_RECORD_FIELD.get(m, m)] for m in METRICS}
+    return {m: math.nan if v is None else float(v) for m, v in values.items()}
 
 
 def evaluate_design(job: DesignJob) -> DesignResult:
@@ -105,18 +97,23 @@ def evaluate_design(job: DesignJob) -> DesignResult:
     A design the template refuses, a dataflow it cannot run, or a layer no mapping fits is
     an ``infeasible`` result with the reason; anything else that goes wrong raises.
     """
+    start = time.perf_counter()
+    result = _evaluate(job)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _evaluate(job: DesignJob) -> DesignResult:
     from magnet.mapper import Budget, map_network
     from magnet.templates import get_template
     from magnet.templates.design import build_design
 
-    start = time.perf_counter()
     result = DesignResult(status="infeasible")
     try:
         arch = get_template(job.template).build(job.params, name=f"trial-{job.number}")
         design = build_design(arch, job.dataflow, job.cost_model, network=job.network)
     except (DesignInfeasible, MagnetError) as exc:
         result.reason = str(exc)
-        result.seconds = time.perf_counter() - start
         return result
     mapper = job.mapper
     options = dict(
@@ -133,11 +130,11 @@ def evaluate_design(job: DesignJob) -> DesignResult:
         )
         result.mappings_evaluated += out.mappings_evaluated
         result.cache_hits += out.cached
-        if out.result is None:
+        mapped = out.result  # built on each access
+        if mapped is None:
             result.reason = f"{network.name}: {out.reason}"
-            result.seconds = time.perf_counter() - start
             return result
-        record = out.result.record().model_dump(mode="json")
+        record = mapped.record().model_dump(mode="json")
         result.records.append(record)
         per_workload.append(metrics_of(record))
         weights.append(float(spec.get("weight", 1.0)))
@@ -147,14 +144,12 @@ def evaluate_design(job: DesignJob) -> DesignResult:
         for key in per_workload[0]
     }
     result.status = "ok"
-    result.seconds = time.perf_counter() - start
     return result
 
 
+@functools.cache
 def _workload(spec: str, batch: int | None) -> Any:
+    """The network ``spec`` names, loaded once per process."""
     from magnet.workload.load import load_workload
 
-    key = (spec, batch)
-    if key not in _WORKLOADS:
-        _WORKLOADS[key] = load_workload(spec, batch)
-    return _WORKLOADS[key]
+    return load_workload(spec, batch)

@@ -19,18 +19,13 @@ def to_minimised_log(values: np.ndarray, directions: list[str]) -> np.ndarray:
 
 
 def nondominated(points: np.ndarray) -> np.ndarray:
-    """bool mask of the points (minimised) no other point dominates."""
+    """bool mask of the points (minimised) no other point dominates (equal points all stay)."""
+    from optuna.study._multi_objective import _is_pareto_front
+
     points = np.asarray(points, dtype=float)
-    n = len(points)
-    mask = np.ones(n, dtype=bool)
-    for i in range(n):
-        if not mask[i]:
-            continue
-        better_eq = (points <= points[i]).all(axis=1)
-        strictly = (points < points[i]).any(axis=1)
-        if (better_eq & strictly).any():
-            mask[i] = False
-    return mask
+    if len(points) == 0:
+        return np.zeros(0, dtype=bool)
+    return _is_pareto_front(points, assume_unique_lexsorted=False)
 
 
 def reference_point(points: np.ndarray) -> list[float]:
@@ -46,8 +41,5 @@ def hypervolume(points: np.ndarray, reference: list[float]) -> float:
     ref = np.asarray(reference, dtype=float)
     if len(points) == 0:
         return 0.0
-    inside = points[(points < ref).all(axis=1)]
-    if len(inside) == 0:
-        return 0.0
-    front = inside[nondominated(inside)]
-    return float(compute_hypervolume(front, ref, assume_pareto=True))
+    # optuna's WFG keeps the non-dominated points itself; it needs every point inside ``ref``
+    return float(compute_hypervolume(points[(points < ref).all(axis=1)], ref))

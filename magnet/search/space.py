@@ -29,16 +29,16 @@ result and the workloads; an error names the file, the field and what is allowed
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from magnet.cost import NetworkModel
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapper import Budget
-from magnet.units import parse_bytes
+from magnet.units import parse_bytes, real_number
 
 #: Metrics of a network result a search can optimise or limit (``NetworkRecord`` fields;
 #: ``edp`` is energy x latency in pJ x cycles).
@@ -113,19 +113,14 @@ class ParamRange(_Strict):
             lo, hi = (_whole(v) for v in self.pow2)
             if lo < 1 or lo > hi:
                 raise ValueError(f"the range is empty or not positive: [{lo}, {hi}]")
-            first = 1 << max(0, math.ceil(math.log2(lo)))
-            out = []
-            v = first
-            while v <= hi:
-                out.append(v)
-                v *= 2
+            out = [1 << e for e in range((lo - 1).bit_length(), hi.bit_length())]
             if not out:
                 raise ValueError(f"no power of two between {lo} and {hi}")
             return out
         return None
 
     def bounds(self) -> tuple[float, float]:
-        lo, hi = (_real(v) for v in self.float)
+        lo, hi = (real_number(v) for v in self.float)
         if lo > hi:
             raise ValueError(f"the range is empty: {lo} > {hi}")
         if self.log and lo <= 0:
@@ -138,12 +133,6 @@ def _whole(value: Any) -> int:
     if isinstance(number, bool) or not isinstance(number, int):
         raise ValueError(f"expected a whole number or a size, got {value!r}")
     return number
-
-
-def _real(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"expected a number, got {value!r}")
-    return float(value)
 
 
 def _number_or_size(value: Any) -> Any:
@@ -165,10 +154,6 @@ class Objective(_Strict):
         goal = self.goal or NATURAL_GOAL[self.metric]
         return "minimize" if goal == "min" else "maximize"
 
-    @property
-    def label(self) -> str:
-        return self.metric
-
 
 class Limit(_Strict):
     metric: str
@@ -183,11 +168,9 @@ class Limit(_Strict):
 
     @property
     def key(self) -> str:
-        return (
-            f"{self.metric}<={self.max:g}"
-            if self.max is not None
-            else (f"{self.metric}>={self.min:g}")
-        )
+        if self.max is not None:
+            return f"{self.metric}<={self.max:g}"
+        return f"{self.metric}>={self.min:g}"
 
     def violation(self, value: float) -> float:
         """<= 0 when respected; else the relative distance to the bound."""
@@ -223,7 +206,7 @@ class SearchSpace(_Strict):
     workloads: list[WorkloadSpec] = Field(min_length=1)
     mapper: MapperSpec = MapperSpec()
     cost_model: str | None = None
-    network: Literal["wires", "none"] = "wires"
+    network: NetworkModel = "wires"
     trials: int = Field(100, ge=1)
     sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid"] = "nsga2"
 
@@ -266,6 +249,7 @@ def _check(space: SearchSpace, source: str) -> None:
 
     template = get_template(space.template, source=source)
     allowed = list(template.Params.model_fields)
+    firsts: dict[str, Any] = {}  # each range's first value: checks the range, then the template
     for name, spec in space.params.items():
         if name not in allowed:
             raise MagnetError(
@@ -275,11 +259,7 @@ def _check(space: SearchSpace, source: str) -> None:
             )
         if isinstance(spec, dict):
             try:
-                r = ParamRange(**spec)
-                if r.kind == "float":
-                    r.bounds()
-                else:
-                    r.values()
+                firsts[name] = _first(ParamRange(**spec))
             except (ValidationError, ValueError) as exc:
                 message = (
                     validation_message(exc, ParamRange)
@@ -289,7 +269,7 @@ def _check(space: SearchSpace, source: str) -> None:
                 raise MagnetError(message, source=source, field=f"params.{name}") from None
     # every value the space can give, checked by the template's own model once
     try:
-        template.params({**space.fixed(), **{k: _first(r) for k, r in space.ranges().items()}})
+        template.params({**space.fixed(), **firsts})
     except MagnetError as exc:
         raise MagnetError(str(exc).split(": ", 1)[-1], source=source, field="params") from None
     flows = space.dataflow
@@ -305,23 +285,20 @@ def _check(space: SearchSpace, source: str) -> None:
                 source=source,
                 field="dataflow",
             )
-    for i, objective in enumerate(space.objectives):
-        if objective.metric not in METRICS:
-            raise MagnetError(
-                f"unknown metric {objective.metric!r}; allowed: {', '.join(METRICS)}",
-                source=source,
-                field=f"objectives.{i}",
-            )
+    for field, items, what in (
+        ("objectives", space.objectives, "unknown metric"),
+        ("limits", space.limits, "a limit on unknown metric"),
+    ):
+        for i, item in enumerate(items):
+            if item.metric not in METRICS:
+                raise MagnetError(
+                    f"{what} {item.metric!r}; allowed: {', '.join(METRICS)}",
+                    source=source,
+                    field=f"{field}.{i}",
+                )
     names = [o.metric for o in space.objectives]
     if len(set(names)) != len(names):
         raise MagnetError("an objective is listed twice", source=source, field="objectives")
-    for i, limit in enumerate(space.limits):
-        if limit.metric not in METRICS:
-            raise MagnetError(
-                f"a limit on unknown metric {limit.metric!r}; allowed: {', '.join(METRICS)}",
-                source=source,
-                field=f"limits.{i}",
-            )
     known = set(allowed)
     for i, text in enumerate(space.constraints):
         _expression_names(text, known, source, f"constraints.{i}")
@@ -399,12 +376,7 @@ def load_space(path: str | Path) -> SearchSpace:
             "expected a mapping (name, template, params, objectives, ...)", source=source
         )
     data.setdefault("name", Path(path).stem)
-    try:
-        space = SearchSpace(**data)
-    except ValidationError as exc:
-        raise MagnetError(validation_message(exc, SearchSpace), source=source) from None
-    _check(space, source)
-    return space
+    return space_from_data(data, source)
 
 
 def space_from_data(data: dict[str, Any], source: str = "space") -> SearchSpace:

@@ -130,13 +130,12 @@ class DriverLock:
                 self.file.close()
                 self.file = None
                 raise MagnetError(
-                    f"another magnet search is running study {self.study.study_name!r} on "
+                    f"another magnet search is running study {name!r} on "
                     "this storage; wait for it to finish or stop it first",
                     source=str(path),
                 ) from None
-            stale = path.with_name(f"{path.name}.lock")  # Optuna's own lock, left by a kill
-            if stale.exists():
-                stale.unlink(missing_ok=True)
+            # Optuna's own lock, left by a kill
+            path.with_name(f"{path.name}.lock").unlink(missing_ok=True)
         else:
             other = self.study.user_attrs.get(self.ATTR)
             if other and _alive(other):

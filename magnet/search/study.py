@@ -10,7 +10,6 @@ Nothing here writes to storage.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
@@ -22,6 +21,7 @@ from magnet.errors import MagnetError
 from magnet.search import pareto
 from magnet.search.evaluate import unpack
 from magnet.search.space import METRICS, SearchSpace
+from magnet.search.storage import describe, open_storage
 
 CONFIG_ATTR = "magnet_config"
 REFERENCE_ATTR = "magnet_hv_reference"
@@ -129,8 +129,16 @@ class Study:
                 return t
         raise MagnetError(f"study {self.name!r} has no trial {number}", field="trial")
 
-    def feasible(self) -> list[TrialView]:
+    @cached_property
+    def _feasible(self) -> list[TrialView]:
         return [t for t in self._all if t.feasible]
+
+    @cached_property
+    def _feasible_points(self) -> np.ndarray:
+        return self.points(self._feasible)
+
+    def feasible(self) -> list[TrialView]:
+        return list(self._feasible)
 
     def rows(self) -> list[dict[str, Any]]:
         """One flat dict per trial (number, state, status, parameters, ``value:OBJECTIVE``,
@@ -160,10 +168,9 @@ class Study:
     def pareto_front(self) -> list[TrialView]:
         """The feasible trials no other feasible trial dominates, best first by the first
         objective; a design the sampler proposed again appears once (its first trial)."""
-        ok = self.feasible()
+        ok, points = self._feasible, self._feasible_points
         if not ok:
             return []
-        points = self.points(ok)
         mask = pareto.nondominated(points)
         front, seen = [], set()
         for i in sorted(np.flatnonzero(mask), key=lambda i: (points[i, 0], ok[i].number)):
@@ -179,16 +186,17 @@ class Study:
 
     def hypervolume(self) -> float:
         ref = self.reference
-        return 0.0 if ref is None else pareto.hypervolume(self.points(self.feasible()), ref)
+        return 0.0 if ref is None else pareto.hypervolume(self._feasible_points, ref)
 
     def hypervolume_history(self) -> list[tuple[int, float]]:
         """(trial number, hypervolume of the feasible trials up to it)."""
-        ref = self.reference
-        ok = self.feasible()
-        if ref is None or not ok:
+        ref, points = self.reference, self._feasible_points
+        if ref is None:
             return []
-        points = self.points(ok)
-        return [(t.number, pareto.hypervolume(points[: i + 1], ref)) for i, t in enumerate(ok)]
+        return [
+            (t.number, pareto.hypervolume(points[: i + 1], ref))
+            for i, t in enumerate(self._feasible)
+        ]
 
     def counts(self) -> dict[str, int]:
         out = {"complete": 0, "ok": 0, "infeasible": 0, "failed": 0, "running": 0, "waiting": 0}
@@ -201,7 +209,7 @@ class Study:
     def best(self) -> dict[str, tuple[int, float] | None]:
         """Per objective: (trial number, value) of the best feasible trial."""
         out: dict[str, tuple[int, float] | None] = {}
-        ok = self.feasible()
+        ok = self._feasible
         for o, d in zip(self.objectives, self.directions, strict=True):
             if not ok:
                 out[o] = None
@@ -240,11 +248,12 @@ def pareto_json(study: Study) -> list[dict[str, Any]]:
 
 
 def list_studies(storage: str | None) -> list[str]:
+    return _study_names(open_storage(storage, create=False), storage)
+
+
+def _study_names(store: Any, storage: str | None) -> list[str]:
     import optuna
 
-    from magnet.search.storage import describe, open_storage
-
-    store = open_storage(storage, create=False)
     try:
         return [
             s.study_name for s in optuna.get_all_study_summaries(store, include_best_trial=False)
@@ -259,20 +268,14 @@ def load_study(name: str, storage: str | None = None) -> Study:
     """The magnet study ``name`` in ``storage`` (a Journal path, a URL or None: the default)."""
     import optuna
 
-    from magnet.search.storage import describe, open_storage
-
     store = open_storage(storage, create=False)
     try:
         study = optuna.load_study(study_name=name, storage=store)
     except KeyError:
-        known = list_studies(storage)
+        known = _study_names(store, storage)
         raise MagnetError(
             f"no study {name!r}; studies here: {', '.join(known) or 'none'}",
             source=describe(storage),
             field="--study",
         ) from None
     return Study(study, describe(storage))
-
-
-def finite(x: float) -> bool:
-    return isinstance(x, float | int) and math.isfinite(x)

@@ -21,7 +21,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from magnet.errors import MagnetError
@@ -48,17 +47,12 @@ class InProcess:
     def submit(self, job: DesignJob) -> None:
         try:
             self._done.append((job, evaluate_design(job)))
-        except MagnetError as exc:  # an input the worker refused: not the design's fault
-            self._done.append((job, exc))
-        except Exception as exc:  # a bug: the trial fails, the search goes on
+        except Exception as exc:  # a refused input or a bug: the trial fails, the search goes on
             self._done.append((job, exc))
 
     def results(self, timeout: float) -> Iterator[tuple[DesignJob, DesignResult | BaseException]]:
         done, self._done = self._done, []
         yield from done
-
-    def pending(self) -> int:
-        return len(self._done)
 
     def cancel_all(self) -> list[DesignJob]:
         return []
@@ -175,9 +169,6 @@ class RayPool:
                 cause = getattr(exc, "cause", None)
                 yield job, cause if isinstance(cause, BaseException) else exc
 
-    def pending(self) -> int:
-        return len(self.in_flight)
-
     def cancel_all(self) -> list[DesignJob]:
         jobs = list(self.in_flight.values())
         for ref in self.in_flight:
@@ -211,18 +202,3 @@ def make_pool(workers: int, address: str | None, log: Any = None) -> InProcess |
     if workers == 1 and address is None:
         return InProcess()
     return RayPool(workers, address, log)
-
-
-def ray_processes(temp_dir: str) -> list[int]:
-    """PIDs whose command line mentions ``temp_dir`` (for tests: nothing left behind)."""
-    out = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if temp_dir in cmd:
-            out.append(int(proc.name))
-    return out
