@@ -8,9 +8,10 @@ layer and the constraint that prevents it; ``map_layer`` returns the ``MapOutcom
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from magnet.arch.spec import Arch
+from magnet.cost import NetworkModel
 from magnet.dataflow import Dataflow
 from magnet.errors import DesignInfeasible, MagnetError
 from magnet.mapper import Budget, MapOutcome, get_mapper, map_network
@@ -18,7 +19,7 @@ from magnet.mapping.evaluate import Result
 from magnet.mapping.evaluate import evaluate as evaluate_mapping
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.network import LayerMappings, NetworkResult, evaluate_network
-from magnet.perf import tune_allocator
+from magnet.templates import dataflow_for
 from magnet.templates.design import CostSpec, Design, build_design
 from magnet.workload.layer import Layer
 from magnet.workload.network import Network
@@ -29,14 +30,18 @@ def design(
     dataflow: str | Dataflow | None = None,
     cost_model: CostSpec = None,
     *,
-    network: Literal["wires", "none"] | None = None,
+    network: NetworkModel | None = None,
 ) -> Design:
     """``arch`` priced under ``cost_model`` and constrained by ``dataflow`` (a ``Design`` is
-    returned as it is, when no other dataflow, cost model or network model is asked for).
+    returned as it is, when no other dataflow, cost model or network model is asked for, and
+    keeps its prices when only the dataflow changes).
     ``network``: ``wires`` (default) or ``none`` (Timeloop parity)."""
     if isinstance(arch, Design):
-        if dataflow is None and cost_model is None and network in (None, arch.costs.network):
-            return arch
+        if cost_model is None and network in (None, arch.costs.network):
+            if dataflow is None:
+                return arch
+            # only the dataflow changes: keep the design's prices (and its cost model)
+            return Design(arch.arch, arch.costs, dataflow_for(arch.arch, dataflow))
         network = network or arch.costs.network
         arch = arch.arch
     if not isinstance(arch, Arch):
@@ -66,7 +71,6 @@ def map_layer(
     **options: Any,
 ) -> MapOutcome:
     """Search the mapspace of ``layer`` on a design; never raises for infeasibility."""
-    tune_allocator()
     d = design(arch, dataflow, cost_model)
     m = get_mapper(mapper, objective=objective, seed=seed, budget=_budget(budget), **options)
     return m.map(layer, d)
@@ -92,16 +96,15 @@ def evaluate(
     ``dataflow``. Returns a ``Result`` (a layer) or a ``NetworkResult``; both have
     ``energy_pj``, ``latency_cycles``, ``energy_pj_by_category`` and ``record()``.
     """
-    tune_allocator()
     d = design(arch, dataflow, cost_model)
     if isinstance(workload, Layer):
         if mapping is not None:
             if not isinstance(mapping, Mapping):
                 raise MagnetError("a layer takes one Mapping", field="mapping")
             return evaluate_mapping(workload, d.arch, d.costs, mapping)
-        outcome = get_mapper(
-            mapper, objective=objective, seed=seed, budget=_budget(budget), **options
-        ).map(workload, d)
+        outcome = map_layer(
+            workload, d, mapper=mapper, objective=objective, seed=seed, budget=budget, **options
+        )
         if outcome.result is None:
             raise DesignInfeasible(f"{outcome.status}: {outcome.reason}", field=workload.name)
         return outcome.result

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from magnet.errors import MagnetError
+from magnet.errors import DesignInfeasible, MagnetError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "show_default": True}
 
@@ -128,31 +128,15 @@ def _mapper(
 
 
 def _design(
-    arch_spec: str | None,
-    timeloop_file: str | None,
-    dataflow: str | None,
-    cost_model: str | None,
-    network: str | None,
+    arch_spec: str | None, dataflow: str | None, cost_model: str | None, network: str | None
 ) -> Any:
-    """The design at the edge: a Timeloop input's, or an architecture's."""
+    """An architecture's design, built once at the edge (a Timeloop input builds its own)."""
+    from magnet.api import design
     from magnet.templates import load_arch
-    from magnet.templates.design import build_design
 
-    if timeloop_file:
-        from magnet.interop.timeloop import load_timeloop
-
-        tl = load_timeloop(timeloop_file)
-        return tl.design(cost_model, dataflow, network=network or "none"), tl
     if not arch_spec:
         raise MagnetError("missing --arch (or give --timeloop FILE)")
-    arch = load_arch(arch_spec)
-    return build_design(arch, dataflow, cost_model, network=network or "wires"), None
-
-
-def _chain(cost_model: str | None, arch: Any) -> list[Any]:
-    from magnet.cost.registry import load_chain
-
-    return load_chain(cost_model, arch.technology_nm)
+    return design(load_arch(arch_spec), dataflow, cost_model, network=network)
 
 
 def _print(record: Any, as_json: bool, text: Callable[[], str]) -> None:
@@ -222,29 +206,20 @@ def evaluate(
                 "--workload evaluates a network: give its per-layer mappings with "
                 "--mapping-file or a --dataflow to find them, not --layer/--mapping/--timeloop"
             )
-        if bool(layer_mappings) == bool(dataflow):
+        if not arch_spec or bool(layer_mappings) == bool(dataflow):
             raise MagnetError("--workload needs --arch and one of --mapping-file or --dataflow")
         from magnet.workload.load import load_workload
 
         network_spec = load_workload(workload, batch)
-        design, _ = _design(arch_spec, None, dataflow, cost_model, network)
+        design = _design(arch_spec, dataflow, cost_model, network)
         if layer_mappings:
             from magnet.mapping.network import LayerMappings, evaluate_network
 
             mappings = LayerMappings.from_yaml(layer_mappings)
             result = evaluate_network(network_spec, design.arch, design.costs, mappings)
         else:
-            result = _map_network(
-                network_spec,
-                design,
-                as_json,
-                mapper,
-                objective,
-                seed,
-                samples,
-                budget_evaluations,
-                budget_seconds,
-            )
+            m = _mapper(mapper, objective, seed, samples, budget_evaluations, budget_seconds)
+            result = _map_network(network_spec, design, m, quiet=as_json)
         record = result.record()
         _print(record, as_json, lambda: network_table(record))
         return
@@ -258,7 +233,10 @@ def evaluate(
                 "--timeloop brings its own arch, layer and mapping; do not "
                 "combine it with --arch/--layer/--mapping"
             )
-        design, tl = _design(None, timeloop_file, None, cost_model, network)
+        from magnet.interop.timeloop import load_timeloop
+
+        tl = load_timeloop(timeloop_file)
+        design = tl.design(cost_model, network=network)
         if tl.mapping is None:
             raise MagnetError("has no 'mapping' to evaluate", source=timeloop_file)
         layer, mapping, source = tl.layer, tl.mapping, timeloop_file
@@ -276,28 +254,19 @@ def evaluate(
             raise MagnetError(
                 f"missing {', '.join(missing)} (or give --timeloop FILE, or --workload)"
             )
-        design, _ = _design(arch_spec, None, None, cost_model, network)
+        design = _design(arch_spec, None, cost_model, network)
         layer, mapping, source = (
             parse_layer(layer_text),
             Mapping.from_yaml(mapping_file),
-            (mapping_file),
+            mapping_file,
         )
     result = run(layer, design.arch, design.costs, mapping, source=source)
     record = result.record()
     _print(record, as_json, lambda: layer_table(record, mapping.loop_nest(design.arch)))
 
 
-def _map_network(
-    network: Any,
-    design: Any,
-    quiet: bool,
-    mapper: str,
-    objective: str,
-    seed: int,
-    samples: int | None,
-    evaluations: int | None,
-    seconds: float | None,
-) -> Any:
+def _map_network(network: Any, design: Any, m: Any, quiet: bool) -> Any:
+    """Every distinct layer of ``network`` mapped by ``m``, one progress line each on stderr."""
     from magnet.mapper import map_network
 
     start = time.perf_counter()
@@ -313,7 +282,6 @@ def _map_network(
             err=True,
         )
 
-    m = _mapper(mapper, objective, seed, samples, evaluations, seconds)
     out = map_network(network, design, m, progress=None if quiet else report)
     if out.result is None:
         raise MagnetError(f"{out.status}: {out.reason}", field="--workload")
@@ -353,17 +321,19 @@ def map_command(
     from magnet.report.text import layer_table
     from magnet.workload.layer import parse_layer
 
-    target = _output_path(output) if output else None
+    target = _file_path(output, "--output", "mapping") if output else None
     if timeloop_file:
         if arch_spec or layer_text:
             raise MagnetError("--timeloop brings its own arch and layer")
-        design, tl = _design(None, timeloop_file, dataflow, cost_model, network)
-        layer = tl.layer
+        from magnet.interop.timeloop import load_timeloop
+
+        tl = load_timeloop(timeloop_file)
+        design, layer = tl.design(cost_model, dataflow, network=network), tl.layer
     else:
         if not arch_spec or not layer_text:
             raise MagnetError("missing --arch or --layer (or give --timeloop FILE)")
         layer = parse_layer(layer_text)
-        design, _ = _design(arch_spec, None, dataflow, cost_model, network)
+        design = _design(arch_spec, dataflow, cost_model, network)
     with _Progress(quiet=as_json) as progress:
         m = _mapper(mapper, objective, seed, samples, budget_evaluations, budget_seconds, progress)
         outcome = m.map(layer, design)
@@ -402,14 +372,15 @@ class _Progress:
             self.bar.__exit__(*exc)
 
 
-def _output_path(text: str) -> Path:
+def _file_path(text: str, flag: str, what: str) -> Path:
+    """Where ``flag`` writes ``what``: a file whose folder exists (checked before any work)."""
     path = Path(text)
     if path.is_dir():
         raise MagnetError(
-            "is a directory; give a file name for the mapping", source=text, field="--output"
+            f"is a directory; give a file name for the {what}", source=text, field=flag
         )
     if not path.parent.exists():
-        raise MagnetError(f"the folder {path.parent} does not exist", source=text, field="--output")
+        raise MagnetError(f"the folder {path.parent} does not exist", source=text, field=flag)
     return path
 
 
@@ -422,7 +393,7 @@ def _output_path(text: str) -> Path:
 @_friendly
 def costs(arch_spec: str | None, cost_model: str | None, list_models: bool, as_json: bool) -> None:
     """What a cost model gives each component of a design (energy, leakage, area)."""
-    from magnet.cost.registry import available_cost_models, costs_table, describe_costs
+    from magnet.cost.registry import available_cost_models, costs_table, describe_costs, load_chain
     from magnet.templates import load_arch
 
     if list_models:
@@ -436,7 +407,7 @@ def costs(arch_spec: str | None, cost_model: str | None, list_models: bool, as_j
     if not arch_spec:
         raise MagnetError("missing --arch (or use --list)")
     arch = load_arch(arch_spec)
-    rows = describe_costs(arch, _chain(cost_model, arch))
+    rows = describe_costs(arch, load_chain(cost_model, arch.technology_nm))
     click.echo(json.dumps(rows, indent=1, default=str) if as_json else costs_table(rows))
 
 
@@ -517,22 +488,20 @@ def archs(as_json: bool) -> None:
 @_friendly
 def dataflows(template: str | None, arch_spec: str | None, as_json: bool) -> None:
     """List the named dataflows of the templates, each as its loop nest."""
-    from magnet.errors import DesignInfeasible
     from magnet.templates import get_template, load_arch, templates
 
+    given = load_arch(arch_spec) if arch_spec else None
+    template = template or (given.template if given is not None else None)
     chosen = [get_template(template)] if template else list(templates().values())
     out: dict[str, dict[str, Any]] = {}
     for t in chosen:
-        if arch_spec:
-            arch = load_arch(arch_spec)
-            if arch.template != t.name:
-                raise MagnetError(
-                    f"is a {arch.template} architecture, not {t.name}",
-                    source=arch_spec,
-                    field="--arch",
-                )
-        else:
-            arch = t.build(getattr(t, "showcase", {}))
+        if given is not None and given.template != t.name:
+            raise MagnetError(
+                f"is a {given.template} architecture, not {t.name}",
+                source=arch_spec,
+                field="--arch",
+            )
+        arch = given if given is not None else t.build(t.showcase)
         out[t.name] = {}
         for name, description in t.dataflows.items():
             try:
@@ -566,9 +535,16 @@ def schema(name: str | None) -> None:
 
 
 # ---- the design search ------------------------------------------------------------------------
-STORAGE_HELP = (
-    "Study storage: a journal file (default magnet-results/magnet.journal) or an Optuna "
-    "storage URL (sqlite:///file.db, postgresql://user@host/db)."
+STORAGE_OPTION = click.option(
+    "--storage",
+    type=str,
+    default=None,
+    help="Study storage: a journal file (default magnet-results/magnet.journal) or an Optuna "
+    "storage URL (sqlite:///file.db, postgresql://user@host/db).",
+)
+STUDY_OPTIONS = _options(
+    click.option("--study", "study_name", type=str, required=True, help="The study."),
+    STORAGE_OPTION,
 )
 
 
@@ -600,7 +576,7 @@ STORAGE_HELP = (
     default=None,
     help="Optuna sampler. Default: the space's (nsga2).",
 )
-@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@STORAGE_OPTION
 @click.option(
     "--study", "study_name", type=str, default=None, help="Study name. Default: the space's name."
 )
@@ -647,25 +623,27 @@ def search(
 ) -> None:
     """Search the design space of SPACE.yaml for Pareto-optimal designs (resumable)."""
     from magnet.report.text import front_table
-    from magnet.search import SearchOptions, load_space, pareto_json, run_search
+    from magnet.search import load_space, pareto_json
+    from magnet.search import search as search_designs
 
     if report_path and no_report:
         raise MagnetError("give --report PATH or --no-report, not both", field="--report")
-    target = _report_path(report_path, "--report") if report_path else None
+    target = _file_path(report_path, "--report", "report") if report_path else None
     space = load_space(space_file)
-    options = SearchOptions(
-        trials=trials,
-        workers=workers,
-        sampler=sampler,
-        storage=storage,
-        study=study_name,
-        seed=seed,
-        ray_address=ray_address,
-        timeout=timeout,
-        workloads=workloads,
-    )
     try:
-        study = run_search(space, options, log=lambda line: click.echo(line, err=True))
+        study = search_designs(
+            space,
+            list(workloads),
+            n_trials=trials,
+            workers=workers,
+            sampler=sampler,
+            storage=storage,
+            study=study_name,
+            seed=seed,
+            ray_address=ray_address,
+            timeout=timeout,
+            log=lambda line: click.echo(line, err=True),
+        )
     except KeyboardInterrupt:
         sys.exit(130)
     if no_report:
@@ -678,27 +656,20 @@ def search(
     click.echo(front_table(study.objectives, pareto_json(study)))
 
 
-def _report_path(text: str, flag: str) -> Path:
-    """Where a report goes: a file whose folder exists (checked before any work)."""
-    path = Path(text)
-    if path.is_dir():
-        raise MagnetError(
-            "is a directory; give a file name for the report", source=text, field=flag
-        )
-    if not path.parent.exists():
-        raise MagnetError(f"the folder {path.parent} does not exist", source=text, field=flag)
-    return path
+def _default_report(study: str) -> Path:
+    from magnet.report.design import safe_file_name
+    from magnet.search.storage import DEFAULT_DIR
+
+    return DEFAULT_DIR / f"{safe_file_name(study)}.html"
 
 
 def _search_report(name: str, storage: str | None, target: Path | None) -> None:
     """The report at the end of a search; a report that cannot be written is a warning
     (the search's results are stored whatever happens here)."""
     from magnet.report import write_report
-    from magnet.report.design import safe_file_name
     from magnet.search import load_study
-    from magnet.search.storage import DEFAULT_DIR
 
-    path = target or DEFAULT_DIR / f"{safe_file_name(name)}.html"
+    path = target or _default_report(name)
     try:
         write_report(load_study(name, storage), path)
     except (MagnetError, OSError) as exc:
@@ -708,7 +679,7 @@ def _search_report(name: str, storage: str | None, target: Path | None) -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@STORAGE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @_friendly
 def studies(storage: str | None, as_json: bool) -> None:
@@ -738,8 +709,7 @@ def studies(storage: str | None, as_json: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@click.option("--study", "study_name", type=str, required=True, help="The study.")
-@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@STUDY_OPTIONS
 @click.option(
     "--json", "as_json", is_flag=True, help="Print a JSON list of {number, params, values}."
 )
@@ -758,8 +728,7 @@ def pareto(study_name: str, storage: str | None, as_json: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@click.option("--study", "study_name", type=str, required=True, help="The study.")
-@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@STUDY_OPTIONS
 @click.option(
     "-o",
     "--output",
@@ -773,15 +742,14 @@ def export(study_name: str, storage: str | None, output: str) -> None:
     from magnet.search import load_study
     from magnet.search.export import write_export
 
-    path = _output_path(output)
+    path = _file_path(output, "--output", "export")
     study = load_study(study_name, storage)
     count = write_export(study, path)
     click.echo(f"{count} trials written to {path}", err=True)
 
 
 @main.command(context_settings=CONTEXT)
-@click.option("--study", "study_name", type=str, required=True, help="The study.")
-@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@STUDY_OPTIONS
 @click.option(
     "-o",
     "--output",
@@ -793,22 +761,16 @@ def export(study_name: str, storage: str | None, output: str) -> None:
 def report(study_name: str, storage: str | None, output: str | None) -> None:
     """Write a study's report: one self-contained HTML file (fronts, designs, breakdowns)."""
     from magnet.report import write_report
-    from magnet.report.design import safe_file_name
     from magnet.search import load_study
-    from magnet.search.storage import DEFAULT_DIR
 
-    path = (
-        _report_path(output, "--output")
-        if output
-        else DEFAULT_DIR / f"{safe_file_name(study_name)}.html"
-    )
+    path = _file_path(output, "--output", "report") if output else _default_report(study_name)
     study = load_study(study_name, storage)
     written = write_report(study, path)
     click.echo(f"report of study {study.name!r} written to {written}", err=True)
 
 
 @main.command(context_settings=CONTEXT)
-@click.option("--storage", type=str, default=None, help=STORAGE_HELP)
+@STORAGE_OPTION
 @click.option(
     "--host",
     type=str,

@@ -71,11 +71,11 @@ def json_schema(name: str) -> dict[str, Any]:
     if name in models:
         return models[name][1].model_json_schema()
     if name.startswith("arch:"):
-        from magnet.templates import get_template, templates
+        from magnet.templates import templates
 
         template_name = name.removeprefix("arch:")
-        if template_name in templates():
-            template = get_template(template_name)
+        template = templates().get(template_name)
+        if template is not None:
             schema = template.Params.model_json_schema()
             schema["title"] = f"{template_name} architecture"
             schema["properties"] = {

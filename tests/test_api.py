@@ -180,6 +180,10 @@ def test_archs_and_dataflows_list_presets_parameters_and_loop_nests() -> None:
     nest = flows["simba"]["os-local-ws"]["loop_nest"]
     assert "WeightCollector" in nest and "for N,P,Q" in nest
     refused(cli("dataflows", "nope"), "unknown template 'nope'")
+    # --arch alone: that architecture's template, its dataflows priced on it
+    own = json.loads(cli("dataflows", "--arch", "simba-chip", "--json").output)
+    assert list(own) == ["simba"] and "os-local-ws" in own["simba"]
+    refused(cli("dataflows", "eyeriss", "--arch", "simba-chip"), "is a simba architecture")
 
 
 def test_every_option_has_help_text() -> None:

@@ -19,11 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.cost import NetworkModel
 from magnet.cost.base import Component, CostModel
 from magnet.dataflow import Dataflow, Rule
 from magnet.errors import MagnetError, validation_message
@@ -71,10 +72,11 @@ class TimeloopInput:
         self,
         cost_model: CostSpec = None,
         dataflow: str | Dataflow | None = None,
-        network: Literal["wires", "none"] = "none",
+        network: NetworkModel | None = None,
     ) -> Design:
         """The design Timeloop prices: its ERT (after ``cost_model``, when given), a free
-        network (unless ``network="wires"``), the file's constraints (or ``dataflow``)."""
+        network (``None`` is ``"none"``; ``"wires"`` prices the floorplan's wires), the file's
+        constraints (or ``dataflow``)."""
         extra = (
             []
             if cost_model is None
@@ -90,7 +92,7 @@ class TimeloopInput:
             )
         models = [*extra, *([self.cost_model] if self.cost_model is not None else [])]
         flow = self.dataflow if dataflow is None else dataflow
-        return build_design(self.arch, flow, models, network=network)
+        return build_design(self.arch, flow, models, network=network or "none")
 
 
 class ErtCostModel(CostModel):
