@@ -22,6 +22,7 @@ allows nothing but this server.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -35,9 +36,10 @@ from starlette.routing import Route
 from magnet.dashboard.store import NotFound, Store
 from magnet.errors import MagnetError
 from magnet.report import figures as F
+from magnet.report.design import DesignView, design_figures, design_view, mappings_yaml
 from magnet.report.html import ASSETS, dumps, environment, param_names, plotly_js, trial_row
 from magnet.search.space import METRICS
-from magnet.search.study import Study, pareto_json
+from magnet.search.study import Study, TrialView, pareto_json
 
 HERE = Path(__file__).resolve().parent
 CSP = (
@@ -54,7 +56,14 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-FIGURES = ("front", "front3d", "hypervolume", "parallel", "importance")
+#: The figures of /api/studies/NAME/figures/KIND, from the query's x, y, z and color.
+FIGURES: dict[str, Callable[..., Any]] = {
+    "front": lambda study, x, y, z, color: F.front_2d(study, x, y),
+    "front3d": lambda study, x, y, z, color: F.front_3d(study, [x, y, z]),
+    "hypervolume": lambda study, *_: F.hypervolume(study),
+    "parallel": lambda study, x, y, z, color: F.parallel(study, color),
+    "importance": lambda study, *_: F.importance(study),
+}
 #: Files are asked for with their version in the URL (?v=...): kept by the browser.
 CACHED = {"Cache-Control": "public, max-age=31536000, immutable"}
 TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
@@ -88,19 +97,16 @@ class Dashboard:
     def __init__(self, storage: str | None, poll_seconds: float = 3.0):
         self.store = Store(storage)
         self.poll = poll_seconds
+        self.files = {name: path.read_bytes() for name, path in _assets().items()}
+        self.versions = {
+            name: hashlib.sha256(body).hexdigest()[:12] for name, body in self.files.items()
+        }
         self.env = environment(HERE / "templates")
         self.env.globals.update(
             study_url=study_url,
             design_url=design_url,
             storage=self.store.label,
             poll=poll_seconds,
-            METRICS=METRICS,
-        )
-        self.files = {name: path.read_bytes() for name, path in _assets().items()}
-        self.versions = {
-            name: hashlib.sha256(body).hexdigest()[:12] for name, body in self.files.items()
-        }
-        self.env.globals.update(
             static=lambda name: f"/static/{name}?v={self.versions[name]}",
             plotly_url=f"/assets/plotly.min.js?v={plotly_version()}",
         )
@@ -117,13 +123,8 @@ class Dashboard:
     def study(self, request: Request) -> Study:
         return self.store.study(request.path_params["name"])
 
-    def trial(self, request: Request) -> tuple[Study, Any]:
-        study = self.study(request)
-        number = request.path_params["n"]
-        for t in study.trials():
-            if t.number == number:
-                return study, t
-        raise NotFound(f"study {study.name!r} has no trial {number}")
+    def trial(self, request: Request) -> tuple[Study, TrialView]:
+        return self.store.trial(request.path_params["name"], request.path_params["n"])
 
     def signature(self, study: Study) -> str:
         c = study.counts()
@@ -143,10 +144,8 @@ class Dashboard:
 
         return self.store.memo(("summary", study.name), make)
 
-    def design(self, study: Study, trial: Any) -> Any:
-        from magnet.report.design import design_figures, design_view
-
-        def make() -> tuple[Any, dict[str, Any]]:
+    def design(self, study: Study, trial: TrialView) -> tuple[DesignView, dict[str, Any]]:
+        def make() -> tuple[DesignView, dict[str, Any]]:
             view = design_view(study, trial)
             return view, design_figures(view)
 
@@ -173,17 +172,13 @@ class Dashboard:
         )
 
     def arch_yaml(self, request: Request) -> Response:
-        from magnet.report.design import arch_file
-
         study, trial = self.trial(request)
         view, _ = self.design(study, trial)
         if view.arch_yaml is None:
             raise NotFound(f"the architecture of trial {trial.number} cannot be built here")
-        return self.download(view.arch_yaml, arch_file(trial))
+        return self.download(view.arch_yaml, view.arch_file)
 
     def mappings_yaml(self, request: Request) -> Response:
-        from magnet.report.design import mappings_yaml
-
         study, trial = self.trial(request)
         view, _ = self.design(study, trial)
         index = request.path_params["i"]
@@ -201,41 +196,35 @@ class Dashboard:
         )
 
     def compare(self, request: Request) -> Response:
-        names = [n for n in request.query_params.getlist("study") if n]
         designs = [d for d in request.query_params.getlist("design") if d]
-        every = self.store.names()
         if designs:
-            chosen = []
-            for spec in designs:
-                number, _, name = spec.partition(":")
-                if not number.isdigit():
-                    raise NotFound(f"not a design: {spec!r} (give NUMBER:STUDY)")
-                study = self.store.study(name)
-                for t in study.trials():
-                    if t.number == int(number):
-                        chosen.append((study, t))
-                        break
-                else:
-                    raise NotFound(f"study {name!r} has no trial {number}")
-            metrics: list[str] = []
-            for study, _ in chosen:
-                metrics += [o for o in study.objectives if o not in metrics]
-            metrics += [m for m in ("edp", "tops_per_w", "utilization") if m not in metrics]
-            labelled = [(f"#{t.number} {s.name}", t) for s, t in chosen]
-            bars, by_cat = F.compare_designs(labelled, metrics)
-            figures = {"metrics": F.figure_json(bars), "category": F.figure_json(by_cat)}
-            return self.page(
-                "compare.html",
-                mode="designs",
-                every=every,
-                chosen=chosen,
-                metrics=metrics,
-                figures=figures,
-                names=[],
-            )
+            return self.compare_designs(designs)
+        return self.compare_studies(request)
+
+    def compare_designs(self, specs: list[str]) -> Response:
+        """Designs given as ``NUMBER:STUDY``, side by side."""
+        chosen = []
+        for spec in specs:
+            number, _, name = spec.partition(":")
+            if not number.isdigit():
+                raise NotFound(f"not a design: {spec!r} (give NUMBER:STUDY)")
+            chosen.append(self.store.trial(name, int(number)))
+        metrics: list[str] = []
+        for study, _ in chosen:
+            metrics += [o for o in study.objectives if o not in metrics]
+        metrics += [m for m in ("edp", "tops_per_w", "utilization") if m not in metrics]
+        labelled = [(f"#{t.number} {s.name}", t) for s, t in chosen]
+        bars, by_cat = F.compare_designs(labelled, metrics)
+        figures = {"metrics": F.figure_json(bars), "category": F.figure_json(by_cat)}
+        return self.page(
+            "compare.html", mode="designs", chosen=chosen, metrics=metrics, figures=figures
+        )
+
+    def compare_studies(self, request: Request) -> Response:
+        """The fronts of the chosen studies overlaid on two metrics."""
+        names = [n for n in request.query_params.getlist("study") if n]
         studies = [self.store.study(n) for n in names]
-        first = studies[0] if studies else None
-        axes = first.objectives if first is not None else ["energy_pj", "latency_cycles"]
+        axes = studies[0].objectives if studies else ["energy_pj", "latency_cycles"]
         x = request.query_params.get("x") or axes[0]
         y = request.query_params.get("y") or (axes[1] if len(axes) > 1 else "area_mm2")
         for value in (x, y):
@@ -244,17 +233,15 @@ class Dashboard:
         figures = {}
         if studies:
             figures["fronts"] = F.figure_json(F.compare_fronts(studies, x, y))
-        rows = [self.summary(s) for s in studies]
         return self.page(
             "compare.html",
             mode="studies",
-            every=every,
+            every=self.store.names(),
             names=names,
-            studies=rows,
+            studies=[self.summary(s) for s in studies],
             x=x,
             y=y,
             figures=figures,
-            chosen=[],
         )
 
     # ---- JSON --------------------------------------------------------------------------
@@ -275,7 +262,7 @@ class Dashboard:
 
         def make() -> list[dict[str, Any]]:
             front = {t.number for t in study.pareto_front()}
-            return [trial_row(study, t, front) for t in study.trials()]
+            return [trial_row(t, front) for t in study.trials()]
 
         return self.json(self.store.memo(("trials", study.name), make))
 
@@ -296,22 +283,10 @@ class Dashboard:
         kind = request.path_params["kind"]
         if kind not in FIGURES:
             raise NotFound(f"no figure {kind!r}; allowed: {', '.join(FIGURES)}")
-        q = request.query_params
-        args = tuple(q.get(k) for k in ("x", "y", "z", "color"))
+        args = tuple(request.query_params.get(k) for k in ("x", "y", "z", "color"))
 
         def make() -> dict[str, Any]:
-            x, y, z, color = args
-            if kind == "front":
-                fig = F.front_2d(study, x, y)
-            elif kind == "front3d":
-                fig = F.front_3d(study, [x, y, z])
-            elif kind == "hypervolume":
-                fig = F.hypervolume(study)
-            elif kind == "parallel":
-                fig = F.parallel(study, color)
-            else:
-                fig = F.importance(study)
-            return F.figure_json(fig)
+            return F.figure_json(FIGURES[kind](study, *args))
 
         return self.json(self.store.memo(("figure", study.name, kind, args), make))
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from magnet.errors import MagnetError
 from magnet.search.storage import DEFAULT_JOURNAL, describe, is_url
-from magnet.search.study import Study, list_studies, load_study
+from magnet.search.study import Study, TrialView, list_studies, load_study
 
 #: Derived results kept per storage state (least recently used first out).
 MEMO_SIZE = 256
@@ -99,6 +99,14 @@ class Store:
             if self._state == state:
                 self._studies[name] = study
         return study
+
+    def trial(self, name: str, number: int) -> tuple[Study, TrialView]:
+        """The study ``name`` and its trial ``number`` (``NotFound`` if either is missing)."""
+        study = self.study(name)
+        try:
+            return study, study.trial(number)
+        except MagnetError:
+            raise NotFound(f"study {name!r} has no trial {number}") from None
 
     def studies(self) -> list[Study]:
         """Every magnet study of the storage (others are skipped)."""

@@ -41,10 +41,11 @@ def build_arch(study: Study, trial: TrialView) -> Any:
     )
 
 
-def arch_yaml(study: Study, trial: TrialView) -> str:
+def arch_yaml(arch: Any) -> str:
+    """The YAML of an architecture ``build_arch`` made (what ``--arch`` reads)."""
     from magnet.templates import arch_to_data
 
-    return yaml.safe_dump(arch_to_data(build_arch(study, trial)), sort_keys=False)
+    return yaml.safe_dump(arch_to_data(arch), sort_keys=False)
 
 
 def mappings_data(record: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +97,9 @@ def _flag(name: str, value: Any) -> str:
     return f" {name} {shlex.quote(str(value))}"
 
 
-def commands(study: Study, trial: TrialView, spec: dict[str, Any], files: tuple[str, str]) -> tuple:
+def commands(
+    study: Study, trial: TrialView, spec: dict[str, Any], files: tuple[str, str]
+) -> tuple[str, str]:
     """``magnet evaluate`` lines that price the design again: the search's mapper on its
     dataflow, and exactly its mappings (``--mapping-file``)."""
     arch, maps = files
@@ -145,7 +148,6 @@ def operand_energy(
 ) -> tuple[dict[str, dict[str, float]] | None, str | None]:
     """Access energy by level and operand of the whole workload, priced again from the
     stored mappings; (None, why) when that cannot be done or does not match the record."""
-    from magnet.mapping.mapping import Mapping
     from magnet.mapping.network import LayerMappings, evaluate_network
     from magnet.templates.design import build_design
     from magnet.workload.load import load_workload
@@ -155,10 +157,7 @@ def operand_energy(
         design = build_design(
             arch, trial.dataflow, study.space.cost_model, network=study.space.network
         )
-        data = mappings_data(record)["layers"]
-        mappings = LayerMappings(
-            by_name={n: Mapping.from_data(m) for n, m in data.items()}, source="record"
-        )
+        mappings = LayerMappings.from_data(mappings_data(record), source="record")
         result = evaluate_network(network, design.arch, design.costs, mappings)
     except Exception as exc:
         return None, f"not priced again here: {type(exc).__name__}: {exc}"
@@ -183,7 +182,7 @@ def design_view(study: Study, trial: TrialView, operands: bool = True) -> Design
     text = error = None
     try:
         arch = build_arch(study, trial)
-        text = arch_yaml(study, trial)
+        text = arch_yaml(arch)
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
     on_front = any(t.number == trial.number for t in study.pareto_front())

@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -148,13 +148,25 @@ def hover(study: Study, trial: TrialView, extra: Iterable[str] = ()) -> str:
     return "<br>".join(lines)
 
 
-def _with_values(study: Study, trials: Iterable[TrialView], metrics: Sequence[str]) -> list:
-    return [
-        t
-        for t in trials
-        if all(m in t.values and math.isfinite(t.values[m]) for m in metrics)
-        and all(m in study.objectives for m in metrics)
-    ]
+def _with_values(trials: Iterable[TrialView], metrics: Sequence[str]) -> list[TrialView]:
+    """The trials with a finite value of every objective in ``metrics``."""
+    return [t for t in trials if all(math.isfinite(t.values.get(m, math.nan)) for m in metrics)]
+
+
+def _points(
+    study: Study,
+    trials: list[TrialView],
+    axes: Sequence[str],
+    notes: Callable[[TrialView], list[str]] | None = None,
+) -> dict[str, Any]:
+    """A trace's points: ``trials`` on ``axes`` (x, y[, z]), their numbers as ``customdata``,
+    their hover text (with ``notes(trial)`` lines if given)."""
+    return {
+        **{axis: [t.values[m] for t in trials] for axis, m in zip("xyz", axes, strict=False)},
+        "customdata": [t.number for t in trials],
+        "hovertext": [hover(study, t, notes(t) if notes else ()) for t in trials],
+        "hovertemplate": "%{hovertext}<extra></extra>",
+    }
 
 
 def _axis_type(values: Iterable[float]) -> str:
@@ -162,7 +174,7 @@ def _axis_type(values: Iterable[float]) -> str:
     return "log" if values and all(v > 0 for v in values) else "linear"
 
 
-def _groups(study: Study, trials: list[TrialView]) -> dict[str, list[TrialView]]:
+def _groups(trials: list[TrialView]) -> dict[str, list[TrialView]]:
     out: dict[str, list[TrialView]] = {}
     for t in trials:
         out.setdefault(t.dataflow or "as mapped", []).append(t)
@@ -202,36 +214,30 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
     fig = _layout(go.Figure(), title)
     colors = dataflow_colors(study)
     front, others, infeasible = _split(study)
-    front, others, infeasible = (_with_values(study, g, axes) for g in (front, others, infeasible))
-    for flow, group in _groups(study, others).items():
+    front, others, infeasible = (_with_values(g, axes) for g in (front, others, infeasible))
+    for flow, group in _groups(others).items():
         fig.add_trace(
             go.Scatter(
-                x=[t.values[x] for t in group],
-                y=[t.values[y] for t in group],
+                **_points(study, group, axes),
                 mode="markers",
                 name=f"{esc(flow)}, others",
                 legendgroup=f"other {flow}",
                 marker={"color": colors.get(flow, "#999999"), "size": 7, "opacity": 0.3},
-                customdata=[t.number for t in group],
-                hovertext=[hover(study, t) for t in group],
-                hovertemplate="%{hovertext}<extra></extra>",
                 meta="feasible",
             )
         )
     if infeasible:
         fig.add_trace(
             go.Scatter(
-                x=[t.values[x] for t in infeasible],
-                y=[t.values[y] for t in infeasible],
+                **_points(
+                    study,
+                    infeasible,
+                    axes,
+                    lambda t: [f"<i>infeasible: {esc(t.reason or 'unknown')}</i>"],
+                ),
                 mode="markers",
                 name="infeasible",
                 marker={"color": INFEASIBLE_COLOR, "symbol": "x", "size": 7, "opacity": 0.6},
-                customdata=[t.number for t in infeasible],
-                hovertext=[
-                    hover(study, t, [f"<i>infeasible: {esc(t.reason or 'unknown')}</i>"])
-                    for t in infeasible
-                ],
-                hovertemplate="%{hovertext}<extra></extra>",
                 meta="infeasible",
             )
         )
@@ -254,11 +260,10 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
                 meta="staircase",
             )
         )
-    for flow, group in _groups(study, front).items():
+    for flow, group in _groups(front).items():
         fig.add_trace(
             go.Scatter(
-                x=[t.values[x] for t in group],
-                y=[t.values[y] for t in group],
+                **_points(study, group, axes),
                 mode="markers",
                 name=f"{esc(flow)}, front",
                 legendgroup=f"front {flow}",
@@ -267,9 +272,6 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
                     "size": 11,
                     "line": {"color": "#222222", "width": 1},
                 },
-                customdata=[t.number for t in group],
-                hovertext=[hover(study, t) for t in group],
-                hovertemplate="%{hovertext}<extra></extra>",
                 meta="front",
             )
         )
@@ -295,23 +297,18 @@ def front_3d(study: Study, axes: Sequence[str | None] = ()) -> go.Figure:
     fig = _layout(go.Figure(), title)
     colors = dataflow_colors(study)
     front, others, _ = _split(study)
-    front, others = (_with_values(study, g, chosen) for g in (front, others))
+    front, others = (_with_values(g, chosen) for g in (front, others))
     if not front:
         return _message(fig, "no feasible design yet")
     for role, trials, size, opacity in (("feasible", others, 3, 0.3), ("front", front, 6, 1.0)):
-        for flow, group in _groups(study, trials).items():
+        for flow, group in _groups(trials).items():
             fig.add_trace(
                 go.Scatter3d(
-                    x=[t.values[chosen[0]] for t in group],
-                    y=[t.values[chosen[1]] for t in group],
-                    z=[t.values[chosen[2]] for t in group],
+                    **_points(study, group, chosen),
                     mode="markers",
                     name=f"{esc(flow)}, {'front' if role == 'front' else 'others'}",
                     marker={"color": colors.get(flow, "#333333"), "size": size},
                     opacity=opacity,
-                    customdata=[t.number for t in group],
-                    hovertext=[hover(study, t) for t in group],
-                    hovertemplate="%{hovertext}<extra></extra>",
                     meta=role,
                 )
             )
@@ -362,7 +359,7 @@ def parallel(study: Study, color: str | None = None) -> go.Figure:
     """Parallel coordinates of the feasible trials: parameters, then log10 objectives,
     coloured by one objective."""
     title = "Parameters of the feasible designs"
-    trials = _with_values(study, study.feasible(), study.objectives)
+    trials = _with_values(study.feasible(), study.objectives)
     if not trials:
         return empty("no feasible design yet", title)
     color = pick_axes(study, [color], 1)[0]
@@ -473,16 +470,13 @@ def importance(study: Study) -> go.Figure:
 
 
 # ---- designs -----------------------------------------------------------------------------------
-def _stack(
-    title: str,
-    groups: list[str],
-    parts: list[dict[str, float]],
-    colors: dict[str, str] | None = None,
-    unit: str = "pJ",
-    axis: str = "energy (pJ)",
+def _energy_stack(
+    title: str, records: list[dict[str, Any]], key: str, colors: dict[str, str] | None = None
 ) -> go.Figure:
-    """Stacked bars: one bar per group, one trace per part name."""
+    """Stacked bars: one bar per workload, one trace per name of the records' ``key``."""
     fig = _layout(go.Figure(), title, barmode="stack")
+    workloads = [esc(r["network"]) for r in records]
+    parts = [r[key] for r in records]
     names: list[str] = []
     for p in parts:
         names += [n for n in p if n not in names]
@@ -490,34 +484,25 @@ def _stack(
         color = (colors or {}).get(name, PALETTE[i % len(PALETTE)])
         fig.add_trace(
             go.Bar(
-                x=[esc(g) for g in groups],
+                x=workloads,
                 y=[p.get(name, 0.0) for p in parts],
                 name=esc(name),
                 marker={"color": color},
-                hovertemplate=f"{esc(name)}: %{{y:.4g}} {unit}<extra>%{{x}}</extra>",
+                hovertemplate=f"{esc(name)}: %{{y:.4g}} pJ<extra>%{{x}}</extra>",
             )
         )
-    fig.update_yaxes(title=axis)
+    fig.update_yaxes(title="energy (pJ)")
     return fig
 
 
 def energy_by_category(records: list[dict[str, Any]]) -> go.Figure:
     """Energy of each workload by category (math, memory, network, dram, static)."""
-    return _stack(
-        "Energy by category",
-        [r["network"] for r in records],
-        [r["energy_pj_by_category"] for r in records],
-        CATEGORY_COLORS,
-    )
+    return _energy_stack("Energy by category", records, "energy_pj_by_category", CATEGORY_COLORS)
 
 
 def energy_by_level(records: list[dict[str, Any]]) -> go.Figure:
     """Energy of each workload by level (all costs of a level, the MACs last)."""
-    return _stack(
-        "Energy by level",
-        [r["network"] for r in records],
-        [r["energy_pj_by_level"] for r in records],
-    )
+    return _energy_stack("Energy by level", records, "energy_pj_by_level")
 
 
 def energy_by_operand(operands: list[tuple[str, dict[str, dict[str, float]] | None]]) -> go.Figure:

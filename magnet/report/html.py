@@ -91,7 +91,7 @@ def environment(*folders: Path) -> Any:
     return env
 
 
-def trial_row(study: Study, trial: TrialView, front: set[int]) -> dict[str, Any]:
+def trial_row(trial: TrialView, front: set[int]) -> dict[str, Any]:
     """A trial as the tables show it (and ``/api/studies/NAME/trials`` returns it)."""
     return {
         "number": trial.number,
@@ -148,33 +148,28 @@ def render_report(study: Study, max_designs: int = MAX_DESIGNS) -> str:
     front = study.pareto_front()
     front_numbers = {t.number for t in front}
     figures = study_figures(study)
-    designs = []
-    for t in front[:max_designs]:
-        view = design_view(study, t)
-        designs.append(view)
+    figure_keys = list(figures)
+    designs = [design_view(study, t) for t in front[:max_designs]]
+    for view in designs:
         for key, fig in design_figures(view).items():
-            figures[f"design-{t.number}-{key}"] = fig
+            figures[f"design-{view.trial.number}-{key}"] = fig
     detailed = {view.trial.number for view in designs}
-    best = []
-    for o, b in study.best().items():
-        if b is not None:
-            best.append((o, b[1], study.trial(b[0])))
-    summary = study.summary()
+    best = [(o, b[1], study.trial(b[0])) for o, b in study.best().items() if b is not None]
     return (
         environment()
         .get_template("report.html")
         .render(
             study=study,
-            summary=summary,
+            summary=study.summary(),
             front=front,
-            rows=[trial_row(study, t, front_numbers) for t in front],
-            params=param_names(study, front) if front else param_names(study),
+            rows=[trial_row(t, front_numbers) for t in front],
+            params=param_names(study, front),
             best=best,
             designs=designs,
             more_designs=max(0, len(front) - max_designs),
             reasons=reasons(study),
             figures=figures,
-            figure_keys=[k for k in figures if not k.startswith("design-")],
+            figure_keys=figure_keys,
             generated=_dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
             plotly_js=Markup(plotly_js()),
             script=Markup(asset("magnet.js")),

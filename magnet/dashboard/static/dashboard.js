@@ -202,11 +202,8 @@
         .then(function () {
           if (!el._magnetClicks && (kind === "front" || kind === "front3d")) {
             el._magnetClicks = true;
-            el.on("plotly_click", function (ev) {
-              var p = ev && ev.points && ev.points[0];
-              if (p && p.customdata !== undefined && p.customdata !== null) {
-                location.href = designPath(data.name, p.customdata);
-              }
+            Magnet.onDesignClick(el, function (number) {
+              location.href = designPath(data.name, number);
             });
           }
         });

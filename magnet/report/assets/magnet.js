@@ -49,6 +49,14 @@
     return Promise.all(done);
   };
 
+  /** Call open(trial number) when a point of a drawn figure that carries one is clicked. */
+  Magnet.onDesignClick = function (el, open) {
+    el.on("plotly_click", function (ev) {
+      var p = ev && ev.points && ev.points[0];
+      if (p && p.customdata !== undefined && p.customdata !== null) open(p.customdata);
+    });
+  };
+
   /** JSON embedded in a <script type="application/json" id=...> element. */
   Magnet.readJSON = function (id) {
     var el = document.getElementById(id);

@@ -21,10 +21,7 @@
   var top = document.getElementById("study-plots");
   Magnet.renderPlots(top, figures).then(function () {
     top.querySelectorAll("[data-clickable]").forEach(function (el) {
-      el.on("plotly_click", function (ev) {
-        var p = ev && ev.points && ev.points[0];
-        if (p && p.customdata !== undefined) openDesign(p.customdata);
-      });
+      Magnet.onDesignClick(el, openDesign);
     });
     document.body.setAttribute("data-ready", "1");
   });
