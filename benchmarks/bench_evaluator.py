@@ -17,13 +17,11 @@ mappings per second. Target: at least 1,000,000 per second.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import time
 from pathlib import Path
 
+import common
 import numpy as np
 
 from magnet.cost import price_arch
@@ -46,8 +44,7 @@ def main() -> None:
     args = parser.parse_args()
 
     allocator_tuned = tune_allocator()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    common.one_core()
     arch = load_arch("simba-chip")
     layer = Layer(name="resnet50_res2a_branch2b", K=64, C=64, P=56, Q=56, R=3, S=3)
     layer = layer_view(layer, arch)
@@ -78,12 +75,10 @@ def main() -> None:
         "allocator_tuned": allocator_tuned,
         "target_mappings_per_second": 1_000_000,
         "peers_mappings_per_second": "ZigZag 3.9.1 / Timeloop mapper: ~250-300",
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, numpy {np.__version__}",
+        "machine": common.machine(),
         "date": time.strftime("%Y-%m-%d"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    common.write_record(args.out, record)
     print(
         f"{record['mappings_per_second_median']:,.0f} mappings/s median "
         f"({record['mappings_per_second_best']:,.0f} best) on one core; "

@@ -23,17 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import numpy as np
+import common
 
 from magnet.api import map_layer
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
@@ -158,24 +154,15 @@ def cli_seconds(args: list[str]) -> dict:
     """User + system CPU seconds of the command line (like ``/usr/bin/time -f %U+%S``), on
     the same core as this process."""
     exe = shutil.which("magnet") or "magnet"
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([exe, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    user = after.ru_utime - before.ru_utime
-    system = after.ru_stime - before.ru_stime
+    _, user, system = common.run_timed(
+        [exe, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return {
         "command": "magnet " + " ".join(args),
         "user_seconds": user,
         "system_seconds": system,
         "cpu_seconds": user + system,
     }
-
-
-def machine() -> str:
-    return (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, numpy {np.__version__}"
-    )
 
 
 def main() -> None:
@@ -185,8 +172,7 @@ def main() -> None:
     args = parser.parse_args()
 
     tune_allocator()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    common.one_core()
     record: dict = {}
     if args.out.exists():
         record = json.loads(args.out.read_text())
@@ -215,10 +201,9 @@ def main() -> None:
         "cli": cli,
         "peer": "ZigZag ~54 CPU-s for ResNet-18 on a 32x32 array",
     }
-    record["machine"] = machine()
+    record["machine"] = common.machine()
     record["date"] = time.strftime("%Y-%m-%d")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    common.write_record(args.out, record)
     for s in speeds:
         print(
             f"ResNet-50 on simba-chip ({s['dataflow']}): {s['distinct_layers']} distinct layers "
@@ -231,4 +216,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

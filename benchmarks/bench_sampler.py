@@ -26,15 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import resource
 import shutil
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
+import common
 import numpy as np
 
 from magnet.interop.timeloop import load_timeloop
@@ -133,29 +130,15 @@ def random_mapper(case: dict, repeats: int) -> dict:
 def command_line(case: dict) -> dict:
     exe = shutil.which("magnet") or "magnet"
     args = [*case["cli"], "--mapper", "random", "--samples", str(case["samples"]), "--json"]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([exe, *args], check=True, capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    stats = _find(json.loads(done.stdout), "mapper")
+    done, user, system = common.run_timed([exe, *args], capture_output=True, text=True)
+    stats = json.loads(done.stdout)["mapper"]  # the LayerRecord's MapperStats
     return {
         "command": "magnet " + " ".join(args).replace(str(ROOT) + "/", ""),
         "mapper_seconds": stats["seconds"],
         "valid_mappings": stats["valid_mappings"],
         "valid_per_second": stats["valid_mappings"] / stats["seconds"],
-        "process_cpu_seconds": (after.ru_utime - before.ru_utime)
-        + (after.ru_stime - before.ru_stime),
+        "process_cpu_seconds": user + system,
     }
-
-
-def _find(data, key: str):
-    if isinstance(data, dict):
-        if isinstance(data.get(key), dict):
-            return data[key]
-        for value in data.values():
-            found = _find(value, key)
-            if found is not None:
-                return found
-    return None
 
 
 def main() -> None:
@@ -166,8 +149,7 @@ def main() -> None:
     args = parser.parse_args()
 
     tune_allocator()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    common.one_core()
     rows = []
     for case in cases():
         row = {
@@ -193,12 +175,10 @@ def main() -> None:
         "rows": rows,
         "target_valid_per_second": TARGET,
         "met": all(r["random_mapper"]["valid_per_second"] >= TARGET for r in rows),
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, numpy {np.__version__}",
+        "machine": common.machine(),
         "date": time.strftime("%Y-%m-%d"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    common.write_record(args.out, record)
     print(f"written to {args.out}")
 
 

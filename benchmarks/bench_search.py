@@ -27,8 +27,6 @@ import concurrent.futures
 import hashlib
 import itertools
 import json
-import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -36,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import common
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
@@ -129,7 +128,7 @@ def quality(workers: int, seeds: int) -> dict:
     table = {json.dumps(r["point"], sort_keys=True): r for r in rows}
     ok = [r for r in rows if r["status"] == "ok"]
     points = pf.to_minimised_log([[r["metrics"][m] for m in objectives] for r in ok], directions)
-    ref = (points.max(axis=0) + 1.0).tolist()
+    ref = pf.reference_point(points)
     exact = pf.hypervolume(points, ref)
     n = len(rows)
     budgets = {"1%": n // 100, "5%": n // 20, "10%": n // 10}
@@ -202,10 +201,10 @@ def _run_search(space: Path, trials: int, workers: int, folder: Path) -> dict:
         "--no-report",
     ]
     start = time.perf_counter()
-    before = os.times()
-    subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, user, system = common.run_timed(
+        cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     wall = time.perf_counter() - start
-    after = os.times()
     from magnet.search import load_study
 
     study = load_study(space.stem, str(storage))
@@ -215,8 +214,7 @@ def _run_search(space: Path, trials: int, workers: int, folder: Path) -> dict:
         "trials": trials,
         "workers": workers,
         "wall_seconds": wall,
-        "cpu_seconds_children": (after.children_user - before.children_user)
-        + (after.children_system - before.children_system),
+        "cpu_seconds_children": user + system,
         "trials_per_second": counts["complete"] / wall,
         "complete": counts["complete"],
         "ok": counts["ok"],
@@ -276,12 +274,10 @@ def main() -> None:
     record = {
         "quality": quality(args.workers, args.seeds),
         "throughput": throughput(args.skip_magnet),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}",
+        "machine": common.machine(),
         "date": time.strftime("%Y-%m-%d"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    common.write_record(args.out, record)
     print(f"written to {args.out}")
 
 

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from magnet.files import read_yaml
+
 EXPERIMENTS = Path(__file__).resolve().parent
 REPO = EXPERIMENTS.parent
 #: The reference data shipped with the tests (tests/data/reference/README.md).
@@ -33,13 +35,13 @@ REFERENCE = REPO / "tests" / "data" / "reference"
 CHROMIUM = "/usr/bin/chromium"
 
 
-def arguments(description: str, *, quick: bool = True) -> argparse.ArgumentParser:
-    """The options every experiment takes (``--quick``, ``--out``, ``--no-png``)."""
-    parser = argparse.ArgumentParser(description=description)
-    if quick:
-        parser.add_argument(
-            "--quick", action="store_true", help="a reduced run (writes to results/quick/)"
-        )
+def arguments(doc: str) -> argparse.ArgumentParser:
+    """The options every experiment takes (``--quick``, ``--out``, ``--no-png``); the
+    description is the first line of the script's docstring ``doc``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="a reduced run (writes to results/quick/)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="output folder")
     parser.add_argument(
         "--no-png", action="store_true", help="skip the PNG screenshot of the figure"
@@ -53,7 +55,7 @@ def results_dir(script: str, args: argparse.Namespace) -> Path:
         out = Path(args.out)
     else:
         out = Path(script).resolve().parent / "results"
-        if getattr(args, "quick", False):
+        if args.quick:
             out = out / "quick"
     out.mkdir(parents=True, exist_ok=True)
     return out
@@ -85,6 +87,17 @@ class Clock:
             "cores": os.cpu_count(),
             "python": platform.python_version(),
         }
+
+
+def start(
+    script: str, parser: argparse.ArgumentParser
+) -> tuple[argparse.Namespace, Path, Clock, dict[str, Any]]:
+    """What every ``main`` begins with: the parsed options, the output folder (made), a
+    started clock and the experiment's ``config.yaml`` (beside ``script``)."""
+    args = parser.parse_args()
+    out = results_dir(script, args)
+    clock = Clock()
+    return args, out, clock, read_yaml(Path(script).resolve().parent / "config.yaml")
 
 
 def fmt(value: Any, digits: int = 3) -> str:

@@ -31,7 +31,6 @@ import magnet as mg  # noqa: E402
 from magnet.arch.spec import Arch  # noqa: E402
 from magnet.cost.base import Component  # noqa: E402
 from magnet.cost.models import EyerissNormalized  # noqa: E402
-from magnet.files import read_yaml  # noqa: E402
 from magnet.units import parse_bytes  # noqa: E402
 
 SPADS = {"ifmap_spad": "IfmapSpad", "weight_spad": "WeightSpad", "psum_spad": "PsumSpad"}
@@ -107,8 +106,7 @@ def with_network(arch: Arch, network: str, pitch_mm: float) -> Arch:
 def floorplan_pitch(arch: Arch) -> float:
     """The PE pitch (mm) magnet's built-in 65 nm floorplan gives ``arch``."""
     costs = mg.design(arch).costs
-    index = [lvl.name for lvl in arch.inner_first].index("GlobalBuffer")
-    return float(costs.pitch_mm[index])
+    return float(costs.pitch_mm[arch.level_index("GlobalBuffer")])
 
 
 def comparison(cfg: dict[str, Any], quick: bool) -> dict[str, Any]:
@@ -135,13 +133,12 @@ def comparison(cfg: dict[str, Any], quick: bool) -> dict[str, Any]:
     # one architecture per dataflow, at equal storage area
     archs: dict[str, dict[str, Any]] = {}
     for spec in c["dataflows"]:
-        flow = load_flow(base_arch, spec, c["glb_keeps_weights"])
-        params = equal_area_params(base, bypassed(flow), c["bypassed_spad_words"])
-        areas = mg.design(mg.templates.eyeriss(**params)).costs.area_mm2_by_component
+        drop = bypassed(load_flow(base_arch, spec, c["glb_keeps_weights"]))
+        params = equal_area_params(base, drop, c["bypassed_spad_words"])
         archs[spec] = {
             "params": params,
-            "bypassed": bypassed(flow),
-            "storage_mm2": sum(areas[n] for n in STORAGE),
+            "bypassed": drop,
+            "storage_mm2": storage_area(params),
             "global_buffer_kib": params["global_buffer"] / 1024,
         }
     alexnet = {b: mg.load_workload("alexnet", batch=b) for b in {c["conv_batch"], *fc_batches}}
@@ -238,7 +235,6 @@ def chip(cfg: dict[str, Any]) -> dict[str, Any]:
     total_ms = sum(r["latency_ms"] for r in layers)
     on_chip = record.energy_pj - record.energy_pj_by_category["dram"]
     return {
-        "layers": layers,
         "fps": c["batch"] / (total_ms * 1e-3),
         "published_fps": pub["fps"],
         "power_mw": on_chip / (total_ms * 1e-3) * 1e-9,
@@ -250,7 +246,25 @@ def chip(cfg: dict[str, Any]) -> dict[str, Any]:
         "clock_mhz": arch.clock_ghz * 1e3,
         "dram_accesses_per_mac": dram_words / record.macs,
         "published_dram_accesses_per_mac": pub["dram_accesses_per_mac"],
+        "layers": layers,
     }
+
+
+def chip_row(name: str, r: dict[str, Any]) -> list[Any]:
+    """A row of the chip table: a layer of ``chip``'s result, or the whole of it (which has
+    no utilisation or bottleneck)."""
+    return [
+        name,
+        r["latency_ms"],
+        r["published_latency_ms"],
+        r["latency_ms"] / r["published_latency_ms"],
+        r["power_mw"],
+        r["published_power_mw"],
+        r["power_mw"] / r["published_power_mw"],
+        r["power_with_dram_mw"],
+        r.get("utilization"),
+        r.get("bottleneck"),
+    ]
 
 
 def ranges(rows: list[dict[str, Any]], network: str) -> dict[str, Any]:
@@ -385,10 +399,7 @@ def figure(result: dict[str, Any], chip_result: dict[str, Any], primary: str) ->
 
 
 def main() -> None:
-    args = common.arguments(__doc__.splitlines()[0]).parse_args()
-    out = common.results_dir(__file__, args)
-    clock = common.Clock()
-    cfg = read_yaml(HERE / "config.yaml")
+    args, out, clock, cfg = common.start(__file__, common.arguments(__doc__))
     primary = cfg["comparison"]["primary_network"]
     result = comparison(cfg, args.quick)
     chip_result = chip(cfg)
@@ -446,35 +457,8 @@ def main() -> None:
     common.write_table(
         out, headers, table, title="Eyeriss dataflows at equal storage area", notes=notes
     )
-    chip_rows = [
-        [
-            r["layer"],
-            r["latency_ms"],
-            r["published_latency_ms"],
-            r["latency_ms"] / r["published_latency_ms"],
-            r["power_mw"],
-            r["published_power_mw"],
-            r["power_mw"] / r["published_power_mw"],
-            r["power_with_dram_mw"],
-            r["utilization"],
-            r["bottleneck"],
-        ]
-        for r in chip_result["layers"]
-    ]
-    chip_rows.append(
-        [
-            "CONV1-5",
-            chip_result["latency_ms"],
-            chip_result["published_latency_ms"],
-            chip_result["latency_ms"] / chip_result["published_latency_ms"],
-            chip_result["power_mw"],
-            chip_result["published_power_mw"],
-            chip_result["power_mw"] / chip_result["published_power_mw"],
-            chip_result["power_with_dram_mw"],
-            None,
-            None,
-        ]
-    )
+    chip_rows = [chip_row(r["layer"], r) for r in chip_result["layers"]]
+    chip_rows.append(chip_row("CONV1-5", chip_result))
     common.write_table(
         out,
         [
@@ -521,8 +505,7 @@ def main() -> None:
         },
         "primary_network": primary,
         "ranges": summary_ranges,
-        "chip": {k: v for k, v in chip_result.items() if k != "layers"}
-        | {"layers": chip_result["layers"]},
+        "chip": chip_result,
         "time": clock.report(),
     }
     common.write_summary(out, summary)

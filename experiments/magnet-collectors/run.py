@@ -25,7 +25,6 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
-from magnet.files import read_yaml  # noqa: E402
 
 BUFFERS = ("GlobalBuffer", "InputBuffer", "WeightBuffer", "AccumulationBuffer")
 COLLECTORS = ("WeightCollector", "AccumulationCollector")
@@ -64,7 +63,9 @@ def pie(result: mg.NetworkResult) -> dict[str, float]:
     return out
 
 
-def run(cfg: dict[str, Any], net: mg.Network, flow: str, wc: int, ac: int, volt=None):
+def run(
+    cfg: dict[str, Any], net: mg.Network, flow: str, wc: int, ac: int, volt: float | None = None
+) -> dict[str, Any]:
     params = {**cfg["base"], "weight_collector": wc, "accum_collector": ac}
     if volt is not None:
         params["voltage_v"] = volt
@@ -193,10 +194,7 @@ def figure(rows: list[dict[str, Any]], cfg: dict[str, Any], best: dict[str, Any]
 
 
 def main() -> None:
-    args = common.arguments(__doc__.splitlines()[0]).parse_args()
-    out = common.results_dir(__file__, args)
-    clock = common.Clock()
-    cfg = read_yaml(HERE / "config.yaml")
+    args, out, clock, cfg = common.start(__file__, common.arguments(__doc__))
     if args.quick:
         cfg = {**cfg, **cfg["quick"]}
     net = mg.load_workload(cfg["workload"], batch=cfg["batch"])

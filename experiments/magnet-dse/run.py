@@ -28,7 +28,6 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
-from magnet.files import read_yaml  # noqa: E402
 from magnet.search import load_space, pareto  # noqa: E402
 from magnet.search.evaluate import DesignJob, evaluate_design  # noqa: E402
 from magnet.templates import presets  # noqa: E402
@@ -400,23 +399,21 @@ def write_front(
 
 
 def main() -> None:
-    parser = common.arguments(__doc__.splitlines()[0])
+    parser = common.arguments(__doc__)
     parser.add_argument("--trials", type=int, default=None, help="ResNet-50 designs")
     parser.add_argument("--bert-trials", type=int, default=None, help="BERT-base designs")
     parser.add_argument("--workers", type=int, default=None)
-    args = parser.parse_args()
-    out = common.results_dir(__file__, args)
-    clock = common.Clock()
-    cfg = read_yaml(HERE / "config.yaml")
+    args, out, clock, cfg = common.start(__file__, parser)
     if args.quick:
         cfg = {**cfg, **cfg["quick"]}
     workers = args.workers or cfg["workers"]
     space = load_space(common.REPO / cfg["space"])
     storage = out / "magnet-dse.journal"
     studies = {}
-    for key, workload, trials in (
-        ("resnet50", "resnet50", args.trials or cfg["trials"]),
-        ("bert-base", "bert-base", args.bert_trials or cfg["bert_trials"]),
+    # a study's key is its workload's name in the zoo
+    for key, trials in (
+        ("resnet50", args.trials or cfg["trials"]),
+        ("bert-base", args.bert_trials or cfg["bert_trials"]),
     ):
         if not trials:
             continue
@@ -424,7 +421,7 @@ def main() -> None:
         print(f"{name}: {trials} designs, {workers} workers", flush=True)
         study, timing = run_study(
             space,
-            workload,
+            key,
             trials,
             storage,
             workers,

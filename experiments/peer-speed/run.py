@@ -28,7 +28,6 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
-from magnet.files import read_yaml  # noqa: E402
 
 
 def children_cpu() -> float:
@@ -101,6 +100,20 @@ def magnet_arch(spec: dict[str, Any]) -> mg.Arch:
     return mg.templates.get_template(spec["template"]).build(spec["params"])
 
 
+def magnet_row(network: str, design: str, cpu: float, wall: float, **measured: Any) -> dict:
+    """A row of the table for a magnet run (its CPU and wall seconds are all API time)."""
+    return {
+        "tool": f"magnet {mg.__version__}",
+        "network": network,
+        "design": design,
+        "cpu_s": cpu,
+        "wall_s": wall,
+        "api_cpu_s": cpu,
+        "api_wall_s": wall,
+        **measured,
+    }
+
+
 def run_magnet(onnx: Path, network: str, name: str, spec: dict, objective: str) -> dict:
     net = mg.load_workload(str(onnx))
     arch = magnet_arch(spec)
@@ -108,20 +121,17 @@ def run_magnet(onnx: Path, network: str, name: str, spec: dict, objective: str) 
     result = mg.evaluate(net, arch, dataflow=spec["dataflow"], objective=objective)
     record = result.record()
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    return {
-        "tool": f"magnet {mg.__version__}",
-        "network": network,
-        "design": f"{name} ({spec['dataflow']})",
-        "cpu_s": cpu,
-        "wall_s": wall,
-        "api_cpu_s": cpu,
-        "api_wall_s": wall,
-        "layers_mapped": record.unique_shapes,
-        "layers": record.layers_total,
-        "macs": record.macs,
-        "energy_pj": record.energy_pj,
-        "latency_cycles": record.latency_cycles,
-    }
+    return magnet_row(
+        network,
+        f"{name} ({spec['dataflow']})",
+        cpu,
+        wall,
+        layers_mapped=record.unique_shapes,
+        layers=record.layers_total,
+        macs=record.macs,
+        energy_pj=record.energy_pj,
+        latency_cycles=record.latency_cycles,
+    )
 
 
 def run_magnet_every_layer(onnx: Path, network: str, name: str, spec: dict, objective: str):
@@ -138,20 +148,17 @@ def run_magnet_every_layer(onnx: Path, network: str, name: str, spec: dict, obje
             latency += outcome.result.latency_cycles
             mapped += 1
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    return {
-        "tool": f"magnet {mg.__version__}",
-        "network": network,
-        "design": f"{name} ({spec['dataflow']}), every layer mapped",
-        "cpu_s": cpu,
-        "wall_s": wall,
-        "api_cpu_s": cpu,
-        "api_wall_s": wall,
-        "layers_mapped": mapped,
-        "layers": mapped,
-        "macs": net.macs,
-        "energy_pj": energy,
-        "latency_cycles": latency,
-    }
+    return magnet_row(
+        network,
+        f"{name} ({spec['dataflow']}), every layer mapped",
+        cpu,
+        wall,
+        layers_mapped=mapped,
+        layers=mapped,
+        macs=net.macs,
+        energy_pj=energy,
+        latency_cycles=latency,
+    )
 
 
 def figure(rows: list[dict[str, Any]]) -> go.Figure:
@@ -181,13 +188,10 @@ def figure(rows: list[dict[str, Any]]) -> go.Figure:
 
 
 def main() -> None:
-    parser = common.arguments(__doc__.splitlines()[0])
+    parser = common.arguments(__doc__)
     parser.add_argument("--venv", type=Path, default=None, help="ZigZag's throw-away venv")
     parser.add_argument("--skip-zigzag", action="store_true", help="time magnet only")
-    args = parser.parse_args()
-    out = common.results_dir(__file__, args)
-    clock = common.Clock()
-    cfg = read_yaml(HERE / "config.yaml")
+    args, out, clock, cfg = common.start(__file__, parser)
     networks = cfg["networks"]
     designs = cfg["magnet"]["designs"]
     with_zigzag = not args.skip_zigzag
@@ -199,11 +203,11 @@ def main() -> None:
     python = ensure_zigzag(args.venv or Path(zz["venv"]), zz)
     inputs = zigzag_inputs(python)
     scratch = Path("/tmp") / "magnet-peer-speed"
+    objective = cfg["magnet"]["objective"]
     rows = []
     for network in networks:
         onnx = inputs / "workload" / f"{network}.onnx"
         for name, spec in designs.items():
-            objective = cfg["magnet"]["objective"]
             rows.append(run_magnet(onnx, network, name, spec, objective))
             print(json.dumps({k: rows[-1][k] for k in ("tool", "network", "design", "cpu_s")}))
             if name == cfg["magnet"]["every_layer"]:

@@ -24,7 +24,6 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
-from magnet.files import read_yaml  # noqa: E402
 from magnet.workload.layer import Layer  # noqa: E402
 
 SCALESIM = common.REFERENCE / "scalesim"
@@ -41,8 +40,20 @@ def conv(name: str, k: int, c: int, p: int, q: int, r: int, s: int, stride: int)
     return Layer(name=name, K=k, C=c, P=p, Q=q, R=r, S=s, wstride=stride, hstride=stride)
 
 
+def make_case(which: str, layer: Layer, row: dict[str, str]) -> dict[str, Any]:
+    """One SCALE-Sim run to compare: the layer, the array, the dataflow, SCALE-Sim's row."""
+    return {
+        "set": which,
+        "case": layer.name,
+        "array": row["array"],
+        "dataflow": row["dataflow"],
+        "layer": layer,
+        "ref": row,
+    }
+
+
 def cases(cfg: dict[str, Any], quick: bool) -> list[dict[str, Any]]:
-    """Every SCALE-Sim run to compare: the layer, the array, the dataflow, SCALE-Sim's row."""
+    """Every SCALE-Sim run to compare."""
     layers = cfg["layers"]
     keep = set(cfg["quick"]["layers"]) if quick else set(layers)
     out = []
@@ -51,39 +62,12 @@ def cases(cfg: dict[str, Any], quick: bool) -> list[dict[str, Any]]:
             if row["layer"] not in keep:
                 continue
             k, c, p, r, s = layers[row["layer"]]
-            out.append(
-                {
-                    "set": "128x128",
-                    "case": row["layer"],
-                    "array": row["array"],
-                    "dataflow": row["dataflow"],
-                    "layer": conv(row["layer"], k, c, p, p, r, r, s),
-                    "ref": row,
-                }
-            )
-    if cfg["extra"] and not (quick and not cfg["quick"]["extra"]):
+            out.append(make_case("128x128", conv(row["layer"], k, c, p, p, r, r, s), row))
+    if cfg["extra"] and (not quick or cfg["quick"]["extra"]):
         with open(SCALESIM / "scalesim_extra_runs.csv") as f:
             for row in csv.DictReader(f):
-                layer = conv(
-                    row["case"],
-                    int(row["K"]),
-                    int(row["C"]),
-                    int(row["P_scalesim"]),
-                    int(row["Q_scalesim"]),
-                    int(row["R"]),
-                    int(row["S"]),
-                    int(row["stride"]),
-                )
-                out.append(
-                    {
-                        "set": "extra",
-                        "case": row["case"],
-                        "array": row["array"],
-                        "dataflow": row["dataflow"],
-                        "layer": layer,
-                        "ref": row,
-                    }
-                )
+                dims = (row[k] for k in ("K", "C", "P_scalesim", "Q_scalesim", "R", "S", "stride"))
+                out.append(make_case("extra", conv(row["case"], *map(int, dims)), row))
     return out
 
 
@@ -114,7 +98,7 @@ def run_case(case: dict[str, Any], arch: mg.Arch, objective: str) -> dict[str, A
         theirs = float(ref[column])
         got[f"magnet_{key}"] = ours
         got[f"scalesim_{key}"] = theirs
-        got[f"{key}_ratio"] = ours / theirs if theirs else None
+        got[f"{key}_ratio"] = common.ratio(ours, theirs)
     return got
 
 
@@ -188,10 +172,7 @@ def figure(rows: list[dict[str, Any]]) -> go.Figure:
 
 
 def main() -> None:
-    args = common.arguments(__doc__.splitlines()[0]).parse_args()
-    out = common.results_dir(__file__, args)
-    clock = common.Clock()
-    cfg = read_yaml(HERE / "config.yaml")
+    args, out, clock, cfg = common.start(__file__, common.arguments(__doc__))
     archs: dict[str, mg.Arch] = {"128x128": mg.load_arch(cfg["arch"])}
     rows = []
     for case in cases(cfg, args.quick):

@@ -27,18 +27,17 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
-from magnet.files import read_yaml  # noqa: E402
 from magnet.templates import presets  # noqa: E402
 
 
-def chip(voltage: float | None, name: str) -> mg.Arch:
+def chip(name: str, voltage: float) -> mg.Arch:
+    """The preset ``name`` at the supply ``voltage``."""
     template, params = presets()[name]
-    extra = {} if voltage is None else {"voltage_v": voltage}
-    return template.build({**params, **extra}, name=name)
+    return template.build({**params, "voltage_v": voltage}, name=name)
 
 
 def run(cfg: dict[str, Any], net: mg.Network, voltage: float) -> dict[str, Any]:
-    arch = chip(voltage, cfg["arch"])
+    arch = chip(cfg["arch"], voltage)
     record = mg.evaluate(net, arch, dataflow=cfg["dataflow"], objective=cfg["objective"]).record()
     dram = record.energy_pj_by_category["dram"]
     on_chip = record.energy_pj - dram
@@ -112,26 +111,22 @@ def figure(rows: list[dict[str, Any]], pub: dict[str, Any]) -> go.Figure:
         row=1,
         col=1,
     )
-    fig.add_trace(
-        go.Bar(
-            x=labels,
-            y=[r["peak_tops_per_mm2"] for r in rows],
-            name="magnet peak TOPS/mm^2",
-            marker_color="#72b7b2",
-        ),
-        row=1,
-        col=2,
-    )
-    fig.add_trace(
-        go.Bar(
-            x=labels,
-            y=[r["tops_per_mm2"] for r in rows],
-            name="magnet TOPS/mm^2 on ResNet-50",
-            marker_color="#b279a2",
-        ),
-        row=1,
-        col=2,
-    )
+    # the right panel's two bars side by side
+    for key, name, color, group in (
+        ("peak_tops_per_mm2", "magnet peak TOPS/mm^2", "#72b7b2", "a"),
+        ("tops_per_mm2", "magnet TOPS/mm^2 on ResNet-50", "#b279a2", "b"),
+    ):
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=[r[key] for r in rows],
+                name=name,
+                marker_color=color,
+                offsetgroup=group,
+            ),
+            row=1,
+            col=2,
+        )
     fig.add_hline(
         y=pub["tops_per_mm2"],
         line_dash="dash",
@@ -143,23 +138,15 @@ def figure(rows: list[dict[str, Any]], pub: dict[str, Any]) -> go.Figure:
     fig.update_yaxes(title_text="pJ per op (on chip)", row=1, col=1)
     fig.update_yaxes(title_text="TOPS/mm^2", row=1, col=2)
     fig.update_layout(width=1300, height=600, template="plotly_white", barmode="stack")
-    # the right panel's two bars side by side
-    fig.data[-1].offsetgroup = "b"
-    fig.data[-2].offsetgroup = "a"
     return fig
 
 
 def main() -> None:
-    args = common.arguments(__doc__.splitlines()[0]).parse_args()
-    out = common.results_dir(__file__, args)
-    clock = common.Clock()
-    cfg = read_yaml(HERE / "config.yaml")
-    voltages = cfg["quick"]["voltages"] if args.quick else cfg["voltages"]
-    target = (
-        cfg["quick"]["solve_voltage_for_pj_per_op"]
-        if args.quick
-        else cfg["solve_voltage_for_pj_per_op"]
-    )
+    args, out, clock, cfg = common.start(__file__, common.arguments(__doc__))
+    if args.quick:
+        cfg = {**cfg, **cfg["quick"]}
+    voltages = cfg["voltages"]
+    target = cfg["solve_voltage_for_pj_per_op"]
     net = mg.load_workload(cfg["workload"], batch=cfg["batch"])
     rows = [run(cfg, net, v) for v in voltages]
     matched = None

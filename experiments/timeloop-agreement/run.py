@@ -29,7 +29,6 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
-from magnet.files import read_yaml  # noqa: E402
 from magnet.interop.timeloop import load_constraints  # noqa: E402
 from magnet.interop.timeloop_stats import access_counts, summary_stats  # noqa: E402
 
@@ -181,17 +180,13 @@ def figure(models: list[dict[str, Any]], mappers: list[dict[str, Any]]) -> go.Fi
 
 
 def main() -> None:
-    args = common.arguments(__doc__.splitlines()[0]).parse_args()
-    out = common.results_dir(__file__, args)
-    clock = common.Clock()
-    cfg = read_yaml(HERE / "config.yaml")
-    objectives = cfg["mapper_objectives"]
-    mapper_cases = cfg["mapper_cases"]
+    args, out, clock, cfg = common.start(__file__, common.arguments(__doc__))
     if args.quick:
-        objectives = cfg["quick"]["mapper_objectives"]
-        mapper_cases = cfg["quick"]["mapper_cases"]
+        cfg = {**cfg, **cfg["quick"]}
     models = [model_case(name, c["replay"], c["stats"]) for name, c in cfg["cases"].items()]
-    mappers = [row for name in mapper_cases for row in mapper_case(name, objectives)]
+    mappers = [
+        row for name in cfg["mapper_cases"] for row in mapper_case(name, cfg["mapper_objectives"])
+    ]
 
     common.write_table(
         out,

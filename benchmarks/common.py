@@ -1,0 +1,46 @@
+"""What the benchmarks share: one core, the machine they ran on, a command's CPU seconds and
+the JSON record they write.
+
+Each ``benchmarks/bench_*.py`` is run as a script (``python benchmarks/bench_NAME.py``), so
+this folder is on ``sys.path`` and ``import common`` finds this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def one_core() -> None:
+    """Pin this process (and the processes it starts) to the first core it may use."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+
+def machine() -> str:
+    return (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, numpy {np.__version__}"
+    )
+
+
+def run_timed(cmd: list[str], **kwargs: Any) -> tuple[subprocess.CompletedProcess, float, float]:
+    """``subprocess.run(cmd, check=True, **kwargs)``, and the user and system CPU seconds
+    the command took (as ``/usr/bin/time -f "%U %S"`` reports them)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(cmd, check=True, **kwargs)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return done, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+
+
+def write_record(path: Path, record: dict[str, Any]) -> None:
+    """``record`` as indented JSON at ``path`` (its folder made)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n")
