@@ -571,13 +571,6 @@ def _capacities(
     return out
 
 
-def orders(space: Space, t: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Random loop orders (ranks, 0 = innermost) honouring each level's fixed prefix."""
-    nl, _, n = t.shape
-    pick = rng.bit_generator.random_raw(-(-nl * n // 2)).view(np.uint32)[: nl * n]
-    return _orders(_plan(space), pick.reshape(nl, n))
-
-
 def _orders(plan: _Plan, pick: np.ndarray) -> np.ndarray:
     """Loop orders from 32-bit uniforms ``pick[level, batch]`` (levels that share a table of
     orders in one lookup)."""

@@ -67,7 +67,6 @@ class Counts:
     reads: np.ndarray  # [level, operand, batch]
     fills: np.ndarray  # [level, operand, batch]
     updates: np.ndarray  # [level, operand, batch]
-    tile_changes: np.ndarray  # [level, operand, batch]: tiles brought in (padded loop nest)
     instances: np.ndarray  # [level, batch]: instances holding data
     mac_instances: np.ndarray  # [batch]: MAC units doing work
     compute_cycles: np.ndarray  # [batch]: temporal iterations (padded)
@@ -303,7 +302,6 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     reads = np.zeros((nl, 3, nb))
     fills = np.zeros((nl, 3, nb))
     updates = np.zeros((nl, 3, nb))
-    tile_changes = np.zeros((nl, 3, nb))
     fan_words = np.zeros((nl, 3, nb))
     readback = np.zeros((nl, nb))
     # children of one instance per distinct datum: the multicast (W, I) or reduction (O)
@@ -314,7 +312,6 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         if not keepers:
             continue
         padded_delta = deltas(op)
-        tile_changes[:, op] = padded_delta / tiles[:, op]
         delta_all = padded_delta * ratio[op]
         child = -1
         child_delta = iterations * mac_ratio
@@ -368,7 +365,6 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         reads=reads,
         fills=fills,
         updates=updates,
-        tile_changes=tile_changes,
         instances=instances,
         mac_instances=mac_instances,
         compute_cycles=iterations,
