@@ -64,17 +64,7 @@ def _evaluate(args: tuple) -> dict:
     flow = point.get("dataflow", space.dataflows()[0])
     if constraint_violations(space, params):
         return {"point": point, "status": "infeasible", "metrics": {}}
-    job = DesignJob(
-        0,
-        space.template,
-        params,
-        flow,
-        tuple(w.model_dump() for w in space.workloads),
-        space.mapper.model_dump(mode="json"),
-        space.cost_model,
-        space.network,
-        0,
-    )
+    job = DesignJob.of(space, params, flow)
     r = evaluate_design(job)
     return {"point": point, "status": r.status, "metrics": r.metrics}
 

@@ -30,6 +30,7 @@ import common  # noqa: E402
 import magnet as mg  # noqa: E402
 from magnet.search import load_space, pareto  # noqa: E402
 from magnet.search.evaluate import DesignJob, evaluate_design  # noqa: E402
+from magnet.search.space import WorkloadSpec  # noqa: E402
 from magnet.templates import presets  # noqa: E402
 
 OBJECTIVES = ("energy_pj", "latency_cycles", "area_mm2")
@@ -58,19 +59,12 @@ COLORS = {
 def simba_points(space: Any, workload: str, flows: list[str]) -> list[dict[str, Any]]:
     """simba-chip evaluated as a trial of ``space`` is (its mapper, cost model, network)."""
     template, params = presets()["simba-chip"]
+    if template.name != space.template:
+        raise SystemExit(f"simba-chip is a {template.name} design; the space is {space.template}")
+    on_workload = space.model_copy(update={"workloads": [WorkloadSpec(workload=workload)]})
     out = []
     for flow in flows:
-        job = DesignJob(
-            number=-1,
-            template=template.name,
-            params=dict(params),
-            dataflow=flow,
-            workloads=({"workload": workload, "batch": None, "weight": 1.0},),
-            mapper=space.mapper.model_dump(mode="json"),
-            cost_model=space.cost_model,
-            network=space.network,
-            seed=0,
-        )
+        job = DesignJob.of(on_workload, params, flow, number=-1)
         result = evaluate_design(job)
         out.append(
             {

@@ -16,7 +16,6 @@ killed driver left RUNNING are failed and their designs queued again, once.
 
 from __future__ import annotations
 
-import functools
 import math
 import signal
 import time
@@ -286,16 +285,6 @@ def _drive(
         f"study {study.study_name!r} in {describe(options.storage)}: {complete} complete "
         f"trial(s), {total} wanted; sampler {space.sampler}, {options.workers} worker(s)"
     )
-    # what every job of this search shares
-    job_of = functools.partial(
-        DesignJob,
-        template=space.template,
-        workloads=tuple(w.model_dump() for w in space.workloads),
-        mapper=space.mapper.model_dump(mode="json"),
-        cost_model=space.cost_model,
-        network=space.network,
-        seed=options.seed,
-    )
     pool = make_pool(options.workers, options.ray_address, log)
     running: dict[int, Any] = {}  # trial number -> optuna Trial
     deadline = None if options.timeout is None else time.monotonic() + options.timeout
@@ -325,7 +314,7 @@ def _drive(
                     )
                     _tell(study, trial, space, outcome, progress)
                     continue
-                job = job_of(number=trial.number, params=params, dataflow=flow)
+                job = DesignJob.of(space, params, flow, number=trial.number, seed=options.seed)
                 running[trial.number] = trial
                 pool.submit(job)
             if not running:

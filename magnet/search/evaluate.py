@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from magnet.errors import DesignInfeasible, MagnetError
-from magnet.search.space import METRICS
+from magnet.search.space import METRICS, SearchSpace
 
 #: Layer mappings kept per process (least recently used first out).
 CACHE_SIZE = 20_000
@@ -56,6 +56,30 @@ class DesignJob:
     cost_model: str | None
     network: str
     seed: int
+
+    @classmethod
+    def of(
+        cls,
+        space: SearchSpace,
+        params: dict[str, Any],
+        dataflow: str,
+        *,
+        number: int = 0,
+        seed: int = 0,
+    ) -> DesignJob:
+        """The job of one design of ``space``: its template, workloads, mapper, cost model
+        and network model."""
+        return cls(
+            number=number,
+            template=space.template,
+            params=dict(params),
+            dataflow=dataflow,
+            workloads=tuple(w.model_dump() for w in space.workloads),
+            mapper=space.mapper.model_dump(mode="json"),
+            cost_model=space.cost_model,
+            network=space.network,
+            seed=seed,
+        )
 
 
 @dataclass
