@@ -261,8 +261,7 @@ class Dashboard:
         study = self.study(request)
 
         def make() -> list[dict[str, Any]]:
-            front = {t.number for t in study.pareto_front()}
-            return [trial_row(t, front) for t in study.trials()]
+            return [trial_row(t, study) for t in study.trials()]
 
         return self.json(self.store.memo(("trials", study.name), make))
 
@@ -271,7 +270,7 @@ class Dashboard:
         data = trial.to_dict(with_records=True)
         data.update(
             feasible=trial.feasible,
-            front=any(t.number == trial.number for t in study.pareto_front()),
+            front=study.on_front(trial.number),
             started=None if trial.started is None else trial.started.isoformat(),
             finished=None if trial.finished is None else trial.finished.isoformat(),
             url=design_url(study.name, trial.number),

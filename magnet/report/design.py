@@ -185,8 +185,7 @@ def design_view(study: Study, trial: TrialView, operands: bool = True) -> Design
         text = arch_yaml(arch)
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
-    on_front = any(t.number == trial.number for t in study.pareto_front())
-    view = DesignView(study, trial, arch_file(trial), text, error, on_front)
+    view = DesignView(study, trial, arch_file(trial), text, error, study.on_front(trial.number))
     specs = [w.model_dump() for w in study.space.workloads]
     names = [mappings_file(trial, i, r) for i, r in enumerate(trial.records)]
     for i, record in enumerate(trial.records):

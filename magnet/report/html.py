@@ -91,13 +91,14 @@ def environment(*folders: Path) -> Any:
     return env
 
 
-def trial_row(trial: TrialView, front: set[int]) -> dict[str, Any]:
-    """A trial as the tables show it (and ``/api/studies/NAME/trials`` returns it)."""
+def trial_row(trial: TrialView, study: Study) -> dict[str, Any]:
+    """A trial of ``study`` as the tables show it (and ``/api/studies/NAME/trials`` returns
+    it)."""
     return {
         "number": trial.number,
         "status": trial.status,
         "feasible": trial.feasible,
-        "front": trial.number in front,
+        "front": study.on_front(trial.number),
         "dataflow": trial.dataflow,
         "params": {k: v for k, v in trial.params.items() if k != "dataflow"},
         "values": trial.values,
@@ -146,7 +147,6 @@ def render_report(study: Study, max_designs: int = MAX_DESIGNS) -> str:
     from magnet.report.design import design_figures, design_view
 
     front = study.pareto_front()
-    front_numbers = {t.number for t in front}
     figures = study_figures(study)
     figure_keys = list(figures)
     designs = [design_view(study, t) for t in front[:max_designs]]
@@ -162,7 +162,7 @@ def render_report(study: Study, max_designs: int = MAX_DESIGNS) -> str:
             study=study,
             summary=study.summary(),
             front=front,
-            rows=[trial_row(t, front_numbers) for t in front],
+            rows=[trial_row(t, study) for t in front],
             params=param_names(study, front),
             best=best,
             designs=designs,

@@ -168,6 +168,18 @@ class Study:
     def pareto_front(self) -> list[TrialView]:
         """The feasible trials no other feasible trial dominates, best first by the first
         objective; a design the sampler proposed again appears once (its first trial)."""
+        return list(self._front)
+
+    def on_front(self, number: int) -> bool:
+        """Whether trial ``number`` is one of ``pareto_front()``."""
+        return number in self._front_numbers
+
+    @cached_property
+    def _front_numbers(self) -> frozenset[int]:
+        return frozenset(t.number for t in self._front)
+
+    @cached_property
+    def _front(self) -> list[TrialView]:
         ok, points = self._feasible, self._feasible_points
         if not ok:
             return []
