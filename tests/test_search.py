@@ -17,7 +17,7 @@ from click.testing import CliRunner
 import magnet as mg
 from magnet.cli import main
 from magnet.errors import MagnetError
-from magnet.search import load_space, load_study, search
+from magnet.search import driver, load_space, load_study, search
 from magnet.search.pareto import nondominated
 from tests.conftest import DATA, REPO
 from tests.services import magnet_command, postgres, postgres_bin, ray_head, ray_like_pids
@@ -240,6 +240,25 @@ def test_sigint_stops_cleanly_and_resumes(tmp_path, storage) -> None:
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
     study = load_study("small", storage)
     assert not [t for t in study.trials() if t.state == "RUNNING"]
+
+
+def test_an_interrupt_between_ask_and_suggest_leaves_no_running_trial(monkeypatch, storage) -> None:
+    # Ctrl-C can land after the sampler made a trial and before its parameters exist: the
+    # trial is failed with the others (and has no design to queue again)
+    real, calls = driver.suggest, []
+
+    def interrupted_on_the_third(trial, space):
+        calls.append(trial.number)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(trial, space)
+
+    monkeypatch.setattr(driver, "suggest", interrupted_on_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        search(SPACE, n_trials=6, storage=storage)
+    trials = load_study("small", storage).trials()
+    assert [t.state for t in trials] == ["COMPLETE", "COMPLETE", "FAIL"]
+    assert trials[2].reason == "interrupted"
 
 
 def test_search_on_an_existing_ray_cluster_by_address(storage) -> None:

@@ -305,6 +305,8 @@ def _drive(
             lock.beat()
             while not enough() and len(running) < pool.slots:
                 trial = study.ask()
+                # running from the moment it exists, so that an interrupt fails it
+                running[trial.number] = trial
                 asked += 1
                 params, flow = suggest(trial, space)
                 broken = constraint_violations(space, params)
@@ -313,28 +315,30 @@ def _drive(
                         status="infeasible", reason=f"constraint broken: {broken[0]}"
                     )
                     _tell(study, trial, space, outcome, progress)
+                    del running[trial.number]
                     continue
-                job = DesignJob.of(space, params, flow, number=trial.number, seed=options.seed)
-                running[trial.number] = trial
-                pool.submit(job)
+                pool.submit(
+                    DesignJob.of(space, params, flow, number=trial.number, seed=options.seed)
+                )
             if not running:
                 break
             for job, outcome in pool.results(timeout=1.0):
-                trial = running.pop(job.number)
+                trial = running[job.number]
                 if isinstance(outcome, BaseException):
                     failures += 1
                     _fail(study, trial, f"{type(outcome).__name__}: {outcome}", progress)
                 else:
                     failures = 0
                     _tell(study, trial, space, outcome, progress)
+                del running[job.number]  # once told: an interrupt meanwhile fails it
         if failures >= MAX_FAILURES_IN_A_ROW:
             log(f"stopped: {failures} evaluations in a row failed (see the trials' reasons)")
     except KeyboardInterrupt:
-        for job in pool.cancel_all():
-            running.pop(job.number, None)
-        for number, trial in list(running.items()):
+        pool.cancel_all()
+        for number, trial in running.items():
             _fail(study, trial, "interrupted", progress)
-            study.enqueue_trial(trial.params, user_attrs={"requeued_from": number})
+            if trial.params:  # asked, not yet suggested: no design to run again
+                study.enqueue_trial(trial.params, user_attrs={"requeued_from": number})
         running.clear()
         log("interrupted: finished trials are kept; run the same command to resume")
         raise

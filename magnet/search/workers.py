@@ -54,8 +54,8 @@ class InProcess:
         done, self._done = self._done, []
         yield from done
 
-    def cancel_all(self) -> list[DesignJob]:
-        return []
+    def cancel_all(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -169,13 +169,11 @@ class RayPool:
                 cause = getattr(exc, "cause", None)
                 yield job, cause if isinstance(cause, BaseException) else exc
 
-    def cancel_all(self) -> list[DesignJob]:
-        jobs = list(self.in_flight.values())
+    def cancel_all(self) -> None:
         for ref in self.in_flight:
             with contextlib.suppress(Exception):  # already finished or gone
                 self.ray.cancel(ref, force=True)
         self.in_flight.clear()
-        return jobs
 
     def close(self) -> None:
         try:
