@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
-from magnet.search import load_space, pareto  # noqa: E402
+from magnet.search import load_space  # noqa: E402
 from magnet.search.evaluate import DesignJob, evaluate_design  # noqa: E402
 from magnet.search.space import WorkloadSpec  # noqa: E402
 from magnet.templates import presets  # noqa: E402
@@ -92,18 +92,6 @@ def design_key(t: Any) -> tuple:
     return tuple(sorted(t.params.items()))
 
 
-def nondominated(trials: list[Any], study: Any) -> list[Any]:
-    """The trials no other of ``trials`` dominates (one per distinct design, the first)."""
-    firsts: dict[tuple, Any] = {}
-    for t in sorted(trials, key=lambda t: t.number):
-        firsts.setdefault(design_key(t), t)
-    unique = list(firsts.values())
-    if not unique:
-        return []
-    mask = pareto.nondominated(study.points(unique))
-    return [t for t, keep in zip(unique, mask, strict=True) if keep]
-
-
 def front_rows(study: Any, trials: list[Any], simba: dict[str, Any]) -> list[dict[str, Any]]:
     """The Pareto-optimal designs among ``trials``, sorted by energy, beside simba-chip."""
     again: dict[tuple, list[int]] = {}
@@ -111,7 +99,7 @@ def front_rows(study: Any, trials: list[Any], simba: dict[str, Any]) -> list[dic
         again.setdefault(design_key(t), []).append(t.number)
     ref = simba["metrics"]
     rows = []
-    for t in sorted(nondominated(trials, study), key=lambda t: t.values["energy_pj"]):
+    for t in sorted(study.pareto_front(trials), key=lambda t: t.values["energy_pj"]):
         m = t.metrics
         chip = on_chip_pj(t.records[0]) if t.records else None
         rows.append(

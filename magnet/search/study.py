@@ -165,10 +165,11 @@ class Study:
         values = np.array([[t.values[o] for o in self.objectives] for t in trials])
         return pareto.to_minimised_log(values, self.directions)
 
-    def pareto_front(self) -> list[TrialView]:
-        """The feasible trials no other feasible trial dominates, best first by the first
-        objective; a design the sampler proposed again appears once (its first trial)."""
-        return list(self._front)
+    def pareto_front(self, trials: list[TrialView] | None = None) -> list[TrialView]:
+        """The trials (default: the feasible ones) no other of them dominates, best first by
+        the first objective; a design the sampler proposed again appears once (its first
+        trial)."""
+        return list(self._front) if trials is None else self._front_of(trials)
 
     def on_front(self, number: int) -> bool:
         """Whether trial ``number`` is one of ``pareto_front()``."""
@@ -180,7 +181,10 @@ class Study:
 
     @cached_property
     def _front(self) -> list[TrialView]:
-        ok, points = self._feasible, self._feasible_points
+        return self._front_of(self._feasible)
+
+    def _front_of(self, ok: list[TrialView]) -> list[TrialView]:
+        points = self.points(ok)
         if not ok:
             return []
         mask = pareto.nondominated(points)
