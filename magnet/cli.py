@@ -684,14 +684,9 @@ def _search_report(name: str, storage: str | None, target: Path | None) -> None:
 @_friendly
 def studies(storage: str | None, as_json: bool) -> None:
     """List the studies of a storage with their trial counts and fronts."""
-    from magnet.search import list_studies, load_study
+    from magnet.search import load_studies
 
-    rows = []
-    for name in list_studies(storage):
-        try:
-            rows.append(load_study(name, storage).summary())
-        except MagnetError:
-            continue  # not a magnet study
+    rows = [study.summary() for study in load_studies(storage)]
     if as_json:
         click.echo(json.dumps(rows, indent=1, default=str))
         return

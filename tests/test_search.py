@@ -184,6 +184,20 @@ def test_unknown_study_and_storage_are_clear_errors(tmp_path, storage) -> None:
     assert out.exit_code == 2 and "no such study storage" in out.output
 
 
+def test_studies_lists_magnet_studies_and_skips_others(storage) -> None:
+    import optuna
+
+    from magnet.search.storage import open_storage
+
+    search(SPACE, n_trials=2, storage=storage)
+    optuna.create_study(study_name="plain", storage=open_storage(storage, create=True))
+    out = CliRunner().invoke(main, ["studies", "--storage", storage, "--json"])
+    assert out.exit_code == 0, out.output
+    assert [r["name"] for r in json.loads(out.output)] == ["small"]
+    out = CliRunner().invoke(main, ["pareto", "--study", "plain", "--storage", storage])
+    assert out.exit_code == 2 and "was not made by magnet" in out.output
+
+
 # ---- crashes, Ray, PostgreSQL ----------------------------------------------------------------
 def _search_process(tmp_path: Path, storage: str, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(

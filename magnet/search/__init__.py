@@ -16,7 +16,14 @@ from typing import Any
 
 from magnet.search.driver import SAMPLERS, SearchOptions, run_search
 from magnet.search.space import METRICS, SearchSpace, load_space, space_from_data
-from magnet.search.study import Study, TrialView, list_studies, load_study, pareto_json
+from magnet.search.study import (
+    Study,
+    TrialView,
+    list_studies,
+    load_studies,
+    load_study,
+    pareto_json,
+)
 
 
 def search(
@@ -64,6 +71,7 @@ __all__ = [
     "TrialView",
     "list_studies",
     "load_space",
+    "load_studies",
     "load_study",
     "pareto_json",
     "run_search",

@@ -280,6 +280,21 @@ def _study_names(store: Any, storage: str | None) -> list[str]:
         ) from None
 
 
+def load_studies(storage: str | None = None) -> list[Study]:
+    """Every study of ``storage`` that magnet made (others are skipped), the storage opened
+    once."""
+    import optuna
+
+    store = open_storage(storage, create=False)
+    out = []
+    for name in _study_names(store, storage):
+        try:
+            out.append(Study(optuna.load_study(study_name=name, storage=store), describe(storage)))
+        except MagnetError:
+            continue  # not a magnet study
+    return out
+
+
 def load_study(name: str, storage: str | None = None) -> Study:
     """The magnet study ``name`` in ``storage`` (a Journal path, a URL or None: the default)."""
     import optuna
