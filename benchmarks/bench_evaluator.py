@@ -75,8 +75,6 @@ def main() -> None:
         "allocator_tuned": allocator_tuned,
         "target_mappings_per_second": 1_000_000,
         "peers_mappings_per_second": "ZigZag 3.9.1 / Timeloop mapper: ~250-300",
-        "machine": common.machine(),
-        "date": time.strftime("%Y-%m-%d"),
     }
     common.write_record(args.out, record)
     print(

@@ -201,8 +201,6 @@ def main() -> None:
         "cli": cli,
         "peer": "ZigZag ~54 CPU-s for ResNet-18 on a 32x32 array",
     }
-    record["machine"] = common.machine()
-    record["date"] = time.strftime("%Y-%m-%d")
     common.write_record(args.out, record)
     for s in speeds:
         print(

@@ -175,8 +175,6 @@ def main() -> None:
         "rows": rows,
         "target_valid_per_second": TARGET,
         "met": all(r["random_mapper"]["valid_per_second"] >= TARGET for r in rows),
-        "machine": common.machine(),
-        "date": time.strftime("%Y-%m-%d"),
     }
     common.write_record(args.out, record)
     print(f"written to {args.out}")

@@ -264,8 +264,6 @@ def main() -> None:
     record = {
         "quality": quality(args.workers, args.seeds),
         "throughput": throughput(args.skip_magnet),
-        "machine": common.machine(),
-        "date": time.strftime("%Y-%m-%d"),
     }
     common.write_record(args.out, record)
     print(f"written to {args.out}")

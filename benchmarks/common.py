@@ -12,6 +12,7 @@ import os
 import platform
 import resource
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ def run_timed(cmd: list[str], **kwargs: Any) -> tuple[subprocess.CompletedProces
 
 
 def write_record(path: Path, record: dict[str, Any]) -> None:
-    """``record`` as indented JSON at ``path`` (its folder made)."""
+    """``record``, stamped with the machine and the date, as indented JSON at ``path`` (its
+    folder made)."""
+    record = {**record, "machine": machine(), "date": time.strftime("%Y-%m-%d")}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1) + "\n")
