@@ -184,6 +184,17 @@ def test_unknown_study_and_storage_are_clear_errors(tmp_path, storage) -> None:
     assert out.exit_code == 2 and "no such study storage" in out.output
 
 
+def test_an_integer_range_with_sizes_and_a_step_is_searched(tmp_path, storage) -> None:
+    # 8KiB..32KiB by 8KiB: 8192, 16384, 24576, 32768 bytes (the step is a size like the
+    # bounds; it used to pass the loader and then stop the search)
+    params = yaml.safe_load(SPACE.read_text())["params"]
+    params["weight_buffer"] = {"int": ["8KiB", "32KiB"], "step": "8KiB"}
+    space = space_with(tmp_path, params=params, sampler="random")
+    study = search(space, n_trials=6, storage=storage, seed=2)
+    assert study.counts()["complete"] == 6
+    assert {t.params["weight_buffer"] for t in study.trials()} <= {8192, 16384, 24576, 32768}
+
+
 def test_studies_lists_magnet_studies_and_skips_others(storage) -> None:
     import optuna
 
