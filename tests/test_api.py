@@ -131,6 +131,13 @@ def test_voltage_scales_dynamic_energy_with_its_square() -> None:
 
 
 # ---- records ---------------------------------------------------------------------------------
+def test_a_design_given_another_dataflow_keeps_its_cost_model() -> None:
+    priced = mg.design(mg.load_arch("simba-chip"), "ws", "eyeriss-normalized")
+    again = mg.design(priced, "os-local-ws")
+    assert again.costs is priced.costs  # not re-priced with the built-in table
+    assert again.dataflow.name == "os-local-ws"
+
+
 def test_records_are_versioned_json_that_reads_back() -> None:
     net = mg.load_workload(str(DATA / "network" / "tiny_net.yaml"))
     result = mg.evaluate(
