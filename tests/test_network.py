@@ -161,3 +161,29 @@ def test_cli_evaluates_an_onnx_model_and_lists_what_it_did_not_price(tmp_path) -
     data = json.loads(out.output)
     assert data["macs"] == 4608 and data["latency_cycles"] == 4608
     assert data["notes"] == ["not priced: 1 nodes: Relu x 1; priced: 1 layers: Conv x 1"]
+
+
+def test_layers_that_are_one_loop_nest_on_the_design_are_mapped_once() -> None:
+    # on a systolic array both layers are the same GEMM: 64 output pixels (4 x 16 and 8 x 8)
+    # x 16 filters x a window of 16; the mapper runs once, each layer keeps its own name
+    from magnet.mapper import get_mapper, map_network
+    from magnet.templates.design import build_design
+    from magnet.workload.layer import Layer
+    from magnet.workload.network import Network, NetworkLayer
+
+    calls = []
+
+    class Counting(type(get_mapper("fast"))):
+        def map(self, layer, design):
+            calls.append(layer.name)
+            return super().map(layer, design)
+
+    a = Layer(name="wide", K=16, C=16, P=4, Q=16)
+    b = Layer(name="square", K=16, C=16, P=8, Q=8)
+    net = Network(name="two", layers=(NetworkLayer(layer=a), NetworkLayer(layer=b)))
+    design = build_design(load_arch("systolic-128"), "os")
+    out = map_network(net, design, Counting(objective="latency"))
+    assert calls == ["wide"]
+    rows = out.result.record().layers
+    assert [row.name for row in rows] == ["wide", "square"]
+    assert rows[0].latency_cycles == rows[1].latency_cycles
