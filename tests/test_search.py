@@ -286,6 +286,22 @@ def test_an_interrupt_between_ask_and_suggest_leaves_no_running_trial(monkeypatc
     assert trials[2].reason == "interrupted"
 
 
+def test_an_interrupt_just_after_a_tell_keeps_that_trial(monkeypatch, storage) -> None:
+    # Ctrl-C while the second trial's progress line is printed: it is told already, it stays
+    real, lines = driver.Progress.trial, []
+
+    def interrupted_on_the_second(self, number, status, text):
+        lines.append(number)
+        real(self, number, status, text)
+        if len(lines) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(driver.Progress, "trial", interrupted_on_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        search(SPACE, n_trials=6, storage=storage)
+    assert [t.state for t in load_study("small", storage).trials()] == ["COMPLETE", "COMPLETE"]
+
+
 def test_search_on_an_existing_ray_cluster_by_address(storage) -> None:
     with ray_head(cpus=2) as address:
         out = CliRunner().invoke(

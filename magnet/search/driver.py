@@ -335,8 +335,13 @@ def _drive(
             log(f"stopped: {failures} evaluations in a row failed (see the trials' reasons)")
     except KeyboardInterrupt:
         pool.cancel_all()
+        from optuna.exceptions import UpdateFinishedTrialError
+
         for number, trial in running.items():
-            _fail(study, trial, "interrupted", progress)
+            try:
+                _fail(study, trial, "interrupted", progress)
+            except UpdateFinishedTrialError:  # told just before the interrupt: it stands
+                continue
             if trial.params:  # asked, not yet suggested: no design to run again
                 study.enqueue_trial(trial.params, user_attrs={"requeued_from": number})
         running.clear()
