@@ -209,6 +209,11 @@ def test_bad_command_line_values_exit_2_with_one_clear_line(tmp_path) -> None:
     refused(cli(*base, "--output", str(tmp_path)), "is a directory")
     refused(cli(*base, "--output", str(tmp_path / "missing" / "m.yaml")), "does not exist")
     refused(cli("map", "--arch", str(tmp_path), "--layer", "K=4"), "is a directory")
+    # a network needs an architecture, and --timeloop is not one of its options
+    refused(
+        cli("evaluate", "--workload", "resnet18", "--dataflow", "ws"),
+        "--workload needs --arch and one of --mapping-file or --dataflow",
+    )
     bad = tmp_path / "bad.yaml"
     bad.write_text("template: simba\nvector_width: true\n")
     refused(
