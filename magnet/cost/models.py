@@ -31,7 +31,6 @@ import warnings
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from magnet.cost.base import ACTIONS, Component, CostModel
@@ -43,6 +42,7 @@ from magnet.cost.tables import (
     scaling_factors,
 )
 from magnet.errors import MagnetError, validation_message
+from magnet.files import read_yaml
 
 __all__ = [
     "DatasheetCostModel",
@@ -332,13 +332,7 @@ class Datasheet(_Strict):
 def load_datasheet(path: str | Path) -> Datasheet:
     """Read and validate a datasheet; errors name the file and the field."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        reason = err.strerror or str(err)
-        raise MagnetError(f"cannot read the datasheet: {reason}", source=str(path)) from None
-    except yaml.YAMLError as err:
-        raise MagnetError(f"not valid YAML: {err}", source=str(path)) from None
+    data = read_yaml(path)
     try:
         return Datasheet.model_validate(data)
     except ValidationError as err:

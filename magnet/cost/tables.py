@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -42,6 +41,7 @@ from pydantic import (
 
 from magnet.cost.base import ACTIONS, Component, CostModel
 from magnet.errors import MagnetError
+from magnet.files import read_yaml
 
 #: Folder of the built-in tables (shipped inside the package).
 TABLE_DIR: Path = Path(__file__).resolve().parent / "tables"
@@ -246,12 +246,7 @@ _FACTOR_KEYS = ("dynamic_energy", "wire_energy", "leakage", "area")
 
 
 def _load(path: Path, schema: type[BaseModel]) -> Any:
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as err:
-        raise MagnetError(f"cannot read the cost table: {err}", source=str(path)) from None
-    except yaml.YAMLError as err:
-        raise MagnetError(f"not valid YAML: {err}", source=str(path)) from None
+    data = read_yaml(path)
     try:
         return schema.model_validate(data)
     except ValidationError as err:
