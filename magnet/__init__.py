@@ -29,7 +29,7 @@ from magnet.cost import ArchCosts, price_arch
 from magnet.cost.base import Component, CostModel
 from magnet.cost.registry import load_chain, load_cost_model, register_cost_model
 from magnet.dataflow import Dataflow, Rule, load_dataflow
-from magnet.errors import DesignInfeasible, InvalidMappingError, MagnetError
+from magnet.errors import DesignInfeasible, InvalidMappingError, MagnetError, PluginError
 from magnet.interop.timeloop import load_timeloop
 from magnet.mapper import (
     Budget,
@@ -85,6 +85,7 @@ __all__ = [
     "NetworkRecord",
     "NetworkResult",
     "Objective",
+    "PluginError",
     "Rule",
     "StorageLevel",
     "Template",

@@ -31,6 +31,41 @@ class DesignInfeasible(MagnetError):
     a single evaluation reports it like bad input."""
 
 
+class PluginError(RuntimeError):
+    """An exception raised inside user code (a cost model, mapper or template plug-in).
+
+    Not bad input and not an infeasible design: a bug to fix in the plug-in. ``str(error)``
+    is one line naming the plug-in and what it was asked; ``traceback`` is the plug-in's own
+    traceback as text (it travels with the error to another process). A design search fails
+    the trial and shows the traceback; the command line exits 1.
+    """
+
+    def __init__(self, message: str, traceback: str = ""):
+        super().__init__(message, traceback)
+        self.message = message
+        self.traceback = traceback
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback of ``exc`` as text, the frames inside magnet left out (what a plug-in's
+    author needs to see)."""
+    import os
+    import traceback
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not os.path.abspath(f.filename).startswith(package)
+    ]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines)
+
+
 def validation_message(exc: Any, root: type[BaseModel]) -> str:
     """One line per pydantic error: ``location: problem (allowed fields / got value)``.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _UNITS_BYTES = {
@@ -37,6 +38,8 @@ def parse_bytes(value: int | float | str) -> int:
             )
         number, unit = float(match.group(1)), match.group(2)
     size = number * _UNITS_BYTES[unit]
+    if not math.isfinite(size):
+        raise ValueError(f"{value!r} is not a finite size")
     if size != int(size):
         raise ValueError(f"{value!r} is not a whole number of bytes")
     return int(size)

@@ -91,7 +91,7 @@ def test_api_lists_the_studies_with_their_counts(client, storage) -> None:
     for key in ("trials", "front_size", "best", "space", "workloads", "objectives", "state"):
         assert rows["small"][key] == small[key]
     assert rows["small"]["hypervolume"] == pytest.approx(small["hypervolume"])
-    assert rows["small"]["trials"]["complete"] == 14
+    assert rows["small"]["trials"]["designs"] == 14
     assert client.get(api("small")).json()["front_size"] == small["front_size"]
 
 

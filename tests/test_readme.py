@@ -34,7 +34,7 @@ def test_the_python_example_runs(tmp_path, monkeypatch, capsys) -> None:
     out = capsys.readouterr().out
     assert out.startswith("mapped ")  # the layer's outcome status comes first
     study = mg.load_study("quickstart", str(tmp_path / "api.journal"))
-    assert study.counts()["complete"] == 8 and study.pareto_front()
+    assert study.counts()["designs"] == 8 and study.pareto_front()
 
 
 def test_the_search_space_example_is_accepted(tmp_path) -> None:

@@ -93,7 +93,7 @@ def test_the_shipped_spaces_load() -> None:
 # ---- a small search ----------------------------------------------------------------------------
 def test_a_small_search_ends_with_a_mutually_non_dominated_front(storage) -> None:
     study = search(SPACE, n_trials=10, storage=storage)
-    assert study.counts()["complete"] == 10
+    assert study.counts()["designs"] == 10
     assert_mutually_non_dominated(study)
     # every trial stores its full record: the dashboard needs no re-evaluation
     t = study.pareto_front()[0]
@@ -128,7 +128,7 @@ def test_infeasible_designs_are_recorded_not_fatal(tmp_path, storage) -> None:
     reasons = " | ".join(t.reason for t in infeasible)
     assert infeasible, "the space has infeasible designs"
     assert "accum_collector: 0" in reasons or "constraint broken" in reasons
-    assert study.counts()["complete"] == 12  # the search went on
+    assert study.counts()["designs"] == 12  # the search went on
     for t in infeasible:
         assert not t.feasible
     assert all(t.params["accum_collector"] > 0 for t in study.trials("ok"))
@@ -145,7 +145,7 @@ def test_a_limit_marks_designs_infeasible_with_their_metrics(tmp_path, storage) 
 def test_resume_counts_complete_trials_and_refuses_another_space(tmp_path, storage) -> None:
     search(SPACE, n_trials=4, storage=storage)
     study = search(SPACE, n_trials=7, storage=storage)
-    assert study.counts()["complete"] == 7
+    assert study.counts()["designs"] == 7
     changed = space_with(tmp_path, objectives=["energy_pj", "area_mm2"])
     with pytest.raises(MagnetError, match=r"another configuration \(space.objectives"):
         search(changed, n_trials=8, storage=storage, study="small")
@@ -191,7 +191,7 @@ def test_an_integer_range_with_sizes_and_a_step_is_searched(tmp_path, storage) -
     params["weight_buffer"] = {"int": ["8KiB", "32KiB"], "step": "8KiB"}
     space = space_with(tmp_path, params=params, sampler="random")
     study = search(space, n_trials=6, storage=storage, seed=2)
-    assert study.counts()["complete"] == 6
+    assert study.counts()["designs"] == 6
     assert {t.params["weight_buffer"] for t in study.trials()} <= {8192, 16384, 24576, 32768}
 
 
@@ -225,7 +225,7 @@ def _wait_for_trials(storage: str, count: int, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            if load_study("small", storage).counts()["complete"] >= count:
+            if load_study("small", storage).counts()["designs"] >= count:
                 return
         except MagnetError:
             pass
@@ -241,7 +241,8 @@ def test_a_sigkilled_driver_on_ray_resumes_and_leaves_no_ray_process(tmp_path, s
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    kept = {t.number for t in load_study("small", storage).trials() if t.state == "COMPLETE"}
+    designs = ("ok", "infeasible")
+    kept = {t.number for t in load_study("small", storage).trials() if t.status in designs}
     # the cluster the driver started dies with it (its head gets SIGTERM from the kernel)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and ray_like_pids() - before:
@@ -249,9 +250,9 @@ def test_a_sigkilled_driver_on_ray_resumes_and_leaves_no_ray_process(tmp_path, s
     assert not ray_like_pids() - before
     study = search(SPACE, n_trials=len(kept) + 2, storage=storage)
     after = study.trials()
-    assert kept <= {t.number for t in after if t.state == "COMPLETE"}  # nothing lost
+    assert kept <= {t.number for t in after if t.status in designs}  # nothing lost
     assert not [t for t in after if t.state == "RUNNING"]  # no orphan left running
-    assert study.counts()["complete"] == len(kept) + 2
+    assert study.counts()["designs"] == len(kept) + 2
 
 
 def test_sigint_stops_cleanly_and_resumes(tmp_path, storage) -> None:
@@ -322,7 +323,7 @@ def test_search_on_an_existing_ray_cluster_by_address(storage) -> None:
         )
         assert out.exit_code == 0, out.output
     study = load_study("small", storage)
-    assert study.counts()["complete"] == 6
+    assert study.counts()["designs"] == 6
     assert_mutually_non_dominated(study)
     # the search ends with the front on stdout: a header, then one row per design
     table = out.stdout.split("Pareto front of study 'small'")[1].strip().splitlines()
@@ -355,7 +356,7 @@ def test_a_dead_worker_fails_its_trial_and_the_search_goes_on(tmp_path, storage)
     failed = study.trials("failed")
     assert failed and all(t.params["vector_width"] == 8 for t in failed)
     assert "WorkerCrashedError" in failed[0].reason or "died" in failed[0].reason
-    assert study.counts()["complete"] == 6
+    assert study.counts()["designs"] == 6
 
 
 def test_a_bad_ray_address_is_a_clear_error(storage) -> None:
@@ -380,7 +381,7 @@ def test_postgresql_storage() -> None:
         pytest.skip("PostgreSQL's server is missing: apt-get install -y postgresql")
     with postgres() as url:
         study = search(SPACE, n_trials=4, storage=url)
-        assert study.counts()["complete"] == 4
+        assert study.counts()["designs"] == 4
         again = load_study("small", url)
         assert [t.values for t in again.trials()] == [t.values for t in study.trials()]
         out = CliRunner().invoke(main, ["studies", "--storage", url, "--json"])

@@ -70,6 +70,7 @@ class ArchCosts:
     area_um2_by_component: dict[str, float]
     area_known: bool
     model_name: str
+    model_identity: str  # the chain's plug-ins by identity (magnet.registry): cache keys
     sources: dict[str, str] = field(default_factory=dict)  # component -> model that priced it
 
     @property
@@ -195,6 +196,16 @@ class _Chain:
         order = [m.name for m in self.chain]
         return "+".join(sorted(set(self.sources.values()), key=order.index))
 
+    @property
+    def identity(self) -> str:
+        """Every model of the chain by identity (``magnet.registry``), the built-in table
+        by its class and node: what cached results priced by this chain belong to."""
+        from magnet.registry import identity_of
+
+        return "+".join(
+            getattr(m, "identity", None) or f"{identity_of(m)}@{self.node:g}nm" for m in self.chain
+        )
+
 
 def price_arch(
     arch: Arch,
@@ -276,6 +287,7 @@ def price_arch(
         area_um2_by_component=areas,
         area_known=known,
         model_name=chain.name,
+        model_identity=chain.identity,
         sources=dict(chain.sources),
     )
 

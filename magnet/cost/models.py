@@ -43,6 +43,7 @@ from magnet.cost.tables import (
 )
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
+from magnet.registry import BUILT_IN
 
 __all__ = [
     "DatasheetCostModel",
@@ -714,9 +715,9 @@ class SramAnalytical(CostModel):
 
 
 # ---- registration ------------------------------------------------------------------------
-_register("horowitz45", Horowitz45, None, origin="built-in")
+_register("horowitz45", Horowitz45, None, origin=BUILT_IN)
 for _node_nm in (65, 32, 16, 7):
-    _register(f"horowitz45-{_node_nm}nm", _at_node(_node_nm), None, origin="built-in")
-_register("eyeriss-normalized", EyerissNormalized, None, origin="built-in")
-_register("table", DatasheetCostModel, None, origin="built-in")
-_register("sram-analytical", SramAnalytical, None, origin="built-in")
+    _register(f"horowitz45-{_node_nm}nm", _at_node(_node_nm), None, origin=BUILT_IN)
+_register("eyeriss-normalized", EyerissNormalized, None, origin=BUILT_IN)
+_register("table", DatasheetCostModel, None, origin=BUILT_IN)
+_register("sram-analytical", SramAnalytical, None, origin=BUILT_IN)

@@ -34,17 +34,18 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import inspect
+import pickle
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from magnet.arch.spec import Arch
 from magnet.cost.base import ACTIONS, Component, CostModel, checked
-from magnet.errors import MagnetError
+from magnet.errors import DesignInfeasible, MagnetError, PluginError, user_traceback
+from magnet.registry import REGISTERED, Registry, digest, identity_of
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -66,25 +67,14 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
 # ---- the registry ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Entry:
-    name: str
-    cls: type[CostModel]
-    description: str
-    origin: str  # "built-in" or "registered"
+def _load_builtins(registry: Registry) -> None:
+    import magnet.cost.models  # noqa: F401  (registers the built-in models on import)
 
 
-_REGISTRY: dict[str, _Entry] = {}
-_BUILTINS_LOADED = False
+#: Cost models by name (``magnet.registry``): built-ins and names registered from Python;
+#: entry points are read lazily by ``load_cost_model``.
+COST_MODELS = Registry("cost-model", _load_builtins)
 _ENTRY_POINTS: dict[str, list[importlib.metadata.EntryPoint]] | None = None
-
-
-def _ensure_builtins() -> None:
-    """Import ``magnet.cost.models`` once; it registers the built-in models."""
-    global _BUILTINS_LOADED
-    if not _BUILTINS_LOADED:
-        _BUILTINS_LOADED = True
-        import magnet.cost.models  # noqa: F401  (registers on import)
 
 
 def _first_line(text: str | None) -> str:
@@ -115,15 +105,15 @@ def _check_class(cls: Any, where: str) -> type[CostModel]:
 
 
 def register_cost_model(name: str, cls: type[CostModel], *, description: str | None = None) -> None:
-    """Make ``cls`` loadable as ``name`` (``--cost-model NAME``). Names are unique.
+    """Make ``cls`` loadable as ``name`` (``--cost-model NAME``).
 
     ``cls`` must be a concrete ``CostModel`` subclass; it is built with no arguments (or
     with ``technology_nm=`` if its constructor takes it, or with the argument of
-    ``NAME:ARGUMENT`` specs). Registration is per process: a worker process that should
-    know the name must register it too (or use a ``file.py:Class`` spec or an entry point).
+    ``NAME:ARGUMENT`` specs). Registering a name again (a notebook cell run again) replaces
+    the earlier class; built-in names cannot be taken. A design search sends the class to
+    its worker processes with each job.
     """
-    _ensure_builtins()
-    _register(name, cls, description, origin="registered")
+    _register(name, cls, description, origin=REGISTERED)
 
 
 def _register(name: str, cls: type[CostModel], description: str | None, *, origin: str) -> None:
@@ -133,21 +123,12 @@ def _register(name: str, cls: type[CostModel], description: str | None, *, origi
             "(no ':' or ',', which separate specs, and no '.py' ending)"
         )
     _check_class(cls, f"cost model {name!r}")
-    if name in _REGISTRY:
-        taken = _REGISTRY[name]
-        raise MagnetError(
-            f"cost-model name {name!r} is already taken by {taken.cls.__module__}."
-            f"{taken.cls.__qualname__} ({taken.origin}); names must be unique, choose another"
-        )
-    _REGISTRY[name] = _Entry(name, cls, description or _first_line(cls.__doc__), origin)
+    COST_MODELS.add(name, cls, origin=origin, description=description or _first_line(cls.__doc__))
 
 
 def unregister_cost_model(name: str) -> None:
     """Remove a name added with ``register_cost_model`` (built-ins cannot be removed)."""
-    entry = _REGISTRY.get(name)
-    if entry is None or entry.origin != "registered":
-        raise MagnetError(f"{name!r} is not a cost model registered with register_cost_model")
-    del _REGISTRY[name]
+    COST_MODELS.remove(name)
 
 
 def _entry_points(refresh: bool = False) -> dict[str, list[importlib.metadata.EntryPoint]]:
@@ -168,8 +149,7 @@ def available_cost_models(refresh: bool = False) -> dict[str, str]:
 
     ``refresh=True`` reads the installed entry points again (after a ``pip install``).
     """
-    _ensure_builtins()
-    out = {name: entry.description for name, entry in _REGISTRY.items()}
+    out = {name: entry.description for name, entry in COST_MODELS.entries().items()}
     for name, eps in _entry_points(refresh).items():
         if name not in out:
             out[name] = f"entry point {eps[0].value}" + (
@@ -308,25 +288,28 @@ def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
     too and wrapped as it is (it then pickles as an object, not as a spec).
     """
     if isinstance(spec, CostModel):
-        return spec if isinstance(spec, _Guarded) else _Guarded(spec, type(spec).__name__)
+        if isinstance(spec, _Guarded):
+            return spec
+        return _Guarded(spec, type(spec).__name__, identity=_instance_identity(spec))
     if not isinstance(spec, str) or not spec.strip():
         raise MagnetError(f"empty cost-model spec {spec!r}; {_allowed()}", field="--cost-model")
     spec = spec.strip()
-    _ensure_builtins()
 
     file_spec = _split_file_spec(spec)
     if file_spec is not None:
         cls, canonical = _file_class(*file_spec, spec)
         model = _construct(cls, None, technology_nm, f"cost model {canonical}")
-        return _Guarded(model, canonical, technology_nm, reloadable=True)
+        source = Path(canonical.rpartition(":")[0]).read_bytes()
+        identity = f"{canonical}@{digest(source)}"
+        return _Guarded(model, canonical, technology_nm, reloadable=True, identity=identity)
 
     name, sep, argument = spec.partition(":")
-    entry = _REGISTRY.get(name)
+    entry = COST_MODELS.get(name)
     eps = _entry_points().get(name, [])
     if entry is not None and eps:
         raise MagnetError(
-            f"cost-model name {name!r} is both {entry.origin} ({entry.cls.__module__}."
-            f"{entry.cls.__qualname__}) and an entry point ({eps[0].value}); names must be "
+            f"cost-model name {name!r} is both {entry.origin} ({entry.identity.split('@')[0]}) "
+            f"and an entry point ({eps[0].value}); names must be "
             "unique: rename the entry point"
         )
     if len(eps) > 1:
@@ -335,7 +318,7 @@ def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
             f"({', '.join(ep.value for ep in eps)}); names must be unique"
         )
     if entry is not None:
-        cls, what = entry.cls, f"cost model {name!r}"
+        cls, what = entry.obj, f"cost model {name!r}"
     elif eps:
         ep = eps[0]
         what = f"entry point {name!r} ({ep.value})"
@@ -365,9 +348,23 @@ def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
             field="--cost-model",
         )
     model = _construct(cls, argument if sep else None, technology_nm, what)
+    identity = entry.identity if entry is not None else identity_of(cls)
     if sep and getattr(cls, "spec_argument_is_path", False):
         argument = str(Path(argument).expanduser().resolve())  # the same file in any worker
-    return _Guarded(model, f"{name}:{argument}" if sep else name, technology_nm, reloadable=True)
+        identity += f"+{digest(Path(argument).read_bytes())}"  # and the file's content
+    canonical = f"{name}:{argument}" if sep else name
+    return _Guarded(
+        model, canonical, technology_nm, reloadable=True, identity=f"{canonical}={identity}"
+    )
+
+
+def _instance_identity(model: CostModel) -> str:
+    """A model object's identity: its class's, and its state when that pickles."""
+    try:
+        state = digest(pickle.dumps(model))
+    except Exception:  # an unpicklable model: this object only
+        state = f"object {id(model):x}"
+    return f"{identity_of(model)}#{state}"
 
 
 def load_chain(
@@ -416,9 +413,13 @@ class _Guarded(CostModel):
         technology_nm: float | None = None,
         *,
         reloadable: bool = False,
+        identity: str | None = None,
     ) -> None:
         self.inner = inner
         self.spec = spec
+        #: What the model is, for caches: its spec, class and a hash of its source (see
+        #: ``magnet.registry``); two models of one ``name`` never share it.
+        self.identity = identity or _instance_identity(inner)
         self.technology_nm_given = technology_nm
         self.reloadable = reloadable
         self.name = inner.name
@@ -439,27 +440,31 @@ class _Guarded(CostModel):
             raise AttributeError(attr)
         return getattr(self.inner, attr)
 
-    def _fail(self, exc: Exception, component: Component, what: str) -> MagnetError:
-        return MagnetError(
-            f"raised {type(exc).__name__}: {exc} while pricing the {what} of component "
-            f"{component.name!r} ({component.cls}); fix the model or decline the component "
-            "in supports()",
-            source=f"cost model {self.name!r} ({self.spec})",
-        )
-
     def _call(self, method: str, component: Component, *args: Any, what: str) -> Any:
+        """Ask the model; a ``MagnetError`` it raises is its refusal of this design (an
+        infeasible design, named), any other exception a bug in it (``PluginError``)."""
         try:
             return getattr(self.inner, method)(component, *args)
         except MagnetError as exc:
-            if component.name in str(exc):
+            if isinstance(exc, DesignInfeasible) and component.name in str(exc):
                 raise
-            raise MagnetError(
-                f"{exc} (while pricing the {what} of component {component.name!r} "
-                f"({component.cls}))",
-                source=f"cost model {self.name!r} ({self.spec})",
+            context = (
+                ""
+                if component.name in str(exc)
+                else (
+                    f" (while pricing the {what} of component {component.name!r} ({component.cls}))"
+                )
+            )
+            raise DesignInfeasible(
+                f"{exc}{context}", source=f"cost model {self.name!r} ({self.spec})"
             ) from exc
         except Exception as exc:
-            raise self._fail(exc, component, what) from exc
+            raise PluginError(
+                f"cost model {self.name!r} ({self.spec}) raised {type(exc).__name__}: {exc} "
+                f"while pricing the {what} of component {component.name!r} ({component.cls}); "
+                "fix the model or decline the component in supports()",
+                user_traceback(exc),
+            ) from exc
 
     def supports(self, component: Component) -> bool:
         return bool(self._call("supports", component, what="supports() answer"))

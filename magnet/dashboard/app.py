@@ -128,7 +128,7 @@ class Dashboard:
 
     def signature(self, study: Study) -> str:
         c = study.counts()
-        return f"{len(study.trials())}:{c['complete']}:{c['running']}:{c['failed']}"
+        return f"{len(study.trials())}:{c['designs']}:{c['running']}:{c['failed']}"
 
     def summary(self, study: Study) -> dict[str, Any]:
         def make() -> dict[str, Any]:

@@ -39,6 +39,7 @@ from magnet.mapping.evaluate import (
 )
 from magnet.mapping.mapping import MappingBatch
 from magnet.mapping.records import LayerRecord, MapperStats
+from magnet.registry import BUILT_IN, ENTRY_POINT, Registry
 from magnet.templates.design import Design
 from magnet.units import real_number, whole_number
 from magnet.workload.layer import Layer
@@ -324,42 +325,36 @@ def _why_no_mapping(space: Space, tracker: Tracker) -> str:
 
 
 # ---- the registry --------------------------------------------------------------------------
-_REGISTRY: dict[str, type[Mapper]] = {}
-_LOADED = False
-
-
-def register_mapper(cls: type[Mapper]) -> type[Mapper]:
-    """Make a ``Mapper`` subclass available by its ``name`` (``--mapper NAME``)."""
-    _ensure_loaded()
-    return _register(cls)
-
-
-def _register(cls: type[Mapper]) -> type[Mapper]:
-    if not (isinstance(cls, type) and issubclass(cls, Mapper)):
-        raise MagnetError(f"{cls!r} is not a magnet.mapper.Mapper subclass")
-    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
-        raise MagnetError(f"mapper name {cls.name!r} is already taken; choose another")
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def _ensure_loaded() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
+def _load_builtins(registry: Registry) -> None:
     from magnet.mapper.mappers import BUILTIN
 
     for cls in BUILTIN:
-        _register(cls)
+        registry.add(cls.name, cls, origin=BUILT_IN)
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        _register(ep.load())
+        cls = _checked(ep.load())
+        registry.add(cls.name, cls, origin=ENTRY_POINT)
+
+
+#: Mappers by name (``magnet.registry``).
+MAPPERS = Registry("mapper", _load_builtins)
+
+
+def _checked(cls: Any) -> type[Mapper]:
+    if not (isinstance(cls, type) and issubclass(cls, Mapper)):
+        raise MagnetError(f"{cls!r} is not a magnet.mapper.Mapper subclass")
+    return cls
+
+
+def register_mapper(cls: type[Mapper]) -> type[Mapper]:
+    """Make a ``Mapper`` subclass available by its ``name`` (``--mapper NAME``); a name
+    registered before from Python is replaced (a notebook cell run again)."""
+    MAPPERS.add(_checked(cls).name, cls)
+    return cls
 
 
 def available_mappers() -> dict[str, type[Mapper]]:
     """Every registered mapper class by name."""
-    _ensure_loaded()
-    return dict(_REGISTRY)
+    return {name: entry.obj for name, entry in MAPPERS.entries().items()}
 
 
 def get_mapper(name: str | Mapper, **kwargs: Any) -> Mapper:

@@ -108,17 +108,20 @@ def design_key(design: Design) -> str:
         (
             design.arch.model_dump_json(),
             design.dataflow.model_dump_json(),
-            design.costs.model_name,
+            design.costs.model_identity,
             design.costs.network,
         )
     )
 
 
 def mapper_key(mapper: Mapper) -> str:
-    """What identifies a mapper's answers: its name, objective, seed, budget and options."""
+    """What identifies a mapper's answers: its class (``magnet.registry``: a user mapper
+    changed or re-registered is another mapper), objective, seed, budget and options."""
+    from magnet.registry import identity_of
+
     return "|".join(
         (
-            mapper.name,
+            identity_of(mapper),
             mapper.objective.name,
             str(mapper.seed),
             mapper.budget.model_dump_json(),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from magnet.search.driver import SAMPLERS, SearchOptions, run_search
+from magnet.search.driver import SAMPLERS, SearchFailed, SearchOptions, run_search
 from magnet.search.space import METRICS, SearchSpace, load_space, space_from_data
 from magnet.search.study import (
     Study,
@@ -38,9 +38,14 @@ def search(
     seed: int = 0,
     ray_address: str | None = None,
     timeout: float | None = None,
+    max_failures: int = 5,
     log: Any = None,
 ) -> Study:
-    """Run or resume a design search (the same as ``magnet search``); returns the study."""
+    """Run or resume a design search (the same as ``magnet search``); returns the study.
+
+    Raises ``MagnetError`` (a ``ValueError``) for bad input before any trial is written,
+    ``magnet.PluginError`` when a plug-in fails on the space's first design, and
+    ``SearchFailed`` after ``max_failures`` failed evaluations in a row."""
     if isinstance(space, dict):
         space = space_from_data(space)
     elif not isinstance(space, SearchSpace):
@@ -58,6 +63,7 @@ def search(
         ray_address=ray_address,
         timeout=timeout,
         workloads=workloads,
+        max_failures=max_failures,
     )
     return run_search(space, options, log=log or (lambda line: None))
 
@@ -65,6 +71,7 @@ def search(
 __all__ = [
     "METRICS",
     "SAMPLERS",
+    "SearchFailed",
     "SearchOptions",
     "SearchSpace",
     "Study",

@@ -1,43 +1,74 @@
 """The design search: one driver owns the Optuna study and is the only process writing it.
 
+Before the first trial the driver checks the whole configuration (``space._check`` and
+``evaluate.preflight``): a bad space, workload, cost model or mapper option is bad input
+(``MagnetError``), never a study of infeasible or failed trials.
+
 The driver asks the sampler for trials, turns each into a ``DesignJob`` (a design: template
 parameters and a dataflow), hands it to a worker pool (``workers.py``: in-process or Ray,
-at most W in flight) and tells the result: the objectives, one constraint per limit plus
-``feasible`` (every constraint is set on every trial, so Optuna never takes a trial without
-them for feasible), and magnet's record of the trial as one user attribute.
+at most W in flight) and tells the result. What Optuna is told, so that its samplers and
+its own tools (``optuna-dashboard``, ``optuna.visualization``) read a magnet study right:
 
-A design that cannot run (a derived constraint broken, a template refusal, a dataflow it
-cannot run, a layer no mapping fits) is told COMPLETE with the worst objective values and
-``feasible`` > 0, so the constraint-aware samplers (NSGA-II/III, TPE) steer away from it; an
-evaluation that raises is told FAIL; neither stops the search. ``trials`` counts COMPLETE
-trials, those of earlier runs included: running the same command again resumes. Trials a
-killed driver left RUNNING are failed and their designs queued again, once.
+* a design that ran: COMPLETE with its real objective values, and one constraint per limit
+  (``feasible`` 0, each limit's relative miss squashed into [0, 1): ``v / (1 + v)``);
+* a design that cannot run (a derived constraint broken, a template refusal, a dataflow it
+  cannot run, a layer no mapping fits, an objective the cost model does not give): PRUNED
+  with its reason, ``feasible`` 1 and every limit 1, so that constraint-aware samplers rank
+  it below every design that runs, whatever limit that one misses;
+* a design the study already holds: PRUNED as a ``repeat`` of that trial, not evaluated
+  again and not counted;
+* an evaluation that raises (a bug in a plug-in, a worker that died twice): FAIL, with the
+  message and traceback stored on the trial and shown once on stderr; ``max_failures`` in a
+  row stop the search (``SearchFailed``).
+
+``trials`` counts distinct designs evaluated (ok or infeasible), earlier runs included, up
+to the size of a discrete space: running the same command again resumes, and the sampler is
+seeded from the seed and the study's trial count, so a resumed search does not replay the
+designs it already has. Trials a killed driver left RUNNING are failed and their designs
+queued again, once.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import signal
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from traceback import format_exception
 from typing import Any, get_args
+
+import numpy as np
 
 from magnet.errors import MagnetError
 from magnet.search import pareto
-from magnet.search.evaluate import DesignJob, DesignResult
-from magnet.search.space import SearchSpace, WorkloadSpec, constraint_violations
+from magnet.search.evaluate import DesignJob, DesignResult, preflight
+from magnet.search.space import (
+    SearchSpace,
+    WorkloadSpec,
+    check_study_name,
+    constraint_violations,
+    space_from_data,
+)
 from magnet.search.storage import DriverLock, describe, open_storage
 from magnet.search.study import CONFIG_ATTR, REFERENCE_ATTR, TRIAL_ATTR, Study
 
 #: The samplers a space may name (the values of ``SearchSpace.sampler``).
 SAMPLERS: tuple[str, ...] = get_args(SearchSpace.model_fields["sampler"].annotation)
-#: The objective value told for a design that produced none: far worse than any real one.
-WORST = {"minimize": 1e30, "maximize": 0.0}
 #: Feasible trials that fix the hypervolume reference point.
 REFERENCE_TRIALS = 10
-#: Consecutive failed evaluations that stop the search (a broken installation, not designs).
-MAX_FAILURES_IN_A_ROW = 20
+#: Consecutive failed evaluations that stop the search (``--max-failures``).
+MAX_FAILURES = 5
+#: Designs the sampler proposes again, in a row, before the driver queues one it has not
+#: seen (drawn at random): a sampler that has converged must not spin on known designs.
+REPEATS_BEFORE_NEW = 8
+
+
+class SearchFailed(RuntimeError):
+    """The search stopped because evaluations kept failing (the trials keep the reasons)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +84,7 @@ class SearchOptions:
     ray_address: str | None = None
     timeout: float | None = None
     workloads: tuple[str, ...] = ()
+    max_failures: int = MAX_FAILURES
 
 
 def resolve(space: SearchSpace, options: SearchOptions) -> SearchSpace:
@@ -88,9 +120,13 @@ def _differences(old: Any, new: Any, path: str = "") -> list[str]:
     return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
 
 
-def make_sampler(space: SearchSpace, seed: int, trials: int) -> Any:
+def make_sampler(space: SearchSpace, seed: int, trials: int, earlier: int = 0) -> Any:
+    """The space's sampler, seeded from ``seed`` and the number of ``earlier`` trials of the
+    study: a fresh study with one seed always gives the same trials, and a resumed one goes
+    on from where it stopped instead of replaying the first designs."""
     import optuna
 
+    seed = int(np.random.SeedSequence([seed, earlier]).generate_state(1)[0]) if earlier else seed
     name = space.sampler
     population = min(50, max(8, trials // 5))
     if name == "nsga2":
@@ -105,11 +141,58 @@ def make_sampler(space: SearchSpace, seed: int, trials: int) -> Any:
 
 
 def grid(space: SearchSpace) -> dict[str, list[Any]]:
+    """Every discrete parameter's values (and the dataflows, when more than one): the
+    trial parameters Optuna sees."""
     out = {name: r.values() for name, r in space.ranges().items()}
     flows = space.dataflows()
     if len(flows) > 1:
         out["dataflow"] = flows
     return out
+
+
+def space_size(space: SearchSpace) -> float:
+    """How many distinct designs the space holds (infinite with a float range)."""
+    if any(r.kind == "float" for r in space.ranges().values()):
+        return math.inf
+    return math.prod(len(v) for v in grid(space).values())
+
+
+def design_key(params: dict[str, Any]) -> str:
+    """What identifies a design among a study's trials: its trial parameters."""
+    return json.dumps(params, sort_keys=True, default=str)
+
+
+def unseen_design(space: SearchSpace, known: set[str], rng: np.random.Generator) -> Any:
+    """Trial parameters of a design of ``space`` not in ``known`` (drawn at random), or None
+    when the space holds no other."""
+    values = grid(space)
+    floats = {n: r for n, r in space.ranges().items() if r.kind == "float"}
+
+    def draw() -> dict[str, Any]:
+        out = {}
+        for name, choices in values.items():
+            if name in floats:
+                lo, hi = floats[name].bounds()
+                log = floats[name].log
+                x = rng.uniform(math.log(lo), math.log(hi)) if log else rng.uniform(lo, hi)
+                out[name] = math.exp(x) if log else x
+            else:
+                out[name] = choices[int(rng.integers(len(choices)))]
+        return out
+
+    for _ in range(1000):
+        params = draw()
+        if design_key(params) not in known:
+            return params
+    if space_size(space) > 1_000_000:
+        return None
+    names = list(values)
+    left = [
+        dict(zip(names, combo, strict=True))
+        for combo in itertools.product(*values.values())
+        if design_key(dict(zip(names, combo, strict=True))) not in known
+    ]
+    return left[int(rng.integers(len(left)))] if left else None
 
 
 def suggest(trial: Any, space: SearchSpace) -> tuple[dict[str, Any], str]:
@@ -165,18 +248,26 @@ class Front:
 
 
 class Progress:
-    """The search's progress on stderr: one line per finished trial, a summary at the end."""
+    """The search's progress on stderr: one line per finished design, a summary at the end."""
 
-    def __init__(self, log: Callable[[str], None], total: int, done_before: int, front: Front):
-        self.log, self.total, self.done, self.front = log, total, done_before, front
-        ok_before = len(front.points)
-        self.counts = {"ok": ok_before, "infeasible": done_before - ok_before, "failed": 0}
+    def __init__(
+        self, log: Callable[[str], None], total: int, counts: dict[str, int], front: Front
+    ):
+        self.log, self.total, self.front = log, total, front
+        self.counts = {k: counts.get(k, 0) for k in ("ok", "infeasible", "failed", "repeat")}
         self.start = time.monotonic()
         self.finished_here = 0
+        self.shown: set[str] = set()  # failure messages whose traceback was shown
+
+    @property
+    def done(self) -> int:
+        """Distinct designs evaluated (what ``trials`` counts)."""
+        return self.counts["ok"] + self.counts["infeasible"]
+
+    def repeat(self) -> None:
+        self.counts["repeat"] += 1
 
     def trial(self, number: int, status: str, text: str) -> None:
-        if status != "failed":
-            self.done += 1
         self.counts[status] += 1
         self.finished_here += 1
         elapsed = time.monotonic() - self.start
@@ -186,12 +277,33 @@ class Progress:
         front, hv = self.front.size_and_hypervolume()
         hv_text = "-" if hv is None else f"{hv:.3g}"
         eta_text = "-" if not math.isfinite(eta) else f"{eta:.0f}s"
+        repeats = f", repeats {self.counts['repeat']}" if self.counts["repeat"] else ""
         self.log(
             f"[{min(self.done, self.total):>{len(str(self.total))}}/{self.total}] #{number} "
             f"{status:<10} {text} | front {front} | HV {hv_text} | "
             f"ok {self.counts['ok']}, infeasible {self.counts['infeasible']}, "
-            f"failed {self.counts['failed']} | {rate:.2f} trials/s, eta {eta_text}"
+            f"failed {self.counts['failed']}{repeats} | {rate:.2f} designs/s, eta {eta_text}"
         )
+
+    def failure(self, number: int, reason: str, traceback: str | None) -> None:
+        """A failed trial: its reason, and the first time a reason is seen, its traceback."""
+        self.trial(number, "failed", reason[:200])
+        if traceback and reason not in self.shown:
+            self.shown.add(reason)
+            self.log(traceback.rstrip())
+
+
+def check_options(options: SearchOptions) -> None:
+    """The command line's values a space file does not check."""
+    if options.study is not None:
+        try:
+            check_study_name(options.study)
+        except ValueError as exc:
+            raise MagnetError(str(exc), field="--study") from None
+    if options.timeout is not None and not (math.isfinite(options.timeout) and options.timeout > 0):
+        raise MagnetError(f"give a number of seconds > 0, got {options.timeout}", field="--timeout")
+    if options.max_failures < 1:
+        raise MagnetError(f"must be >= 1, got {options.max_failures}", field="--max-failures")
 
 
 def run_search(
@@ -199,18 +311,27 @@ def run_search(
     options: SearchOptions = SearchOptions(),
     log: Callable[[str], None] = print,
 ) -> Study:
-    """Run (or resume) the search of ``space``; returns the study (see the module docstring)."""
+    """Run (or resume) the search of ``space``; returns the study (see the module docstring).
+
+    Raises ``MagnetError`` for bad input (before any trial is written), ``PluginError`` when
+    a plug-in fails on the space's first design, ``SearchFailed`` when evaluations keep
+    failing, ``KeyboardInterrupt`` when interrupted (finished trials are kept)."""
     import optuna
 
+    check_options(options)
     space = resolve(space, options)
+    source = space.source
+    if options.workloads:  # the command line's workloads, checked like the space's
+        space = space_from_data(space.model_dump(mode="json"), source)
+    preflight(space, source)
     config = config_of(space, options)
     name = options.study or space.name
     storage = open_storage(options.storage, create=True)
+    objectives = [o.metric for o in space.objectives]
     study = optuna.create_study(
         study_name=name,
         storage=storage,
         directions=space.directions(),
-        sampler=make_sampler(space, options.seed, space.trials),
         load_if_exists=True,
     )
     saved = study.user_attrs.get(CONFIG_ATTR)
@@ -228,9 +349,15 @@ def run_search(
             "same space, or give another --study",
             source=describe(options.storage),
         )
+    if study.metric_names != objectives:  # Optuna's own tools label the objectives
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names(objectives)
     lock = DriverLock(options.storage, study)
     lock.acquire()
     try:
+        _recover_orphans(study, log)
+        study.sampler = make_sampler(space, options.seed, space.trials, len(study.trials))
         return _drive(study, space, options, lock, log)
     finally:
         lock.release()
@@ -258,6 +385,35 @@ def _recover_orphans(study: Any, log: Callable[[str], None]) -> None:
         )
 
 
+class _Designs:
+    """The designs of the study by key: those evaluated (trial number and constraints) and
+    those in flight; and the generator of unseen designs for a sampler that keeps repeating."""
+
+    def __init__(self, before: Study, space: SearchSpace, seed: int):
+        self.known: dict[str, tuple[int, dict[str, float]]] = {}
+        for t in before.trials():
+            if t.status in ("ok", "infeasible"):
+                self.known.setdefault(design_key(t.params), (t.number, t.constraints))
+        self.in_flight: dict[str, int] = {}
+        self.repeats_in_a_row = 0
+        self.space = space
+        self.rng = np.random.default_rng([seed, len(before.trials())])
+
+    def holder(self, key: str) -> tuple[int, dict[str, float]] | None:
+        if key in self.known:
+            return self.known[key]
+        return None if key not in self.in_flight else (self.in_flight[key], {})
+
+    def queue_unseen(self, study: Any) -> bool:
+        """Queue a design neither known nor in flight; False when the space has none left."""
+        seen = set(self.known) | set(self.in_flight)
+        params = unseen_design(self.space, seen, self.rng)
+        if params is None:
+            return False
+        study.enqueue_trial(params, user_attrs={"magnet_unseen": True})
+        return True
+
+
 def _drive(
     study: Any,
     space: SearchSpace,
@@ -267,38 +423,39 @@ def _drive(
 ) -> Study:
     from magnet.search.workers import make_pool
 
-    _recover_orphans(study, log)
     before = Study(study, describe(options.storage))
-    complete = before.counts()["complete"]
+    counts = before.counts()
     front = Front(study, before)
-    total = space.trials
-    if space.sampler == "grid":
-        total = min(total, math.prod(len(v) for v in grid(space).values()))
-    progress = Progress(log, total, complete, front)
-    if complete >= total:
+    designs = _Designs(before, space, options.seed)
+    size = space_size(space)
+    total = int(min(space.trials, size))
+    progress = Progress(log, total, counts, front)
+    if total < space.trials:
+        log(f"the space holds {total} designs: the search evaluates each once at most")
+    if progress.done >= total:
         log(
-            f"study {study.study_name!r} already has {complete} complete trials "
+            f"study {study.study_name!r} already has {progress.done} designs "
             f"(of {total}); nothing to do"
         )
         return before
     log(
-        f"study {study.study_name!r} in {describe(options.storage)}: {complete} complete "
-        f"trial(s), {total} wanted; sampler {space.sampler}, {options.workers} worker(s)"
+        f"study {study.study_name!r} in {describe(options.storage)}: {progress.done} designs, "
+        f"{total} wanted; sampler {space.sampler}, {options.workers} worker(s)"
     )
     pool = make_pool(options.workers, options.ray_address, log)
-    running: dict[int, Any] = {}  # trial number -> optuna Trial
+    running: dict[int, tuple[Any, str]] = {}  # trial number -> (optuna Trial, design key)
     deadline = None if options.timeout is None else time.monotonic() + options.timeout
     failures = 0
-    asked = 0
+    exhausted = False
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
 
         def enough() -> bool:
             return (
-                progress.done + len(running) >= total
+                exhausted
+                or progress.done + len(running) >= total
                 or (deadline is not None and time.monotonic() > deadline)
-                or failures >= MAX_FAILURES_IN_A_ROW
-                or (space.sampler == "grid" and asked >= total)
+                or failures >= options.max_failures
             )
 
         while True:
@@ -306,38 +463,51 @@ def _drive(
             while not enough() and len(running) < pool.slots:
                 trial = study.ask()
                 # running from the moment it exists, so that an interrupt fails it
-                running[trial.number] = trial
-                asked += 1
+                running[trial.number] = (trial, "")
                 params, flow = suggest(trial, space)
+                key = design_key(trial.params)
+                holder = designs.holder(key)
+                if holder is not None:
+                    _tell_repeat(study, trial, *holder)
+                    del running[trial.number]
+                    progress.repeat()
+                    designs.repeats_in_a_row += 1
+                    if designs.repeats_in_a_row % REPEATS_BEFORE_NEW == 0:
+                        exhausted = not designs.queue_unseen(study) and not designs.in_flight
+                    continue
+                designs.repeats_in_a_row = 0
                 broken = constraint_violations(space, params)
                 if broken:
                     outcome = DesignResult(
                         status="infeasible", reason=f"constraint broken: {broken[0]}"
                     )
-                    _tell(study, trial, space, outcome, progress)
+                    constraints = _tell(study, trial, space, outcome, progress)
+                    designs.known[key] = (trial.number, constraints)
                     del running[trial.number]
                     continue
+                running[trial.number] = (trial, key)
+                designs.in_flight[key] = trial.number
                 pool.submit(
                     DesignJob.of(space, params, flow, number=trial.number, seed=options.seed)
                 )
             if not running:
                 break
             for job, outcome in pool.results(timeout=1.0):
-                trial = running[job.number]
+                trial, key = running[job.number]
+                designs.in_flight.pop(key, None)
                 if isinstance(outcome, BaseException):
                     failures += 1
-                    _fail(study, trial, f"{type(outcome).__name__}: {outcome}", progress)
+                    _fail(study, trial, outcome, progress)
                 else:
                     failures = 0
-                    _tell(study, trial, space, outcome, progress)
+                    constraints = _tell(study, trial, space, outcome, progress)
+                    designs.known[key] = (trial.number, constraints)
                 del running[job.number]  # once told: an interrupt meanwhile fails it
-        if failures >= MAX_FAILURES_IN_A_ROW:
-            log(f"stopped: {failures} evaluations in a row failed (see the trials' reasons)")
     except KeyboardInterrupt:
         pool.cancel_all()
         from optuna.exceptions import UpdateFinishedTrialError
 
-        for number, trial in running.items():
+        for number, (trial, _) in running.items():
             try:
                 _fail(study, trial, "interrupted", progress)
             except UpdateFinishedTrialError:  # told just before the interrupt: it stands
@@ -354,11 +524,23 @@ def _drive(
     result = Study(study, describe(options.storage))
     for line in summary_lines(result):
         log(line)
+    if failures >= options.max_failures:
+        raise SearchFailed(
+            f"stopped: {failures} evaluations in a row failed; the last: "
+            f"{result.trials('failed')[-1].reason} (each failed trial keeps its traceback: "
+            f"magnet export --study {result.name} -o trials.json)"
+        )
     return result
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
+
+
+def _squash(violation: float) -> float:
+    """A limit's relative miss (> 0) into [0, 1), so that a design that runs ranks above one
+    that cannot run (1 on every limit) whatever it misses by; <= 0 (met) as it is."""
+    return violation / (1.0 + violation) if violation > 0 else violation
 
 
 def _tell(
@@ -367,15 +549,18 @@ def _tell(
     space: SearchSpace,
     outcome: DesignResult,
     progress: Progress,
-) -> None:
-    directions = space.directions()
+) -> dict[str, float]:
+    """Tell a design's outcome (see the module docstring); returns its constraints."""
+    from optuna.trial import TrialState
+
     objectives = [o.metric for o in space.objectives]
     attrs: dict[str, Any] = {
         "status": outcome.status,
         "reason": outcome.reason,
         "seconds": round(outcome.seconds, 3),
     }
-    constraints = {"feasible": 0.0 if outcome.status == "ok" else 1.0}
+    values = None
+    constraints = {"feasible": 1.0, **{limit.key: 1.0 for limit in space.limits}}
     if outcome.status == "ok":
         values = [outcome.metrics[m] for m in objectives]
         missing = [m for m, v in zip(objectives, values, strict=True) if not math.isfinite(v)]
@@ -383,30 +568,31 @@ def _tell(
             attrs.update(
                 status="infeasible", reason=f"the cost model gives no {', '.join(missing)}"
             )
-            constraints["feasible"] = 1.0
-            values = [WORST[d] for d in directions]
-        for limit in space.limits:
-            value = outcome.metrics.get(limit.metric, math.nan)
-            violation = limit.violation(value) if math.isfinite(value) else 1.0
-            constraints[limit.key] = violation
-            if violation > 0 and attrs["status"] == "ok":
-                attrs.update(
-                    status="infeasible", reason=f"outside the limit {limit.key}: {value:.4g}"
-                )
+            values = None
+        else:
+            constraints["feasible"] = 0.0
+            for limit in space.limits:
+                value = outcome.metrics.get(limit.metric, math.nan)
+                violation = _squash(limit.violation(value)) if math.isfinite(value) else 1.0
+                constraints[limit.key] = violation
+                if violation > 0 and attrs["status"] == "ok":
+                    attrs.update(
+                        status="infeasible", reason=f"outside the limit {limit.key}: {value:.4g}"
+                    )
         attrs.update(
             metrics=outcome.metrics,
             records=outcome.packed_records(),
             mappings_evaluated=outcome.mappings_evaluated,
             cache_hits=outcome.cache_hits,
         )
-    else:
-        values = [WORST[d] for d in directions]
-        constraints.update({limit.key: 1.0 for limit in space.limits})
     for key, value in constraints.items():
         trial.set_constraint(key, value)
     trial.set_user_attr(TRIAL_ATTR, attrs)
     try:
-        study.tell(trial, values)
+        if values is None:
+            study.tell(trial, state=TrialState.PRUNED)
+        else:
+            study.tell(trial, values)
     except RuntimeError as exc:  # the grid sampler stops the study after its last point
         if "Study.stop" not in str(exc):
             raise
@@ -416,24 +602,49 @@ def _tell(
     else:
         text = (attrs["reason"] or "")[:100]
     progress.trial(trial.number, attrs["status"], text)
+    return constraints
 
 
-def _fail(study: Any, trial: Any, reason: str, progress: Progress) -> None:
+def _tell_repeat(study: Any, trial: Any, number: int, constraints: dict[str, float]) -> None:
+    """A design the study holds (trial ``number``): PRUNED as its repeat, with its
+    constraints (so that samplers rank it as that design), never evaluated again."""
     from optuna.trial import TrialState
 
-    trial.set_user_attr(TRIAL_ATTR, {"status": "failed", "reason": reason})
+    for key, value in constraints.items():
+        trial.set_constraint(key, value)
+    trial.set_user_attr(
+        TRIAL_ATTR, {"status": "repeat", "reason": f"the design of trial #{number}", "of": number}
+    )
+    study.tell(trial, state=TrialState.PRUNED)
+
+
+def _fail(study: Any, trial: Any, error: BaseException | str, progress: Progress) -> None:
+    """Fail a trial: an evaluation that raised (its message and traceback kept on the
+    trial and shown once), or ``error`` as the reason (an interrupt)."""
+    from optuna.trial import TrialState
+
+    if isinstance(error, str):
+        reason, traceback = error, None
+    else:
+        reason = f"{type(error).__name__}: {error}"
+        traceback = getattr(error, "traceback", None) or "".join(format_exception(error))
+    attrs = {"status": "failed", "reason": reason}
+    if traceback:
+        attrs["traceback"] = traceback
+    trial.set_user_attr(TRIAL_ATTR, attrs)
     study.tell(trial, state=TrialState.FAIL)
-    progress.trial(trial.number, "failed", reason[:100])
+    progress.failure(trial.number, reason, traceback)
 
 
 def summary_lines(study: Study) -> list[str]:
     summary = study.summary()
     counts = summary["trials"]
+    repeats = f"; {counts['repeat']} repeats answered from the study" if counts["repeat"] else ""
     lines = [
         "",
         f"study {study.name!r} ({study.storage})",
-        f"  trials     {counts['complete']} complete: {counts['ok']} ok, "
-        f"{counts['infeasible']} infeasible; {counts['failed']} failed",
+        f"  designs    {counts['designs']} evaluated: {counts['ok']} ok, "
+        f"{counts['infeasible']} infeasible; {counts['failed']} failed{repeats}",
         f"  front      {summary['front_size']} designs, hypervolume "
         f"{summary['hypervolume']:.4g} (decades^{len(study.objectives)})",
     ]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from magnet.errors import DesignInfeasible, MagnetError
+from magnet.registry import REGISTERED, Plugin
 from magnet.search.space import METRICS, SearchSpace
 
 #: Layer mappings kept per process (least recently used first out).
@@ -56,6 +57,9 @@ class DesignJob:
     cost_model: str | None
     network: str
     seed: int
+    #: The user-registered plug-ins the job names (template, mapper, cost models), by value:
+    #: a worker process installs them before evaluating (``magnet.registry``).
+    plugins: tuple[Plugin, ...] = ()
 
     @classmethod
     def of(
@@ -79,7 +83,33 @@ class DesignJob:
             cost_model=space.cost_model,
             network=space.network,
             seed=seed,
+            plugins=registered_plugins(space),
         )
+
+
+def registered_plugins(space: SearchSpace) -> tuple[Plugin, ...]:
+    """The plug-ins registered from Python that ``space`` names (built-ins, entry points and
+    file plug-ins load by themselves in any process)."""
+    from magnet.cost.registry import COST_MODELS
+    from magnet.mapper.base import MAPPERS
+    from magnet.templates.base import TEMPLATES
+
+    wanted = [(TEMPLATES, space.template), (MAPPERS, space.mapper.name)]
+    for spec in (space.cost_model or "").split(","):
+        wanted.append((COST_MODELS, spec.strip().partition(":")[0]))
+    found = [registry.get(name) for registry, name in wanted if name]
+    return tuple(p for p in found if p is not None and p.origin == REGISTERED)
+
+
+def install_plugins(plugins: tuple[Plugin, ...]) -> None:
+    """Make the driver's registrations known in this process (see ``DesignJob.plugins``)."""
+    from magnet.cost.registry import COST_MODELS
+    from magnet.mapper.base import MAPPERS
+    from magnet.templates.base import TEMPLATES
+
+    registries = {r.kind: r for r in (COST_MODELS, MAPPERS, TEMPLATES)}
+    for plugin in plugins:
+        registries[plugin.kind].install(plugin)
 
 
 @dataclass
@@ -118,34 +148,26 @@ def metrics_of(record: dict[str, Any]) -> dict[str, float]:
 def evaluate_design(job: DesignJob) -> DesignResult:
     """Build, price and map the design of ``job`` on every workload.
 
-    A design the template refuses, a dataflow it cannot run, or a layer no mapping fits is
-    an ``infeasible`` result with the reason; anything else that goes wrong raises.
+    A design the template refuses, a dataflow it cannot run, a component a cost model
+    declines, or a layer no mapping fits is an ``infeasible`` result with the reason;
+    anything else raises (the driver fails the trial): an exception in a plug-in is a bug
+    to show, never an infeasible design.
     """
     start = time.perf_counter()
+    install_plugins(job.plugins)
     result = _evaluate(job)
     result.seconds = time.perf_counter() - start
     return result
 
 
 def _evaluate(job: DesignJob) -> DesignResult:
-    from magnet.mapper import Budget, map_network
-    from magnet.templates import get_template
-    from magnet.templates.design import build_design
+    from magnet.mapper import map_network
 
+    design = prepare(job)
+    if isinstance(design, DesignResult):
+        return design
     result = DesignResult(status="infeasible")
-    try:
-        arch = get_template(job.template).build(job.params, name=f"trial-{job.number}")
-        design = build_design(arch, job.dataflow, job.cost_model, network=job.network)
-    except (DesignInfeasible, MagnetError) as exc:
-        result.reason = str(exc)
-        return result
-    mapper = job.mapper
-    options = dict(
-        objective=mapper.get("objective", "edp"),
-        seed=job.seed,
-        budget=Budget(**(mapper.get("budget") or {})),
-        **(mapper.get("options") or {}),
-    )
+    mapper, options = job.mapper, mapper_options(job)
     weights, per_workload = [], []
     for spec in job.workloads:
         network = _workload(spec["workload"], spec.get("batch"))
@@ -169,6 +191,74 @@ def _evaluate(job: DesignJob) -> DesignResult:
     }
     result.status = "ok"
     return result
+
+
+def prepare(job: DesignJob) -> Any:
+    """The priced ``Design`` of ``job``, or an infeasible ``DesignResult`` when the design
+    cannot be built: a combination of parameter values the template refuses (each value
+    alone was checked before the search), a dataflow it cannot run, a component a cost
+    model declines. Anything else raises: bad input (``MagnetError``) or a bug in a plug-in
+    (``PluginError``), never an infeasible design."""
+    from magnet.templates import get_template
+    from magnet.templates.design import build_design
+
+    template = get_template(job.template)
+    try:
+        params = template.params(job.params, source=f"trial {job.number}")
+    except MagnetError as exc:
+        return DesignResult(status="infeasible", reason=f"the template refuses this design: {exc}")
+    try:
+        arch = template.build(params, name=f"trial-{job.number}")
+        return build_design(arch, job.dataflow, job.cost_model, network=job.network)
+    except DesignInfeasible as exc:
+        return DesignResult(status="infeasible", reason=str(exc))
+
+
+def mapper_options(job: DesignJob) -> dict[str, Any]:
+    """The keyword arguments of ``get_mapper`` for ``job``'s mapper (its name aside)."""
+    from magnet.mapper import Budget
+
+    return dict(
+        objective=job.mapper.get("objective", "edp"),
+        seed=job.seed,
+        budget=Budget(**(job.mapper.get("budget") or {})),
+        **(job.mapper.get("options") or {}),
+    )
+
+
+def preflight(space: SearchSpace, source: str) -> None:
+    """What must hold before the first trial (a configuration error is bad input, never a
+    study of failed or infeasible trials): every workload loads, the cost model loads, the
+    mapper takes its options, and one design of the space (each range at its first value)
+    builds and prices, or is refused as infeasible, which stays a per-trial outcome. A
+    ``MagnetError`` names the file and the field; a plug-in's bug raises ``PluginError``."""
+    from magnet.cost.registry import load_chain
+    from magnet.mapper import get_mapper
+
+    for i, spec in enumerate(space.workloads):
+        try:
+            _workload(spec.workload, spec.batch)
+        except MagnetError as exc:
+            raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
+    params = {**space.fixed(), **{n: r.first() for n, r in space.ranges().items()}}
+    job = DesignJob.of(space, params, space.dataflows()[0])
+    try:
+        load_chain(space.cost_model)
+    except MagnetError as exc:
+        raise MagnetError(str(exc), source=source, field="cost_model") from None
+    try:
+        get_mapper(space.mapper.name, **mapper_options(job))
+    except (MagnetError, TypeError) as exc:
+        raise MagnetError(str(exc), source=source, field="mapper") from None
+    try:
+        prepare(job)
+    except MagnetError as exc:
+        field = "cost_model" if space.cost_model else "params"
+        raise MagnetError(
+            f"the first design of the space ({params}) cannot be priced: {exc}",
+            source=source,
+            field=field,
+        ) from None
 
 
 @functools.cache

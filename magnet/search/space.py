@@ -29,16 +29,27 @@ result and the workloads; an error names the file, the field and what is allowed
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from magnet.cost import NetworkModel
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapper import Budget
-from magnet.units import parse_bytes, real_number
+from magnet.units import parse_bytes, real_number, whole_number
 
 #: Metrics of a network result a search can optimise or limit (``NetworkRecord`` fields;
 #: ``edp`` is energy x latency in pJ x cycles).
@@ -100,7 +111,11 @@ class ParamRange(_Strict):
     def values(self) -> list[Any] | None:
         """Every value of a discrete range (None for a float range)."""
         if self.choices is not None:
-            return [_number_or_size(v) for v in self.choices]
+            out = [_number_or_size(v) for v in self.choices]
+            twice = sorted({repr(v) for v in out if out.count(v) > 1})
+            if twice:
+                raise ValueError(f"a choice is listed twice: {', '.join(twice)}")
+            return out
         if self.int is not None:
             lo, hi = (_whole(v) for v in self.int)
             step = 1 if self.step is None else _whole(self.step)
@@ -118,6 +133,10 @@ class ParamRange(_Strict):
                 raise ValueError(f"no power of two between {lo} and {hi}")
             return out
         return None
+
+    def first(self) -> Any:
+        """The range's first value (a float range: its lower end)."""
+        return self.bounds()[0] if self.kind == "float" else self.values()[0]
 
     def bounds(self) -> tuple[float, float]:
         lo, hi = (real_number(v) for v in self.float)
@@ -155,10 +174,30 @@ class Objective(_Strict):
         return "minimize" if goal == "min" else "maximize"
 
 
+#: A finite real number written as one (not a string, not a boolean, not NaN or infinity).
+Real = Annotated[float, BeforeValidator(real_number)]
+#: A whole number written as one (``true`` is not 1).
+Whole = Annotated[int, BeforeValidator(whole_number)]
+#: Longest study or space name (a study name is part of lock-file names and database rows).
+MAX_NAME_CHARS = 256
+
+
+def check_study_name(name: str) -> str:
+    """A study name: 1 to 256 printable characters (no newline or other control
+    characters, which would corrupt listings and logs)."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("a study name must be a non-empty string")
+    if len(name) > MAX_NAME_CHARS:
+        raise ValueError(f"a study name has at most {MAX_NAME_CHARS} characters, got {len(name)}")
+    if not name.isprintable():
+        raise ValueError(f"a study name must be printable (no newline or tab), got {name!r}")
+    return name
+
+
 class Limit(_Strict):
     metric: str
-    max: float | None = None
-    min: float | None = None
+    max: Real | None = None
+    min: Real | None = None
 
     @model_validator(mode="after")
     def _one_bound(self) -> Limit:
@@ -181,8 +220,8 @@ class Limit(_Strict):
 
 class WorkloadSpec(_Strict):
     workload: str
-    batch: int | None = Field(None, ge=1)
-    weight: float = Field(1.0, gt=0)
+    batch: Whole | None = Field(None, ge=1)
+    weight: Real = Field(1.0, gt=0)
 
 
 class MapperSpec(_Strict):
@@ -195,7 +234,7 @@ class MapperSpec(_Strict):
 class SearchSpace(_Strict):
     """A validated search space (see the module docstring)."""
 
-    name: str = Field(min_length=1)
+    name: Annotated[str, AfterValidator(check_study_name)]
     description: str = ""
     template: str
     params: dict[str, Any] = Field(default_factory=dict)
@@ -207,7 +246,7 @@ class SearchSpace(_Strict):
     mapper: MapperSpec = MapperSpec()
     cost_model: str | None = None
     network: NetworkModel = "wires"
-    trials: int = Field(100, ge=1)
+    trials: Whole = Field(100, ge=1)
     sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid"] = "nsga2"
 
     @field_validator("objectives", mode="before", json_schema_input_type=list[Objective | str])
@@ -223,6 +262,13 @@ class SearchSpace(_Strict):
         if isinstance(value, str):
             value = [value]
         return [{"workload": v} if isinstance(v, str) else v for v in (value or [])]
+
+    _source: str = PrivateAttr("space")
+
+    @property
+    def source(self) -> str:
+        """The file the space was read from (what error messages name)."""
+        return self._source
 
     # ---- derived views ---------------------------------------------------------------
     def ranges(self) -> dict[str, ParamRange]:
@@ -249,7 +295,7 @@ def _check(space: SearchSpace, source: str) -> None:
 
     template = get_template(space.template, source=source)
     allowed = list(template.Params.model_fields)
-    firsts: dict[str, Any] = {}  # each range's first value: checks the range, then the template
+    ranges: dict[str, list[Any]] = {}  # each range's values to check (a float range: its ends)
     for name, spec in space.params.items():
         if name not in allowed:
             raise MagnetError(
@@ -259,7 +305,7 @@ def _check(space: SearchSpace, source: str) -> None:
             )
         if isinstance(spec, dict):
             try:
-                firsts[name] = _first(ParamRange(**spec))
+                ranges[name] = _checked_values(ParamRange(**spec))
             except (ValidationError, ValueError) as exc:
                 message = (
                     validation_message(exc, ParamRange)
@@ -267,17 +313,32 @@ def _check(space: SearchSpace, source: str) -> None:
                     else str(exc)
                 )
                 raise MagnetError(message, source=source, field=f"params.{name}") from None
-    # every value the space can give, checked by the template's own model once
-    try:
-        template.params({**space.fixed(), **firsts})
-    except MagnetError as exc:
-        raise MagnetError(str(exc).split(": ", 1)[-1], source=source, field="params") from None
+    # every value the space can give, each checked by the template's own model (with the
+    # other ranges at their first value)
+    firsts = {name: values[0] for name, values in ranges.items()}
+    for name, values in [(None, [None]), *ranges.items()]:
+        for value in values:
+            trial = {**space.fixed(), **firsts} | ({} if name is None else {name: value})
+            try:
+                template.params(trial)
+            except MagnetError as exc:
+                message = str(exc).split(": ", 1)[-1]
+                where = "params" if name is None else f"params.{name}"
+                shown = "" if name is None else f"the value {value!r}: "
+                raise MagnetError(f"{shown}{message}", source=source, field=where) from None
     flows = space.dataflow
     if not (isinstance(flows, str) or (isinstance(flows, dict) and set(flows) == {"choices"})):
         raise MagnetError(
             "give one dataflow name or {choices: [...]}", source=source, field="dataflow"
         )
-    for flow in space.dataflows():
+    flows = space.dataflows()
+    if not flows or len(set(flows)) != len(flows):
+        raise MagnetError(
+            "give at least one dataflow, each once; allowed: " + ", ".join(template.dataflows),
+            source=source,
+            field="dataflow",
+        )
+    for flow in flows:
         if flow not in template.dataflows:
             raise MagnetError(
                 f"unknown dataflow {flow!r} of the {template.name} template; allowed: "
@@ -301,7 +362,8 @@ def _check(space: SearchSpace, source: str) -> None:
         raise MagnetError("an objective is listed twice", source=source, field="objectives")
     known = set(allowed)
     for i, text in enumerate(space.constraints):
-        _expression_names(text, known, source, f"constraints.{i}")
+        used = _expression_names(text, known, source, f"constraints.{i}")
+        _check_constraint(space, text, used, ranges, source, f"constraints.{i}")
     if space.mapper.name not in available_mappers():
         raise MagnetError(
             f"unknown mapper {space.mapper.name!r}; allowed: {', '.join(available_mappers())}",
@@ -327,11 +389,64 @@ def _check(space: SearchSpace, source: str) -> None:
 FUNCTIONS = {"min": min, "max": max}
 
 
-def _first(r: ParamRange) -> Any:
-    return r.bounds()[0] if r.kind == "float" else r.values()[0]
+#: Most values of one range checked one by one against the template (a longer integer
+#: range is checked at an even sample of this many values, its ends included).
+MAX_VALUES_CHECKED = 10_000
+#: Most assignments of its parameters a derived constraint is evaluated at before the search
+#: (more: an even sample of that many, seeded).
+MAX_CONSTRAINT_CHECKS = 20_000
 
 
-def _expression_names(text: str, known: set[str], source: str, field: str) -> None:
+def _checked_values(r: ParamRange) -> list[Any]:
+    """The values of a range to check: all of a discrete one (an even sample of a very long
+    one), both ends of a float one."""
+    if r.kind == "float":
+        return list(r.bounds())
+    values = r.values()
+    if len(values) > MAX_VALUES_CHECKED:
+        step = (len(values) - 1) / (MAX_VALUES_CHECKED - 1)
+        values = [values[round(i * step)] for i in range(MAX_VALUES_CHECKED)]
+    return values
+
+
+def _check_constraint(
+    space: SearchSpace,
+    text: str,
+    used: set[str],
+    ranges: dict[str, list[Any]],
+    source: str,
+    field: str,
+) -> None:
+    """Evaluate a derived constraint at every assignment of the ranges it names (an even
+    sample when there are too many): one that cannot be evaluated (a division by zero, a
+    number too large) is bad input, found before the search."""
+    import itertools
+    import random
+
+    names = sorted(used & set(ranges))
+    lists = [ranges[n] for n in names]
+    count = math.prod(len(v) for v in lists)
+    if count <= MAX_CONSTRAINT_CHECKS:
+        assignments: Any = itertools.product(*lists)
+    else:
+        rng = random.Random(0)
+        assignments = ([rng.choice(v) for v in lists] for _ in range(MAX_CONSTRAINT_CHECKS))
+    base = {**space.fixed(), **{n: v[0] for n, v in ranges.items()}}
+    for values in assignments:
+        params = base | dict(zip(names, values, strict=True))
+        try:
+            _evaluator(space.template, params).eval(text)
+        except Exception as exc:  # simpleeval raises many kinds: each is a bad expression
+            shown = ", ".join(f"{n}={params[n]!r}" for n in names) or "the fixed parameters"
+            raise MagnetError(
+                f"{text!r} cannot be evaluated at {shown}: {type(exc).__name__}: {exc}",
+                source=source,
+                field=field,
+            ) from None
+
+
+def _expression_names(text: str, known: set[str], source: str, field: str) -> set[str]:
+    """The parameter names an expression uses; a syntax error or unknown name is refused."""
     import ast
 
     try:
@@ -348,18 +463,26 @@ def _expression_names(text: str, known: set[str], source: str, field: str) -> No
             source=source,
             field=field,
         )
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - set(FUNCTIONS)
 
 
-def constraint_violations(space: SearchSpace, params: dict[str, Any]) -> list[str]:
-    """The derived constraints ``params`` break (``simpleeval`` evaluates them safely); a
-    parameter the space does not set takes the template's default."""
+def _evaluator(template: str, params: dict[str, Any]) -> Any:
+    """A safe evaluator (``simpleeval``) of expressions over a design's parameters (the
+    template's defaults for those not given)."""
     from simpleeval import EvalWithCompoundTypes
 
     from magnet.templates import get_template
 
-    fields = get_template(space.template).Params.model_fields
+    fields = get_template(template).Params.model_fields
     names = {name: _number_or_size(f.default) for name, f in fields.items()} | dict(params)
-    evaluator = EvalWithCompoundTypes(names=names, functions=FUNCTIONS)
+    return EvalWithCompoundTypes(names=names, functions=FUNCTIONS)
+
+
+def constraint_violations(space: SearchSpace, params: dict[str, Any]) -> list[str]:
+    """The derived constraints ``params`` break (``simpleeval`` evaluates them safely); a
+    parameter the space does not set takes the template's default. ``_check`` evaluated
+    each at every assignment of its ranges before the search, so none raises here."""
+    evaluator = _evaluator(space.template, params)
     broken = []
     for text in space.constraints:
         if not evaluator.eval(text):
@@ -385,5 +508,6 @@ def space_from_data(data: dict[str, Any], source: str = "space") -> SearchSpace:
         space = SearchSpace(**data)
     except ValidationError as exc:
         raise MagnetError(validation_message(exc, SearchSpace), source=source) from None
+    space._source = source
     _check(space, source)
     return space

@@ -43,6 +43,7 @@ class TrialView:
     started: datetime | None
     finished: datetime | None
     feasible: bool
+    constraints: dict[str, float]  # Optuna's: <= 0 met (``feasible``, one per limit)
     _records: str | None = None
 
     @property
@@ -73,11 +74,11 @@ class TrialView:
 def _view(trial: Any, objectives: list[str]) -> TrialView:
     attrs = trial.user_attrs.get(TRIAL_ATTR) or {}
     state = trial.state.name
-    status = {"RUNNING": "running", "WAITING": "waiting", "FAIL": "failed", "PRUNED": "failed"}.get(
-        state, attrs.get("status", "ok")
+    status = {"RUNNING": "running", "WAITING": "waiting", "FAIL": "failed"}.get(
+        state, attrs.get("status", "failed" if state == "PRUNED" else "ok")
     )
-    constraints = trial.system_attrs
-    violated = any(v > 0 for k, v in constraints.items() if k.startswith("constraints:"))
+    constraints = dict(trial.constraints)
+    violated = any(v > 0 for v in constraints.values())
     values = {}
     if state == "COMPLETE" and trial.values is not None and attrs.get("metrics"):
         values = dict(zip(objectives, trial.values, strict=False))
@@ -93,6 +94,7 @@ def _view(trial: Any, objectives: list[str]) -> TrialView:
         started=trial.datetime_start,
         finished=trial.datetime_complete,
         feasible=state == "COMPLETE" and status == "ok" and not violated,
+        constraints=constraints,
         _records=attrs.get("records"),
     )
 
@@ -215,11 +217,13 @@ class Study:
         ]
 
     def counts(self) -> dict[str, int]:
-        out = {"complete": 0, "ok": 0, "infeasible": 0, "failed": 0, "running": 0, "waiting": 0}
+        """Trials by status, and ``designs``: the distinct designs evaluated (ok or
+        infeasible; what a search's ``trials`` counts)."""
+        statuses = ("ok", "infeasible", "failed", "repeat", "running", "waiting")
+        out = dict.fromkeys(statuses, 0)
         for t in self._all:
             out[t.status] = out.get(t.status, 0) + 1
-            if t.state == "COMPLETE":
-                out["complete"] += 1
+        out["designs"] = out["ok"] + out["infeasible"]
         return out
 
     def best(self) -> dict[str, tuple[int, float] | None]:

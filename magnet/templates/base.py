@@ -27,6 +27,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from magnet.arch.spec import Arch
 from magnet.dataflow import Dataflow
 from magnet.errors import MagnetError, validation_message
+from magnet.registry import BUILT_IN, ENTRY_POINT, REGISTERED, Registry
 from magnet.units import parse_bytes, real_number, whole_number
 
 ENTRY_POINT_GROUP = "magnet.templates"
@@ -156,51 +157,14 @@ class Template(ABC):
 
 
 # ---- the registry --------------------------------------------------------------------------
-_REGISTRY: dict[str, Template] = {}
-_LOADED = False
-
-
-def register_template(template: Template | type[Template]) -> Template:
-    """Make a template available by its ``name`` (YAML ``template:``, ``--arch NAME``)."""
-    _ensure_loaded()
-    return _register(template)
-
-
-def _register(template: Template | type[Template]) -> Template:
-    obj = template() if isinstance(template, type) else template
-    if not isinstance(obj, Template):
-        raise MagnetError(f"{template!r} is not a magnet.templates.Template")
-    if obj.name in _REGISTRY and type(_REGISTRY[obj.name]) is not type(obj):
-        raise MagnetError(f"template name {obj.name!r} is already taken; choose another")
-    taken = {p for t in _REGISTRY.values() if t.name != obj.name for p in t.presets}
-    clash = sorted(taken & set(obj.presets))
-    if clash:
-        raise MagnetError(f"preset name(s) {', '.join(clash)} already taken by another template")
-    _REGISTRY[obj.name] = obj
-    return obj
-
-
-def unregister_template(name: str) -> None:
-    """Remove a template registered from Python (the built-ins stay)."""
-    from magnet.templates import BUILTIN
-
-    if name in BUILTIN or name not in _REGISTRY:
-        raise MagnetError(f"{name!r} is not a template registered with register_template")
-    del _REGISTRY[name]
-
-
-def _ensure_loaded() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
+def _load_builtins(registry: Registry) -> None:
     from magnet.templates import BUILTIN
 
     for cls in BUILTIN.values():
-        _register(cls)
+        _register(cls, origin=BUILT_IN)
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         try:
-            _register(ep.load())
+            _register(ep.load(), origin=ENTRY_POINT)
         except Exception as exc:  # a broken plug-in must not hide the built-ins
             raise MagnetError(
                 f"loading template entry point {ep.name!r} ({ep.value}) failed: "
@@ -208,10 +172,36 @@ def _ensure_loaded() -> None:
             ) from exc
 
 
+#: Templates by name (``magnet.registry``); each entry's object is the template instance.
+TEMPLATES = Registry("template", _load_builtins)
+
+
+def register_template(template: Template | type[Template]) -> Template:
+    """Make a template available by its ``name`` (YAML ``template:``, ``--arch NAME``); a
+    name registered before from Python is replaced (a notebook cell run again)."""
+    return _register(template, origin=REGISTERED)
+
+
+def _register(template: Template | type[Template], *, origin: str) -> Template:
+    obj = template() if isinstance(template, type) else template
+    if not isinstance(obj, Template):
+        raise MagnetError(f"{template!r} is not a magnet.templates.Template")
+    others = [e.obj for e in TEMPLATES.entries().values() if e.name != obj.name]
+    clash = sorted({p for t in others for p in t.presets} & set(obj.presets))
+    if clash:
+        raise MagnetError(f"preset name(s) {', '.join(clash)} already taken by another template")
+    TEMPLATES.add(obj.name, obj, origin=origin, description=obj.description)
+    return obj
+
+
+def unregister_template(name: str) -> None:
+    """Remove a template registered from Python (the built-ins stay)."""
+    TEMPLATES.remove(name)
+
+
 def templates() -> dict[str, Template]:
     """Every registered template by name."""
-    _ensure_loaded()
-    return dict(_REGISTRY)
+    return {name: entry.obj for name, entry in TEMPLATES.entries().items()}
 
 
 def get_template(name: str, source: str | None = None) -> Template:

@@ -119,7 +119,7 @@
           tr.appendChild(Magnet.cell("td", s.space));
           tr.appendChild(Magnet.cell("td", s.template));
           tr.appendChild(Magnet.cell("td", (s.workloads || []).join(", ")));
-          ["complete", "ok", "infeasible", "failed", "running"].forEach(function (k) {
+          ["designs", "ok", "infeasible", "failed", "running"].forEach(function (k) {
             tr.appendChild(Magnet.cell("td", s.trials[k], s.trials[k], "num " + k));
           });
           tr.appendChild(Magnet.cell("td", s.front_size, s.front_size, "num front"));

@@ -1,0 +1,124 @@
+"""Plug-ins by name: one mechanism for cost models, mappers and templates.
+
+Every kind of plug-in keeps a ``Registry``: built-ins (registered when the kind is first
+used), names registered from Python, and (per kind) installed entry points. Each entry is a
+``Plugin`` with one *identity*: ``module:qualname@digest``, the digest a hash of the class's
+source (a file plug-in: of the file), so that two plug-ins that share a name, or two versions
+of one plug-in re-registered in a notebook, never share cached results.
+
+A design search sends every user-registered plug-in a job needs *with the job* (by value:
+Ray pickles a class defined in a notebook with its code); the worker ``install``s it, so a
+registration made in the driver reaches every worker, and a worker's caches are keyed by the
+identity.
+
+Re-registering a name that was registered from Python replaces it (a notebook cell run
+again); a built-in or entry-point name cannot be taken.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from magnet.errors import MagnetError
+
+BUILT_IN, REGISTERED, ENTRY_POINT = "built-in", "registered", "entry point"
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One named plug-in: ``obj`` is the class (cost models, mappers) or the object
+    (templates) registered under ``name``."""
+
+    kind: str
+    name: str
+    obj: Any
+    origin: str
+    identity: str
+    description: str = ""
+
+
+def identity_of(obj: Any) -> str:
+    """See ``_class_identity`` (cached per class object)."""
+    return _class_identity(obj if inspect.isclass(obj) else type(obj))
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_identity(cls: type) -> str:
+    """``module:qualname@digest`` of a class (or of an object's class): the digest hashes
+    the source of its module (its helpers too), else of the class, else (no source, e.g. a
+    class typed into an interpreter) the class object itself, unique in this process."""
+    name = f"{cls.__module__}:{cls.__qualname__}"
+    try:
+        module = inspect.getmodule(cls)
+        text = inspect.getsource(module if module is not None else cls).encode()
+    except (OSError, TypeError):
+        try:
+            text = inspect.getsource(cls).encode()
+        except (OSError, TypeError):
+            text = f"object {id(cls):x}".encode()
+    return f"{name}@{digest(text)}"
+
+
+def digest(data: bytes) -> str:
+    """A short content hash (16 hex digits of SHA-256)."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+class Registry:
+    """The plug-ins of one kind by name (see the module docstring)."""
+
+    def __init__(self, kind: str, load_builtins: Callable[[Registry], None]):
+        self.kind = kind
+        self._load_builtins = load_builtins
+        self._entries: dict[str, Plugin] = {}
+        self._loaded = False
+
+    def _ensure_loaded(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            self._load_builtins(self)
+
+    def add(
+        self, name: str, obj: Any, *, origin: str = REGISTERED, description: str = ""
+    ) -> Plugin:
+        """Register ``obj`` as ``name``; a name registered from Python is replaced, a
+        built-in or entry-point name is refused."""
+        self._ensure_loaded()
+        taken = self._entries.get(name)
+        if taken is not None and taken.obj is not obj and taken.origin != REGISTERED:
+            raise MagnetError(
+                f"{self.kind} name {name!r} is already taken by {taken.identity.split('@')[0]} "
+                f"({taken.origin}); names must be unique, choose another"
+            )
+        entry = Plugin(self.kind, name, obj, origin, identity_of(obj), description)
+        self._entries[name] = entry
+        return entry
+
+    def remove(self, name: str) -> None:
+        """Forget a name registered from Python (built-ins and entry points stay)."""
+        self._ensure_loaded()
+        entry = self._entries.get(name)
+        if entry is None or entry.origin != REGISTERED:
+            raise MagnetError(f"{name!r} is not a {self.kind} registered from Python")
+        del self._entries[name]
+
+    def get(self, name: str) -> Plugin | None:
+        self._ensure_loaded()
+        return self._entries.get(name)
+
+    def entries(self) -> dict[str, Plugin]:
+        self._ensure_loaded()
+        return dict(self._entries)
+
+    def install(self, plugin: Plugin) -> None:
+        """Make a plug-in registered in another process (the driver) known here, as it
+        was there (a job carries it by value)."""
+        self._ensure_loaded()
+        here = self._entries.get(plugin.name)
+        if here is None or here.identity != plugin.identity:
+            self._entries[plugin.name] = plugin
