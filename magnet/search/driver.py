@@ -446,13 +446,14 @@ def _drive(
     running: dict[int, tuple[Any, str]] = {}  # trial number -> (optuna Trial, design key)
     deadline = None if options.timeout is None else time.monotonic() + options.timeout
     failures = 0
-    exhausted = False
+    exhausted = starved = False
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
 
         def enough() -> bool:
             return (
                 exhausted
+                or starved
                 or progress.done + len(running) >= total
                 or (deadline is not None and time.monotonic() > deadline)
                 or failures >= options.max_failures
@@ -473,7 +474,9 @@ def _drive(
                     progress.repeat()
                     designs.repeats_in_a_row += 1
                     if designs.repeats_in_a_row % REPEATS_BEFORE_NEW == 0:
-                        exhausted = not designs.queue_unseen(study) and not designs.in_flight
+                        # none left but those in flight: wait for them before asking again
+                        starved = not designs.queue_unseen(study)
+                        exhausted = starved and not designs.in_flight
                     continue
                 designs.repeats_in_a_row = 0
                 broken = constraint_violations(space, params)
@@ -493,6 +496,7 @@ def _drive(
             if not running:
                 break
             for job, outcome in pool.results(timeout=1.0):
+                starved = False  # a design finished: its neighbours may be new again
                 trial, key = running[job.number]
                 designs.in_flight.pop(key, None)
                 if isinstance(outcome, BaseException):
