@@ -360,9 +360,13 @@ def test_trials_count_distinct_designs_and_repeats_are_answered_from_the_study(
     tmp_path, sampler
 ) -> None:
     # the small space holds 2 x 2 x 2 x 2 designs x 2 dataflows = 32
-    study = search(space_data(sampler=sampler), n_trials=24, storage=str(tmp_path / "s.journal"))
+    space = write_space(tmp_path, space_data())
+    out, storage = run_search(tmp_path, space, "--sampler", sampler, "--trials", "24")
+    assert out.exit_code == 0, out.output
+    study = load_study("small", str(storage))
     designs = _designs(study)
     assert len(designs) == 24 == len(set(designs)) == study.counts()["designs"]
+    assert f"{study.counts()['repeat']} repeats answered from the study" in out.stderr
     by_number = {t.number: t for t in study.trials()}
     for t in study.trials("repeat"):
         held = by_number[t.number]

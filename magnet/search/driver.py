@@ -363,26 +363,25 @@ def run_search(
         lock.release()
 
 
-def _recover_orphans(study: Any, log: Callable[[str], None]) -> None:
-    """Trials a killed driver left RUNNING: failed, and their designs queued once more."""
+def _recover_orphans(
+    study: Any, log: Callable[[str], None], reason: str = "the driver stopped"
+) -> None:
+    """Trials left RUNNING (by a killed driver, or an interrupt inside ``study.ask``): failed,
+    and their designs queued once more. The driver holds the study's lock, so every RUNNING
+    trial of the study is one no live driver is evaluating."""
     from optuna.trial import TrialState
 
     orphans = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
     for t in orphans:
         again = "requeued_from" not in t.user_attrs
         study._storage.set_trial_user_attr(
-            t._trial_id,
-            TRIAL_ATTR,
-            {"status": "failed", "reason": "the driver stopped before this trial finished"},
+            t._trial_id, TRIAL_ATTR, {"status": "failed", "reason": f"{reason} before it finished"}
         )
         study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
         if again and t.params:
             study.enqueue_trial(t.params, user_attrs={"requeued_from": t.number})
     if orphans:
-        log(
-            f"resuming: {len(orphans)} trial(s) left running by a stopped driver were failed "
-            "and queued again"
-        )
+        log(f"{len(orphans)} trial(s) left running were failed and queued again ({reason})")
 
 
 class _Designs:
@@ -424,12 +423,9 @@ def _drive(
     from magnet.search.workers import make_pool
 
     before = Study(study, describe(options.storage))
-    counts = before.counts()
     front = Front(study, before)
-    designs = _Designs(before, space, options.seed)
-    size = space_size(space)
-    total = int(min(space.trials, size))
-    progress = Progress(log, total, counts, front)
+    total = int(min(space.trials, space_size(space)))
+    progress = Progress(log, total, before.counts(), front)
     if total < space.trials:
         log(f"the space holds {total} designs: the search evaluates each once at most")
     if progress.done >= total:
@@ -443,82 +439,18 @@ def _drive(
         f"{total} wanted; sampler {space.sampler}, {options.workers} worker(s)"
     )
     pool = make_pool(options.workers, options.ray_address, log)
-    running: dict[int, tuple[Any, str]] = {}  # trial number -> (optuna Trial, design key)
-    deadline = None if options.timeout is None else time.monotonic() + options.timeout
-    failures = 0
-    exhausted = starved = False
+    run = _Run(study, space, options, progress, pool, _Designs(before, space, options.seed))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-
-        def enough() -> bool:
-            return (
-                exhausted
-                or starved
-                or progress.done + len(running) >= total
-                or (deadline is not None and time.monotonic() > deadline)
-                or failures >= options.max_failures
-            )
-
         while True:
             lock.beat()
-            while not enough() and len(running) < pool.slots:
-                trial = study.ask()
-                # running from the moment it exists, so that an interrupt fails it
-                running[trial.number] = (trial, "")
-                params, flow = suggest(trial, space)
-                key = design_key(trial.params)
-                holder = designs.holder(key)
-                if holder is not None:
-                    _tell_repeat(study, trial, *holder)
-                    del running[trial.number]
-                    progress.repeat()
-                    designs.repeats_in_a_row += 1
-                    if designs.repeats_in_a_row % REPEATS_BEFORE_NEW == 0:
-                        # none left but those in flight: wait for them before asking again
-                        starved = not designs.queue_unseen(study)
-                        exhausted = starved and not designs.in_flight
-                    continue
-                designs.repeats_in_a_row = 0
-                broken = constraint_violations(space, params)
-                if broken:
-                    outcome = DesignResult(
-                        status="infeasible", reason=f"constraint broken: {broken[0]}"
-                    )
-                    constraints = _tell(study, trial, space, outcome, progress)
-                    designs.known[key] = (trial.number, constraints)
-                    del running[trial.number]
-                    continue
-                running[trial.number] = (trial, key)
-                designs.in_flight[key] = trial.number
-                pool.submit(
-                    DesignJob.of(space, params, flow, number=trial.number, seed=options.seed)
-                )
-            if not running:
+            while not run.enough() and len(run.running) < pool.slots:
+                run.ask()
+            if not run.running:
                 break
-            for job, outcome in pool.results(timeout=1.0):
-                starved = False  # a design finished: its neighbours may be new again
-                trial, key = running[job.number]
-                designs.in_flight.pop(key, None)
-                if isinstance(outcome, BaseException):
-                    failures += 1
-                    _fail(study, trial, outcome, progress)
-                else:
-                    failures = 0
-                    constraints = _tell(study, trial, space, outcome, progress)
-                    designs.known[key] = (trial.number, constraints)
-                del running[job.number]  # once told: an interrupt meanwhile fails it
+            run.collect()
     except KeyboardInterrupt:
-        pool.cancel_all()
-        from optuna.exceptions import UpdateFinishedTrialError
-
-        for number, (trial, _) in running.items():
-            try:
-                _fail(study, trial, "interrupted", progress)
-            except UpdateFinishedTrialError:  # told just before the interrupt: it stands
-                continue
-            if trial.params:  # asked, not yet suggested: no design to run again
-                study.enqueue_trial(trial.params, user_attrs={"requeued_from": number})
-        running.clear()
+        run.interrupt()
         log("interrupted: finished trials are kept; run the same command to resume")
         raise
     finally:
@@ -528,13 +460,106 @@ def _drive(
     result = Study(study, describe(options.storage))
     for line in summary_lines(result):
         log(line)
-    if failures >= options.max_failures:
+    if run.failures >= options.max_failures:
         raise SearchFailed(
-            f"stopped: {failures} evaluations in a row failed; the last: "
+            f"stopped: {run.failures} evaluations in a row failed; the last: "
             f"{result.trials('failed')[-1].reason} (each failed trial keeps its traceback: "
             f"magnet export --study {result.name} -o trials.json)"
         )
     return result
+
+
+class _Run:
+    """One run of the driver's loop: the trials in flight and what ends the run."""
+
+    def __init__(
+        self,
+        study: Any,
+        space: SearchSpace,
+        options: SearchOptions,
+        progress: Progress,
+        pool: Any,
+        designs: _Designs,
+    ):
+        self.study, self.space, self.options = study, space, options
+        self.progress, self.pool, self.designs = progress, pool, designs
+        self.running: dict[int, tuple[Any, str]] = {}  # trial number -> (Trial, design key)
+        self.deadline = None if options.timeout is None else time.monotonic() + options.timeout
+        self.failures = 0  # in a row
+        self.starved = False  # every unseen design is in flight: wait before asking again
+        self.exhausted = False  # the space holds no design left to evaluate
+
+    def enough(self) -> bool:
+        return (
+            self.exhausted
+            or self.starved
+            or self.progress.done + len(self.running) >= self.progress.total
+            or (self.deadline is not None and time.monotonic() > self.deadline)
+            or self.failures >= self.options.max_failures
+        )
+
+    def ask(self) -> None:
+        """Ask for one trial: a repeat is answered from the study, a design that breaks a
+        derived constraint is told at once, any other goes to the pool."""
+        study, designs = self.study, self.designs
+        trial = study.ask()
+        self.running[trial.number] = (trial, "")  # running from now: an interrupt fails it
+        params, flow = suggest(trial, self.space)
+        key = design_key(trial.params)
+        holder = designs.holder(key)
+        if holder is not None:
+            _tell_repeat(study, trial, *holder)
+            del self.running[trial.number]
+            self.progress.repeat()
+            designs.repeats_in_a_row += 1
+            if designs.repeats_in_a_row % REPEATS_BEFORE_NEW == 0:
+                self.starved = not designs.queue_unseen(study)
+                self.exhausted = self.starved and not designs.in_flight
+            return
+        designs.repeats_in_a_row = 0
+        broken = constraint_violations(self.space, params)
+        if broken:
+            outcome = DesignResult(status="infeasible", reason=f"constraint broken: {broken[0]}")
+            designs.known[key] = (trial.number, self._tell(trial, outcome))
+            del self.running[trial.number]
+            return
+        self.running[trial.number] = (trial, key)
+        designs.in_flight[key] = trial.number
+        number, seed = trial.number, self.options.seed
+        self.pool.submit(DesignJob.of(self.space, params, flow, number=number, seed=seed))
+
+    def collect(self) -> None:
+        """Tell the evaluations that finished (waiting up to a second for one)."""
+        for job, outcome in self.pool.results(timeout=1.0):
+            self.starved = False  # a design finished: the sampler may find new ones again
+            trial, key = self.running[job.number]
+            self.designs.in_flight.pop(key, None)
+            if isinstance(outcome, BaseException):
+                self.failures += 1
+                _fail(self.study, trial, outcome, self.progress)
+            else:
+                self.failures = 0
+                self.designs.known[key] = (trial.number, self._tell(trial, outcome))
+            del self.running[job.number]  # once told: an interrupt meanwhile fails it
+
+    def _tell(self, trial: Any, outcome: DesignResult) -> dict[str, float]:
+        return _tell(self.study, trial, self.space, outcome, self.progress)
+
+    def interrupt(self) -> None:
+        """Ctrl-C or SIGTERM: fail the trials in flight and queue their designs again."""
+        from optuna.exceptions import UpdateFinishedTrialError
+
+        self.pool.cancel_all()
+        for number, (trial, _) in self.running.items():
+            try:
+                _fail(self.study, trial, "interrupted", self.progress)
+            except UpdateFinishedTrialError:  # told just before the interrupt: it stands
+                continue
+            if trial.params:  # asked, not yet suggested: no design to run again
+                self.study.enqueue_trial(trial.params, user_attrs={"requeued_from": number})
+        self.running.clear()
+        # a trial the interrupt caught inside study.ask(), before the driver saw it
+        _recover_orphans(self.study, lambda line: None, "interrupted")
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
