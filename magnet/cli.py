@@ -373,7 +373,10 @@ class _Progress:
 
 
 def _file_path(text: str, flag: str, what: str) -> Path:
-    """Where ``flag`` writes ``what``: a file whose folder exists (checked before any work)."""
+    """Where ``flag`` writes ``what``: a file whose folder exists and, in a command with
+    ``--storage``, that is not the study storage it names (checked before any work)."""
+    from magnet.search.storage import check_output
+
     path = Path(text)
     if path.is_dir():
         raise MagnetError(
@@ -381,6 +384,9 @@ def _file_path(text: str, flag: str, what: str) -> Path:
         )
     if not path.parent.exists():
         raise MagnetError(f"the folder {path.parent} does not exist", source=text, field=flag)
+    context = click.get_current_context(silent=True)
+    if context is not None and "storage" in context.params:
+        check_output(path, context.params["storage"], flag)
     return path
 
 

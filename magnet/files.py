@@ -1,12 +1,16 @@
-"""Reading the YAML files users write, with errors that name the file.
+"""Reading the YAML files users write, with errors that name the file; writing result files.
 
 One loader for every YAML input (search spaces, architectures, mappings, networks, cost
 tables, datasheets): ``yaml.safe_load`` semantics, plus a duplicate key in a mapping is an
 error naming the key and its line (YAML's own rule; PyYAML would keep the last one silently).
+One writer for every result file (reports, exports, mappings): ``write_atomic``.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +68,29 @@ def read_yaml(path: str | Path) -> Any:
             f"cannot read the file: {exc.strerror or exc}", source=str(path)
         ) from None
     return parse_yaml(text, str(path))
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8) to ``path`` whole or not at all: into a new file in
+    the same folder, synced, then renamed over ``path`` (``os.replace``), so an interrupted
+    write leaves the old file as it was. A symlink is written through (its target is
+    replaced); an existing file keeps its permissions. Returns ``path``."""
+    target = Path(os.path.realpath(path))
+    tmp = target.with_name(f".{target.name[:100]}.{secrets.token_hex(4)}.tmp")
+    try:
+        mode: int | None = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = None  # a new file: 0o666 less the umask, as for any
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return Path(path)

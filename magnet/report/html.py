@@ -18,8 +18,10 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
+from magnet.files import write_atomic
 from magnet.report.design import mappings_yaml
 from magnet.search.space import METRICS
+from magnet.search.storage import check_output
 from magnet.search.study import Study, TrialView
 
 HERE = Path(__file__).resolve().parent
@@ -183,11 +185,10 @@ def render_report(study: Study, max_designs: int = MAX_DESIGNS) -> str:
 
 
 def write_report(study: Study, path: str | Path) -> Path:
-    """Write the self-contained HTML report of ``study`` to ``path``; returns the path."""
+    """Write the self-contained HTML report of ``study`` to ``path``, whole or not at all and
+    never over the study's own storage; returns the path."""
     path = Path(path)
+    check_output(path, study.storage, "--output")  # before the work of rendering
     text = render_report(study)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_atomic(path, text)

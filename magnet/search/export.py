@@ -1,28 +1,38 @@
-"""Writing a study's trials to CSV (one row per trial) or JSON (every trial with its record)."""
+"""Writing a study's trials to CSV (one row per trial) or JSON (every trial with its record).
+
+The file is written whole or not at all (``write_atomic``), and never over the study's own
+storage.
+"""
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 
 from magnet.errors import MagnetError
+from magnet.files import write_atomic
+from magnet.search.storage import check_output
 from magnet.search.study import Study
 
 
 def write_export(study: Study, path: Path) -> int:
     """Write ``study``'s trials to ``path`` (.csv or .json); returns how many."""
+    path = Path(path)
+    check_output(path, study.storage, "--output")
     trials = study.trials()
     suffix = path.suffix.lower()
     if suffix == ".json":
-        data = [t.to_dict(with_records=True) for t in trials]
-        path.write_text(json.dumps(data, indent=1, default=str))
+        text = json.dumps([t.to_dict(with_records=True) for t in trials], indent=1, default=str)
     elif suffix == ".csv":
         rows = study.rows()
-        with path.open("w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["number"])
-            writer.writeheader()
-            writer.writerows(rows)
+        out = io.StringIO(newline="")
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["number"])
+        writer.writeheader()
+        writer.writerows(rows)
+        text = out.getvalue()
     else:
         raise MagnetError("give a .csv or .json file", source=str(path), field="--output")
+    write_atomic(path, text)
     return len(trials)

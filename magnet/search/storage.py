@@ -1,19 +1,30 @@
 """Where studies live: an Optuna Journal file by default, any Optuna storage URL otherwise.
 
-``--storage`` takes a path (a Journal file; default ``magnet-results/magnet.journal``) or a URL
-with a scheme (``sqlite:///studies.db``, ``postgresql://user@host/db``). One driver writes a
-study at a time: ``DriverLock`` holds an OS lock beside a Journal file and records the driver
-(host, process, heartbeat) in the study, so a second driver is refused while the first lives.
+``--storage`` takes a path (default ``magnet-results/magnet.journal``) or a URL with a scheme
+(``sqlite:///studies.db``, ``postgresql://user@host/db``). A path is a journal (Optuna's
+JournalStorage file: one JSON operation per line) when it is one, is empty or does not exist
+yet; a path to an SQLite file that already is an Optuna storage is opened as ``sqlite:///``
+that file. Anything else is refused and left untouched: magnet never rewrites a file it did
+not write. The only repair is of a journal's torn last line (a driver killed mid-append),
+made in place under Optuna's own journal lock.
+
+One driver writes a study at a time (``DriverLock``). A URL is shown without its password
+(``describe``), wherever it is shown.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import socket
+import sqlite3
 import time
+import uuid
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +32,24 @@ from magnet.errors import MagnetError
 
 DEFAULT_DIR = Path("magnet-results")
 DEFAULT_JOURNAL = DEFAULT_DIR / "magnet.journal"
-#: A driver whose heartbeat is older than this is taken for dead (another host's driver).
+#: A driver on another host whose heartbeat is older than this is taken for dead.
 STALE_SECONDS = 120.0
+#: How often a driver on a database storage refreshes its heartbeat.
+BEAT_SECONDS = 30.0
+#: What is read of a file to tell a journal from anything else (never the whole file).
+SNIFF_BYTES = 1 << 20
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: Tables every Optuna RDB storage has.
+OPTUNA_TABLES = frozenset({"studies", "trials", "version_info"})
+NOT_A_JOURNAL = (
+    "cannot read the journal: the file is not a magnet journal (an Optuna journal file: one "
+    "JSON operation per line) and is left untouched; give a journal, a new file name or a "
+    "storage URL"
+)
+HOST = socket.gethostname()
+
+_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/?#@]*:)(.*)@(?=[^@]*$)", re.S)
+_QUERY_PASSWORD = re.compile(r"([?&](?:password|passwd|pwd)=)([^&#]*)", re.I)
 
 
 def is_url(spec: str) -> bool:
@@ -30,144 +57,483 @@ def is_url(spec: str) -> bool:
 
 
 def describe(spec: str | None) -> str:
-    return str(DEFAULT_JOURNAL) if spec is None else spec
+    """``spec`` as every display shows it (stderr, reports, exports, the dashboard): the
+    default journal for None, a URL with its password as ``***``."""
+    if spec is None:
+        return str(DEFAULT_JOURNAL)
+    if not is_url(spec):
+        return spec
+    masked = _PASSWORD.sub(r"\1***@", spec)
+    return _QUERY_PASSWORD.sub(r"\1***", masked)
 
 
-def open_storage(spec: str | None, *, create: bool) -> Any:
-    """The Optuna storage ``spec`` names; ``create=False`` refuses a missing Journal file
-    (a reader must not create an empty study file by mistake)."""
-    import optuna
+def _scrub(text: str, spec: str) -> str:
+    """``text`` (a driver's error message) without the password of ``spec`` in it."""
+    hidden = [m.group(2) for m in (_PASSWORD.match(spec), *_QUERY_PASSWORD.finditer(spec)) if m]
+    text = text.replace(spec, describe(spec))
+    for secret in filter(None, hidden):
+        text = text.replace(secret, "***")
+    return text
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [""])[0]
+
+
+# ---- what a spec names -----------------------------------------------------------------------
+def locate(spec: str | None, *, create: bool) -> str:
+    """What ``spec`` names, as magnet opens it: a URL (a path to an SQLite file that is an
+    Optuna storage becomes ``sqlite:///`` its real path), or the real path of a journal (so
+    that a symlink or ``./x`` is the same journal, with the same locks).
+
+    A path that is neither a journal nor an Optuna SQLite file raises ``MagnetError`` and is
+    not touched; so does a missing journal with ``create=False`` (a reader must not create an
+    empty study file by mistake)."""
     if spec is not None and is_url(spec):
-        try:
-            return optuna.storages.RDBStorage(spec)
-        except Exception as exc:  # driver missing, server down, bad URL: one clear line
-            raise MagnetError(
-                f"cannot open the storage: {type(exc).__name__}: {str(exc).splitlines()[0]}",
-                source=spec,
-                field="--storage",
-            ) from None
+        return spec
     path = DEFAULT_JOURNAL if spec is None else Path(spec)
+    where = {"source": str(path), "field": "--storage"}
     if path.is_dir():
-        raise MagnetError(
-            "is a directory; give a journal file or a storage URL",
-            source=str(path),
-            field="--storage",
-        )
+        raise MagnetError("is a directory; give a journal file or a storage URL", **where)
     if not path.exists():
         if not create:
             raise MagnetError(
-                "no such study storage (run a search first, or give --storage)",
-                source=str(path),
-                field="--storage",
+                "no such study storage (run a search first, or give --storage)", **where
             )
         path.parent.mkdir(parents=True, exist_ok=True)
-    elif create:
-        _repair_journal(path)
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+        return os.path.realpath(path)
+    try:
+        with path.open("rb") as f:
+            head = f.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise MagnetError(f"cannot read the file: {exc.strerror or exc}", **where) from None
+    if head.startswith(SQLITE_HEADER):
+        if _sqlite_tables(path) >= OPTUNA_TABLES:
+            return f"sqlite:///{os.path.realpath(path)}"
+        raise MagnetError(
+            f"is an SQLite database, not a magnet journal; give it as sqlite:///{path} to "
+            "store studies in it",
+            **where,
+        )
+    if not _journal_head(head, complete=len(head) < SNIFF_BYTES):
+        raise MagnetError(NOT_A_JOURNAL, **where)
+    return os.path.realpath(path)
+
+
+def _journal_head(head: bytes, complete: bool) -> bool:
+    """Whether ``head`` (the first bytes of a file; ``complete``: the whole file) starts like
+    a journal: empty, or a first line that is a JSON operation (a torn only line counts)."""
+    if not head:
+        return True
+    first, newline, _ = head.partition(b"\n")
+    if not newline and not complete:  # a first line longer than a journal's ever is
+        return False
+    return _is_operation(first) or (not newline and first.startswith(b'{"op_code":'))
+
+
+def _is_operation(line: bytes) -> bool:
+    """Whether ``line`` is a journal operation: a JSON object with an ``op_code``."""
+    try:
+        operation = json.loads(line)
+    except ValueError:  # UnicodeDecodeError included
+        return False
+    return isinstance(operation, dict) and "op_code" in operation
+
+
+def _sqlite_tables(path: str | Path) -> set[str]:
+    """The tables of the SQLite file ``path``, read-only (nothing is written, not even a
+    journal file); none for a file SQLite cannot read."""
+    uri = Path(os.path.abspath(path)).as_uri() + "?mode=ro"
+    try:
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+            rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+            tables = {name for (name,) in rows}
+            if "alembic_version" in tables and db.execute(
+                "SELECT count(*) FROM alembic_version"
+            ).fetchone() == (0,):
+                tables.discard("alembic_version")  # still being created
+            return tables
+    except sqlite3.Error:
+        return set()
+
+
+def _sqlite_file(url: str) -> str | None:
+    """The database file of an ``sqlite://`` URL (None for another database or memory)."""
+    from sqlalchemy.engine import make_url
 
     try:
-        return JournalStorage(
-            JournalFileBackend(str(path), lock_obj=JournalFileOpenLock(str(path)))
-        )
-    except Exception as exc:
+        parsed = make_url(url)
+    except Exception:  # not a URL SQLAlchemy reads: RDBStorage says why
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return parsed.database
+
+
+def storage_files(spec: str | None) -> list[str]:
+    """The files holding the studies of ``spec`` (as given or as ``describe`` shows it): a
+    journal, or an SQLite database with its rollback and WAL files; none for a server."""
+    if spec is not None and is_url(spec):
+        db = _sqlite_file(spec)
+        return [] if db is None else [db + suffix for suffix in ("", "-journal", "-wal", "-shm")]
+    return [str(DEFAULT_JOURNAL if spec is None else spec)]
+
+
+def check_output(path: str | Path, spec: str | None, field: str) -> None:
+    """Refuse to write a result file over the storage of ``spec`` (a symlink, a hard link or
+    ``./x`` to it included): that would destroy the studies."""
+    for stored in storage_files(spec):
+        if _same_file(path, stored):
+            raise MagnetError(
+                f"is the study storage ({describe(spec)}); writing there would destroy the "
+                "studies: give another file name",
+                source=str(path),
+                field=field,
+            )
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
+# ---- opening ---------------------------------------------------------------------------------
+def open_storage(spec: str | None, *, create: bool) -> Any:
+    """The Optuna storage ``spec`` names (see ``locate``); ``create=True`` (a driver) also
+    repairs a journal's torn last line."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    target = locate(spec, create=create)
+    if is_url(target):
+        return _open_database(target, spec or target)
+    return _open_journal(target, str(DEFAULT_JOURNAL if spec is None else spec), create)
+
+
+def _open_database(url: str, spec: str) -> Any:
+    import optuna
+
+    try:
+        with _creation_lock(_sqlite_file(url)):
+            return optuna.storages.RDBStorage(url)
+    except Exception as exc:  # driver missing, server down, bad URL: one clear line
         raise MagnetError(
-            f"cannot read the journal: {type(exc).__name__}: {exc}",
-            source=str(path),
+            f"cannot open the storage: {type(exc).__name__}: {_scrub(_first_line(exc), spec)}",
+            source=describe(spec),
             field="--storage",
         ) from None
 
 
-def _repair_journal(path: Path) -> None:
-    """Drop lines a crash left undecodable (a torn last line would poison the next append)."""
-    raw = path.read_bytes()
-    if not raw:
+@contextlib.contextmanager
+def _creation_lock(db: str | None) -> Iterator[None]:
+    """Serialise the creation of an SQLite Optuna storage between processes.
+
+    Optuna creates its tables and stamps the alembic version without a lock of its own; two
+    drivers creating one database at once crash, or stamp it twice (which breaks every later
+    open). A retry cannot undo a double stamp, so the creators take turns on an ``flock`` of
+    a file beside the database (never the database itself: closing a descriptor of it would
+    drop SQLite's own locks). A database already created needs no turn and gets no file."""
+    if db is None or "alembic_version" in _sqlite_tables(db):
+        yield
         return
-    lines = raw.split(b"\n")
-    good = []
-    for line in lines:
-        if not line:
-            continue
-        try:
-            json.loads(line)
-        except ValueError:
-            continue
-        good.append(line)
-    fixed = b"\n".join(good) + b"\n"
-    if fixed != raw:
-        tmp = path.with_suffix(path.suffix + ".repair")
-        tmp.write_bytes(fixed)
-        os.replace(tmp, path)
+    import fcntl
+
+    try:
+        fd = os.open(f"{db}.magnet-create.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # a folder we cannot write: nobody creates a database in it
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _open_journal(path: str, shown: str, create: bool) -> Any:
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+
+    try:
+        storage = JournalStorage(JournalFileBackend(path, lock_obj=JournalFileOpenLock(path)))
+    except Exception as exc:
+        line = _corrupt_line(path)
+        problem = (
+            f"line {line} is corrupt (not a JSON operation); the journal is left as it is: "
+            "restore it from a backup, or remove that line yourself"
+            if line is not None
+            else f"{type(exc).__name__}: {exc}"
+        )
+        raise MagnetError(
+            f"cannot read the journal: {problem}", source=shown, field="--storage"
+        ) from None
+    if create:
+        _repair_journal(path)
+    return storage
+
+
+def _corrupt_line(path: str) -> int | None:
+    """The number of the first complete line of the journal that is not a JSON operation
+    (a torn last line is not one: Optuna reads past it)."""
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            if line.endswith(b"\n") and not _is_operation(line):
+                return number
+    return None
+
+
+def _repair_journal(path: str) -> None:
+    """Make the torn last line a killed driver may leave harmless before this one appends
+    (appended to, it would become a corrupt line in the middle of the journal).
+
+    A last line without its newline that is not JSON is cut off (``os.truncate``, in place);
+    one that is JSON gets its newline. Nothing else is ever changed. Held meanwhile: Optuna's
+    own journal lock, the one every append takes, so another driver sharing the journal
+    never appends in between (and a lock its holder left by dying is broken by Optuna after
+    its grace period, 30 s)."""
+    from optuna.storages.journal import JournalFileOpenLock
+
+    lock = JournalFileOpenLock(path)
+    lock.acquire()
+    try:
+        with open(path, "rb+") as f:
+            start = _last_line_start(f)
+            f.seek(start)
+            last = f.read()
+            if not last or last.endswith(b"\n"):
+                return
+            try:
+                json.loads(last)
+            except ValueError:
+                os.truncate(f.fileno(), start)
+            else:
+                f.write(b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+    finally:
+        lock.release()
+
+
+def _last_line_start(f: Any, block_bytes: int = 1 << 16) -> int:
+    """Where the last line of the open file ``f`` starts (read backwards, block by block)."""
+    end = f.seek(0, os.SEEK_END)
+    if end == 0:
+        return 0
+    pos = end - 1  # a newline ending the file ends the last line, it does not start one
+    while pos > 0:
+        begin = max(0, pos - block_bytes)
+        f.seek(begin)
+        found = f.read(pos - begin).rfind(b"\n")
+        if found >= 0:
+            return begin + found + 1
+        pos = begin
+    return 0
+
+
+# ---- one driver per study -------------------------------------------------------------------
+_PLAIN = re.compile(r"[A-Za-z0-9_.-]+")
+#: Tokens of the database locks this process holds (a row with this process's id and
+#: another token is a lock the process left, not one it holds).
+_HELD: set[str] = set()
+
+
+def _file_key(text: str, limit: int) -> str:
+    """``text`` as part of a file name: itself when short and plain, otherwise a readable
+    prefix and a hash (distinct texts, distinct keys; never too long a name)."""
+    if len(text) <= limit and _PLAIN.fullmatch(text):
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[: limit - 17] + "-" + digest
 
 
 class DriverLock:
-    """The one-driver-per-study rule (see the module docstring)."""
+    """The one-driver-per-study rule: ``acquire`` raises ``MagnetError`` while another live
+    driver holds the study, ``beat`` keeps a database lock fresh, ``release`` frees it.
 
-    ATTR = "magnet_driver"
+    A journal: an ``flock`` of a file beside the journal's real path, one per study; the
+    kernel frees it when the driver dies, however it dies. A database: a row of magnet's
+    table ``magnet_driver_locks`` (study, token, host, pid, heartbeat) in the same database,
+    inserted in one transaction: the primary key lets exactly one of two racing drivers in.
+    A dead driver's row (its process gone on this host; its heartbeat older than
+    ``STALE_SECONDS`` on another) is taken over by one compare-and-set update of its token,
+    which again only one racer wins.
+    """
 
     def __init__(self, storage_spec: str | None, study: Any):
-        self.study = study
         self.spec = storage_spec
-        self.file = None
+        self.name: str = study.study_name
+        self.token = uuid.uuid4().hex
+        self.file: int | None = None
+        self.engine: Any = None
         self.last_beat = 0.0
 
     def acquire(self) -> None:
-        if self.spec is None or not is_url(self.spec):
-            import fcntl
-
-            path = Path(describe(self.spec))
-            name = self.study.study_name
-            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-            if safe != name:  # a name with '/' or other characters: keep lock files distinct
-                safe += "-" + hashlib.sha1(name.encode()).hexdigest()[:8]
-            lock = path.with_name(f"{path.name}.{safe}.driver.lock")
-            self.file = open(lock, "w")  # noqa: SIM115 (held open for the whole search)
-            try:
-                fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                self.file.close()
-                self.file = None
-                raise MagnetError(
-                    f"another magnet search is running study {name!r} on "
-                    "this storage; wait for it to finish or stop it first",
-                    source=str(path),
-                ) from None
-            # Optuna's own lock, left by a kill
-            path.with_name(f"{path.name}.lock").unlink(missing_ok=True)
+        target = locate(self.spec, create=True)
+        if is_url(target):
+            self._acquire_row(target)
         else:
-            other = self.study.user_attrs.get(self.ATTR)
-            if other and _alive(other):
-                raise MagnetError(
-                    f"another magnet search (pid {other['pid']} on {other['host']}) is running "
-                    f"study {self.study.study_name!r}; wait for it or stop it first",
-                    source=self.spec,
-                )
-        self.beat(force=True)
+            self._acquire_file(Path(target))
+
+    def _busy(self, holder: str = "") -> MagnetError:
+        return MagnetError(
+            f"another magnet search is running study {self.name!r}{holder} on this storage; "
+            "wait for it to finish or stop it first",
+            source=describe(self.spec),
+        )
+
+    def _acquire_file(self, journal: Path) -> None:
+        import fcntl
+
+        name = f"{_file_key(journal.name, 120)}.{_file_key(self.name, 64)}.driver.lock"
+        fd = os.open(journal.with_name(name), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise self._busy() from None
+        self.file = fd
+
+    def _acquire_row(self, url: str) -> None:
+        import sqlalchemy as sa
+
+        self.engine = sa.create_engine(url, pool_pre_ping=True)
+        _HELD.add(self.token)  # before the row exists: a racing thread sees it held
+        try:
+            _create_lock_table(self.engine)
+            self._claim_row()
+        except sa.exc.SQLAlchemyError as exc:  # the server went away, no right to create
+            self._drop_engine()
+            raise MagnetError(
+                f"cannot take the driver lock of study {self.name!r}: "
+                f"{type(exc).__name__}: {_scrub(_first_line(exc), url)}",
+                source=describe(self.spec),
+            ) from None
+        except BaseException:
+            self._drop_engine()
+            raise
+        self.last_beat = time.time()
+
+    def _claim_row(self) -> None:
+        """Insert this driver's row, or take over a dead driver's; else refuse."""
+        import sqlalchemy as sa
+
+        table = _lock_table()
+        study = table.c.study_name == self.name
+        for _ in range(3):  # a holder releasing meanwhile: look again
+            try:
+                with self.engine.begin() as db:
+                    db.execute(sa.insert(table).values(study_name=self.name, **self._row()))
+                return
+            except sa.exc.IntegrityError:
+                pass
+            with self.engine.connect() as db:
+                row = db.execute(sa.select(table).where(study)).mappings().first()
+            if row is None:
+                continue
+            if _alive(row):
+                raise self._busy(f" (pid {row['pid']} on {row['host']})")
+            with self.engine.begin() as db:
+                theirs = table.c.token == row["token"]
+                taken = db.execute(sa.update(table).where(study, theirs).values(**self._row()))
+            if taken.rowcount == 1:
+                return
+        raise self._busy()
+
+    def _drop_engine(self) -> None:
+        _HELD.discard(self.token)
+        self.engine.dispose()
+        self.engine = None
+
+    def _row(self) -> dict[str, Any]:
+        return {"token": self.token, "host": HOST, "pid": os.getpid(), "heartbeat": time.time()}
 
     def beat(self, force: bool = False) -> None:
+        """Refresh a database lock's heartbeat (every ``BEAT_SECONDS``); a lock another
+        driver took over (this one was silent for ``STALE_SECONDS``) stops this driver."""
         now = time.time()
-        if force or now - self.last_beat > 30:
-            self.study.set_user_attr(
-                self.ATTR, {"host": socket.gethostname(), "pid": os.getpid(), "time": now}
+        if self.engine is None or (not force and now - self.last_beat < BEAT_SECONDS):
+            return
+        import sqlalchemy as sa
+
+        table = _lock_table()
+        with self.engine.begin() as db:
+            kept = db.execute(
+                sa.update(table)
+                .where(table.c.study_name == self.name, table.c.token == self.token)
+                .values(heartbeat=now)
             )
-            self.last_beat = now
+        if kept.rowcount != 1:
+            raise MagnetError(
+                f"another driver took study {self.name!r} over (this one was silent for "
+                f"more than {STALE_SECONDS:.0f} s); stopping",
+                source=describe(self.spec),
+            )
+        self.last_beat = now
 
     def release(self) -> None:
+        if self.file is not None:
+            os.close(self.file)
+            self.file = None
+        if self.engine is None:
+            return
+        import sqlalchemy as sa
+
+        table = _lock_table()
         try:
-            self.study.set_user_attr(self.ATTR, None)
+            with self.engine.begin() as db:
+                db.execute(
+                    sa.delete(table).where(
+                        table.c.study_name == self.name, table.c.token == self.token
+                    )
+                )
+        except sa.exc.SQLAlchemyError:
+            pass  # the database is gone: the row goes stale and is taken over
         finally:
-            if self.file is not None:
-                self.file.close()
-                self.file = None
+            self._drop_engine()
 
 
-def _alive(driver: dict[str, Any]) -> bool:
-    if driver.get("host") == socket.gethostname():
-        try:
-            os.kill(int(driver["pid"]), 0)
-        except (OSError, ValueError, KeyError):
-            return False
-        return int(driver["pid"]) != os.getpid()
-    return time.time() - float(driver.get("time", 0)) < STALE_SECONDS
+@cache
+def _lock_table() -> Any:
+    import sqlalchemy as sa
+
+    return sa.Table(
+        "magnet_driver_locks",
+        sa.MetaData(),
+        sa.Column("study_name", sa.String(512), primary_key=True),
+        sa.Column("token", sa.String(32), nullable=False),
+        sa.Column("host", sa.String(255), nullable=False),
+        sa.Column("pid", sa.Integer, nullable=False),
+        sa.Column("heartbeat", sa.Float, nullable=False),
+    )
+
+
+def _create_lock_table(engine: Any) -> None:
+    """The lock table, created if absent (two drivers creating it at once: one wins)."""
+    import sqlalchemy as sa
+
+    table = _lock_table()
+    try:
+        table.create(engine, checkfirst=True)
+    except sa.exc.SQLAlchemyError:
+        if not sa.inspect(engine).has_table(table.name):
+            raise
+
+
+def _alive(row: Any) -> bool:
+    """Whether the driver of a lock row lives: its process, on this host; its heartbeat,
+    on another."""
+    if row["host"] != HOST:
+        return time.time() - float(row["heartbeat"]) < STALE_SECONDS
+    if row["pid"] == os.getpid():
+        return row["token"] in _HELD
+    try:
+        os.kill(int(row["pid"]), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
