@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -12,13 +13,14 @@ from typing import Any
 
 import click
 
-from magnet.errors import DesignInfeasible, MagnetError
+from magnet.errors import DesignInfeasible, MagnetError, PluginError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "show_default": True}
 
 
 def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Bad input prints one clear line and exits 2; never a traceback."""
+    """Bad input prints one clear line and exits 2, never a traceback; a plug-in's bug
+    prints its message and the plug-in's own traceback and exits 1."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -27,8 +29,32 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
         except MagnetError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        except PluginError as exc:
+            click.echo(f"error: a plug-in raised: {exc}\n{exc.traceback.rstrip()}", err=True)
+            sys.exit(1)
 
     return wrapper
+
+
+class _Finite(click.ParamType):
+    """A finite number above ``low`` (``nan`` and ``inf`` are refused, as every number a
+    user gives is)."""
+
+    name = "number"
+
+    def __init__(self, low: float = 0.0):
+        self.low = low
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        import math
+
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number) or number <= self.low:
+            self.fail(f"give a finite number > {self.low:g}, got {value!r}", param, ctx)
+        return number
 
 
 def _options(*decorators: Callable[..., Any]) -> Callable[..., Any]:
@@ -82,7 +108,7 @@ SEARCH_OPTIONS = _options(
     ),
     click.option(
         "--budget-seconds",
-        type=click.FloatRange(min=0, min_open=True),
+        type=_Finite(),
         default=None,
         help="Stop mapping a layer after this many seconds (per layer).",
     ),
@@ -342,7 +368,9 @@ def map_command(
     if outcome.status == "budget_exhausted":
         click.echo(f"note: {outcome.reason}; the best mapping found is shown", err=True)
     if target is not None:
-        target.write_text(outcome.mapping.to_yaml())
+        from magnet.files import write_atomic
+
+        write_atomic(target, outcome.mapping.to_yaml())
     record = outcome.record()
     _print(record, as_json, lambda: layer_table(record, outcome.mapping.loop_nest(design.arch)))
 
@@ -597,7 +625,7 @@ STUDY_OPTIONS = _options(
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=_Finite(),
     default=None,
     help="Stop asking for designs after this many seconds (finished trials are kept).",
 )
@@ -611,6 +639,13 @@ STUDY_OPTIONS = _options(
 )
 @click.option(
     "--no-report", "no_report", is_flag=True, help="Do not write an HTML report at the end."
+)
+@click.option(
+    "--max-failures",
+    type=click.IntRange(min=1),
+    default=5,
+    help="Stop (exit 1) after this many failed evaluations in a row (an exception in a "
+    "plug-in, a worker that died twice).",
 )
 @_friendly
 def search(
@@ -626,10 +661,14 @@ def search(
     timeout: float | None,
     report_path: str | None,
     no_report: bool,
+    max_failures: int,
 ) -> None:
-    """Search the design space of SPACE.yaml for Pareto-optimal designs (resumable)."""
+    """Search the design space of SPACE.yaml for Pareto-optimal designs (resumable).
+
+    Exit 0: done; 2: bad input (nothing written); 1: evaluations kept failing (the
+    finished trials are kept); 130: interrupted (resume with the same command)."""
     from magnet.report.text import front_table
-    from magnet.search import load_space, pareto_json
+    from magnet.search import SearchFailed, load_space, pareto_json
     from magnet.search import search as search_designs
 
     if report_path and no_report:
@@ -648,12 +687,18 @@ def search(
             seed=seed,
             ray_address=ray_address,
             timeout=timeout,
+            max_failures=max_failures,
             log=lambda line: click.echo(line, err=True),
         )
     except KeyboardInterrupt:
         sys.exit(130)
+    except SearchFailed as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     if no_report:
-        where = "" if storage is None else f" --storage {storage}"
+        from magnet.search.storage import describe
+
+        where = "" if storage is None else f" --storage {shlex.quote(describe(storage))}"
         click.echo(f"  report     magnet report --study {study.name}{where}", err=True)
     else:
         _search_report(study.name, storage, target)
