@@ -46,14 +46,14 @@ CHROMIUM_ARGS = [
 
 # ---- studies ------------------------------------------------------------------------------
 def shared_storage(tmp_path_factory) -> str:
-    """A SQLite storage with ``small`` (14 trials) and a study named with HTML whose network
+    """A SQLite storage with ``small`` (16 designs) and a study named with HTML whose network
     has a layer named with HTML too; made once per test session (test_report.py uses it)."""
     root = tmp_path_factory.getbasetemp() / "dashboard-studies"
     url = f"sqlite:///{root / 'studies.db'}"
     if (root / "done").exists():
         return url
     root.mkdir(exist_ok=True)
-    search(SPACE, n_trials=14, storage=url, study="small")
+    search(SPACE, n_trials=16, storage=url, study="small")
     net = yaml.safe_load((DATA / "search" / "small_net.yaml").read_text())
     net["layers"][0]["name"] = XSS_LAYER
     (root / "net.yaml").write_text(yaml.safe_dump(net))
@@ -91,7 +91,7 @@ def test_api_lists_the_studies_with_their_counts(client, storage) -> None:
     for key in ("trials", "front_size", "best", "space", "workloads", "objectives", "state"):
         assert rows["small"][key] == small[key]
     assert rows["small"]["hypervolume"] == pytest.approx(small["hypervolume"])
-    assert rows["small"]["trials"]["designs"] == 14
+    assert rows["small"]["trials"]["designs"] == 16
     assert client.get(api("small")).json()["front_size"] == small["front_size"]
 
 
@@ -483,7 +483,7 @@ def test_studies_list_follows_a_running_search(browser, tmp_path) -> None:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-            cell = w.page.locator("tr[data-study='small'] td.complete")
+            cell = w.page.locator("tr[data-study='small'] td.designs")
             seen: list[int] = []
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:

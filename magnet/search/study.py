@@ -227,9 +227,10 @@ class Study:
         return out
 
     def best(self) -> dict[str, tuple[int, float] | None]:
-        """Per objective: (trial number, value) of the best feasible trial."""
+        """Per objective: (trial number, value) of the best feasible trial, taken from the
+        front (of designs equal in that objective, one that no other design dominates)."""
         out: dict[str, tuple[int, float] | None] = {}
-        ok = self._feasible
+        ok = self._front
         for o, d in zip(self.objectives, self.directions, strict=True):
             if not ok:
                 out[o] = None
