@@ -6,6 +6,17 @@ jobs in flight on Ray workers: on a cluster of its own (a ``ray start --head --b
 process bound to 127.0.0.1, which the kernel stops when the driver dies, even by SIGKILL,
 so no Ray process outlives the search), or on an existing cluster (``--ray-address``), which
 it only connects to. Ray is imported only here, only when used.
+
+An interrupted search never calls ``ray.cancel``: cancelling a task whose reply is arriving
+races in Ray's core worker with that reply (the cancel fails the task while the reply is
+about to complete it, and the reply then trips ``Check failed: it != submissible_tasks_.end()
+Tried to complete task that was not pending``, aborting the driver: a RAY_CHECK failure on
+stderr, exit 1 and, when it comes before the driver failed its trials, RUNNING trials left
+behind; ray-project/ray PR 54527 describes the same race for retries). The pool forgets its
+tasks instead, and ``close`` disconnects the driver (``ray.shutdown``): the raylet ends the
+workers of a driver that left, and the cluster magnet started is stopped after that, its
+stragglers by process group. Ctrl-C or SIGTERM while the pool closes is held until it is
+closed.
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from magnet.errors import MagnetError
@@ -34,6 +46,10 @@ RAY_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
 }
 _PR_SET_PDEATHSIG = 1
+#: How long the head of a local cluster gets to stop its processes after SIGTERM, and how
+#: long what is left of its process group gets after that, before SIGKILL.
+HEAD_STOP_SECONDS = 60
+STRAGGLER_SECONDS = 5
 
 
 class InProcess:
@@ -85,6 +101,63 @@ def _reachable(address: str, timeout: float = 3.0) -> bool:
         return False
 
 
+def _group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes of process group ``pgid`` (Linux: /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # gone meanwhile
+            continue
+        fields = text[text.rfind(")") + 2 :].split()  # after "pid (name) "
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _end_group(pgid: int) -> None:
+    """End what is left of process group ``pgid`` (a stopped head's cluster): SIGTERM, then
+    SIGKILL after ``STRAGGLER_SECONDS``. Its leader is dead and reaped, and Linux gives no
+    new process a pid that is still a live group's id, so the group is the cluster's."""
+    if not Path("/proc/self/stat").exists():  # no /proc: signal the group blind
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+        return
+    if not _group_members(pgid):
+        return
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + STRAGGLER_SECONDS
+    while _group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _group_members(pgid):
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _signals_held(reraise: bool) -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while Ray is shut down (a second Ctrl-C in ``ray.shutdown``
+    would leave it half done). Afterwards a held signal goes to the handler it was meant
+    for, unless ``reraise`` is False (an interrupt being handled already)."""
+    held: list[int] = []
+    saved: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is None:  # a handler not set from Python: left alone
+            continue
+        try:
+            saved[signum] = signal.signal(signum, lambda n, frame: held.append(n))
+        except ValueError:  # not the main thread: signals are not ours to handle
+            break
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        if reraise and held:
+            signal.raise_signal(held[0])
+
+
 class RayPool:
     """Up to ``workers`` jobs in flight on Ray (see the module docstring)."""
 
@@ -94,6 +167,7 @@ class RayPool:
         self.head: subprocess.Popen | None = None
         self.temp_dir: str | None = None
         self.in_flight: dict[Any, DesignJob] = {}
+        self.interrupted = False
         os.environ.update(RAY_ENV)  # before ray is imported
         import ray
 
@@ -170,28 +244,38 @@ class RayPool:
                 yield job, cause if isinstance(cause, BaseException) else exc
 
     def cancel_all(self) -> None:
-        for ref in self.in_flight:
-            with contextlib.suppress(Exception):  # already finished or gone
-                self.ray.cancel(ref, force=True)
+        """Forget the jobs in flight (their trials are failed by the driver). No
+        ``ray.cancel`` (see the module docstring): ``close`` ends their workers."""
+        self.interrupted = True
         self.in_flight.clear()
 
     def close(self) -> None:
-        try:
-            if self.ray.is_initialized():
-                self.ray.shutdown()
-        finally:
-            if self.head is not None:
-                if self.head.poll() is None:
-                    self.head.send_signal(signal.SIGTERM)
-                    try:
-                        self.head.wait(timeout=60)
-                    except subprocess.TimeoutExpired:
-                        self.head.kill()
-                        self.head.wait()
-                self.head = None
-            if self.temp_dir is not None:
-                shutil.rmtree(self.temp_dir, ignore_errors=True)
-                self.temp_dir = None
+        """Disconnect from Ray, then stop the cluster this pool started (if any): the head
+        first (it stops the raylet, which ends its workers, then the rest), then whatever of
+        its process group is left. Idempotent."""
+        with _signals_held(reraise=not self.interrupted):
+            try:
+                if self.ray.is_initialized():
+                    self.ray.shutdown()
+            finally:
+                self._stop_cluster()
+
+    def _stop_cluster(self) -> None:
+        if self.head is not None:
+            head, self.head = self.head, None
+            if head.poll() is None:
+                head.send_signal(signal.SIGTERM)
+                try:
+                    head.wait(timeout=HEAD_STOP_SECONDS)
+                except subprocess.TimeoutExpired:
+                    head.kill()
+                    head.wait()
+            # ``ray start`` leads its own session and process group (start_new_session),
+            # which every process of the cluster joins; the id stays theirs while one lives
+            _end_group(head.pid)
+        if self.temp_dir is not None:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+            self.temp_dir = None
 
 
 def make_pool(workers: int, address: str | None, log: Any = None) -> InProcess | RayPool:
