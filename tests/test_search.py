@@ -218,6 +218,9 @@ def _search_process(tmp_path: Path, storage: str, *extra: str) -> subprocess.Pop
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # a shell without job control starts background jobs with SIGINT ignored, which a
+        # child inherits: reset it, or the SIGINT test would test nothing
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
