@@ -51,7 +51,6 @@ from magnet.search.space import (
     WorkloadSpec,
     check_study_name,
     constraint_violations,
-    space_from_data,
 )
 from magnet.search.storage import DriverLock, describe, open_storage
 from magnet.search.study import CONFIG_ATTR, REFERENCE_ATTR, TRIAL_ATTR, Study
@@ -302,8 +301,20 @@ def check_options(options: SearchOptions) -> None:
             raise MagnetError(str(exc), field="--study") from None
     if options.timeout is not None and not (math.isfinite(options.timeout) and options.timeout > 0):
         raise MagnetError(f"give a number of seconds > 0, got {options.timeout}", field="--timeout")
-    if options.max_failures < 1:
-        raise MagnetError(f"must be >= 1, got {options.max_failures}", field="--max-failures")
+    counts = {"--trials": options.trials, "--workers": options.workers}
+    counts |= {"--max-failures": options.max_failures}
+    for flag, value in counts.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise MagnetError(f"give a whole number, got {value!r}", field=flag)
+        if value is not None and value < 1:
+            raise MagnetError(f"must be >= 1, got {value}", field=flag)
+    from magnet.search.evaluate import load_network
+
+    for spec in options.workloads:  # the command line's workloads, checked like the space's
+        try:
+            load_network(spec, None)
+        except MagnetError as exc:
+            raise MagnetError(str(exc), field="--workload") from None
 
 
 def run_search(
@@ -320,10 +331,7 @@ def run_search(
 
     check_options(options)
     space = resolve(space, options)
-    source = space.source
-    if options.workloads:  # the command line's workloads, checked like the space's
-        space = space_from_data(space.model_dump(mode="json"), source)
-    preflight(space, source)
+    preflight(space, space.source)
     config = config_of(space, options)
     name = options.study or space.name
     storage = open_storage(options.storage, create=True)

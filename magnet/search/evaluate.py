@@ -170,7 +170,7 @@ def _evaluate(job: DesignJob) -> DesignResult:
     mapper, options = job.mapper, mapper_options(job)
     weights, per_workload = [], []
     for spec in job.workloads:
-        network = _workload(spec["workload"], spec.get("batch"))
+        network = load_network(spec["workload"], spec.get("batch"))
         out = map_network(
             network, design, mapper.get("name", "fast"), cache=MAPPING_CACHE, **options
         )
@@ -237,7 +237,7 @@ def preflight(space: SearchSpace, source: str) -> None:
 
     for i, spec in enumerate(space.workloads):
         try:
-            _workload(spec.workload, spec.batch)
+            load_network(spec.workload, spec.batch)
         except MagnetError as exc:
             raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
     params = {**space.fixed(), **{n: r.first() for n, r in space.ranges().items()}}
@@ -262,7 +262,7 @@ def preflight(space: SearchSpace, source: str) -> None:
 
 
 @functools.cache
-def _workload(spec: str, batch: int | None) -> Any:
+def load_network(spec: str, batch: int | None) -> Any:
     """The network ``spec`` names, loaded once per process."""
     from magnet.workload.load import load_workload
 
