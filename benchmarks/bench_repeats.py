@@ -4,8 +4,10 @@ Runs ``magnet search search_spaces/magnet.yaml`` (ResNet-50) for ``--trials`` de
 each sampler, and reads the study: trials asked, distinct designs evaluated, repeats
 answered from the study (PRUNED ``repeat`` trials), wall and CPU seconds, and the mean
 seconds of one design's evaluation. With ``--before REF`` it also runs the same command
-on the code of git revision REF (a worktree), which evaluated every trial it asked, and
-counts the distinct designs among its trials and the seconds its repeated trials took.
+on the code of git revision REF, which evaluated every trial it asked, and counts the
+distinct designs among its trials and the seconds its repeated trials took. Both sides run
+from git worktrees of committed revisions (this one: HEAD), so editing the working tree
+during the run changes nothing.
 
     python benchmarks/bench_repeats.py                      # 1,000 designs, NSGA-II and TPE
     python benchmarks/bench_repeats.py --trials 200 --before e8583ec
@@ -28,16 +30,16 @@ from typing import Any
 import common
 
 REPO = Path(__file__).resolve().parents[1]
-SPACE = REPO / "search_spaces" / "magnet.yaml"
 
 
 def _run(code: Path, storage: Path, sampler: str, trials: int, workers: int) -> dict[str, float]:
-    cmd = [sys.executable, "-m", "magnet.cli", "search", str(SPACE), "--storage", str(storage)]
+    space = code / "search_spaces" / "magnet.yaml"
+    cmd = [sys.executable, "-m", "magnet.cli", "search", str(space), "--storage", str(storage)]
     cmd += ["--study", sampler, "--sampler", sampler, "--trials", str(trials)]
     cmd += ["--workers", str(workers), "--no-report"]
     env = {**os.environ, "PYTHONPATH": str(code)}
     start = time.perf_counter()
-    _, user_s, system_s = common.run_timed(cmd, cwd=REPO, env=env, capture_output=True)
+    _, user_s, system_s = common.run_timed(cmd, cwd=code, env=env, capture_output=True)
     return {"wall_s": time.perf_counter() - start, "cpu_s": user_s + system_s}
 
 
@@ -82,17 +84,26 @@ def main() -> None:
     parser.add_argument("--before", default=None, help="git revision of the code to compare")
     args = parser.parse_args()
     results: dict[str, Any] = {"trials": args.trials, "workers": args.workers, "runs": []}
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    revisions = {f"this ({head})": head}
+    if args.before:
+        revisions[f"before ({args.before})"] = args.before
     with tempfile.TemporaryDirectory(prefix="bench-repeats-") as scratch:
-        codes = {"this": REPO}
-        if args.before:
-            old = Path(scratch) / "before"
+        codes = {}
+        for label, revision in revisions.items():
+            codes[label] = Path(scratch) / revision
             subprocess.run(
-                ["git", "worktree", "add", "--detach", str(old), args.before],
+                ["git", "worktree", "add", "--detach", str(codes[label]), revision],
                 cwd=REPO,
                 check=True,
                 capture_output=True,
             )
-            codes[f"before ({args.before})"] = old
         try:
             for sampler in args.samplers.split(","):
                 for label, code in codes.items():
@@ -103,11 +114,9 @@ def main() -> None:
                     results["runs"].append(row)
                     print(json.dumps(row), flush=True)
         finally:
-            if args.before:
+            for code in codes.values():
                 subprocess.run(
-                    ["git", "worktree", "remove", "--force", str(Path(scratch) / "before")],
-                    cwd=REPO,
-                    check=False,
+                    ["git", "worktree", "remove", "--force", str(code)], cwd=REPO, check=False
                 )
     common.write_record(REPO / "benchmarks" / "results" / "repeats.json", results)
 
