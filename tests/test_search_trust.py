@@ -332,18 +332,34 @@ def test_re_registering_a_plugin_in_a_notebook_takes_effect(tmp_path) -> None:
     _same_designs_delta(runs[0], runs[1], 1.0)
 
 
-def test_a_registration_in_the_driver_reaches_ray_workers(tmp_path) -> None:
-    # a class defined here (not importable by a worker) and registered in this process only
-    in_process, on_ray = (tmp_path / "a.journal", tmp_path / "b.journal")
+def test_registrations_in_the_driver_reach_ray_workers(tmp_path) -> None:
+    # a cost model, a mapper and a template defined here (not importable by a worker) and
+    # registered in this process only; the workers get them with each job
+    from magnet.mapper import unregister_mapper
+    from magnet.mapper.mappers import FastMapper
+    from magnet.templates import unregister_template
+    from magnet.templates.simba import Simba
+
+    mapper = type("DriverMapper", (FastMapper,), {"name": "test-driver-mapper"})
+    template = type("DriverTemplate", (Simba,), {"name": "test-driver-template", "presets": {}})
     mg.register_cost_model("test-driver-only", _mac_model(3.0, "DriverOnly"))
+    mg.register_mapper(mapper)
+    mg.register_template(template)
     try:
-        space = space_data(cost_model="test-driver-only", sampler="random")
-        a = search(space, n_trials=4, storage=str(in_process), seed=2)
-        b = search(space, n_trials=4, storage=str(on_ray), seed=2, workers=2)
+        space = space_data(
+            template="test-driver-template",
+            cost_model="test-driver-only",
+            mapper={"name": "test-driver-mapper", "options": {"samples": 300, "rounds": 5}},
+            sampler="random",
+        )
+        a = search(space, n_trials=4, storage=str(tmp_path / "a.journal"), seed=2)
+        b = search(space, n_trials=4, storage=str(tmp_path / "b.journal"), seed=2, workers=2)
     finally:
         unregister_cost_model("test-driver-only")
-    assert not b.trials("failed")
-    _same_designs_delta(a, b, 0.0)  # the workers priced with the driver's class
+        unregister_mapper("test-driver-mapper")
+        unregister_template("test-driver-template")
+    assert not b.trials("failed") and b.counts()["designs"] == 4
+    _same_designs_delta(a, b, 0.0)  # the workers priced and mapped with the driver's classes
 
 
 # ---- 5. the budget goes to new designs -------------------------------------------------------

@@ -14,6 +14,7 @@ from magnet.mapper.base import (
     available_mappers,
     get_mapper,
     register_mapper,
+    unregister_mapper,
 )
 from magnet.mapper.network import NetworkOutcome, map_network
 
@@ -28,4 +29,5 @@ __all__ = [
     "get_mapper",
     "map_network",
     "register_mapper",
+    "unregister_mapper",
 ]

@@ -352,6 +352,11 @@ def register_mapper(cls: type[Mapper]) -> type[Mapper]:
     return cls
 
 
+def unregister_mapper(name: str) -> None:
+    """Remove a mapper registered from Python (the built-ins stay)."""
+    MAPPERS.remove(name)
+
+
 def available_mappers() -> dict[str, type[Mapper]]:
     """Every registered mapper class by name."""
     return {name: entry.obj for name, entry in MAPPERS.entries().items()}
