@@ -1,28 +1,39 @@
 """A design: an architecture priced under a cost model, with the dataflow its layers follow.
 
 Built once at the edge (the CLI, ``magnet.evaluate``, a search worker) and passed inward as
-it is: mappers and evaluators never price an architecture or resolve a dataflow again.
+it is: mappers and evaluators never price an architecture or resolve a dataflow again. That
+includes the designs it can act as (``alternatives``): the mapper searches them too and prices
+their mappings on the design itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from magnet.arch.spec import Arch
 from magnet.cost import ArchCosts, CostModel, NetworkModel, price_arch
 from magnet.cost.registry import load_chain
-from magnet.dataflow import Dataflow
+from magnet.dataflow import Dataflow, without_levels
 from magnet.templates import dataflow_for
 
 
 @dataclass(frozen=True)
 class Design:
-    """``arch`` priced (``costs``) and constrained (``dataflow``)."""
+    """``arch`` priced (``costs``) and constrained (``dataflow``).
+
+    ``alternatives``: designs whose mappings are mappings of this one, searched as well so that
+    its best mapping is never worse than theirs: the same arch under each dataflow the dataflow
+    ``includes`` (``free``: the template's named dataflows), and the arch without each set of
+    levels the dataflow may leave unused (``Rule.optional``: a design with a collector can act
+    as the design without it, paying only the collector's own static energy and area).
+    """
 
     arch: Arch
     costs: ArchCosts
     dataflow: Dataflow
+    alternatives: tuple[Design, ...] = ()
 
     @property
     def name(self) -> str:
@@ -44,7 +55,65 @@ def build_design(
     a list; the built-in table last) and price ``arch`` once."""
     flow = dataflow_for(arch, dataflow)
     models = load_chain(cost_model, arch.technology_nm)
-    return Design(arch, price_arch(arch, models, network=network), flow)
+    priced: dict[str, ArchCosts] = {}
+
+    def price(a: Arch) -> ArchCosts:
+        key = a.model_dump_json()
+        if key not in priced:
+            priced[key] = price_arch(a, models, network=network)
+        return priced[key]
+
+    return with_alternatives(arch, price(arch), flow, price)
 
 
-__all__ = ["ArchCosts", "CostSpec", "Design", "build_design"]
+def with_alternatives(
+    arch: Arch,
+    costs: ArchCosts,
+    flow: Dataflow,
+    price: Callable[[Arch], ArchCosts | None],
+) -> Design:
+    """The design of ``arch`` under ``flow`` with its ``alternatives``; ``price`` prices an
+    arch without some levels (None: unknown, that alternative is left out)."""
+    alternatives = [with_alternatives(arch, costs, f, price) for f in flow.includes]
+    optional = flow.optional_levels
+    for k in range(1, len(optional) + 1):
+        for names in itertools.combinations(optional, k):
+            reduced, reduced_flow = without_levels(arch, flow, names)
+            reduced_costs = price(reduced)
+            if reduced_costs is not None:
+                alternatives.append(Design(reduced, reduced_costs, reduced_flow))
+    return Design(arch, costs, flow, tuple(alternatives))
+
+
+def with_dataflow(design: Design, flow: Dataflow) -> Design:
+    """``design`` under another dataflow, with the prices it has (an arch without some levels
+    that ``design`` has no price for is left out of the alternatives)."""
+    known = {d.arch.model_dump_json(): d.costs for d in searched_designs(design)}
+    return with_alternatives(
+        design.arch, design.costs, flow, lambda a: known.get(a.model_dump_json())
+    )
+
+
+def searched_designs(design: Design) -> list[Design]:
+    """``design`` and all its alternatives (theirs too), each once."""
+    out: list[Design] = []
+    seen: set[int] = set()
+    todo = [design]
+    while todo:
+        d = todo.pop(0)
+        if id(d) not in seen:
+            seen.add(id(d))
+            out.append(d)
+            todo.extend(d.alternatives)
+    return out
+
+
+__all__ = [
+    "ArchCosts",
+    "CostSpec",
+    "Design",
+    "build_design",
+    "searched_designs",
+    "with_alternatives",
+    "with_dataflow",
+]
