@@ -15,6 +15,7 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_silicon import MAGNET_LIKE
 
 import magnet as mg
 from magnet.api import map_layer
@@ -25,7 +26,6 @@ from magnet.mapping.evaluate import Result, evaluate_batch, layer_view
 from magnet.mapping.mapping import to_batch
 from magnet.templates.design import build_design
 from magnet.workload.layer import Layer
-from test_silicon import MAGNET_LIKE
 
 TOL = 1e-9  # relative: both sides price the same mapping with the same costs
 SMALL_FAST = {"samples": 200, "rounds": 3, "population": 8, "children": 8, "exact_below": 0}
