@@ -174,6 +174,12 @@ class Dataflow(BaseModel):
         """Levels the mapping may leave unused (``Rule.optional``)."""
         return tuple(r.level for r in self.rules if r.optional)
 
+    @property
+    def unused_levels(self) -> tuple[str, ...]:
+        """Levels the dataflow leaves unused: they keep nothing and run no loops (``os``'s
+        weight collector)."""
+        return tuple(r.level for r in self.rules if r.keep == () and r.temporal == ())
+
     def merged(self, other: Dataflow, name: str | None = None) -> Dataflow:
         """This dataflow's rules refined by ``other``'s (per level, other's fields win)."""
         rules = {r.level: r.model_dump(exclude_unset=True) for r in self.rules}

@@ -289,7 +289,7 @@ class Mapper(ABC):
                 reasons.append(run.reason or "")
                 continue
             batch, result = run.best
-            if searched is not design:  # its best mapping, priced on the design itself
+            if searched.arch is not design.arch:  # its best mapping, priced on the design
                 batch = lift(batch, searched.arch, design.arch)
                 result = evaluate_batch(
                     layer_view(layer, design.arch), design.arch, batch, design.costs
@@ -305,7 +305,7 @@ class Mapper(ABC):
                     result,
                     batch.keep,
                 )
-                outcome.searched_as = None if searched is design else describe(searched, design)
+                outcome.searched_as = describe(searched, design)
         outcome.seconds = time.perf_counter() - start
         if outcome.result is not None:
             outcome.status = "budget_exhausted" if exhausted else "mapped"

@@ -436,8 +436,18 @@ def lift(batch: MappingBatch, reduced: Arch, arch: Arch) -> MappingBatch:
     return MappingBatch(t, sx, sy, rank, keep)
 
 
-def describe(searched: Design, design: Design) -> str:
-    """How a design's alternative differs from it, e.g. ``os without AccumulationCollector``."""
+def describe(searched: Design, design: Design) -> str | None:
+    """How an alternative of ``design`` differs from it (None: not at all, but for the levels
+    its dataflow leaves unused), e.g. ``os-local-ws without AccumulationCollector``."""
     names = {lvl.name for lvl in searched.arch.levels}
-    missing = [lvl.name for lvl in design.arch.levels if lvl.name not in names]
+    unused = (
+        set(design.dataflow.unused_levels)
+        if searched.dataflow.name == design.dataflow.name
+        else set()
+    )
+    missing = [
+        lvl.name for lvl in design.arch.levels if lvl.name not in names and lvl.name not in unused
+    ]
+    if searched.dataflow.name == design.dataflow.name and not missing:
+        return None
     return searched.dataflow.name + (f" without {', '.join(missing)}" if missing else "")

@@ -16,6 +16,7 @@ from magnet.arch.spec import Arch
 from magnet.cost import ArchCosts, CostModel, NetworkModel, price_arch
 from magnet.cost.registry import load_chain
 from magnet.dataflow import Dataflow, without_levels
+from magnet.errors import MagnetError
 from magnet.templates import dataflow_for
 
 
@@ -27,13 +28,16 @@ class Design:
     its best mapping is never worse than theirs: the same arch under each dataflow the dataflow
     ``includes`` (``free``: the template's named dataflows), and the arch without each set of
     levels the dataflow may leave unused (``Rule.optional``: a design with a collector can act
-    as the design without it, paying only the collector's own static energy and area).
+    as the design without it, paying only the collector's own clock, static energy and area).
     """
 
     arch: Arch
     costs: ArchCosts
     dataflow: Dataflow
     alternatives: tuple[Design, ...] = ()
+    #: False when the design's own mapspace is searched as one of its alternatives (the
+    #: design without the levels its dataflow leaves unused)
+    searched: bool = True
 
     @property
     def name(self) -> str:
@@ -73,29 +77,54 @@ def with_alternatives(
     price: Callable[[Arch], ArchCosts | None],
 ) -> Design:
     """The design of ``arch`` under ``flow`` with its ``alternatives``; ``price`` prices an
-    arch without some levels (None: unknown, that alternative is left out)."""
+    arch without some levels (None: unknown, that alternative is left out).
+
+    Levels the dataflow leaves unused (``Dataflow.unused_levels``) are searched as absent: the
+    design's own mapspace is then the design without them, and the search of a design with a
+    collector it bypasses is the search of the design without the collector.
+    """
     alternatives = [with_alternatives(arch, costs, f, price) for f in flow.includes]
+    unused = _removable(arch, flow, flow.unused_levels)
     optional = flow.optional_levels
-    for k in range(1, len(optional) + 1):
+    searched = True
+    for k in range(len(optional) + 1):
         for names in itertools.combinations(optional, k):
-            reduced, reduced_flow = without_levels(arch, flow, names)
+            if not unused and not names:
+                continue  # the design itself
+            reduced, reduced_flow = without_levels(arch, flow, unused + names)
             reduced_costs = price(reduced)
             if reduced_costs is not None:
                 alternatives.append(Design(reduced, reduced_costs, reduced_flow))
-    return Design(arch, costs, flow, tuple(alternatives))
+                searched &= bool(names)  # the design without its unused levels stands for it
+    return Design(arch, costs, flow, tuple(alternatives), searched)
+
+
+def _removable(arch: Arch, flow: Dataflow, names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names``, when the design can do without them (``without_levels``), else none."""
+    if not names:
+        return ()
+    try:
+        without_levels(arch, flow, names)
+    except MagnetError:
+        return ()  # e.g. a systolic pipeline's register: it stays, unused
+    return names
 
 
 def with_dataflow(design: Design, flow: Dataflow) -> Design:
     """``design`` under another dataflow, with the prices it has (an arch without some levels
     that ``design`` has no price for is left out of the alternatives)."""
-    known = {d.arch.model_dump_json(): d.costs for d in searched_designs(design)}
+    known = {d.arch.model_dump_json(): d.costs for d in _every_design(design)}
     return with_alternatives(
         design.arch, design.costs, flow, lambda a: known.get(a.model_dump_json())
     )
 
 
 def searched_designs(design: Design) -> list[Design]:
-    """``design`` and all its alternatives (theirs too), each once."""
+    """The designs whose mapspaces make up ``design``'s (``Design.alternatives``), each once."""
+    return [d for d in _every_design(design) if d.searched]
+
+
+def _every_design(design: Design) -> list[Design]:
     out: list[Design] = []
     seen: set[int] = set()
     todo = [design]
