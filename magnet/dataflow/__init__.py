@@ -202,6 +202,9 @@ class Dataflow(BaseModel):
             text = rule.describe() if rule is not None else ""
             lines.append(f"  {lvl.name:<22} {text or 'any loops'}")
         lines.append(f"  {arch.compute.name:<22} MAC")
+        if self.includes:
+            names = ", ".join(f.name for f in self.includes)
+            lines.append(f"  (also searched: the mapspaces of {names})")
         return "\n".join(lines)
 
 
