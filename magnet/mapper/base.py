@@ -59,7 +59,8 @@ class Budget(BaseModel):
 
     None is no limit. A mapper checks the budget after every batch it prices, so it may
     overshoot ``evaluations`` by at most one batch. A design with alternatives (``Mapper.map``)
-    gives the budget to the search of each mapspace of the union.
+    gives each mapspace of the union the whole ``evaluations`` (so that its search is that of
+    the design alone) and an equal share of the ``seconds``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -278,8 +279,15 @@ class Mapper(ABC):
         best_score = np.inf
         exhausted = False
         reasons: list[str] = []
-        for searched in searched_designs(design):
-            run = self._search(layer, searched)
+        union = searched_designs(design)
+        # each mapspace gets the whole evaluation budget (its search is then the search of
+        # that design alone) and its share of the seconds (a layer takes at most its budget)
+        b = self.budget
+        budget = (
+            b if b.seconds is None else b.model_copy(update={"seconds": b.seconds / len(union)})
+        )
+        for searched in union:
+            run = self._search(layer, searched, budget)
             outcome.mappings_evaluated += run.evaluated
             outcome.valid_mappings += run.valid
             outcome.mapspace_size += run.size
@@ -316,14 +324,14 @@ class Mapper(ABC):
             outcome.reason = reasons[0]
         return outcome
 
-    def _search(self, layer: Layer, design: Design) -> _Run:
+    def _search(self, layer: Layer, design: Design, budget: Budget) -> _Run:
         """The search of ``design``'s own mapspace (not its alternatives')."""
         try:
             space = Space(layer_view(layer, design.arch), design.arch, design.dataflow)
         except DesignInfeasible as exc:
             return _Run(reason=str(exc))
         self.prepare(space)
-        tracker = Tracker(space, design, self.objective, self.budget, self.progress)
+        tracker = Tracker(space, design, self.objective, budget, self.progress)
         exhausted = False
         try:
             self.search(space, tracker, np.random.default_rng(self.seed))
