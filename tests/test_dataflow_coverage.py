@@ -24,7 +24,7 @@ from magnet.errors import DesignInfeasible
 from magnet.mapper.space import Space, lift
 from magnet.mapping.evaluate import Result, evaluate_batch, layer_view
 from magnet.mapping.mapping import to_batch
-from magnet.templates.design import build_design
+from magnet.templates.design import build_design, searched_designs
 from magnet.workload.layer import Layer
 
 TOL = 1e-9  # relative: both sides price the same mapping with the same costs
@@ -175,3 +175,27 @@ def test_the_design_without_a_collector_is_the_template_without_it() -> None:
         assert (getattr(ours, name) == getattr(theirs, name)).all(), name
     assert ours.stationary == theirs.stationary and ours.reuse == theirs.reuse
     assert math.isclose(ours.size(), theirs.size())
+
+
+def test_the_mapspaces_free_searches_on_simba_chip() -> None:
+    """simba-chip has a one-weight collector per lane and no accumulation collector: free
+    searches its own mapspace with and without the weight collector (free may leave it
+    unused), and those of the four named dataflows that run there (ws-local-os needs an
+    accumulation collector); os and is bypass the weight collector, so theirs are searched on
+    the design without it."""
+    design = build_design(mg.load_arch("simba-chip"), "free")
+    union = {
+        (d.dataflow.name, "WeightCollector" in {lvl.name for lvl in d.arch.levels})
+        for d in searched_designs(design)
+    }
+    assert union == {
+        ("free", True),
+        ("free", False),
+        ("os-local-ws", True),
+        ("ws", True),
+        ("os", False),
+        ("is", False),
+    }
+    assert "also searched: the mapspaces of os-local-ws, ws, os, is" in design.dataflow.loop_nest(
+        design.arch
+    )
