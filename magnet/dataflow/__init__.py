@@ -21,8 +21,10 @@ A dataflow's ``includes`` are dataflows whose mapspaces its own contains (``free
 every named dataflow of its template): the mapper searches each of them as well, so the best
 mapping of a dataflow is never worse than the best of one it includes. A random search over a
 large mapspace covers the small, structured regions the named dataflows describe poorly (a
-K=512, C=256, 28x28, 3x3 layer of a MAGNet-like design: ``free`` 8 % above ``os-local-ws``
-before ``includes``), and ``free`` could not bypass a collector as ``os`` and ``ws`` do.
+K=512, C=256, 28x28, 3x3 layer of a MAGNet-like design, magnet.yaml's mapper options: ``free``
+8 % above ``os-local-ws`` before ``includes``), and ``free`` could not bypass a collector as
+``os`` and ``ws`` do. A level a dataflow leaves unused (``unused_levels``) is searched as
+absent, so that the design with it searches as the design without it.
 
 Templates define their named dataflows with these rules (``magnet.templates``); a user writes
 the same rules in YAML (``load_dataflow``).

@@ -14,7 +14,8 @@ dataflows ``free`` includes, the design without a collector it may leave unused)
 runs the whole search on each of them, with the same seed and budget, exactly as it would
 run on that design alone, prices each one's best mapping on the design itself and keeps the
 best: so ``free`` is never worse than a named dataflow, and a collector never costs more than
-its own static energy over the design without it.
+its own clock and static energy over the design without it.
+
 Bad input (an unknown option, a malformed dataflow) raises ``MagnetError``; an infeasible
 design never raises.
 
