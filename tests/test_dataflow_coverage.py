@@ -199,3 +199,17 @@ def test_the_mapspaces_free_searches_on_simba_chip() -> None:
     assert "also searched: the mapspaces of os-local-ws, ws, os, is" in design.dataflow.loop_nest(
         design.arch
     )
+
+
+def test_progress_counts_the_whole_union() -> None:
+    """One progress bar for all the mapspaces free searches: counts and seconds never go
+    back, and end at the mappings the outcome reports."""
+    calls: list[tuple[int, float, float]] = []
+    mapper = mg.mapper.get_mapper(
+        "fast", objective="energy", progress=lambda *a: calls.append(a), **SMALL_FAST
+    )
+    design = build_design(mg.load_arch("simba-chip"), "free")
+    outcome = mapper.map(RESNET_LAYERS["res4_1x1"], design)
+    counts, seconds = [c[0] for c in calls], [c[2] for c in calls]
+    assert counts == sorted(counts) and seconds == sorted(seconds)
+    assert counts[-1] == outcome.mappings_evaluated

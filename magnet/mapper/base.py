@@ -288,7 +288,7 @@ class Mapper(ABC):
             b if b.seconds is None else b.model_copy(update={"seconds": b.seconds / len(union)})
         )
         for searched in union:
-            run = self._search(layer, searched, budget)
+            run = self._search(layer, searched, budget, self._progress(outcome, start))
             outcome.mappings_evaluated += run.evaluated
             outcome.valid_mappings += run.valid
             outcome.mapspace_size += run.size
@@ -325,14 +325,33 @@ class Mapper(ABC):
             outcome.reason = reasons[0]
         return outcome
 
-    def _search(self, layer: Layer, design: Design, budget: Budget) -> _Run:
+    def _progress(
+        self, outcome: MapOutcome, start: float
+    ) -> Callable[[int, float, float], None] | None:
+        """``self.progress`` for one search of a union: counts and seconds of the whole."""
+        if self.progress is None:
+            return None
+        report, before, size = self.progress, outcome.mappings_evaluated, outcome.mapspace_size
+
+        def progress(evaluated: int, space_size: float, _elapsed: float) -> None:
+            report(before + evaluated, size + space_size, time.perf_counter() - start)
+
+        return progress
+
+    def _search(
+        self,
+        layer: Layer,
+        design: Design,
+        budget: Budget,
+        progress: Callable[[int, float, float], None] | None,
+    ) -> _Run:
         """The search of ``design``'s own mapspace (not its alternatives')."""
         try:
             space = Space(layer_view(layer, design.arch), design.arch, design.dataflow)
         except DesignInfeasible as exc:
             return _Run(reason=str(exc))
         self.prepare(space)
-        tracker = Tracker(space, design, self.objective, budget, self.progress)
+        tracker = Tracker(space, design, self.objective, budget, progress)
         exhausted = False
         try:
             self.search(space, tracker, np.random.default_rng(self.seed))
