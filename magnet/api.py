@@ -20,7 +20,7 @@ from magnet.mapping.evaluate import evaluate as evaluate_mapping
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.network import LayerMappings, NetworkResult, evaluate_network
 from magnet.templates import dataflow_for
-from magnet.templates.design import CostSpec, Design, build_design
+from magnet.templates.design import CostSpec, Design, build_design, with_dataflow
 from magnet.workload.layer import Layer
 from magnet.workload.network import Network
 
@@ -41,7 +41,7 @@ def design(
             if dataflow is None:
                 return arch
             # only the dataflow changes: keep the design's prices (and its cost model)
-            return Design(arch.arch, arch.costs, dataflow_for(arch.arch, dataflow))
+            return with_dataflow(arch, dataflow_for(arch.arch, dataflow))
         network = network or arch.costs.network
         arch = arch.arch
     if not isinstance(arch, Arch):

@@ -13,7 +13,18 @@ A dataflow is a list of rules, one per storage level at most. A rule may restric
   the level once (the operand is *stationary* there),
 * ``reuse``: operands the level must reuse locally: the innermost loop above the level does not
   index the operand, so each word serves several consecutive steps before it is replaced
-  (MAGNet's "local" stationarity in the collectors).
+  (MAGNet's "local" stationarity in the collectors),
+* ``optional``: the mapping may leave the level unused (a collector the mapper bypasses): the
+  mapspace then also holds every mapping of the design without the level (``without_levels``).
+
+A dataflow's ``includes`` are dataflows whose mapspaces its own contains (``free`` includes
+every named dataflow of its template): the mapper searches each of them as well, so the best
+mapping of a dataflow is never worse than the best of one it includes. A random search over a
+large mapspace covers the small, structured regions the named dataflows describe poorly (a
+K=512, C=256, 28x28, 3x3 layer of a MAGNet-like design, magnet.yaml's mapper options: ``free``
+8 % above ``os-local-ws`` before ``includes``), and ``free`` could not bypass a collector as
+``os`` and ``ws`` do. A level a dataflow leaves unused (``unused_levels``) is searched as
+absent, so that the design with it searches as the design without it.
 
 Templates define their named dataflows with these rules (``magnet.templates``); a user writes
 the same rules in YAML (``load_dataflow``).
@@ -55,6 +66,7 @@ class Rule(BaseModel):
     keep: tuple[str, ...] | None = None
     stationary: tuple[str, ...] = ()
     reuse: tuple[str, ...] = ()
+    optional: bool = False
 
     @field_validator(
         "temporal",
@@ -116,7 +128,18 @@ class Rule(BaseModel):
             parts.append(f"{', '.join(self.stationary)} stationary")
         if self.reuse:
             parts.append(f"{', '.join(self.reuse)} reused locally")
+        if self.optional:
+            parts.append("may be left unused")
         return " | ".join(parts)
+
+    @property
+    def spatial(self) -> dict[str, Any]:
+        """The fields that constrain the fan-out below the level (set ones only)."""
+        return {
+            k: v
+            for k, v in self.model_dump(exclude_unset=True).items()
+            if k in ("spatial_x", "spatial_y", "spatial_factors")
+        }
 
 
 class Dataflow(BaseModel):
@@ -127,6 +150,7 @@ class Dataflow(BaseModel):
     name: str
     description: str = ""
     rules: tuple[Rule, ...] = ()
+    includes: tuple[Dataflow, ...] = ()
 
     def rule(self, level: str) -> Rule | None:
         for r in self.rules:
@@ -144,6 +168,19 @@ class Dataflow(BaseModel):
                     source=source,
                     field="rules",
                 )
+        for flow in self.includes:
+            flow.check(arch, source)
+
+    @property
+    def optional_levels(self) -> tuple[str, ...]:
+        """Levels the mapping may leave unused (``Rule.optional``)."""
+        return tuple(r.level for r in self.rules if r.optional)
+
+    @property
+    def unused_levels(self) -> tuple[str, ...]:
+        """Levels the dataflow leaves unused: they keep nothing and run no loops (``os``'s
+        weight collector)."""
+        return tuple(r.level for r in self.rules if r.keep == () and r.temporal == ())
 
     def merged(self, other: Dataflow, name: str | None = None) -> Dataflow:
         """This dataflow's rules refined by ``other``'s (per level, other's fields win)."""
@@ -167,7 +204,67 @@ class Dataflow(BaseModel):
             text = rule.describe() if rule is not None else ""
             lines.append(f"  {lvl.name:<22} {text or 'any loops'}")
         lines.append(f"  {arch.compute.name:<22} MAC")
+        if self.includes:
+            names = ", ".join(f.name for f in self.includes)
+            lines.append(f"  (also searched: the mapspaces of {names})")
         return "\n".join(lines)
+
+
+def without_levels(arch: Arch, flow: Dataflow, names: tuple[str, ...]) -> tuple[Arch, Dataflow]:
+    """``arch`` without the storage levels ``names``, and ``flow``'s rules on it.
+
+    A level removed passes data straight through: its parent then feeds its children, over the
+    one fan-out of the two that spreads data (the other must be one to one), with that fan-out's
+    network and dataflow rules. The result is the design without the level (a MAGNet collector
+    of depth 0), so that a mapping of it is a mapping of ``arch`` that leaves the level unused.
+    ``flow``'s ``includes`` are dropped (they are searched on ``arch`` itself).
+    """
+    inner = list(arch.inner_first)
+    fanouts = list(arch.fanouts)
+    rules = {r.level: r for r in flow.rules}
+    keep = [i for i, lvl in enumerate(inner) if lvl.name not in names]
+    pipeline = set(arch.pipeline.registers.values()) if arch.pipeline is not None else set()
+    for name in names:
+        li = arch.level_index(name)
+        if li == len(inner) - 1 or name in pipeline:
+            raise MagnetError(
+                f"level {name!r} cannot be left unused (the outermost level and a systolic "
+                "pipeline's registers always hold their data)",
+                field="optional",
+            )
+    levels: list = []
+    new_rules: dict[str, Rule] = {}
+    below = -1  # the kept level below the current one (-1: the MACs)
+    for i in keep:
+        lvl, rule = inner[i], rules.get(inner[i].name)
+        spreading = [j for j in range(below + 1, i + 1) if fanouts[j] != (1, 1)]
+        if len(spreading) > 1:
+            raise MagnetError(
+                f"cannot leave {', '.join(inner[j].name for j in range(below + 1, i))} unused: "
+                f"the fan-outs of {', '.join(inner[j].name for j in spreading)} both spread data",
+                field="optional",
+            )
+        source = spreading[0] if spreading else i
+        if source != i:  # the fan-out of a removed level below moves up to this one
+            lvl = lvl.model_copy(update={"fanout": inner[source].fanout})
+            moved = rules.get(inner[source].name)
+            fields = rule.model_dump(exclude_unset=True) if rule is not None else {}
+            for k in ("spatial_x", "spatial_y", "spatial_factors"):
+                fields.pop(k, None)
+            fields.update(moved.spatial if moved is not None else {})
+            fields["level"] = lvl.name
+            rule = Rule(**fields) if len(fields) > 1 else None
+        levels.append(lvl)
+        if rule is not None:
+            new_rules[lvl.name] = rule
+        below = i
+    reduced = arch.model_copy(update={"levels": tuple(reversed(levels))})
+    reduced = Arch.model_validate(reduced.model_dump())  # fresh derived views
+    # the design without the levels is one variant: what is left of it is not optional there
+    kept = [new_rules[r.level] for r in flow.rules if r.level in new_rules]
+    kept += [r for name, r in new_rules.items() if name not in rules]
+    rules_out = tuple(r.model_copy(update={"optional": False}) if r.optional else r for r in kept)
+    return reduced, flow.model_copy(update={"rules": rules_out, "includes": ()})
 
 
 def load_dataflow(path: str | Path) -> Dataflow:
@@ -182,4 +279,4 @@ def load_dataflow(path: str | Path) -> Dataflow:
         raise MagnetError(message, source=str(path)) from None
 
 
-__all__ = ["DIMS", "Dataflow", "Rule", "load_dataflow"]
+__all__ = ["DIMS", "Dataflow", "Rule", "load_dataflow", "without_levels"]

@@ -8,6 +8,14 @@ keeps the best and stops the search (raises ``BudgetExhausted``) when the budget
 ``map`` returns a ``MapOutcome``: ``mapped`` (the search ran to its end), ``budget_exhausted``
 (the budget ended it; the best mapping found so far, if any) or ``infeasible`` (no mapping
 of this layer can run on this design, with the level, operand and excess that prevent it).
+
+A design's mapspace is the union of its own and its ``alternatives``' (``Design``: the named
+dataflows ``free`` includes, the design without a collector it may leave unused). ``map``
+runs the whole search on each of them, with the same seed and budget, exactly as it would
+run on that design alone, prices each one's best mapping on the design itself and keeps the
+best: so ``free`` is never worse than a named dataflow, and a collector never costs more than
+its own clock and static energy over the design without it.
+
 Bad input (an unknown option, a malformed dataflow) raises ``MagnetError``; an infeasible
 design never raises.
 
@@ -29,7 +37,7 @@ import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
-from magnet.mapper.space import Space
+from magnet.mapper.space import Space, describe, lift
 from magnet.mapping.evaluate import (
     BatchResult,
     Result,
@@ -40,7 +48,7 @@ from magnet.mapping.evaluate import (
 from magnet.mapping.mapping import MappingBatch
 from magnet.mapping.records import LayerRecord, MapperStats
 from magnet.registry import BUILT_IN, ENTRY_POINT, Registry
-from magnet.templates.design import Design
+from magnet.templates.design import Design, searched_designs
 from magnet.units import real_number, whole_number
 from magnet.workload.layer import Layer
 
@@ -51,7 +59,9 @@ class Budget(BaseModel):
     """How much a mapper may spend on one layer: mappings priced and / or seconds.
 
     None is no limit. A mapper checks the budget after every batch it prices, so it may
-    overshoot ``evaluations`` by at most one batch.
+    overshoot ``evaluations`` by at most one batch. A design with alternatives (``Mapper.map``)
+    gives each mapspace of the union the whole ``evaluations`` (so that its search is that of
+    the design alone) and an equal share of the ``seconds``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -192,6 +202,9 @@ class MapOutcome:
     seconds: float = 0.0
     mapspace_size: float = 0.0
     history: list[float] = field(default_factory=list)
+    #: which alternative of the design the best mapping came from (None: the design's own
+    #: mapspace), e.g. ``ws-local-os`` or ``os-local-ws without AccumulationCollector``
+    searched_as: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -264,40 +277,101 @@ class Mapper(ABC):
         """The best mapping of ``layer`` on ``design`` (never raises for infeasibility)."""
         start = time.perf_counter()
         outcome = MapOutcome("infeasible", layer, design, self.name, self.objective)
+        best_score = np.inf
+        exhausted = False
+        reasons: list[str] = []
+        union = searched_designs(design)
+        # each mapspace gets the whole evaluation budget (its search is then the search of
+        # that design alone) and its share of the seconds (a layer takes at most its budget)
+        b = self.budget
+        budget = (
+            b if b.seconds is None else b.model_copy(update={"seconds": b.seconds / len(union)})
+        )
+        for searched in union:
+            run = self._search(layer, searched, budget, self._progress(outcome, start))
+            outcome.mappings_evaluated += run.evaluated
+            outcome.valid_mappings += run.valid
+            outcome.mapspace_size += run.size
+            outcome.history += run.history
+            exhausted |= run.exhausted
+            if run.best is None:
+                reasons.append(run.reason or "")
+                continue
+            batch, result = run.best
+            if searched.arch is not design.arch:  # its best mapping, priced on the design
+                batch = lift(batch, searched.arch, design.arch)
+                result = evaluate_batch(
+                    layer_view(layer, design.arch), design.arch, batch, design.costs
+                )
+            score = float(self.objective.score(result)[0])
+            if score < best_score:
+                best_score = score
+                outcome.result = Result(
+                    layer,
+                    design.arch,
+                    batch.mapping(0, design.arch),
+                    design.costs,
+                    result,
+                    batch.keep,
+                )
+                outcome.searched_as = describe(searched, design)
+        outcome.seconds = time.perf_counter() - start
+        if outcome.result is not None:
+            outcome.status = "budget_exhausted" if exhausted else "mapped"
+            if exhausted:
+                outcome.reason = f"the budget ({self.budget.describe()}) ended the search"
+        else:
+            outcome.status = "budget_exhausted" if exhausted else "infeasible"
+            outcome.reason = reasons[0]
+        return outcome
+
+    def _progress(
+        self, outcome: MapOutcome, start: float
+    ) -> Callable[[int, float, float], None] | None:
+        """``self.progress`` for one search of a union: counts and seconds of the whole."""
+        if self.progress is None:
+            return None
+        report, before, size = self.progress, outcome.mappings_evaluated, outcome.mapspace_size
+
+        def progress(evaluated: int, space_size: float, _elapsed: float) -> None:
+            report(before + evaluated, size + space_size, time.perf_counter() - start)
+
+        return progress
+
+    def _search(
+        self,
+        layer: Layer,
+        design: Design,
+        budget: Budget,
+        progress: Callable[[int, float, float], None] | None,
+    ) -> _Run:
+        """The search of ``design``'s own mapspace (not its alternatives')."""
         try:
             space = Space(layer_view(layer, design.arch), design.arch, design.dataflow)
         except DesignInfeasible as exc:
-            outcome.reason = str(exc)
-            return outcome
-        outcome.mapspace_size = space.size()
+            return _Run(reason=str(exc))
         self.prepare(space)
-        tracker = Tracker(space, design, self.objective, self.budget, self.progress)
+        tracker = Tracker(space, design, self.objective, budget, progress)
         exhausted = False
         try:
             self.search(space, tracker, np.random.default_rng(self.seed))
         except BudgetExhausted:
             exhausted = True
-        outcome.mappings_evaluated = tracker.evaluated
-        outcome.valid_mappings = tracker.valid
-        outcome.history = tracker.history
-        outcome.seconds = time.perf_counter() - start
-        if tracker.best is not None:
-            batch, result = tracker.best
-            outcome.status = "budget_exhausted" if exhausted else "mapped"
-            outcome.result = Result(
-                layer, design.arch, batch.mapping(0, design.arch), design.costs, result, batch.keep
-            )
+        run = _Run(
+            tracker.best,
+            exhausted,
+            tracker.evaluated,
+            tracker.valid,
+            space.size(),
+            tracker.history,
+        )
+        if tracker.best is None:
+            run.reason = _why_no_mapping(space, tracker)
             if exhausted:
-                outcome.reason = f"the budget ({self.budget.describe()}) ended the search"
-        elif exhausted:
-            outcome.status = "budget_exhausted"
-            outcome.reason = (
-                f"no valid mapping within the budget ({self.budget.describe()}); "
-                + _why_no_mapping(space, tracker)
-            )
-        else:
-            outcome.reason = _why_no_mapping(space, tracker)
-        return outcome
+                run.reason = (
+                    f"no valid mapping within the budget ({self.budget.describe()}); " + run.reason
+                )
+        return run
 
     def prepare(self, space: Space) -> None:  # noqa: B027 (a hook: doing nothing is the default)
         """Called once per layer before ``search`` (e.g. to refuse a space too large)."""
@@ -305,6 +379,19 @@ class Mapper(ABC):
     @abstractmethod
     def search(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> None:
         """Propose mappings of ``space`` and price them with ``tracker.price``."""
+
+
+@dataclass
+class _Run:
+    """One mapspace's search: its best (mapping, result) on its own design, and its counts."""
+
+    best: tuple[MappingBatch, BatchResult] | None = None
+    exhausted: bool = False
+    evaluated: int = 0
+    valid: int = 0
+    size: float = 0.0
+    history: list[float] = field(default_factory=list)
+    reason: str | None = None
 
 
 def _why_no_mapping(space: Space, tracker: Tracker) -> str:

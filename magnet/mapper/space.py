@@ -14,6 +14,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,9 @@ from magnet.workload.dims import (
     parse_operand,
 )
 from magnet.workload.layer import Layer, operand_words
+
+if TYPE_CHECKING:
+    from magnet.templates.design import Design
 
 _REL = np.zeros((3, NUM_DIMS), dtype=bool)
 for _op, _dims in RELEVANT.items():
@@ -409,3 +413,41 @@ def prefix_ok(batch: MappingBatch, li: int, prefix: list[int]) -> np.ndarray:
     prefix_max = np.where(active[prefix], rank[prefix], -1).max(axis=0)
     others_min = np.where(active[others], rank[others], big).min(axis=0) if others else big
     return ok & (prefix_max < others_min)
+
+
+def lift(batch: MappingBatch, reduced: Arch, arch: Arch) -> MappingBatch:
+    """Mappings of ``reduced`` (``arch`` without some levels, ``without_levels``) as mappings
+    of ``arch`` that leave those levels unused: no loops, nothing kept, and each fan-out's
+    factors on the level of ``arch`` whose fan-out spreads data as the reduced one does."""
+    nl, n = len(arch.levels), batch.size
+    t = np.ones((nl, NUM_DIMS, n), dtype=batch.factors_t.dtype)
+    sx, sy = np.ones_like(t), np.ones_like(t)
+    rank = np.repeat(np.arange(NUM_DIMS, dtype=batch.rank.dtype)[None, :, None], nl, 0)
+    rank = np.repeat(rank, n, axis=2)
+    keep = np.zeros((nl, 3), dtype=bool)
+    below = -1
+    for i, lvl in enumerate(reduced.inner_first):
+        li = arch.level_index(lvl.name)
+        t[li], rank[li], keep[li] = batch.factors_t[i], batch.rank[i], batch.keep[i]
+        spreading = [j for j in range(below + 1, li + 1) if arch.fanouts[j] != (1, 1)]
+        fan = spreading[0] if spreading else li
+        sx[fan], sy[fan] = batch.spatial_x[i], batch.spatial_y[i]
+        below = li
+    return MappingBatch(t, sx, sy, rank, keep)
+
+
+def describe(searched: Design, design: Design) -> str | None:
+    """How an alternative of ``design`` differs from it (None: not at all, but for the levels
+    its dataflow leaves unused), e.g. ``os-local-ws without AccumulationCollector``."""
+    names = {lvl.name for lvl in searched.arch.levels}
+    unused = (
+        set(design.dataflow.unused_levels)
+        if searched.dataflow.name == design.dataflow.name
+        else set()
+    )
+    missing = [
+        lvl.name for lvl in design.arch.levels if lvl.name not in names and lvl.name not in unused
+    ]
+    if searched.dataflow.name == design.dataflow.name and not missing:
+        return None
+    return searched.dataflow.name + (f" without {', '.join(missing)}" if missing else "")

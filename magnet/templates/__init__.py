@@ -18,7 +18,7 @@ from typing import Any
 from magnet.arch.load import arch_from_tree
 from magnet.arch.spec import Arch
 from magnet.dataflow import Dataflow, load_dataflow
-from magnet.errors import MagnetError
+from magnet.errors import DesignInfeasible, MagnetError
 from magnet.files import read_yaml
 from magnet.templates.base import (
     Template,
@@ -116,7 +116,11 @@ def dataflow_for(arch: Arch, spec: str | Dataflow | None) -> Dataflow:
         flow.check(arch, name)
         return flow
     if arch.template is not None:
-        return get_template(arch.template).dataflow(arch, name)
+        template = get_template(arch.template)
+        flow = template.dataflow(arch, name)
+        if name == "free":  # free contains every named dataflow: its search covers theirs
+            flow = flow.model_copy(update={"includes": _named_dataflows(template, arch)})
+        return flow
     if name == "free":
         return Dataflow(name="free", description="no rules")
     raise MagnetError(
@@ -124,6 +128,18 @@ def dataflow_for(arch: Arch, spec: str | Dataflow | None) -> Dataflow:
         "use 'free' or a dataflow YAML file",
         field="--dataflow",
     )
+
+
+def _named_dataflows(template: Template, arch: Arch) -> tuple[Dataflow, ...]:
+    """The template's named dataflows that can run on ``arch`` (not ``free``)."""
+    out = []
+    for other in template.dataflows:
+        if other != "free":
+            try:
+                out.append(template.dataflow(arch, other))
+            except DesignInfeasible:
+                continue  # e.g. a dataflow that holds data in a collector arch lacks
+    return tuple(out)
 
 
 __all__ = [

@@ -301,6 +301,12 @@ class Simba(Template):
             for level, fields in source.items():
                 if level in present:
                     rules.setdefault(level, {"level": level}).update(fields)
+        # a collector the dataflow neither needs nor bypasses may be left unused: a design
+        # with it can do all the design without it does (MAGNet's collectors are optional)
+        for level in _DEPTH:
+            needed = level in _NEEDS.get(name, ()) or "keep" in _RULES[name].get(level, {})
+            if level in present and not needed:
+                rules.setdefault(level, {"level": level})["optional"] = True
         return Dataflow(
             name=name,
             description=self.dataflows[name],
