@@ -18,6 +18,14 @@ from magnet.files import read_yaml
 from tests.conftest import REPO
 
 FOLDER = REPO / "experiments" / "published-points"
+#: The MAGNet-like design of ours (1,024 MACs: 16-wide vector MACs, 32 per PE, 2 PEs, a
+#: weight collector of 4 and an accumulation collector of 16), as the published-points
+#: experiment defines it, without its operating point (the template's default clock).
+MAGNET_LIKE = {
+    k: v
+    for k, v in read_yaml(FOLDER / "config.yaml")["designs"]["magnet-like-0.85v"]["params"].items()
+    if k != "voltage_v"
+}
 
 
 def _experiment():
