@@ -190,6 +190,21 @@ def test_an_activation_the_global_buffer_cannot_hold_goes_off_chip() -> None:
     assert result.record().dram_bytes == 2 * (256 + 3136 + 3136)
 
 
+def test_an_activation_kept_on_chip_shortens_a_memory_bound_run() -> None:
+    # The pair at 1 GB/s and 1 GHz (1 byte per cycle): each layer moves 256 + 3136 bytes
+    # (above) -> 3,392 cycles, far above its 3,136 x 16 MACs / 1,024 MACs = 49 compute cycles;
+    # alone each would move 256 + 3136 + 3136 = 6,528 bytes -> 6,528 cycles.
+    net = Network.of("pair", [FIRST, SECOND])
+    arch = mg.templates.simba(dram_bandwidth=1)
+    result = mg.evaluate(net, arch, dataflow="os-local-ws", objective="energy")
+    assert [row.latency_cycles for row in result.record().layers] == [3392, 3392]
+    assert [result.result(e.layer).latency_cycles for e in net] == [6528, 6528]
+    assert result.latency_cycles == 2 * 3392
+    # static energy is paid over the shorter run too: it is smaller than the layers' alone
+    alone = sum(result.result(e.layer).energy_pj_by_category["static"] for e in net)
+    assert result.energy_pj_by_category["static"] < alone
+
+
 def test_given_mappings_keep_the_same_rule() -> None:
     result = _pair("64KiB")
     mappings = LayerMappings(

@@ -94,7 +94,10 @@ def _fits(producer: Result, consumer: Result) -> bool:
     out_home, in_home = _home(arch, Operand.O), _home(arch, Operand.I)
     if out_home is None or in_home is None:
         return False
-    words = producer.layer.operand_size(Operand.O)
+    li_out, li_in = arch.level_index(out_home.name), arch.level_index(in_home.name)
+    if not (producer.keep[li_out, Operand.O] and consumer.keep[li_in, Operand.I]):
+        return False  # a mapping that bypasses the global buffer does not pass through it
+    words = max(producer.layer.operand_size(Operand.O), consumer.layer.operand_size(Operand.I))
     bits = words * in_home.bits(Operand.I)  # a finished activation, at the input width
     for lvl in {out_home.name: out_home, in_home.name: in_home}.values():
         li = arch.level_index(lvl.name)
@@ -139,9 +142,11 @@ class NetworkResult:
         output is i + 1's input (``Network.handoffs``: the ONNX graph or the zoo's, else the
         list order), the activation stays in the global buffer (the outermost on-chip level
         keeping outputs, and the one keeping inputs) when that level holds the whole
-        activation (at the input width) together with the larger of what either layer's
-        mapping keeps there besides it (i's inputs and weights, i + 1's outputs and weights;
-        a streaming level's tiles pass through and take no room). Then i + 1 reads no input
+        activation (at the input width; the larger of i's output and i + 1's input window
+        box) together with the larger of what either layer's mapping keeps there besides it
+        (i's inputs and weights, i + 1's outputs and weights; a streaming level's tiles pass
+        through and take no room), and both mappings pass the activation through that level
+        (neither bypasses it). Then i + 1 reads no input
         from DRAM, and, when no other layer needs the activation, i writes no output to DRAM
         (its partial sums never went back and forth, or it would not fit). The on-chip
         traffic is charged as the mappings count it: i's output leaves the global buffer
