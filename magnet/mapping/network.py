@@ -97,8 +97,9 @@ def _fits(producer: Result, consumer: Result) -> bool:
     li_out, li_in = arch.level_index(out_home.name), arch.level_index(in_home.name)
     if not (producer.keep[li_out, Operand.O] and consumer.keep[li_in, Operand.I]):
         return False  # a mapping that bypasses the global buffer does not pass through it
-    words = max(producer.layer.operand_size(Operand.O), consumer.layer.operand_size(Operand.I))
-    bits = words * in_home.bits(Operand.I)  # a finished activation, at the input width
+    # the activation is the producer's finished output, at the input width (the consumer's
+    # zero padding, part of its input window box, is made on the fly, not stored)
+    bits = producer.layer.operand_size(Operand.O) * in_home.bits(Operand.I)
     for lvl in {out_home.name: out_home, in_home.name: in_home}.values():
         li = arch.level_index(lvl.name)
         others = 0.0
@@ -142,8 +143,8 @@ class NetworkResult:
         output is i + 1's input (``Network.handoffs``: the ONNX graph or the zoo's, else the
         list order), the activation stays in the global buffer (the outermost on-chip level
         keeping outputs, and the one keeping inputs) when that level holds the whole
-        activation (at the input width; the larger of i's output and i + 1's input window
-        box) together with the larger of what either layer's mapping keeps there besides it
+        activation (i's output at the input width; i + 1's zero padding is not stored)
+        together with the larger of what either layer's mapping keeps there besides it
         (i's inputs and weights, i + 1's outputs and weights; a streaming level's tiles pass
         through and take no room), and both mappings pass the activation through that level
         (neither bypasses it). Then i + 1 reads no input
