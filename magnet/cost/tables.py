@@ -198,17 +198,6 @@ class DramTechnologyTable(_Strict):
             )
         return self
 
-    def get(self, name: str, *, field: str = "dram_technology") -> DramTechnology:
-        """The technology called ``name``; an unknown name lists the known ones."""
-        found = self.technologies.get(name)
-        if found is None:
-            raise MagnetError(
-                f"unknown DRAM technology {name!r}; allowed: {', '.join(self.technologies)}",
-                source=str(DRAM_TABLE),
-                field=field,
-            )
-        return found
-
 
 class NetworkTable(_Strict):
     energy_pj_per_bit_per_mm: Number
