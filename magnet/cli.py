@@ -503,6 +503,7 @@ def archs(as_json: bool) -> None:
                     for key, number in (
                         ("energy_pj_per_bit", tech.energy_pj_per_bit),
                         ("channel_bandwidth_gb_per_s", tech.channel_bandwidth_gb_per_s),
+                        ("default_channels", tech.default_channels),
                     )
                 },
             }
@@ -528,13 +529,16 @@ def archs(as_json: bool) -> None:
         "energy is a quoted figure [PQ]; [P] primary, [PQ] quoted, [S] secondary, "
         "[D] derived):"
     )
-    click.echo(f"  {'name':<8} {'pJ/bit':>7} {'GB/s/ch':>8}  channel")
+    click.echo(f"  {'name':<8} {'pJ/bit':>7} {'GB/s/ch':>8} {'channels':>8}  channel")
     for name, t in data["dram_technologies"].items():
         energy, bandwidth = t["energy_pj_per_bit"], t["channel_bandwidth_gb_per_s"]
+        channels = t["default_channels"]
         click.echo(
-            f"  {name:<8} {energy['value']:>7g} {bandwidth['value']:>8g}  {t['description']}"
+            f"  {name:<8} {energy['value']:>7g} {bandwidth['value']:>8g} "
+            f"{channels['value']:>8g}  {t['description']}"
             f"{' (default)' if t['default'] else ''}\n"
-            f"           energy: {energy['basis']}\n           bandwidth: {bandwidth['basis']}"
+            f"           energy: {energy['basis']}\n           bandwidth: {bandwidth['basis']}\n"
+            f"           channels (default): {channels['basis']}"
         )
 
 

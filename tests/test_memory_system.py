@@ -32,11 +32,13 @@ def test_the_table_has_every_technology_with_its_provenance() -> None:
     assert set(TECHNOLOGIES) <= set(table.technologies)
     assert table.default == "lpddr4"
     for tech in table.technologies.values():
-        for number in (tech.energy_pj_per_bit, tech.channel_bandwidth_gb_per_s):
+        for number in (
+            tech.energy_pj_per_bit,
+            tech.channel_bandwidth_gb_per_s,
+            tech.default_channels,
+        ):
             assert number.value > 0
-            assert (number.source, number.derived, number.assumption).count(None) == 1 or (
-                number.assumption and number.reason
-            )
+            assert number.source or number.derived or (number.assumption and number.reason)
     # LPDDR5's energy was not found [NF]: an assumption, labelled so
     assert table.technologies["lpddr5"].energy_pj_per_bit.assumption
     # cited figures: HBM2 3.97 pJ/bit (O'Connor et al. MICRO 2017, Sec. 1, 2.1), 16 x 16 GB/s
@@ -58,7 +60,13 @@ def test_bandwidth_is_channels_times_the_technology_unless_overridden() -> None:
     # simba at 1 GHz, 8-bit words at DRAM: GB/s = bytes per cycle = words per cycle.
     # default: 4 LPDDR4 x16 channels x 6.4 GB/s (3200 MT/s x 2 bytes) = 25.6 GB/s
     assert mg.templates.simba().levels[0].shared_bandwidth == pytest.approx(25.6)
-    # 2 HBM2 stacks x 256 GB/s
+    # the channels default to the technology's interface: one HBM2 stack, 256 GB/s; one
+    # x64 DDR4-3200 channel, 25.6 GB/s; 2 HBM2 stacks x 256 GB/s
+    one = mg.templates.simba(dram_technology="hbm2")
+    assert one.levels[0].shared_bandwidth == pytest.approx(256.0)
+    assert mg.templates.eyeriss(clock_ghz=1, dram_technology="ddr4").levels[0].shared_bandwidth == (
+        pytest.approx(25.6 / 2)  # 16-bit words
+    )
     two = mg.templates.simba(dram_technology="hbm2", dram_channels=2)
     assert two.levels[0].shared_bandwidth == pytest.approx(512.0)
     # an explicit bandwidth overrides; 'stall-free' is unlimited (SCALE-Sim)

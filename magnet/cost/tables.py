@@ -180,6 +180,14 @@ class DramTechnology(_Strict):
     description: str = Field(min_length=1)
     energy_pj_per_bit: Number
     channel_bandwidth_gb_per_s: Number
+    default_channels: Number
+
+    @model_validator(mode="after")
+    def _whole_channels(self) -> DramTechnology:
+        channels = self.default_channels.value
+        if channels < 1 or channels != int(channels):
+            raise ValueError(f"default_channels must be a whole number >= 1, got {channels:g}")
+        return self
 
 
 class DramTechnologyTable(_Strict):

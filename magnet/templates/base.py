@@ -106,12 +106,12 @@ class TemplateParams(BaseModel):
         f"bandwidth per channel from cost/tables/dram.yaml; default {_DRAM.default} (its "
         "energy is a quoted figure [PQ])",
     )
-    dram_channels: Int = Field(
-        1,
+    dram_channels: Int | None = Field(
+        None,
         ge=1,
         le=64,
-        description="DRAM channels (HBM: stacks); bandwidth = channels x the "
-        "technology's channel bandwidth",
+        description="DRAM channels (HBM: stacks); bandwidth = channels x the technology's "
+        "channel bandwidth (None: the technology's default, a 64-bit interface or one stack)",
     )
     dram_bandwidth: DramBandwidth = Field(
         None,
@@ -131,13 +131,14 @@ class TemplateParams(BaseModel):
     @property
     def dram_gb_per_s(self) -> float | None:
         """The DRAM bandwidth in GB/s (None: stall-free): ``dram_bandwidth`` when given, else
-        ``dram_channels`` x the technology's channel bandwidth."""
+        ``dram_channels`` (default: the technology's) x the technology's channel bandwidth."""
         if self.dram_bandwidth == "stall-free":
             return None
         if self.dram_bandwidth is not None:
             return float(self.dram_bandwidth)
-        channel = _DRAM.technologies[self.dram_technology].channel_bandwidth_gb_per_s
-        return self.dram_channels * channel.value
+        tech = _DRAM.technologies[self.dram_technology]
+        channels = self.dram_channels or tech.default_channels.value
+        return channels * tech.channel_bandwidth_gb_per_s.value
 
 
 class Template(ABC):

@@ -54,12 +54,6 @@ class SimbaParams(TemplateParams):
     pe_rows: Int = Field(4, ge=1, le=256, description="PE array rows")
     pe_cols: Int = Field(4, ge=1, le=256, description="PE array columns")
     global_buffer: Bytes = Field(64 * 1024, description="global buffer [bytes]")
-    dram_channels: Int = Field(
-        4,
-        ge=1,
-        le=64,
-        description="DRAM channels (HBM: stacks); default 4: a 64-bit LPDDR4 interface",
-    )
     number_format: Literal["int", "fp16", "bf16"] = Field(
         "int", description="MAC number format (fp16 / bf16 take 16-bit operands)"
     )

@@ -29,12 +29,6 @@ class SystolicParams(TemplateParams):
     filter_sram: Bytes = Field(256 * 1024, description="filter SRAM [bytes]")
     ofmap_sram: Bytes = Field(128 * 1024, description="ofmap SRAM [bytes]")
     word_bits: Int = Field(8, ge=2, le=32, description="word width [bits]")
-    dram_channels: Int = Field(
-        4,
-        ge=1,
-        le=64,
-        description="DRAM channels (HBM: stacks); default 4: a 64-bit LPDDR4 interface",
-    )
 
 
 # dataflow -> the operand it keeps stationary and the PE register that holds it
