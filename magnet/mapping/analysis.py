@@ -386,22 +386,24 @@ def _im2col_on_chip(
 
     The GEMM view counts inputs as im2col words (each input word repeated up to R*S times),
     which is right for the on-chip reads (SCALE-Sim's SRAM IFMAP reads) but not for DRAM,
-    which sends the tensor's words to the level it fills; that level (its address generator)
-    expands them. So a DRAM level's input reads, and the fills of the level below it, are the
-    view's counts divided by the expansion (im2col words / tensor words): a layer read once
-    reads exactly its input tensor, as SCALE-Sim's DRAM IFMAP reads count it. When DRAM loops
-    split the output pixels, the rows a tile's windows share with its neighbour's (the halo)
-    are not counted again: an approximation of at most (S - 1) input rows per tile.
+    which sends the tensor's words to the SRAM it fills; that SRAM (its address generator)
+    expands them (a mapping that bypasses the SRAM, DRAM feeding registers, has no such
+    buffer: DRAM then sends the im2col words). So a DRAM level's input reads, and the fills
+    of the SRAM below it, are the view's counts times tensor words / im2col words: a layer
+    read once reads exactly its input tensor, as SCALE-Sim's DRAM IFMAP reads count it. When
+    DRAM loops split the output pixels, the rows a tile's windows share with its neighbour's
+    (the halo) are not counted again: an approximation of at most (S - 1) input rows per tile.
     """
     tensor, im2col = layer.input_tensor_words, max(layer.input_tensor_words, layer.operand_size(I_))
     keepers = [li for li in range(len(arch.levels)) if keep[li, I_]]
     for li in keepers:
-        if arch.inner_first[li].component != "dram":
-            continue
-        reads[li, I_] = reads[li, I_] * tensor / im2col
         below = [k for k in keepers if k < li]
-        if below:
-            fills[below[-1], I_] = fills[below[-1], I_] * tensor / im2col
+        if arch.inner_first[li].component != "dram" or not below:
+            continue
+        if arch.inner_first[below[-1]].component != "sram":
+            continue  # no buffer to expand it: DRAM sends the im2col words themselves
+        reads[li, I_] = reads[li, I_] * tensor / im2col
+        fills[below[-1], I_] = fills[below[-1], I_] * tensor / im2col
 
 
 def _input_deltas(
