@@ -147,11 +147,11 @@ class NetworkResult:
         together with the larger of what either layer's mapping keeps there besides it
         (i's inputs and weights, i + 1's outputs and weights; a streaming level's tiles pass
         through and take no room), and both mappings pass the activation through that level
-        (neither bypasses it). Then i + 1 reads no input
-        from DRAM, and, when no other layer needs the activation, i writes no output to DRAM
-        (its partial sums never went back and forth, or it would not fit). The on-chip
-        traffic is charged as the mappings count it: i's output leaves the global buffer
-        and i + 1's input enters it, as a copy between its regions would. Weights are not
+        (neither bypasses it). Then i + 1 reads no input from DRAM, and, when no other layer
+        needs the activation, i writes no output to DRAM (nor reads partial sums back: the
+        region that holds the whole activation holds them). The on-chip traffic is charged
+        as the mappings count it: i's output leaves the global buffer and i + 1's input
+        enters it, as a copy between its regions would. Weights are not
         carried between layers (each layer has its own); a batch is the N of each layer's
         loop nest, so weights resident across a batch are the mapping's own reuse. Energy
         and latency (DRAM cycles, and static energy over the shorter run) are priced again
