@@ -30,7 +30,7 @@ TECHNOLOGIES = ("ddr4", "lpddr4", "lpddr5", "hbm2", "hbm3")
 
 # ---- the table -----------------------------------------------------------------------------------
 def test_the_table_has_every_technology_with_its_provenance() -> None:
-    table = load_dram_table(DRAM_TABLE)
+    table = load_dram_table()
     assert set(TECHNOLOGIES) <= set(table.technologies)
     assert table.default == "lpddr4"
     for tech in table.technologies.values():
@@ -48,6 +48,20 @@ def test_the_table_has_every_technology_with_its_provenance() -> None:
     assert table.technologies["hbm2"].channel_bandwidth_gb_per_s.value == 16 * 16
     # DDR4: 1300 pJ per 64-bit access (Jouppi et al. ISCA 2021 Table 2) = 20.3125 pJ/bit
     assert table.technologies["ddr4"].energy_pj_per_bit.value == 1300 / 64
+
+
+def test_a_broken_dram_table_names_the_file_and_the_field(tmp_path: Path) -> None:
+    text = DRAM_TABLE.read_text()
+    path = tmp_path / "dram.yaml"
+    # the LPDDR5 energy without its assumption label
+    path.write_text(
+        text.replace('      assumption: true\n      reason: "[NF]', '      note: "[NF]', 1)
+    )
+    with pytest.raises(MagnetError, match=r"dram.yaml.*lpddr5\.energy_pj_per_bit"):
+        load_dram_table(path)
+    path.write_text(text.replace("default: lpddr4", "default: ddr9"))
+    with pytest.raises(MagnetError, match=r"default 'ddr9' is not a technology; allowed: ddr4"):
+        load_dram_table(path)
 
 
 @pytest.mark.parametrize("template", sorted(BUILTIN))
