@@ -28,7 +28,7 @@ another node is scaled with magnet's built-in node factors (``scaling.yaml``).
 
 The same file also loads as ``--cost-model table:cost_models/sram_compiler_28nm.yaml``
 (magnet's generic datasheet model); this class is the hand-written equivalent, to show the
-``CostModel`` contract: ``supports``, ``energy_pj``, ``leakage_pj_per_cycle``, ``area_um2``.
+``CostModel`` contract: ``supports``, ``energy_pj``, ``leakage_mw``, ``area_um2``.
 """
 
 from __future__ import annotations
@@ -75,7 +75,6 @@ class SramCompiler(CostModel):
         self.path = Path(datasheet)
         sheet = yaml.safe_load(self.path.read_text(encoding="utf-8"))
         self.node_nm = float(sheet["technology_nm"])
-        self.per_cycle = 1.0 / (1000.0 * float(sheet.get("clock_ghz", 1.0)))  # uW -> pJ/cycle
         self.rows = {(r["capacity_bytes"], r["width_bits"]): r for r in sheet["sram"]["rows"]}
         self.capacities = sorted({float(c) for c, _ in self.rows})
         self.widths = sorted({float(w) for _, w in self.rows})
@@ -96,11 +95,11 @@ class SramCompiler(CostModel):
         column = {"read": "read_pj", "write": "write_pj", "update": "write_pj"}[action]
         return self._interpolate(component, lambda row: row[column]) * scale
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
+    def leakage_mw(self, component: Component) -> float:
         scale = self._node_factor(component, "leakage")
         if component.cls == "mac":
-            return self.macs[self._format(component)]["leakage_uw"] * self.per_cycle * scale
-        bank = self._interpolate(component, lambda row: row["leakage_uw"] * self.per_cycle)
+            return self.macs[self._format(component)]["leakage_uw"] / 1000.0 * scale  # uW -> mW
+        bank = self._interpolate(component, lambda row: row["leakage_uw"] / 1000.0)
         return bank * component.get("banks", 1) * scale
 
     def area_um2(self, component: Component) -> float | None:

@@ -491,7 +491,11 @@ def archs(as_json: bool) -> None:
             name: {"template": t.name, "params": params} for name, (t, params) in presets().items()
         },
         "templates": {
-            name: {"description": t.description, "parameters": t.parameter_table()}
+            name: {
+                "description": t.description,
+                "critical_path": t.clock_reference.source,
+                "parameters": t.parameter_table(),
+            }
             for name, t in templates().items()
         },
         "dram_technologies": {
@@ -519,6 +523,7 @@ def archs(as_json: bool) -> None:
         click.echo(f"  {name:<14} {p['template']}: {shown}")
     for name, t in data["templates"].items():
         click.echo(f"\ntemplate {name}: {t['description']}")
+        click.echo(f"  critical path (clock vs supply): {t['critical_path']}")
         for row in t["parameters"]:
             click.echo(
                 f"  {row['name']:<18} {row['default']!s:>10}  {row['range']:<18} "

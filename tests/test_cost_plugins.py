@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 import yaml
 
+from magnet import templates
 from magnet.api import evaluate
 from magnet.cost import arch_components, price_arch
 from magnet.cost.base import Component, CostModel
@@ -62,7 +63,14 @@ MAC16_45NM = 0.7874 + 0.05  # Horowitz 16-bit int multiply (derived row) + 16-bi
 
 @pytest.fixture(scope="module")
 def simba():
-    return load_arch("simba-chip")
+    return nominal_simba()
+
+
+def nominal_simba():
+    """simba-chip at 16 nm's nominal supply (0.85 V; its clock fmax there), where the
+    energies of the tables apply unscaled."""
+    params = {k: v for k, v in load_arch("simba-chip").params.items() if k != "clock_ghz"}
+    return templates.simba(**{**params, "voltage_v": 0.85})
 
 
 def storage(cls, capacity_bytes, width_bits=64, **extra):
@@ -93,7 +101,7 @@ def test_doubling_sram_reads_changes_exactly_the_sram_read_entries(simba):
     np.testing.assert_array_equal(after[changed], 2 * before[changed])
     np.testing.assert_array_equal(after[~changed], before[~changed])
     assert np.count_nonzero(before[changed]) >= 4  # every SRAM level is read by someone
-    fields = ("static_pj", "clock_pj", "network_pj", "math_pj", "mac_static_pj", "latency_cycles")
+    fields = ("static_pj", "clock_pj", "control_pj", "network_pj", "math_pj", "latency_cycles")
     for field in fields:
         np.testing.assert_array_equal(getattr(doubled.batch, field), getattr(base.batch, field))
 
@@ -117,7 +125,7 @@ def test_a_declined_component_falls_back_to_the_builtin_table(simba):
         "read_pj",
         "write_pj",
         "update_pj",
-        "leak_pj_per_cycle",
+        "leak_mw",
         "clock_pj_per_cycle",
         "wire_pj_per_bit_mm",
     )
@@ -140,7 +148,7 @@ def _shifted(levels, **dram):
 
 def _worker_layers(spec, jobs):
     """Run in a spawned process: load the model from its spec and evaluate some layers."""
-    arch = load_arch("simba-chip")
+    arch = nominal_simba()
     model = load_cost_model(spec)
     out = {"pid": os.getpid()}
     for name, text, levels in jobs:
@@ -193,7 +201,7 @@ def test_a_loaded_model_pickles_as_its_spec(simba):
 
 # ---- bad plug-ins: one clear line each ---------------------------------------------------
 def test_missing_methods_are_named():
-    message = f"class MissingMethods in {BAD} does not implement leakage_pj_per_cycle, area_um2"
+    message = f"class MissingMethods in {BAD} does not implement leakage_mw, area_um2"
     with pytest.raises(MagnetError, match=re.escape(message)):
         load_cost_model(f"{BAD}:MissingMethods")
 
@@ -340,8 +348,18 @@ def test_built_in_names_are_taken_and_a_registration_can_be_replaced():
         def energy_pj(self, component, action):
             return 1.0
 
-    with pytest.raises(MagnetError, match=r"\(Half\) does not implement leakage_pj_per_cycle"):
+    with pytest.raises(MagnetError, match=r"\(Half\) does not implement leakage_mw"):
         register_cost_model("half", Half)
+
+    class PerCycle(Half):  # written for contract v1: leakage per cycle
+        def leakage_pj_per_cycle(self, component):
+            return 0.0
+
+        def area_um2(self, component):
+            return None
+
+    with pytest.raises(MagnetError, match="contract v2 replaced by leakage_mw"):
+        register_cost_model("per-cycle", PerCycle)
 
 
 def test_entry_points_are_discovered(tmp_path, monkeypatch):
@@ -352,7 +370,7 @@ def test_entry_points_are_discovered(tmp_path, monkeypatch):
         "    name = 'acme'\n"
         "    def supports(self, c): return c.cls == 'dram'\n"
         "    def energy_pj(self, c, a): return 640.0\n"
-        "    def leakage_pj_per_cycle(self, c): return 0.0\n"
+        "    def leakage_mw(self, c): return 0.0\n"
         "    def area_um2(self, c): return None\n"
     )
     info = tmp_path / "acme_costs-1.0.dist-info"
@@ -403,7 +421,7 @@ def test_describe_costs_matches_price_arch(simba):
             "write": costs.write_pj[i],
             "update": costs.update_pj[i],
         }
-        assert row["leakage_pj_per_cycle"] == costs.leak_pj_per_cycle[i]
+        assert row["leakage_mw"] == costs.leak_mw[i]
         assert row["model"] == costs.sources[comp.name]
     assert by_name["MAC"]["energy_pj"] == {"compute": costs.mac_pj}
     gb = [lvl.name for lvl in simba.inner_first].index("GlobalBuffer")
@@ -466,7 +484,7 @@ def test_eyeriss_normalized_ratios():
     # network: 2x per 16-bit word per 1 mm; a 0.5 mm hop is half: 2 x 0.5 x 0.8374 = 0.8374
     hop = Component("net", "network", {"word_bits": 16, "hop_mm": 0.5})
     assert model.energy_pj(hop, "transfer") == pytest.approx(MAC16_45NM, rel=1e-12)
-    assert model.leakage_pj_per_cycle(glb) == 0.0 and model.area_um2(glb) is None
+    assert model.leakage_mw(glb) == 0.0 and model.area_um2(glb) is None
     # at 16 nm the unit scales with the table's dynamic-energy factor 0.32
     rf16 = storage("regfile", 512, width_bits=16, technology_nm=16.0)
     assert model.energy_pj(rf16, "read") == pytest.approx(MAC16_45NM * 0.32, rel=1e-12)
@@ -495,7 +513,7 @@ def test_table_interpolates_between_two_rows():
     assert model.energy_pj(mid, "read") == pytest.approx(math.sqrt(50), rel=1e-12)
     assert model.energy_pj(mid, "write") == pytest.approx(math.sqrt(72), rel=1e-12)
     assert model.energy_pj(mid, "update") == model.energy_pj(mid, "write")
-    assert model.leakage_pj_per_cycle(mid) == pytest.approx(math.sqrt(300) / 1000, rel=1e-12)
+    assert model.leakage_mw(mid) == pytest.approx(math.sqrt(300) / 1000, rel=1e-12)
     assert model.area_um2(mid) == pytest.approx(math.sqrt(40000 * 150000), rel=1e-12)
     # on a row: the row itself
     assert model.energy_pj(storage("sram", 8 * 1024), "read") == 5.0
@@ -529,7 +547,7 @@ def test_table_bilinear_in_log_log_and_flagged_extrapolation():
     # MAC rows: int8 by datatype and bits; 1 uW at 1 GHz = 0.001 pJ per cycle
     int8 = Component("MAC", "mac", {"bits": 8, "datatype": "int"})
     assert model.energy_pj(int8, "compute") == 0.25
-    assert model.leakage_pj_per_cycle(int8) == pytest.approx(0.001)
+    assert model.leakage_mw(int8) == pytest.approx(0.001)
     with pytest.raises(MagnetError, match="no MAC row for format 'fp16'; the datasheet has int8"):
         model.energy_pj(Component("MAC", "mac", {"bits": 16, "datatype": "float"}), "compute")
 
@@ -574,7 +592,7 @@ def test_example_plugin_agrees_with_the_table_model_on_the_same_datasheet(simba)
         assert a["model"] == b["model"]
         for action, value in a["energy_pj"].items():
             assert value == pytest.approx(b["energy_pj"][action], rel=1e-12)
-        assert a["leakage_pj_per_cycle"] == pytest.approx(b["leakage_pj_per_cycle"], rel=1e-12)
+        assert a["leakage_mw"] == pytest.approx(b["leakage_mw"], rel=1e-12)
         if b["area_um2"] is None:  # DRAM and networks have no area
             assert a["area_um2"] is None
         else:
@@ -614,9 +632,7 @@ def test_sram_analytical_equals_the_horowitz_fit_at_its_calibration_point():
     assert model.energy_pj(cal, "read") == pytest.approx(table.energy_pj(cal, "read"), rel=1e-12)
     # area 262144 bits x 0.346 / 0.7 = 129574 um^2; leakage 262144 x 1e-6 = 0.2621 pJ/cycle
     assert model.area_um2(cal) == pytest.approx(table.area_um2(cal), rel=1e-12)
-    assert model.leakage_pj_per_cycle(cal) == pytest.approx(
-        table.leakage_pj_per_cycle(cal), rel=1e-12
-    )
+    assert model.leakage_mw(cal) == pytest.approx(table.leakage_mw(cal), rel=1e-12)
     # the other Horowitz points are predicted within 15 %: 8 KiB 11.25 vs 10, 1 MiB 97.0 vs 100
     for kib, published in ((8, 10.0), (1024, 100.0)):
         energy = model.energy_pj(storage("sram", kib * 1024), "read")

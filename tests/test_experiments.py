@@ -107,6 +107,7 @@ def test_eyeriss_dataflows(tmp_path: Path) -> None:
         "timeloop-agreement",
         "magnet-dse",
         "peer-speed",
+        "published-points",
     ],
 )
 def test_every_experiment_has_its_committed_results(name: str) -> None:

@@ -247,9 +247,10 @@ def test_mac_count_is_the_layers(case) -> None:
     assert (c.mac_instances <= arch.mac_count).all()
     np.testing.assert_allclose(res.utilization, layer.macs / (res.latency_cycles * arch.mac_count))
     assert ((res.utilization > 0) & (res.utilization <= 1)).all()
-    # no adder trees here: every MAC and its input register's clock while it works
+    # no adder trees here: every MAC; the clock of every powered MAC every cycle of the run
+    np.testing.assert_allclose(res.math_pj, layer.macs * costs.mac_pj)
     np.testing.assert_allclose(
-        res.math_pj, layer.macs * (costs.mac_pj + costs.mac_clock_pj_per_cycle)
+        res.mac_clock_pj, arch.mac_count * res.latency_cycles * costs.mac_clock_pj_per_cycle
     )
     for i in np.flatnonzero(res.valid)[:2]:
         r = evaluate(layer, arch, costs, batch.mapping(int(i), arch))

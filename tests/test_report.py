@@ -41,7 +41,7 @@ def limited(tmp_path_factory):
     """A study whose area limit makes some designs infeasible with values."""
     root = tmp_path_factory.mktemp("limited")
     data = yaml.safe_load(SPACE.read_text())
-    data["limits"] = [{"metric": "area_mm2", "max": 0.96}]
+    data["limits"] = [{"metric": "area_mm2", "max": 0.21}]
     data["workloads"] = [str(DATA / "search" / "small_net.yaml")]
     (root / "space.yaml").write_text(yaml.safe_dump(data))
     return search(root / "space.yaml", n_trials=8, storage=str(root / "s.journal"))
@@ -86,7 +86,7 @@ def test_infeasible_designs_show_their_reason(limited) -> None:
     fig = F.figure_json(F.front_2d(limited, "energy_pj", "area_mm2"))
     trace = next(t for t in fig["data"] if t["meta"] == "infeasible")
     assert sorted(trace["customdata"]) == sorted(t.number for t in infeasible)
-    assert all("outside the limit area_mm2&lt;=0.96" in h for h in trace["hovertext"])
+    assert all("outside the limit area_mm2&lt;=0.21" in h for h in trace["hovertext"])
     assert front_numbers(F.front_2d(limited)) == sorted(t.number for t in limited.pareto_front())
 
 

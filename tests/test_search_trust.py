@@ -20,6 +20,7 @@ import magnet as mg
 from magnet.cli import main
 from magnet.cost.base import CostModel
 from magnet.cost.registry import unregister_cost_model
+from magnet.cost.tables import nominal_voltage
 from magnet.search import METRICS, SAMPLERS, SearchSpace, load_study, search
 from magnet.search.storage import open_storage
 from tests.conftest import DATA
@@ -266,19 +267,21 @@ def _mac_model(mac_pj: float, class_name: str = "Custom") -> type[CostModel]:
             "name": "custom",
             "supports": lambda self, c: c.cls == "mac",
             "energy_pj": energy_pj,
-            "leakage_pj_per_cycle": lambda self, c: 0.0,
+            "leakage_mw": lambda self, c: 0.0,
             "area_um2": lambda self, c: 100.0,
         },
     )
 
 
-def _math_pj_and_macs(study) -> dict[str, tuple[float, int]]:
+def _math_pj_and_macs(study) -> dict[str, tuple[float, float]]:
+    """Per design: math energy, and MACs x the dynamic-energy scale of its supply (the
+    designs give a clock and run at the lowest supply that meets it, not 16 nm's 0.85 V)."""
     out = {}
     for t in study.trials("ok"):
         record = t.records[0]
         out[json.dumps(t.params, sort_keys=True)] = (
             record["energy_pj_by_category"]["math"],
-            record["macs"],
+            record["macs"] * (record["voltage_v"] / nominal_voltage(16)) ** 2,
         )
     return out
 
@@ -293,7 +296,7 @@ def _plugin_file(tmp_path: Path, name: str, mac_pj: float) -> Path:
         '        return component.cls == "mac"\n\n'
         "    def energy_pj(self, component, action):\n"
         f"        return {mac_pj}\n\n"
-        "    def leakage_pj_per_cycle(self, component):\n"
+        "    def leakage_mw(self, component):\n"
         "        return 0.0\n\n"
         "    def area_um2(self, component):\n"
         "        return 100.0\n"
@@ -302,8 +305,9 @@ def _plugin_file(tmp_path: Path, name: str, mac_pj: float) -> Path:
 
 
 def _same_designs_delta(a, b, mac_pj_delta: float) -> None:
-    """The same designs, priced by two models whose MAC energies differ by ``mac_pj_delta``:
-    math energy differs by MACs x that (the adder trees come from the built-in table)."""
+    """The same designs, priced by two models whose MAC energies differ by ``mac_pj_delta``
+    (at the nominal supply): math energy differs by MACs x that x the supply's scale (the
+    adder trees come from the built-in table)."""
     ma, mb = _math_pj_and_macs(a), _math_pj_and_macs(b)
     assert ma and set(ma) == set(mb)
     for key, (math_a, macs) in ma.items():
@@ -407,9 +411,9 @@ def test_resume_does_not_replay_the_samplers_designs(tmp_path) -> None:
 
 
 # ---- 8. Optuna's own tools read a magnet study ------------------------------------------------
-def _study_with_every_outcome(tmp_path: Path, max_area_mm2: float = 1.0) -> tuple[str, object]:
+def _study_with_every_outcome(tmp_path: Path, max_area_mm2: float = 0.215) -> tuple[str, object]:
     # ws-local-os needs an accumulation collector: the 8 designs with accum_collector 0 cannot
-    # run it; the other 8 are 0.94-1.07 mm^2, so a 1 mm^2 limit is missed by 2 of them; the
+    # run it; the other 8 are 0.198-0.236 mm^2, so a 0.215 mm^2 limit is missed by 2; the
     # random sampler proposes designs again, answered from the study
     limits = [{"metric": "area_mm2", "max": max_area_mm2}]
     space = space_data(limits=limits, sampler="random", dataflow={"choices": ["ws-local-os"]})
@@ -468,8 +472,8 @@ def test_optuna_dashboard_reads_a_magnet_study(tmp_path) -> None:
 # ---- 9. limits rank as a user expects --------------------------------------------------------
 def test_a_design_that_cannot_run_ranks_below_every_limit_miss(tmp_path) -> None:
     # Optuna ranks infeasible trials by their total constraint violation (smaller first); a
-    # 0.1 mm^2 limit is missed by every design that runs, by 9.4-10.7x
-    _, study = _study_with_every_outcome(tmp_path, max_area_mm2=0.1)
+    # 0.02 mm^2 limit is missed by every design that runs, by 8.9-10.8x
+    _, study = _study_with_every_outcome(tmp_path, max_area_mm2=0.02)
 
     def violation(t) -> float:
         return sum(max(0.0, v) for v in t.constraints.values())
@@ -478,8 +482,8 @@ def test_a_design_that_cannot_run_ranks_below_every_limit_miss(tmp_path) -> None
     cannot_run = [t for t in study.trials("infeasible") if not t.metrics]
     assert misses and cannot_run
     assert max(violation(t) for t in misses) < min(violation(t) for t in cannot_run)
-    # the worst miss, (1.0716 - 0.1) / 0.1 = 9.716, squashed to 9.716 / 10.716 = 0.9067
+    # the worst miss, about (0.2359 - 0.02) / 0.02 = 10.8, squashed to 10.8 / 11.8 = 0.915
     worst = max(misses, key=lambda t: t.metrics["area_mm2"])
-    miss = (worst.metrics["area_mm2"] - 0.1) / 0.1
-    assert worst.constraints["area_mm2<=0.1"] == pytest.approx(miss / (1 + miss), rel=1e-12)
+    miss = (worst.metrics["area_mm2"] - 0.02) / 0.02
+    assert worst.constraints["area_mm2<=0.02"] == pytest.approx(miss / (1 + miss), rel=1e-12)
     assert violation(worst) < 1.0 < 2.0 == violation(cannot_run[0])  # feasible 1 + limit 1

@@ -28,7 +28,7 @@ import magnet as mg  # noqa: E402
 
 BUFFERS = ("GlobalBuffer", "InputBuffer", "WeightBuffer", "AccumulationBuffer")
 COLLECTORS = ("WeightCollector", "AccumulationCollector")
-SLICES = ("math", *BUFFERS, *COLLECTORS, "network", "static")
+SLICES = ("math", *BUFFERS, *COLLECTORS, "network", "clock", "control", "static")
 SLICE_COLORS = {
     "math": "#4c78a8",
     "GlobalBuffer": "#9ecae9",
@@ -38,24 +38,24 @@ SLICE_COLORS = {
     "WeightCollector": "#e45756",
     "AccumulationCollector": "#ff9d98",
     "network": "#54a24b",
+    "clock": "#b279a2",
+    "control": "#eeca3b",
     "static": "#9d755d",
 }
 
 
 def pie(result: mg.NetworkResult) -> dict[str, float]:
-    """On-chip energy (pJ) by slice: math, each buffer and collector (its accesses and the
-    clock of its register files while they work: the ``memory`` category, per level), the
-    network, static."""
+    """On-chip energy (pJ) by slice: math, each buffer and collector (its accesses: the
+    ``memory`` category, per level), the network, the clock, control, static."""
     cat = result.energy_pj_by_category
     out = dict.fromkeys(SLICES, 0.0)
-    out["math"] = cat["math"]
-    out["network"] = cat["network"]
-    out["static"] = cat["static"]
+    for key in ("math", "network", "clock", "control", "static"):
+        out[key] = cat[key]
     for e in result.network.layers:
         r = result.result(e.layer)
         for li, level in enumerate(r.arch.inner_first):
             if level.name in out:
-                work = r.batch.access_energy_pj[li, ..., 0].sum() + r.batch.clock_pj[li, 0]
+                work = r.batch.access_energy_pj[li, ..., 0].sum()
                 out[level.name] += float(work) * e.repeat
     memory = sum(out[k] for k in (*BUFFERS, *COLLECTORS))
     if abs(memory - cat["memory"]) > 1e-6 * max(cat["memory"], 1.0):
@@ -69,13 +69,14 @@ def run(
     params = {**cfg["base"], "weight_collector": wc, "accum_collector": ac}
     if volt is not None:
         params["voltage_v"] = volt
+    arch = mg.templates.simba(name="magnet-like", **params)
     row: dict[str, Any] = {
         "dataflow": flow,
         "weight_collector": wc,
         "accum_collector": ac,
-        "voltage_v": volt or 0.85,
+        "voltage_v": arch.voltage_v,
+        "clock_ghz": arch.clock_ghz,
     }
-    arch = mg.templates.simba(name="magnet-like", **params)
     try:
         result = mg.evaluate(net, arch, dataflow=flow, objective=cfg["objective"])
     except mg.DesignInfeasible as exc:

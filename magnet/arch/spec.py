@@ -36,7 +36,7 @@ class Fanout(BaseModel):
     children; None derives it from the floorplan (the square root of a child's area). A
     ``dense`` fan-out is a datapath (a vector MAC's lanes, the vector units of a PE, a
     systolic array): its children are packed at their component area; other fan-outs (an
-    array of PEs) also spread the chip's uncore (control, clock tree, white space) between
+    array of PEs) also spread the chip's overheads (control, clock tree, white space) between
     their children.
     """
 

@@ -15,8 +15,8 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from magnet.arch.spec import Arch
-from magnet.cost.base import ACTIONS, Component, CostModel, checked
+from magnet.arch.spec import Arch, StorageLevel
+from magnet.cost.base import ACTIONS, OVERHEAD_KINDS, Component, CostModel, checked
 from magnet.errors import MagnetError
 
 __all__ = [
@@ -44,11 +44,14 @@ class ArchCosts:
     """What one architecture costs under one cost model. Arrays are per storage level,
     index 0 innermost; storage energies are per access (one block of ``access_bits``).
 
-    Static energy per instance per cycle: ``leak_pj_per_cycle`` and ``clock_pj_per_cycle``
-    (and the ``mac_`` ones). Math: ``mac_pj`` is one multiply-accumulate; a fan-out whose
-    children are reduced in an adder tree has ``tree_pj[level][r]``, the adds that merge
-    ``r`` products, and ``accum_add_pj`` is the accumulation inside ``mac_pj`` that such a
-    tree replaces for all but one of its inputs. ``reduce_add_pj`` prices one merge of two
+    Per instance: leakage power ``leak_mw`` and clock energy per cycle ``clock_pj_per_cycle``
+    (and the ``mac_`` ones), at the architecture's supply. ``control_pj_per_access``: the
+    address generation of one access of each level (one add at its address width).
+
+    Math: ``mac_pj`` is one multiply-accumulate; a fan-out whose children are reduced in an
+    adder tree has ``tree_pj[level][r]``, the adds that merge ``r`` products, and
+    ``accum_add_pj`` is the accumulation inside ``mac_pj`` that such a tree replaces for all
+    but one of its inputs. ``reduce_add_pj`` prices one merge of two
     partial sums in a network reduction. Wires: ``wire_pj_per_bit_mm`` per fan-out and the
     pitch of its children (``pitch_mm``); zero when ``network == "none"``.
     """
@@ -56,10 +59,11 @@ class ArchCosts:
     read_pj: np.ndarray
     write_pj: np.ndarray
     update_pj: np.ndarray
-    leak_pj_per_cycle: np.ndarray
+    leak_mw: np.ndarray
     clock_pj_per_cycle: np.ndarray
+    control_pj_per_access: np.ndarray
     mac_pj: float
-    mac_leak_pj_per_cycle: float
+    mac_leak_mw: float
     mac_clock_pj_per_cycle: float
     accum_add_pj: float
     tree_pj: tuple[np.ndarray | None, ...]
@@ -180,7 +184,7 @@ class _Chain:
 
     def leak(self, comp: Component) -> float:
         model = self.pick(comp)
-        return checked(model.leakage_pj_per_cycle(comp), model, comp, "leakage")
+        return checked(model.leakage_mw(comp), model, comp, "leakage")
 
     def clock(self, comp: Component) -> float:
         model = self.pick(comp)
@@ -240,15 +244,22 @@ def price_arch(
     c = arch.compute
     mac_pj = chain.energy(mac, "compute") * dynamic
 
-    def add_pj(bits: int) -> float:
+    def add_pj(bits: int, datatype: str = c.datatype, name: str = c.name) -> float:
         adder = Component(
-            name=f"{c.name}.add{bits}",
+            name=f"{name}.add{bits}",
             cls="adder",
-            attributes={"bits": bits, "datatype": c.datatype, "technology_nm": arch.technology_nm},
+            attributes={"bits": bits, "datatype": datatype, "technology_nm": arch.technology_nm},
         )
         return chain.energy(adder, "add") * dynamic
 
     accum_add = add_pj(c.accum_bits)
+    # address generation: an integer add at the address width per access (Horowitz's adder)
+    control = np.array(
+        [
+            0.0 if lvl.component == "dummy" else add_pj(address_bits(lvl), "int", lvl.name)
+            for lvl in arch.inner_first
+        ]
+    )
     product_bits = c.weight_bits + c.activation_bits if c.datatype == "int" else c.accum_bits
     tree: list[np.ndarray | None] = []
     reduce_add = np.zeros(nl)
@@ -273,10 +284,11 @@ def price_arch(
         read_pj=read,
         write_pj=write,
         update_pj=update,
-        leak_pj_per_cycle=leaks,
+        leak_mw=leaks,
         clock_pj_per_cycle=clocks,
+        control_pj_per_access=control,
         mac_pj=mac_pj,
-        mac_leak_pj_per_cycle=chain.leak(mac) * volts,
+        mac_leak_mw=chain.leak(mac) * volts,
         mac_clock_pj_per_cycle=chain.clock(mac) * dynamic,
         accum_add_pj=accum_add,
         tree_pj=tuple(tree),
@@ -290,6 +302,21 @@ def price_arch(
         model_identity=chain.identity,
         sources=dict(chain.sources),
     )
+
+
+#: Address width of a DRAM access (assumption: a 32-bit byte address, 4 GiB, generated on
+#: chip by the DMA engine that issues it).
+DRAM_ADDRESS_BITS = 32
+
+
+def address_bits(level: StorageLevel) -> int:
+    """Bits of the address one access of ``level`` needs: log2 of its blocks per bank
+    (at least 1); DRAM: ``DRAM_ADDRESS_BITS``."""
+    if level.capacity_bits is None:
+        return DRAM_ADDRESS_BITS
+    banks = max(1, int(level.attributes.get("banks", 1)))
+    blocks = level.capacity_bits / (banks * level.access_bits)
+    return max(1, math.ceil(math.log2(max(blocks, 1.0))))
 
 
 def _adder_tree_pj(children: int, product_bits: int, add_pj: Callable[[int], float]) -> np.ndarray:
@@ -336,14 +363,26 @@ def _floorplan(
             router_um2 += each * lvl.instances * fx * fy
     if router_um2:
         areas["routers"] = router_um2
-    logic = sum(areas.values())
-    for kind, key in (("uncore", "logic_area_um2"), ("io", "chip_area_um2")):
-        comp = Component(kind, "overhead", {"kind": kind, key: logic, "technology_nm": node})
-        extra = chain.area(comp)
+    components = sum(areas.values())
+    macros = sum(areas.get(lvl.name, 0.0) for lvl in arch.levels if lvl.component == "sram")
+    logic = components - macros  # MACs, register files, routers: placed standard cells
+    total = components
+    for kind in OVERHEAD_KINDS:  # each priced from what is priced before it
+        attributes = {
+            "kind": kind,
+            "logic_area_um2": logic,
+            "macro_area_um2": macros,
+            "chip_area_um2": total,
+            "technology_nm": node,
+        }
+        extra = chain.area(Component(kind, "overhead", attributes))
         if extra:
             areas[kind] = extra
-    # the uncore spreads between the children of non-dense fan-outs, in proportion to area
-    spread = 1.0 + areas.get("uncore", 0.0) / max(logic, 1e-30)
+            total += extra
+            if kind == "clock_tree":
+                logic += extra
+    # the overheads spread between the children of non-dense fan-outs, in proportion to area
+    spread = total / max(components, 1e-30)
     pitch = np.full(len(levels), DEFAULT_PITCH_MM)
     below = mac_area or 0.0  # component area of one child of fan-out 0 (a MAC)
     for li, lvl in enumerate(levels):

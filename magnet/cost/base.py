@@ -1,8 +1,8 @@
 """The cost contract: what a cost model prices, and when magnet asks.
 
 magnet prices an architecture once per (architecture, cost model) pair, before any mapping is
-evaluated: for every component it asks the energy of each action, the leakage per cycle and
-the area. The evaluator then multiplies those numbers by the access counts of each mapping,
+evaluated: for every component it asks the energy of each action, the leakage power and the
+area. The evaluator then multiplies those numbers by the access counts of each mapping,
 so a cost model is never called inside the inner loop of a search.
 """
 
@@ -31,6 +31,10 @@ ACTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The parts of a chip beyond its components, in the order magnet prices them.
+OVERHEAD_KINDS = ("clock_tree", "white_space", "control", "io")
+
+
 @dataclass(frozen=True)
 class Component:
     """A priced hardware component: its class and the attributes a model needs.
@@ -41,9 +45,12 @@ class Component:
     ``accum_bits`` accumulation, ``datatype`` ("int" or "float"), ``format`` (``int8``,
     ``fp16``, ``bf16``...), ``technology_nm``. Adder: ``bits``, ``datatype``. Network:
     ``word_bits``, ``hop_mm``, ``network`` (tree, mesh or systolic). Router: one router of a
-    mesh network (area only). Overhead: ``kind`` ``uncore`` (control, address generation, clock
-    tree, placement white space; given ``logic_area_um2``, the area it serves) or ``io``
-    (given ``chip_area_um2``); area only.
+    mesh network (area only). Overhead: one ``kind`` of ``OVERHEAD_KINDS`` (area only),
+    priced in that order from the areas before it: ``logic_area_um2`` (MACs, register
+    files, routers and, after it, the clock tree), ``macro_area_um2`` (SRAM macros) and
+    ``chip_area_um2`` (everything priced so far): ``clock_tree``, ``white_space`` (placement
+    density and macro halos), ``control`` (sequencers, address generators, configuration)
+    and ``io`` (pads and PHYs).
 
     A storage action moves ``width_bits``; a MAC action is one multiply-accumulate; an add
     is one addition; a network action moves one word over one hop (magnet asks for a word of
@@ -63,11 +70,16 @@ class CostModel(ABC):
 
     Lifecycle: magnet builds the model once (no arguments), then, for each architecture it
     evaluates, calls ``supports`` on every component; for the components it supports it calls
-    ``energy_pj`` once per action of that class (see ``ACTIONS``), ``leakage_pj_per_cycle``,
-    ``clock_pj_per_cycle`` and ``area_um2``. Energies are at the node's nominal supply;
-    magnet scales dynamic energy with the architecture's ``voltage_v``. Components a model
-    declines go to the next model in the chain, finally to the built-in tables. Results are
-    cached per architecture, so methods may be slow.
+    ``energy_pj`` once per action of that class (see ``ACTIONS``), ``leakage_mw``,
+    ``clock_pj_per_cycle`` and ``area_um2``. Numbers are at the node's nominal supply:
+    magnet scales dynamic energy with the square of the architecture's operating voltage and
+    leakage power linearly with it, and charges leakage power for the run's duration in
+    seconds (a slower clock leaks longer).
+
+    Contract v2 (magnet 0.3): ``leakage_pj_per_cycle`` became ``leakage_mw``, a power. A
+    model that returned pJ per cycle at 1 GHz returns the same number as milliwatts.
+    Components a model declines go to the next model in the chain, finally to the built-in
+    tables. Results are cached per architecture, so methods may be slow.
     """
 
     #: Name used on the command line (``--cost-model NAME``) and in reports.
@@ -82,8 +94,9 @@ class CostModel(ABC):
         """Energy of one ``action`` on one instance of ``component``, in picojoules."""
 
     @abstractmethod
-    def leakage_pj_per_cycle(self, component: Component) -> float:
-        """Static energy of one instance per clock cycle, in picojoules."""
+    def leakage_mw(self, component: Component) -> float:
+        """Leakage power of one powered instance at the node's nominal supply, in milliwatts
+        (static energy = this x the run's duration: 1 mW for 1 ns is 1 pJ)."""
 
     @abstractmethod
     def area_um2(self, component: Component) -> float | None:

@@ -132,8 +132,8 @@ class _HorowitzAtNode(TableCostModel):
     def energy_pj(self, component: Component, action: str) -> float:
         return super().energy_pj(self._here(component), action)
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
-        return super().leakage_pj_per_cycle(self._here(component))
+    def leakage_mw(self, component: Component) -> float:
+        return super().leakage_mw(self._here(component))
 
     def area_um2(self, component: Component) -> float | None:
         return super().area_um2(self._here(component))
@@ -228,7 +228,7 @@ class EyerissNormalized(CostModel):
             return 0.0
         return self.relative(component) * self._sixteenths(component) * self.unit_pj(component)
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
+    def leakage_mw(self, component: Component) -> float:
         return 0.0
 
     def area_um2(self, component: Component) -> float | None:
@@ -312,7 +312,6 @@ class Datasheet(_Strict):
     name: str = Field(min_length=1)
     source: str = Field(min_length=1)  # where the numbers come from (say if illustrative)
     technology_nm: float = Field(gt=0)
-    clock_ghz: float = Field(1.0, gt=0)  # converts leakage_uw to pJ per cycle
     other_nodes: Literal["refuse", "scale"] = "refuse"
     outside_range: Literal["error", "decline", "extrapolate"] = "error"
     notes: str | None = None
@@ -443,12 +442,11 @@ class DatasheetCostModel(CostModel):
             rows = sheet.sram.rows
             self._caps = sorted({float(r.capacity_bytes) for r in rows})
             self._widths = sorted({float(r.width_bits) for r in rows})
-            per_cycle = 1.0 / (1000.0 * sheet.clock_ghz)  # uW -> pJ per cycle
             for key, get in {
                 "read": lambda r: r.read_pj,
                 "write": lambda r: r.write_pj,
                 "update": lambda r: r.update_pj if r.update_pj is not None else r.write_pj,
-                "leakage": lambda r: r.leakage_uw * per_cycle,
+                "leakage": lambda r: r.leakage_uw / 1000.0,  # uW -> mW
                 "area": lambda r: r.area_um2,
             }.items():
                 self._grid[key] = {
@@ -557,10 +555,10 @@ class DatasheetCostModel(CostModel):
             raise _error(self, component, "the datasheet does not price this class", "class")
         return self._lookup(component, action) * scale
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
+    def leakage_mw(self, component: Component) -> float:
         scale = self._scale(component, "leakage")
         if component.cls == "mac":
-            return self._mac(component).leakage_uw / (1000.0 * self.sheet.clock_ghz) * scale
+            return self._mac(component).leakage_uw / 1000.0 * scale  # uW -> mW
         _, _, banks = self._bank(component)
         return self._lookup(component, "leakage") * banks * scale
 
@@ -651,7 +649,7 @@ class SramAnalytical(CostModel):
         self.a_col = SRAM_PERIPHERY_SHARES["columns"] * periphery / self.c0
         self.a_row = SRAM_PERIPHERY_SHARES["rows"] * periphery / self.r0
         self.a_io = SRAM_PERIPHERY_SHARES["io"] * periphery / SRAM_CAL_WIDTH_BITS
-        self.leak_per_um2 = table.leakage_pj_per_cycle(cal) / area
+        self.leak_per_um2 = table.leakage_mw(cal) / area
 
     @staticmethod
     def calibration_component(technology_nm: float = 45.0) -> Component:
@@ -702,7 +700,7 @@ class SramAnalytical(CostModel):
         energy = read if action == "read" else read * self.write_over_read
         return energy * _factors(_node(component, self.technology_nm)).dynamic_energy
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
+    def leakage_mw(self, component: Component) -> float:
         leak = self.area_um2_45nm(component) * self.leak_per_um2
         return leak * _factors(_node(component, self.technology_nm)).leakage
 
@@ -716,7 +714,7 @@ class SramAnalytical(CostModel):
 
 # ---- registration ------------------------------------------------------------------------
 _register("horowitz45", Horowitz45, None, origin=BUILT_IN)
-for _node_nm in (65, 32, 16, 7):
+for _node_nm in (65, 32, 16, 7, 5):
     _register(f"horowitz45-{_node_nm}nm", _at_node(_node_nm), None, origin=BUILT_IN)
 _register("eyeriss-normalized", EyerissNormalized, None, origin=BUILT_IN)
 _register("table", DatasheetCostModel, None, origin=BUILT_IN)

@@ -62,7 +62,7 @@ __all__ = [
 #: ``[project.entry-points."magnet.cost_models"] my-sram = "my_pkg.costs:MySram"``.
 ENTRY_POINT_GROUP = "magnet.cost_models"
 
-_ABSTRACT_ORDER = ("energy_pj", "leakage_pj_per_cycle", "area_um2")
+_ABSTRACT_ORDER = ("energy_pj", "leakage_mw", "area_um2")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
@@ -94,6 +94,12 @@ def _check_class(cls: Any, where: str) -> type[CostModel]:
             f"{label} is not a CostModel subclass; write "
             f"'class {cls.__name__}(magnet.cost.base.CostModel)' and implement "
             f"{', '.join(_ABSTRACT_ORDER)}"
+        )
+    if hasattr(cls, "leakage_pj_per_cycle"):
+        raise MagnetError(
+            f"{label} implements leakage_pj_per_cycle, which cost contract v2 replaced by "
+            "leakage_mw(component): the leakage power of one instance in milliwatts (a value "
+            "per cycle at 1 GHz is the same number); rename the method"
         )
     missing = sorted(
         getattr(cls, "__abstractmethods__", ()),
@@ -473,8 +479,8 @@ class _Guarded(CostModel):
         value = self._call("energy_pj", component, action, what=f"{action!r} energy")
         return checked(value, self, component, f"{action} energy")
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
-        value = self._call("leakage_pj_per_cycle", component, what="leakage")
+    def leakage_mw(self, component: Component) -> float:
+        value = self._call("leakage_mw", component, what="leakage")
         return checked(value, self, component, "leakage")
 
     def area_um2(self, component: Component) -> float | None:
@@ -499,7 +505,7 @@ def describe_costs(
     Same chain as ``price_arch`` (first model whose ``supports`` is True, the built-in table
     of ``arch.technology_nm`` last). One dict per component, storage innermost first, then
     the MAC, then the networks: ``component``, ``class``, ``role`` (storage / compute /
-    network), ``instances``, ``model``, ``energy_pj`` (action -> pJ), ``leakage_pj_per_cycle``,
+    network), ``instances``, ``model``, ``energy_pj`` (action -> pJ), ``leakage_mw``,
     ``area_um2`` (None if the model has no area), ``attributes`` and ``note`` (the model's
     ``describe(component)`` if it has one, e.g. "interpolated" / "extrapolated").
     """
@@ -534,7 +540,7 @@ def describe_costs(
             action: checked(model.energy_pj(comp, action), model, comp, f"{action} energy")
             for action in ACTIONS[comp.cls]
         }
-        leakage = checked(model.leakage_pj_per_cycle(comp), model, comp, "leakage")
+        leakage = checked(model.leakage_mw(comp), model, comp, "leakage")
         area = model.area_um2(comp)
         note = getattr(model, "describe", None)
         out.append(
@@ -545,7 +551,7 @@ def describe_costs(
                 "instances": instances,
                 "model": model.name,
                 "energy_pj": energies,
-                "leakage_pj_per_cycle": leakage,
+                "leakage_mw": leakage,
                 "area_um2": None if area is None else checked(area, model, comp, "area"),
                 "attributes": dict(comp.attributes),
                 "note": None if note is None else note(comp),
@@ -562,7 +568,7 @@ def costs_table(rows: list[dict[str, Any]]) -> str:
             return "-"
         return "0" if value == 0 else f"{value:.4g}"
 
-    header = ("component", "class", "model", "energy pJ per action", "leak pJ/cyc", "area um2")
+    header = ("component", "class", "model", "energy pJ per action", "leak mW", "area um2")
     lines = [header]
     for row in rows:
         energy = ", ".join(f"{a} {num(v)}" for a, v in row["energy_pj"].items())
@@ -575,7 +581,7 @@ def costs_table(rows: list[dict[str, Any]]) -> str:
                 row["class"],
                 model,
                 energy,
-                num(row["leakage_pj_per_cycle"]),
+                num(row["leakage_mw"]),
                 num(row["area_um2"]),
             )
         )

@@ -1,4 +1,5 @@
-"""The built-in technology cost tables: Horowitz's 45 nm numbers, scaled to 32, 16 and 7 nm.
+"""The built-in technology cost tables: Horowitz's 45 nm numbers, scaled to 65, 32, 16, 7 and
+5 nm.
 
 ``tables/horowitz45.yaml`` prices every component class of ``ACTIONS`` at 45 nm;
 ``tables/scaling.yaml`` holds per-node factors for dynamic energy, wire energy, leakage and
@@ -18,9 +19,10 @@ How a component is priced (45 nm; other nodes multiply by the node's factors):
 - ``network``: ``word_bits`` x energy per bit per mm x ``hop_mm`` (table default if absent).
 - ``dummy``: zero.
 
-Leakage is per cycle at the table's assumed 1 GHz clock. Nodes other than 45, 32, 16 and 7
-nm, inside 7..45 nm, get factors interpolated log-linearly (ln factor linear in ln node)
-between the two nearest table nodes; other nodes raise ``MagnetError``.
+Leakage is a power (mW per instance) at the node's nominal supply. Nodes between the table's
+(5..65 nm) get factors interpolated log-linearly (ln factor linear in ln node) between the
+two nearest; other nodes raise ``MagnetError``. ``scaling.yaml`` also gives each node's
+supply range and speed (``magnet.cost.operating_point``).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from pydantic import (
     model_validator,
 )
 
-from magnet.cost.base import ACTIONS, Component, CostModel
+from magnet.cost.base import ACTIONS, OVERHEAD_KINDS, Component, CostModel
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
 
@@ -112,7 +114,7 @@ class MacTable(_Strict):
     float_add: list[OperationRow]
     bf16_over_fp16_multiply: Number
     bf16_over_fp16_add: Number
-    leakage_pj_per_um2_per_cycle: Number
+    leakage_mw_per_um2: Number
 
     _sorted = field_validator("int_multiply", "int_add", "float_multiply", "float_add")(
         _rows_by_bits
@@ -145,7 +147,7 @@ class SramTable(_Strict):
     published_reads: list[PublishedRead] = Field(min_length=2)
     fit: SramFit
     write_over_read: Number
-    leakage_pj_per_bit_per_cycle: Number
+    leakage_mw_per_bit: Number
     bitcell_area_um2: Number
     array_efficiency: Number
 
@@ -162,11 +164,12 @@ class RegfileTable(_Strict):
     decoder_pj: Number
     write_over_read: Number
     area_um2_per_bit: Number
-    leakage_pj_per_bit_per_cycle: Number
+    leakage_mw_per_bit: Number
 
 
 class ClockTable(_Strict):
     energy_pj_per_bit_per_cycle: Number
+    distribution_over_leaves: Number
 
 
 class DramTable(_Strict):
@@ -214,13 +217,24 @@ class NetworkTable(_Strict):
 
 
 class OverheadTable(_Strict):
-    uncore_fraction: Number
+    clock_tree_per_logic: Number
+    logic_utilization: Number
+    macro_halo: Number
+    control_share: Number
     io_area_um2: Number
+
+    @model_validator(mode="after")
+    def _fractions(self) -> OverheadTable:
+        if not 0 < self.logic_utilization.value <= 1:
+            raise ValueError("logic_utilization must be in (0, 1]")
+        if not self.control_share.value < 1:
+            raise ValueError("control_share must be below 1")
+        return self
 
 
 class DummyTable(_Strict):
     energy_pj: Number
-    leakage_pj_per_cycle: Number
+    leakage_mw: Number
     area_um2: Number
 
 
@@ -250,6 +264,10 @@ class EnergyPolynomial(_Provenance):
 
 class NodeScaling(_Strict):
     vdd_v: Number
+    vmin_v: Number
+    vmax_v: Number
+    vt_v: Number
+    delay: Number
     energy_polynomial: EnergyPolynomial | None = None
     dynamic_energy: Number
     wire_energy: Number
@@ -261,6 +279,7 @@ class ScalingTable(_Strict):
     """``scaling.yaml``: factors from the reference node to each table node."""
 
     reference_node_nm: float = Field(gt=0)
+    alpha: Number
     dram_energy: Number
     nodes: dict[float, NodeScaling]
 
@@ -269,16 +288,25 @@ class ScalingTable(_Strict):
         reference = self.nodes.get(self.reference_node_nm)
         if reference is None:
             raise ValueError(f"nodes must include the reference node {self.reference_node_nm:g}")
-        for key in _FACTOR_KEYS:
+        for key in (*_FACTOR_KEYS, "delay"):
             if getattr(reference, key).value != 1.0:
                 raise ValueError(f"{key} at the reference node must be 1.0")
         for node, scaling in self.nodes.items():
-            if node <= 0 or any(getattr(scaling, key).value <= 0 for key in _FACTOR_KEYS):
-                raise ValueError(f"node {node:g}: nodes and factors must be > 0")
+            if node <= 0 or any(getattr(scaling, key).value <= 0 for key in _POSITIVE_KEYS):
+                raise ValueError(f"node {node:g}: nodes, factors and voltages must be > 0")
+            vt, vmin, vdd, vmax = (
+                getattr(scaling, key).value for key in ("vt_v", "vmin_v", "vdd_v", "vmax_v")
+            )
+            if not vt < vmin <= vdd <= vmax:
+                raise ValueError(
+                    f"node {node:g}: needs vt_v < vmin_v <= vdd_v <= vmax_v, got "
+                    f"{vt:g} < {vmin:g} <= {vdd:g} <= {vmax:g}"
+                )
         return self
 
 
 _FACTOR_KEYS = ("dynamic_energy", "wire_energy", "leakage", "area")
+_POSITIVE_KEYS = (*_FACTOR_KEYS, "delay", "vdd_v", "vmin_v", "vmax_v", "vt_v")
 
 
 def _load(path: Path, schema: type[BaseModel]) -> Any:
@@ -326,6 +354,11 @@ class ScalingFactors:
     area: float
     dram_energy: float
     vdd_v: float
+    vmin_v: float
+    vmax_v: float
+    vt_v: float
+    delay: float
+    alpha: float
 
 
 def scaling_factors(technology_nm: float, scaling: ScalingTable) -> ScalingFactors:
@@ -359,6 +392,11 @@ def scaling_factors(technology_nm: float, scaling: ScalingTable) -> ScalingFacto
         area=factor("area"),
         dram_energy=scaling.dram_energy.value,
         vdd_v=factor("vdd_v"),
+        vmin_v=factor("vmin_v"),
+        vmax_v=factor("vmax_v"),
+        vt_v=factor("vt_v"),
+        delay=factor("delay"),
+        alpha=scaling.alpha.value,
     )
 
 
@@ -457,34 +495,36 @@ class TableCostModel(CostModel):
         energy_pj = read_pj if action == "read" else read_pj * write_over_read.value
         return energy_pj * factor
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
+    def leakage_mw(self, component: Component) -> float:
         self._check_component(component)
         cls, table = component.cls, self.table
         if cls == "mac":
-            density = table.mac.leakage_pj_per_um2_per_cycle.value
-            leakage_pj = self._mac_area_um2(component) * density
+            density = table.mac.leakage_mw_per_um2.value
+            leakage_mw = self._mac_area_um2(component) * density
         elif cls == "sram":
             bits = self._capacity_bits(component)
-            leakage_pj = bits * table.sram.leakage_pj_per_bit_per_cycle.value
+            leakage_mw = bits * table.sram.leakage_mw_per_bit.value
         elif cls == "regfile":
             bits = self._regfile_capacity_bits(component)
-            leakage_pj = bits * table.regfile.leakage_pj_per_bit_per_cycle.value
+            leakage_mw = bits * table.regfile.leakage_mw_per_bit.value
         elif cls == "dummy":
-            return table.dummy.leakage_pj_per_cycle.value
+            return table.dummy.leakage_mw.value
         else:  # dram, network, adder (part of a MAC), router and overhead: not modelled
             return 0.0
-        return leakage_pj * self.factors.leakage
+        return leakage_mw * self.factors.leakage
 
     def clock_pj_per_cycle(self, component: Component) -> float:
         self._check_component(component)
         if component.cls == "regfile":
             self._regfile_capacity_bits(component)
             bits = self._width_bits(component)  # entries are clock-gated; one port register
-        elif component.cls == "mac":
+        elif component.cls == "mac":  # its input register; weights and sums sit in levels
             bits = self._number(component, "activation_bits", default=8, minimum=1)
         else:  # SRAM macros clock inside their access energy; DRAM, wires: none
             return 0.0
-        per_bit = self.table.clock.energy_pj_per_bit_per_cycle.value
+        clock = self.table.clock
+        tree = 1 + clock.distribution_over_leaves.value
+        per_bit = clock.energy_pj_per_bit_per_cycle.value * tree
         return bits * per_bit * self.factors.dynamic_energy
 
     def area_um2(self, component: Component) -> float | None:
@@ -508,15 +548,28 @@ class TableCostModel(CostModel):
         return area * self.factors.area
 
     def _overhead_um2(self, component: Component) -> float:
-        kind = component.get("kind")
-        if kind == "uncore":
-            logic = self._number(component, "logic_area_um2", minimum=0)
-            return logic * self.table.overhead.uncore_fraction.value
+        """Area of one overhead ``kind`` (``OVERHEAD_KINDS``) from the areas it is based on
+        (``logic_area_um2``, ``macro_area_um2``, ``chip_area_um2``: what is priced before it)."""
+        kind, table = component.get("kind"), self.table.overhead
         if kind == "io":
-            return self.table.overhead.io_area_um2.value * self.factors.area
-        raise self._error(
-            component, f"unknown overhead kind {kind!r}; allowed: uncore, io", field="kind"
-        )
+            return table.io_area_um2.value * self.factors.area
+        if kind not in OVERHEAD_KINDS:
+            raise self._error(
+                component,
+                f"unknown overhead kind {kind!r}; allowed: {', '.join(OVERHEAD_KINDS)}",
+                field="kind",
+            )
+        if kind == "clock_tree":
+            return self._number(component, "logic_area_um2", minimum=0) * (
+                table.clock_tree_per_logic.value
+            )
+        if kind == "white_space":
+            logic = self._number(component, "logic_area_um2", minimum=0)
+            macros = self._number(component, "macro_area_um2", minimum=0)
+            spare = 1.0 / table.logic_utilization.value - 1.0
+            return logic * spare + macros * table.macro_halo.value
+        share = table.control_share.value  # control: a share of the finished die
+        return self._number(component, "chip_area_um2", minimum=0) * share / (1.0 - share)
 
     # -- per class, at the table's node ------------------------------------------------------
     def _mac_rows(self, component: Component) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -686,11 +739,16 @@ class TableCostModel(CostModel):
         )
 
 
+def node_factors(technology_nm: float) -> ScalingFactors:
+    """The built-in ``scaling.yaml`` factors, supply range and speed of a node."""
+    return scaling_factors(technology_nm, load_scaling_table())
+
+
 def nominal_voltage(technology_nm: float) -> float:
     """The nominal supply of a node (``scaling.yaml``), log-linear between table nodes."""
-    return scaling_factors(technology_nm, load_scaling_table()).vdd_v
+    return node_factors(technology_nm).vdd_v
 
 
 def builtin_cost_model(technology_nm: float) -> TableCostModel:
-    """The built-in table model at ``technology_nm`` (45, 32, 16, 7, or in between)."""
+    """The built-in table model at ``technology_nm`` (65, 45, 32, 16, 7, 5 or in between)."""
     return TableCostModel(technology_nm)

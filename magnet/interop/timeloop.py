@@ -95,6 +95,10 @@ class TimeloopInput:
         return build_design(self.arch, flow, models, network=network or "none")
 
 
+#: The clock of architectures read from Timeloop (cycles are Timeloop's unit of time).
+TIMELOOP_CLOCK_GHZ = 1.0
+
+
 class ErtCostModel(CostModel):
     """Prices components from Timeloop's ERT (energy per action) and ART (area) tables."""
 
@@ -117,10 +121,13 @@ class ErtCostModel(CostModel):
             action = "write"
         return float(table.get(action, 0.0))
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
+    def leakage_mw(self, component: Component) -> float:
+        """The ERT's ``leak`` is energy per cycle; the architectures read here run at 1 GHz
+        (``Arch.clock_ghz`` default: Timeloop counts cycles, not seconds), where 1 pJ per
+        cycle is 1 mW, so static energy stays ``leak`` x cycles as in Timeloop."""
         if component.cls == "mac":
             return 0.0  # Timeloop does not charge arithmetic leakage
-        return float(self.energy.get(component.name, {}).get("leak", 0.0))
+        return float(self.energy.get(component.name, {}).get("leak", 0.0)) * TIMELOOP_CLOCK_GHZ
 
     def area_um2(self, component: Component) -> float | None:
         if component.cls in ("router", "overhead"):
@@ -303,6 +310,7 @@ def _arch(
             levels=tuple(levels),
             compute=compute,
             technology_nm=technology or 45.0,
+            clock_ghz=TIMELOOP_CLOCK_GHZ,
             power_gating=True,  # Timeloop charges leakage of the instances in use
         )
     except ValueError as exc:

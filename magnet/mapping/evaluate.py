@@ -18,8 +18,11 @@ Energy, by category:
   are merged with one add per pair; a systolic fan-out passes words from neighbour to
   neighbour (one pitch per child). Bits are the operand's width; the pitch is the side of a
   child's area (``magnet.cost.price_arch``);
-* ``static``: leakage and clock of every powered instance for the whole run (of the
-  instances in use only, under ``power_gating`` / ``clock_gating``).
+* ``clock``: the clock of every clocked register bit, and its share of the clock tree,
+  every cycle of the run (of the instances in use only, under ``clock_gating``);
+* ``control``: address generation, one add at the address width per access of a level;
+* ``static``: leakage power of every powered instance (of the instances in use only,
+  under ``power_gating``) times the run's duration in seconds (cycles / clock).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer
 
 ACTIONS = ("reads", "fills", "updates")
-CATEGORIES = ("math", "memory", "network", "dram", "static")
+CATEGORIES = ("math", "memory", "network", "clock", "control", "dram", "static")
 
 
 def layer_view(layer: Layer, arch: Arch) -> Layer:
@@ -55,10 +58,12 @@ class BatchResult:
     counts: Counts
     energy_pj: np.ndarray  # [batch]
     access_energy_pj: np.ndarray  # [level, operand, action, batch]
-    clock_pj: np.ndarray  # [level, batch]: clock of the level's instances while they work
-    static_pj: np.ndarray  # [level, batch]: leakage, and clock while idle
+    clock_pj: np.ndarray  # [level, batch]: clock of the level's clocked instances
+    control_pj: np.ndarray  # [level, batch]: address generation of the level's accesses
+    static_pj: np.ndarray  # [level, batch]: leakage of the level's powered instances
     network_pj: np.ndarray  # [level, batch]: the fan-out below the level
     math_pj: np.ndarray  # [batch]
+    mac_clock_pj: np.ndarray  # [batch]
     mac_static_pj: np.ndarray  # [batch]
     dram: np.ndarray  # bool[level]: DRAM levels (their accesses are the "dram" category)
     latency_cycles: np.ndarray  # [batch], whole cycles
@@ -88,21 +93,24 @@ class BatchResult:
 
     @property
     def level_energy_pj(self) -> np.ndarray:
-        """[level, batch]: accesses, clock, static and the network below the level."""
+        """[level, batch]: accesses, clock, control, static and the network below it."""
         return (
             self.access_energy_pj.sum(axis=(1, 2))
             + self.clock_pj
+            + self.control_pj
             + self.static_pj
             + self.network_pj
         )
 
     def category_pj(self) -> dict[str, np.ndarray]:
         """Energy by category (``CATEGORIES``), each ``[batch]``; they add up to the total."""
-        access = self.access_energy_pj.sum(axis=(1, 2)) + self.clock_pj
+        access = self.access_energy_pj.sum(axis=(1, 2))
         return {
             "math": self.math_pj,
             "memory": access[~self.dram].sum(axis=0),
             "network": self.network_pj.sum(axis=0),
+            "clock": self.clock_pj.sum(axis=0) + self.mac_clock_pj,
+            "control": self.control_pj.sum(axis=0),
             "dram": access[self.dram].sum(axis=0),
             "static": self.static_pj.sum(axis=0) + self.mac_static_pj,
         }
@@ -132,11 +140,12 @@ def evaluate_batch(
 
     action_pj = np.stack([costs.read_pj, costs.write_pj, costs.update_pj], axis=1)  # [l, a]
     access_energy = np.empty((nl, 3, 3, batch.size))
+    accesses_total = np.zeros((nl, batch.size))  # [level, batch]: accesses of all instances
     for a, count in enumerate((counts.reads, counts.fills, counts.updates)):
-        accesses = np.ceil(count / block[:, :, None] - 1e-9)
-        access_energy[:, :, a] = accesses * (
-            action_pj[:, a, None, None] * counts.instances[:, None]
-        )
+        accesses = np.ceil(count / block[:, :, None] - 1e-9) * counts.instances[:, None]
+        access_energy[:, :, a] = accesses * action_pj[:, a, None, None]
+        accesses_total += accesses.sum(axis=1)
+    control = costs.control_pj_per_access[:, None] * accesses_total
 
     # cycles: compute vs. the bandwidth of each level (words per cycle per instance)
     read_words = counts.reads.sum(axis=1)
@@ -155,41 +164,39 @@ def evaluate_batch(
     latency = np.maximum(compute, np.ceil(slowest - 1e-9))
     bottleneck = np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1)
 
-    # static: leakage of every powered instance (or the ones in use, under power gating) for
-    # the whole run, and the clock of every clocked instance while it has no work (its clock
-    # during work is part of that work: math for the MACs, memory for register files)
+    # clock: every clocked instance (the ones in use, under clock gating) every cycle;
+    # static: leakage power of every powered instance (the ones in use, under power gating)
+    # for the run's duration: mW x ns = pJ
     every = np.array([lvl.instances for lvl in levels], dtype=float)[:, None]
     leaking = counts.instances if arch.power_gating else every
     clocked = counts.instances if arch.clock_gating else every
-    busy = counts.macs / arch.mac_count  # cycles of work per instance (all instances share it)
-    clock_busy = np.broadcast_to(costs.clock_pj_per_cycle[:, None] * every * busy, (nl, batch.size))
-    static = (
-        costs.leak_pj_per_cycle[:, None] * leaking * latency
-        + costs.clock_pj_per_cycle[:, None] * clocked * latency
-        - clock_busy
-    )
+    run_ns = latency / arch.clock_ghz
+    clock = costs.clock_pj_per_cycle[:, None] * clocked * latency
+    static = costs.leak_mw[:, None] * leaking * run_ns
     macs_leaking = counts.mac_instances if arch.power_gating else arch.mac_count
     macs_clocked = counts.mac_instances if arch.clock_gating else arch.mac_count
-    mac_clock_busy = costs.mac_clock_pj_per_cycle * counts.macs
-    mac_static = (
-        costs.mac_leak_pj_per_cycle * macs_leaking * latency
-        + costs.mac_clock_pj_per_cycle * macs_clocked * latency
-        - mac_clock_busy
-    )
+    mac_clock = costs.mac_clock_pj_per_cycle * macs_clocked * latency
+    mac_static = costs.mac_leak_mw * macs_leaking * run_ns
 
     network, tree_pj = _fanouts(arch, counts, costs, batch.size)
-    math = counts.macs * costs.mac_pj + tree_pj + mac_clock_busy
+    math = counts.macs * costs.mac_pj + tree_pj
     energy = (
-        _sum_rows(access_energy) + _sum_rows(clock_busy) + _sum_rows(static) + _sum_rows(network)
+        _sum_rows(access_energy)
+        + _sum_rows(clock)
+        + _sum_rows(control)
+        + _sum_rows(static)
+        + _sum_rows(network)
     )
     return BatchResult(
         counts=counts,
-        energy_pj=energy + math + mac_static,
+        energy_pj=energy + math + mac_clock + mac_static,
         access_energy_pj=access_energy,
-        clock_pj=clock_busy,
+        clock_pj=clock,
+        control_pj=control,
         static_pj=static,
         network_pj=network,
         math_pj=math,
+        mac_clock_pj=mac_clock,
         mac_static_pj=mac_static,
         dram=np.array([lvl.component == "dram" for lvl in levels]),
         latency_cycles=latency,
@@ -363,7 +370,9 @@ class Result:
             lvl.name: float(per_level[len(self.arch.levels) - 1 - i])
             for i, lvl in enumerate(self.arch.levels)
         }
-        out[self.arch.compute.name] = float(self.batch.math_pj[0] + self.batch.mac_static_pj[0])
+        out[self.arch.compute.name] = float(
+            self.batch.math_pj[0] + self.batch.mac_clock_pj[0] + self.batch.mac_static_pj[0]
+        )
         return out
 
     @property
@@ -399,6 +408,8 @@ class Result:
             arch=self.arch.name,
             dataflow=dataflow,
             cost_model=self.costs.model_name,
+            clock_ghz=self.arch.clock_ghz,
+            voltage_v=self.arch.voltage_v,
             latency_cycles=self.latency_cycles,
             compute_cycles=self.compute_cycles,
             bottleneck=self.bottleneck,

@@ -245,6 +245,8 @@ class NetworkResult:
             arch=self.arch.name,
             dataflow=self.dataflow,
             cost_model=self.costs.model_name,
+            clock_ghz=self.arch.clock_ghz,
+            voltage_v=self.arch.voltage_v,
             notes=list(self.network.notes),
             layers_total=self.network.layer_count,
             unique_shapes=len(self.by_shape),

@@ -4,12 +4,17 @@ what the dashboard and reports read. Plain data with a fixed shape and a schema 
 
 Units are in the names: energies in pJ, cycles as whole numbers, areas in mm^2,
 ``utilization`` 0..1. Energy categories are ``math``, ``memory`` (on-chip buffers and
-collectors), ``network`` (wires, network reductions), ``dram`` and ``static`` (leakage and
-clock); they add up to ``energy_pj``. ``dram_bytes``: bytes moved to and from DRAM;
-``bound``: the layer's roofline side (``compute``, or ``memory`` when a level's bandwidth,
-named by ``bottleneck``, sets the latency).
+collectors), ``network`` (wires, network reductions), ``clock`` (clocked registers and their
+share of the clock tree), ``control`` (address generation), ``dram`` and ``static``
+(leakage power x time); they add up to ``energy_pj``. ``clock_ghz`` and ``voltage_v`` are
+the operating point the design ran at (``voltage_v`` None: the node's nominal supply, for
+an architecture that gives none). ``dram_bytes``: bytes moved to and from DRAM; ``bound``:
+the layer's roofline side (``compute``, or ``memory`` when a level's bandwidth, named by
+``bottleneck``, sets the latency).
 
-Version 2 added ``dram_bytes``, ``dram_bytes_by_operand``, ``bound`` and ``off_chip``.
+Version 2: the operating point, and the ``clock`` and ``control`` categories (version 1
+counted the clock in ``math``, ``memory`` and ``static``). Version 3: ``dram_bytes``,
+``dram_bytes_by_operand``, ``bound`` and ``off_chip``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class _Record(BaseModel):
@@ -40,7 +45,7 @@ class MapperStats(_Record):
 class LayerRecord(_Record):
     """One layer under one mapping on one design."""
 
-    schema_version: Literal[2] = SCHEMA_VERSION
+    schema_version: Literal[3] = SCHEMA_VERSION
     record: Literal["layer"] = "layer"
     layer: str
     shape: str
@@ -48,6 +53,8 @@ class LayerRecord(_Record):
     arch: str
     dataflow: str | None
     cost_model: str
+    clock_ghz: float
+    voltage_v: float | None
     latency_cycles: int
     compute_cycles: int
     bottleneck: str
@@ -92,12 +99,14 @@ class NetworkRecord(_Record):
     """A whole network on one design: totals, rates, breakdowns, a row per layer and the
     mapping of every distinct layer shape (``mappings``, keyed by shape)."""
 
-    schema_version: Literal[2] = SCHEMA_VERSION
+    schema_version: Literal[3] = SCHEMA_VERSION
     record: Literal["network"] = "network"
     network: str
     arch: str
     dataflow: str | None
     cost_model: str
+    clock_ghz: float
+    voltage_v: float | None
     notes: list[str]
     layers_total: int
     unique_shapes: int

@@ -43,6 +43,8 @@ CATEGORY_COLORS = {
     "math": "#636efa",
     "memory": "#00cc96",
     "network": "#ffa15a",
+    "clock": "#19d3f3",
+    "control": "#fecb52",
     "dram": "#ef553b",
     "static": "#ab63fa",
 }

@@ -5,6 +5,12 @@ from __future__ import annotations
 from magnet.mapping.records import LayerRecord, NetworkRecord
 
 
+def operating_point(r: LayerRecord | NetworkRecord) -> str:
+    """The clock and supply a record ran at, as one phrase."""
+    supply = "the node's nominal supply" if r.voltage_v is None else f"{r.voltage_v:.3f} V"
+    return f"{r.clock_ghz:.4g} GHz at {supply}"
+
+
 def _fmt(value: float) -> str:
     if value == 0:
         return "0"
@@ -34,6 +40,7 @@ def layer_table(record: LayerRecord, loop_nest: str) -> str:
     lines = [
         f"layer        {r.layer}  ({r.shape})",
         f"arch         {r.arch}  (dataflow {r.dataflow or 'as mapped'})",
+        f"operating    {operating_point(r)}",
         f"cost model   {r.cost_model}",
         f"MACs         {r.macs:,}",
         f"cycles       {r.latency_cycles:,}  (compute {r.compute_cycles:,}, "
@@ -76,6 +83,7 @@ def network_table(record: NetworkRecord) -> str:
         f"{r.unique_shapes} distinct shapes evaluated)",
         *(f"note         {note}" for note in r.notes),
         f"arch         {r.arch}  (dataflow {r.dataflow or 'as mapped'})",
+        f"operating    {operating_point(r)}",
         f"cost model   {r.cost_model}",
         f"MACs         {r.macs:,}",
         f"cycles       {r.latency_cycles:,}  ({r.latency_s * 1e3:.3f} ms)",

@@ -32,9 +32,10 @@ from pydantic import (
 )
 
 from magnet.arch.spec import Arch
+from magnet.cost.operating_point import ClockReference, OperatingPoint, resolve
 from magnet.cost.tables import load_dram_table
 from magnet.dataflow import Dataflow
-from magnet.errors import MagnetError, validation_message
+from magnet.errors import DesignInfeasible, MagnetError, validation_message
 from magnet.registry import BUILT_IN, ENTRY_POINT, REGISTERED, Registry
 from magnet.units import parse_bytes, real_number, whole_number
 
@@ -46,6 +47,17 @@ MAX_BUFFER_BYTES = 2**30
 MAX_DRAM_GB_PER_S = 100_000
 #: The DRAM technologies (``magnet/cost/tables/dram.yaml``).
 _DRAM = load_dram_table()
+
+
+#: Simba's chiplet at its top point: 4.01 TOPS / (1024 MACs x 2 ops) = 1.96 GHz (Simba,
+#: VLSI 2019 / JSSC 2020), at 16 nm's highest supply (1.0 V, an assumption: the voltage of
+#: that point is not published; ``tables/scaling.yaml``).
+SIMBA_CLOCK = ClockReference(
+    technology_nm=16.0,
+    voltage_v=1.0,
+    clock_ghz=1.96,
+    source="Simba chiplet: 4.01 TOPS / 2048 ops per cycle = 1.96 GHz; 1.0 V assumed",
+)
 
 
 def _size(value: Any) -> int:
@@ -91,10 +103,18 @@ class TemplateParams(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    clock_ghz: Real = Field(1.0, gt=0, le=100, description="clock frequency [GHz]")
-    technology_nm: Real = Field(45.0, ge=7, le=65, description="technology node [nm]")
+    clock_ghz: Real = Field(
+        1.0,
+        gt=0,
+        le=100,
+        description="clock [GHz]; alone: runs at the lowest supply that meets it",
+    )
+    technology_nm: Real = Field(45.0, ge=5, le=65, description="technology node [nm]")
     voltage_v: Real | None = Field(
-        None, gt=0, le=2, description="supply [V]; dynamic energy ~ V^2 (None: the node's nominal)"
+        None,
+        gt=0,
+        le=2,
+        description="supply [V]; alone: the clock is fmax at it; with clock_ghz: checked",
     )
     power_gating: bool = Field(False, description="leakage only for instances a layer uses")
     clock_gating: bool = Field(False, description="clock energy only for instances in use")
@@ -156,6 +176,10 @@ class Template(ABC):
     presets: ClassVar[dict[str, dict[str, Any]]] = {}
     #: Parameters on which every named dataflow can run (``magnet dataflows`` shows them).
     showcase: ClassVar[dict[str, Any]] = {}
+    #: The critical path: a published (node, supply, clock) of the chip the template
+    #: follows (``magnet.cost.operating_point``). Templates without silicon of their own
+    #: take Simba's MAC pipeline (an assumption they state in their docstring).
+    clock_reference: ClassVar[ClockReference] = SIMBA_CLOCK
 
     def params(
         self, values: Mapping[str, Any] | TemplateParams | None = None, *, source: str | None = None
@@ -179,10 +203,31 @@ class Template(ABC):
         name: str | None = None,
         source: str | None = None,
     ) -> Arch:
-        """The architecture for these parameters (defaults for the ones not given)."""
+        """The architecture for these parameters (defaults for the ones not given), at the
+        operating point they give (``operating_point``); ``DesignInfeasible`` when the
+        node cannot run it."""
         p = self.params(values, source=source)
-        arch = self.assemble(p, name or self.name)
+        try:
+            point = self.operating_point(p)
+        except DesignInfeasible as exc:  # name where the design came from
+            where = source or f"template {self.name}"
+            message = str(exc).removeprefix(f"{exc.field}: ")
+            raise DesignInfeasible(message, source=where, field=exc.field) from None
+        at_point = p.model_copy(update={"clock_ghz": point.clock_ghz, "voltage_v": point.voltage_v})
+        arch = self.assemble(at_point, name or self.name)
         return arch.model_copy(update={"template": self.name, "params": p.model_dump(mode="json")})
+
+    def operating_point(self, p: TemplateParams) -> OperatingPoint:
+        """The supply and clock of a design: a clock given alone (or the default clock
+        when no supply is given) runs at the lowest supply that meets it; a supply alone
+        runs at fmax of that supply; both given are checked against each other."""
+        clock_given = "clock_ghz" in p.model_fields_set or p.voltage_v is None
+        return resolve(
+            p.technology_nm,
+            self.clock_reference,
+            clock_ghz=p.clock_ghz if clock_given else None,
+            voltage_v=p.voltage_v,
+        )
 
     @abstractmethod
     def assemble(self, p: TemplateParams, name: str) -> Arch:

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from magnet.arch.spec import Arch, StorageLevel
+from magnet.cost.operating_point import ClockReference
 from magnet.dataflow import Dataflow, Rule
 from magnet.templates.base import Bytes, Int, Real, Template, TemplateParams
 from magnet.templates.parts import assemble, bus_words, dram
@@ -27,8 +28,10 @@ class EyerissParams(TemplateParams):
     psum_spad: Int = Field(24, ge=1, le=4096, description="psum scratchpad per PE [words]")
     global_buffer: Bytes = Field(108 * 1024, description="global buffer [bytes]")
     word_bits: Int = Field(16, ge=2, le=32, description="word width [bits]")
-    clock_ghz: Real = Field(0.2, gt=0, le=100, description="clock frequency [GHz]")
-    technology_nm: Real = Field(65.0, ge=7, le=65, description="technology node [nm]")
+    clock_ghz: Real = Field(
+        0.2, gt=0, le=100, description="clock [GHz]; alone: runs at the lowest supply that meets it"
+    )
+    technology_nm: Real = Field(65.0, ge=5, le=65, description="technology node [nm]")
 
 
 _ARRAY = "GlobalBuffer"
@@ -76,6 +79,13 @@ _DATAFLOWS: dict[str, tuple[str, list[Rule]]] = {
 class Eyeriss(Template):
     name = "eyeriss"
     description = "Eyeriss-like PE array with ifmap / weight / psum scratchpads"
+    #: Eyeriss's AlexNet point: 200 MHz at 1.0 V in 65 nm (Chen et al., ISSCC 2016, 14.5).
+    clock_reference = ClockReference(
+        technology_nm=65.0,
+        voltage_v=1.0,
+        clock_ghz=0.2,
+        source="Eyeriss, Chen et al. ISSCC 2016 (14.5): 200 MHz at 1.0 V, 65 nm",
+    )
     Params = EyerissParams
     dataflows: ClassVar[dict[str, str]] = {name: text for name, (text, _) in _DATAFLOWS.items()}
     # Eyeriss (ISCA 2016): 12 x 14 PEs, 12 / 224 / 24-word spads, 108 KiB GLB, 16-bit, 65 nm.

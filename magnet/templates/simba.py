@@ -60,7 +60,7 @@ class SimbaParams(TemplateParams):
     weight_bits: Int = Field(8, ge=2, le=32, description="weight width [bits]")
     activation_bits: Int = Field(8, ge=2, le=32, description="activation width [bits]")
     accum_bits: Int = Field(24, ge=8, le=64, description="partial-sum width [bits]")
-    technology_nm: Real = Field(16.0, ge=7, le=65, description="technology node [nm]")
+    technology_nm: Real = Field(16.0, ge=5, le=65, description="technology node [nm]")
 
     @model_validator(mode="after")
     def _formats(self) -> SimbaParams:

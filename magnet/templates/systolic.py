@@ -6,6 +6,9 @@ output pixels N*P*Q, ``C`` for the window C*R*S, ``K`` for the filters, and inpu
 im2col matrix (as SCALE-Sim's SRAM reads count them). The SRAMs are double-buffered and
 stream, as in SCALE-Sim, so their size prices their accesses without limiting tiles.
 Cycles add SCALE-Sim's skew per fold (``magnet.arch.spec.SystolicPipeline``).
+
+SCALE-Sim has no silicon, so the critical path is Simba's MAC pipeline (assumption;
+``Template.clock_reference``).
 """
 
 from __future__ import annotations

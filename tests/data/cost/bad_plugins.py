@@ -26,7 +26,7 @@ class _Constant(CostModel):
     def energy_pj(self, component: Component, action: str) -> float:
         return self.value
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
+    def leakage_mw(self, component: Component) -> float:
         return 0.0
 
     def area_um2(self, component: Component) -> float | None:

@@ -18,8 +18,8 @@ class DoubleSramRead(CostModel):
         energy = self._table(component).energy_pj(component, action)
         return 2 * energy if component.cls == "sram" and action == "read" else energy
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
-        return self._table(component).leakage_pj_per_cycle(component)
+    def leakage_mw(self, component: Component) -> float:
+        return self._table(component).leakage_mw(component)
 
     def area_um2(self, component: Component) -> float | None:
         return self._table(component).area_um2(component)

@@ -14,7 +14,7 @@ class MacOnly(CostModel):
     def energy_pj(self, component: Component, action: str) -> float:
         return 1.0
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
+    def leakage_mw(self, component: Component) -> float:
         return 0.0
 
     def area_um2(self, component: Component) -> float | None:

@@ -24,8 +24,8 @@ class CrashOnWide(CostModel):
     def energy_pj(self, component: Component, action: str) -> float:
         return self._table(component).energy_pj(component, action)
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
-        return self._table(component).leakage_pj_per_cycle(component)
+    def leakage_mw(self, component: Component) -> float:
+        return self._table(component).leakage_mw(component)
 
     def area_um2(self, component: Component) -> float | None:
         return self._table(component).area_um2(component)

@@ -20,8 +20,8 @@ class RaiseOnWide(CostModel):
     def energy_pj(self, component: Component, action: str) -> float:
         return READ_PJ_BY_WIDTH_BITS[component.get("width_bits")]
 
-    def leakage_pj_per_cycle(self, component: Component) -> float:
-        return builtin_cost_model(component.get("technology_nm")).leakage_pj_per_cycle(component)
+    def leakage_mw(self, component: Component) -> float:
+        return builtin_cost_model(component.get("technology_nm")).leakage_mw(component)
 
     def area_um2(self, component: Component) -> float | None:
         return builtin_cost_model(component.get("technology_nm")).area_um2(component)
