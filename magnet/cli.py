@@ -480,9 +480,12 @@ def workloads(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @_friendly
 def archs(as_json: bool) -> None:
-    """List the presets and the templates with their parameters and defaults."""
+    """List the presets, the templates with their parameters and defaults, and the DRAM
+    technologies."""
+    from magnet.cost.tables import load_dram_table
     from magnet.templates import presets, templates
 
+    dram = load_dram_table()
     data = {
         "presets": {
             name: {"template": t.name, "params": params} for name, (t, params) in presets().items()
@@ -494,6 +497,21 @@ def archs(as_json: bool) -> None:
                 "parameters": t.parameter_table(),
             }
             for name, t in templates().items()
+        },
+        "dram_technologies": {
+            name: {
+                "default": name == dram.default,
+                "description": tech.description,
+                **{
+                    key: {"value": number.value, "basis": _basis(number)}
+                    for key, number in (
+                        ("energy_pj_per_bit", tech.energy_pj_per_bit),
+                        ("channel_bandwidth_gb_per_s", tech.channel_bandwidth_gb_per_s),
+                        ("default_channels", tech.default_channels),
+                    )
+                },
+            }
+            for name, tech in dram.technologies.items()
         },
     }
     if as_json:
@@ -511,6 +529,29 @@ def archs(as_json: bool) -> None:
                 f"  {row['name']:<18} {row['default']!s:>10}  {row['range']:<18} "
                 f"{row['description']}"
             )
+    click.echo(
+        f"\nDRAM technologies (magnet/cost/tables/dram.yaml; default {dram.default}, whose "
+        "energy is a quoted figure [PQ]; [P] primary, [PQ] quoted, [S] secondary, "
+        "[D] derived):"
+    )
+    click.echo(f"  {'name':<8} {'pJ/bit':>7} {'GB/s/ch':>8} {'channels':>8}  channel")
+    for name, t in data["dram_technologies"].items():
+        energy, bandwidth = t["energy_pj_per_bit"], t["channel_bandwidth_gb_per_s"]
+        channels = t["default_channels"]
+        click.echo(
+            f"  {name:<8} {energy['value']:>7g} {bandwidth['value']:>8g} "
+            f"{channels['value']:>8g}  {t['description']}"
+            f"{' (default)' if t['default'] else ''}\n"
+            f"           energy: {energy['basis']}\n           bandwidth: {bandwidth['basis']}\n"
+            f"           channels (default): {channels['basis']}"
+        )
+
+
+def _basis(number: Any) -> str:
+    """Where a table number comes from (its source, derivation or assumption)."""
+    if number.assumption:
+        return f"assumption: {number.reason}"
+    return number.source or number.derived
 
 
 @main.command(context_settings=CONTEXT)

@@ -52,7 +52,7 @@ class Tiny(Template):
 
     def assemble(self, p: TinyParams, name: str) -> Arch:
         rf = StorageLevel(name="RF", component="regfile", capacity_bits=64, mesh_x=p.macs)
-        levels = [dram(None, p.clock_ghz, 8), rf]
+        levels = [dram(p, 8), rf]
         return assemble(name, levels, p, (p.macs, 1), {})
 
     def dataflow(self, arch: Arch, name: str) -> Dataflow:

@@ -128,7 +128,7 @@ def test_systolic_128() -> None:
     assert level(a, "OfmapSRAM").keeps == ("outputs",)
     for name in ("WeightReg", "InputReg", "OutputReg"):
         assert level(a, name).instances == 128 * 128  # one register of each per PE
-    assert load_arch("systolic-128") == systolic("systolic-128")
+    assert load_arch("systolic-128") == systolic("systolic-128", dram_bandwidth="stall-free")
 
 
 # ---- YAML files --------------------------------------------------------------------------------

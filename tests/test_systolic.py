@@ -38,7 +38,8 @@ LAYERS = {
     "resnet50_res5b_branch2b": (512, 512, 7, 3, 1),
     "resnet50_fc1000": (1000, 2048, 1, 1, 1),
 }
-ARCH = systolic("systolic-128")  # SCALE-Sim's configuration: 128 x 128, 256/256/128 KiB
+# SCALE-Sim's configuration: 128 x 128, 256/256/128 KiB, a stall-free DRAM interface
+ARCH = systolic("systolic-128", dram_bandwidth="stall-free")
 
 
 def _layer(name: str) -> Layer:
@@ -109,7 +110,7 @@ def test_the_mapper_finds_scalesims_cycles(name: str, dataflow: str, cycles: int
 @pytest.mark.parametrize("run", _extra(), ids=lambda r: f"{r['case']}-{r['dataflow']}")
 def test_other_arrays_and_layers(run: dict[str, str]) -> None:
     rows, cols = (int(x) for x in run["array"].split("x"))
-    arch = systolic(rows=rows, cols=cols)
+    arch = systolic(rows=rows, cols=cols, dram_bandwidth="stall-free")  # as SCALE-Sim ran
     s = int(run["stride"])
     layer = Layer(
         K=int(run["K"]),

@@ -178,7 +178,10 @@ def main() -> None:
     for case in cases(cfg, args.quick):
         if case["array"] not in archs:
             r, c = (int(x) for x in case["array"].split("x"))
-            archs[case["array"]] = mg.templates.systolic(rows=r, cols=c)
+            # SCALE-Sim's runs: a stall-free DRAM interface
+            archs[case["array"]] = mg.templates.systolic(
+                rows=r, cols=c, dram_bandwidth="stall-free"
+            )
         rows.append(run_case(case, archs[case["array"]], cfg["objective"]))
     headers = [
         "set",

@@ -14,6 +14,8 @@ How a component is priced (45 nm; other nodes multiply by the node's factors):
   ``capacity_bits / banks``: ``e0 * (bank_bytes / 8192) ** alpha * (width_bits / 64) ** beta``.
 - ``regfile`` (at most 1 KiB): a constant energy per bit accessed.
 - ``dram``: a constant energy per bit accessed that does not scale with the node; no area.
+  The component's ``dram_technology`` attribute (every template sets one) picks the row of
+  ``tables/dram.yaml``; a DRAM without it is ``horowitz45.yaml``'s generic DRAM.
 - ``network``: ``word_bits`` x energy per bit per mm x ``hop_mm`` (table default if absent).
 - ``dummy``: zero.
 
@@ -49,6 +51,7 @@ from magnet.files import read_yaml
 TABLE_DIR: Path = Path(__file__).resolve().parent / "tables"
 TECHNOLOGY_TABLE = TABLE_DIR / "horowitz45.yaml"
 SCALING_TABLE = TABLE_DIR / "scaling.yaml"
+DRAM_TABLE = TABLE_DIR / "dram.yaml"
 
 _BITS_PER_BYTE = 8
 DATATYPES = ("int", "float")
@@ -172,6 +175,39 @@ class ClockTable(_Strict):
 class DramTable(_Strict):
     energy_pj_per_bit: Number
     write_over_read: Number
+
+
+class DramTechnology(_Strict):
+    """One DRAM technology of ``dram.yaml``: energy per bit moved, bandwidth per channel."""
+
+    description: str = Field(min_length=1)
+    energy_pj_per_bit: Number
+    channel_bandwidth_gb_per_s: Number
+    default_channels: Number
+
+    @model_validator(mode="after")
+    def _whole_channels(self) -> DramTechnology:
+        channels = self.default_channels.value
+        if channels < 1 or channels != int(channels):
+            raise ValueError(f"default_channels must be a whole number >= 1, got {channels:g}")
+        return self
+
+
+class DramTechnologyTable(_Strict):
+    """``dram.yaml``: the DRAM technologies a template's ``dram_technology`` names."""
+
+    default: str
+    write_over_read: Number
+    technologies: dict[str, DramTechnology] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _default_is_listed(self) -> DramTechnologyTable:
+        if self.default not in self.technologies:
+            raise ValueError(
+                f"default {self.default!r} is not a technology; allowed: "
+                f"{', '.join(self.technologies)}"
+            )
+        return self
 
 
 class NetworkTable(_Strict):
@@ -298,6 +334,12 @@ def load_technology_table(path: Path = TECHNOLOGY_TABLE) -> TechnologyTable:
 def load_scaling_table(path: Path = SCALING_TABLE) -> ScalingTable:
     """Read and validate a scaling table (cached per path)."""
     return _load(path, ScalingTable)
+
+
+@functools.cache
+def load_dram_table(path: Path = DRAM_TABLE) -> DramTechnologyTable:
+    """Read and validate the DRAM technology table (cached per path)."""
+    return _load(path, DramTechnologyTable)
 
 
 # ---- scaling -----------------------------------------------------------------------------
@@ -447,8 +489,8 @@ class TableCostModel(CostModel):
             read_pj = self._regfile_read_pj(component)
             write_over_read, factor = self.table.regfile.write_over_read, factors.dynamic_energy
         else:  # dram
-            read_pj = self._dram_read_pj(component)
-            write_over_read, factor = self.table.dram.write_over_read, factors.dram_energy
+            read_pj, write_over_read = self._dram_read_pj(component)
+            factor = factors.dram_energy
         # An update (read-modify-write of a partial sum) is priced as a write.
         energy_pj = read_pj if action == "read" else read_pj * write_over_read.value
         return energy_pj * factor
@@ -599,10 +641,29 @@ class TableCostModel(CostModel):
         decode = depth * table.decoder_pj.value * math.ceil(math.log2(depth)) / 32
         return width * table.energy_pj_per_bit.value + decode
 
-    def _dram_read_pj(self, component: Component) -> float:
+    def _dram_read_pj(self, component: Component) -> tuple[float, Number]:
+        """(pJ per read access, write / read): the component's ``dram_technology`` from
+        ``dram.yaml``; a DRAM without one (an explicit level tree) is the technology table's
+        generic DRAM (Horowitz's 45 nm-era figure)."""
         if component.get("capacity_bits") is not None:
             self._capacity_bits(component)  # validates the value; it does not change the price
-        return self._width_bits(component) * self.table.dram.energy_pj_per_bit.value
+        name = component.get("dram_technology")
+        if name is None:
+            per_bit, write_over_read = (
+                self.table.dram.energy_pj_per_bit,
+                self.table.dram.write_over_read,
+            )
+        else:
+            dram = load_dram_table()
+            if name not in dram.technologies:
+                raise self._error(
+                    component,
+                    f"unknown DRAM technology {name!r}; allowed: {', '.join(dram.technologies)}",
+                    field="dram_technology",
+                )
+            per_bit = dram.technologies[name].energy_pj_per_bit
+            write_over_read = dram.write_over_read
+        return self._width_bits(component) * per_bit.value, write_over_read
 
     def _network_energy_pj(self, component: Component) -> float:
         word_bits = self._number(component, "word_bits", minimum=1)

@@ -42,7 +42,7 @@ import numpy as np
 from magnet.arch.spec import Arch
 from magnet.mapping.mapping import MappingBatch
 from magnet.workload.dims import NUM_DIMS, RELEVANT, Dim, Operand
-from magnet.workload.layer import Layer, operand_words
+from magnet.workload.layer import GemmView, Layer, operand_words
 
 W_, I_, O_ = Operand.W, Operand.I, Operand.O
 N_, G_, K_, C_, P_, Q_, R_, S_ = (int(d) for d in Dim)
@@ -358,6 +358,9 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
                 if op is not O_ and li != keepers[-1]:
                     fills[li, op] = np.maximum(fills[li, op], floor)
 
+    if isinstance(layer, GemmView):
+        _im2col_on_chip(layer, arch, keep, reads, fills)
+
     return Counts(
         valid=valid,
         overflow_bits=overflow,
@@ -374,6 +377,33 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         macs=layer.macs,
         padded_macs=padded_macs,
     )
+
+
+def _im2col_on_chip(
+    layer: GemmView, arch: Arch, keep: np.ndarray, reads: np.ndarray, fills: np.ndarray
+) -> None:
+    """im2col is served on chip: DRAM holds the input tensor, not the im2col matrix.
+
+    The GEMM view counts inputs as im2col words (each input word repeated up to R*S times),
+    which is right for the on-chip reads (SCALE-Sim's SRAM IFMAP reads) but not for DRAM,
+    which sends the tensor's words to the SRAM it fills; that SRAM (its address generator)
+    expands them (a mapping that bypasses the SRAM, DRAM feeding registers, has no such
+    buffer: DRAM then sends the im2col words). So a DRAM level's input reads, and the fills
+    of the SRAM below it, are the view's counts times tensor words / im2col words: a layer
+    read once reads exactly its input tensor, as SCALE-Sim's DRAM IFMAP reads count it. When
+    DRAM loops split the output pixels, the rows a tile's windows share with its neighbour's
+    (the halo) are not counted again: an approximation of at most (S - 1) input rows per tile.
+    """
+    tensor, im2col = layer.input_tensor_words, max(layer.input_tensor_words, layer.operand_size(I_))
+    keepers = [li for li in range(len(arch.levels)) if keep[li, I_]]
+    for li in keepers:
+        below = [k for k in keepers if k < li]
+        if arch.inner_first[li].component != "dram" or not below:
+            continue
+        if arch.inner_first[below[-1]].component != "sram":
+            continue  # no buffer to expand it: DRAM sends the im2col words themselves
+        reads[li, I_] = reads[li, I_] * tensor / im2col
+        fills[below[-1], I_] = fills[below[-1], I_] * tensor / im2col
 
 
 def _input_deltas(

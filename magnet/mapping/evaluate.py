@@ -27,7 +27,8 @@ Energy, by category:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -82,6 +83,14 @@ class BatchResult:
     def edp(self) -> np.ndarray:
         return self.energy_pj * self.latency_cycles
 
+    def dram_bytes(self, arch: Arch) -> np.ndarray:
+        """[operand, batch]: bytes moved to and from DRAM (reads, fills and updates of the
+        DRAM levels, all instances, at each operand's width there)."""
+        bits = operand_bits(arch)
+        c = self.counts
+        moved = (c.reads + c.fills + c.updates) * c.instances[:, None, :]
+        return (moved[self.dram] * bits[self.dram][:, :, None]).sum(axis=0) / 8
+
     @property
     def level_energy_pj(self) -> np.ndarray:
         """[level, batch]: accesses, clock, control, static and the network below it."""
@@ -107,11 +116,22 @@ class BatchResult:
         }
 
 
-def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCosts) -> BatchResult:
+def evaluate_batch(
+    layer: Layer,
+    arch: Arch,
+    batch: MappingBatch,
+    costs: ArchCosts,
+    *,
+    on_chip: Collection[Operand] = (),
+) -> BatchResult:
     """Price every mapping of ``batch`` (of ``layer_view(layer, arch)``); invalid ones
-    (overflow) are priced but flagged."""
+    (overflow) are priced but flagged. ``on_chip``: operands whose DRAM traffic a network
+    keeps on chip (``magnet.mapping.network``): their DRAM reads and updates are not
+    charged, in energy or in DRAM cycles; the on-chip levels' counts stay as they are."""
     tune_allocator()
     counts = analyze(layer, arch, batch)
+    if on_chip:
+        counts = _without_dram(counts, arch, on_chip)
     levels = arch.inner_first
     nl = len(levels)
     bits = operand_bits(arch)
@@ -184,6 +204,19 @@ def evaluate_batch(layer: Layer, arch: Arch, batch: MappingBatch, costs: ArchCos
         bottleneck=bottleneck,
         utilization=counts.macs / (latency * arch.mac_count),
     )
+
+
+def _without_dram(counts: Counts, arch: Arch, operands: Collection[Operand]) -> Counts:
+    """``counts`` with no DRAM reads, fills or updates of ``operands``."""
+    dram = [li for li, lvl in enumerate(arch.inner_first) if lvl.component == "dram"]
+    changes = {}
+    for action in ACTIONS:
+        moved = getattr(counts, action).copy()
+        for li in dram:
+            for op in operands:
+                moved[li, op] = 0.0
+        changes[action] = moved
+    return replace(counts, **changes)
 
 
 def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -268,6 +301,33 @@ class Result:
     costs: ArchCosts
     batch: BatchResult
     keep: np.ndarray  # bool[level, operand], level 0 innermost
+    on_chip: tuple[str, ...] = ()  # operands a network kept on chip (no DRAM traffic)
+
+    def with_on_chip(self, operands: Collection[str]) -> Result:
+        """The same mapping priced with the DRAM traffic of ``operands`` kept on chip."""
+        ops = tuple(o for o in OPERANDS if o in operands)
+        if ops == self.on_chip:
+            return self
+        view = layer_view(self.layer, self.arch)
+        batch = to_batch(self.mapping, self.arch)
+        codes = [Operand(OPERANDS.index(o)) for o in ops]
+        result = evaluate_batch(view, self.arch, batch, self.costs, on_chip=codes)
+        return Result(self.layer, self.arch, self.mapping, self.costs, result, batch.keep, ops)
+
+    @property
+    def dram_bytes_by_operand(self) -> dict[str, float]:
+        moved = self.batch.dram_bytes(self.arch)[:, 0]
+        return {OPERANDS[o]: float(moved[o]) for o in range(3)}
+
+    @property
+    def dram_bytes(self) -> float:
+        return sum(self.dram_bytes_by_operand.values())
+
+    @property
+    def bound(self) -> str:
+        """Roofline: ``compute`` when the MACs set the latency, else ``memory`` (a level's
+        bandwidth; ``bottleneck`` names it)."""
+        return "compute" if int(self.batch.bottleneck[0]) < 0 else "memory"
 
     @property
     def energy_pj(self) -> float:
@@ -353,9 +413,12 @@ class Result:
             latency_cycles=self.latency_cycles,
             compute_cycles=self.compute_cycles,
             bottleneck=self.bottleneck,
+            bound=self.bound,
             utilization=self.utilization,
             energy_pj=self.energy_pj,
             energy_pj_per_mac=self.energy_pj / self.macs,
+            dram_bytes=self.dram_bytes,
+            dram_bytes_by_operand=self.dram_bytes_by_operand,
             edp_pj_cycles=self.edp,
             energy_pj_by_level=self.energy_pj_by_level,
             energy_pj_by_operand=self.energy_pj_by_operand,

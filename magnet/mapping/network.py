@@ -14,16 +14,18 @@ mapping of another layer of the same shape, then ``default``::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from magnet.arch.spec import Arch
+from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost import ArchCosts
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
 from magnet.mapping.evaluate import Result, evaluate
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.records import LayerRow, NetworkRecord
+from magnet.workload.dims import Operand
 from magnet.workload.layer import Layer
 from magnet.workload.network import Network
 
@@ -73,9 +75,53 @@ class LayerMappings:
         return out
 
 
+def _home(arch: Arch, operand: Operand) -> StorageLevel | None:
+    """The outermost on-chip level that keeps ``operand`` (the global buffer), if any."""
+    return next(
+        (
+            lvl
+            for lvl in arch.levels
+            if lvl.component != "dram" and operand in lvl.kept and lvl.capacity_bits is not None
+        ),
+        None,
+    )
+
+
+def _fits(producer: Result, consumer: Result) -> bool:
+    """Whether the global buffer holds ``producer``'s output for ``consumer`` (see
+    ``NetworkResult.runs``)."""
+    arch = producer.arch
+    out_home, in_home = _home(arch, Operand.O), _home(arch, Operand.I)
+    if out_home is None or in_home is None:
+        return False
+    li_out, li_in = arch.level_index(out_home.name), arch.level_index(in_home.name)
+    if not (producer.keep[li_out, Operand.O] and consumer.keep[li_in, Operand.I]):
+        return False  # a mapping that bypasses the global buffer does not pass through it
+    # the activation is the producer's finished output, at the input width (the consumer's
+    # zero padding, part of its input window box, is made on the fly, not stored)
+    bits = producer.layer.operand_size(Operand.O) * in_home.bits(Operand.I)
+    for lvl in {out_home.name: out_home, in_home.name: in_home}.values():
+        li = arch.level_index(lvl.name)
+        others = 0.0
+        if not lvl.streaming:  # a streaming level's tiles pass through it
+            for run, skip in ((producer, Operand.O), (consumer, Operand.I)):
+                tiles = run.batch.counts.tile_words[li, :, 0]
+                own = sum(
+                    tiles[o] * lvl.bits(o) for o in Operand if o is not skip and run.keep[li, o]
+                )
+                others = max(others, own)
+        if bits + others > lvl.capacity_bits * lvl.instances:
+            return False
+    return True
+
+
 @dataclass
 class NetworkResult:
-    """A network on one design: one ``Result`` per distinct layer shape, a row per layer."""
+    """A network on one design: one ``Result`` per distinct layer shape, a row per layer.
+
+    Layers run one after another; ``runs`` prices each layer of the network with the
+    activations its neighbours keep on chip.
+    """
 
     network: Network
     arch: Arch
@@ -84,7 +130,47 @@ class NetworkResult:
     dataflow: str | None = None
 
     def result(self, layer: Layer) -> Result:
+        """The mapping of ``layer``'s shape as mapped alone (its activations in DRAM)."""
         return self.by_shape[layer.shape_key()]
+
+    @cached_property
+    def runs(self) -> list[Result]:
+        """Each entry of the network as it runs there: its shape's mapping, priced with the
+        activations that stay on chip.
+
+        The rule. Each layer's mapping is found alone, reading its inputs from DRAM and
+        writing its outputs there. Then, between consecutive layers i and i + 1 where i's
+        output is i + 1's input (``Network.handoffs``: the ONNX graph or the zoo's, else the
+        list order), the activation stays in the global buffer (the outermost on-chip level
+        keeping outputs, and the one keeping inputs) when that level holds the whole
+        activation (i's output at the input width; i + 1's zero padding is not stored)
+        together with the larger of what either layer's mapping keeps there besides it
+        (i's inputs and weights, i + 1's outputs and weights; a streaming level's tiles pass
+        through and take no room), and both mappings pass the activation through that level
+        (neither bypasses it). Then i + 1 reads no input from DRAM, and, when no other layer
+        needs the activation, i writes no output to DRAM (nor reads partial sums back: the
+        region that holds the whole activation holds them). The on-chip traffic is charged
+        as the mappings count it: i's output leaves the global buffer and i + 1's input
+        enters it, as a copy between its regions would. Weights are not
+        carried between layers (each layer has its own); a batch is the N of each layer's
+        loop nest, so weights resident across a batch are the mapping's own reuse. Energy
+        and latency (DRAM cycles, and static energy over the shorter run) are priced again
+        with the DRAM traffic that is left.
+        """
+        entries = self.network.layers
+        base = [self.result(e.layer) for e in entries]
+        keep_in = [False] * len(entries)
+        keep_out = [False] * len(entries)
+        for i, (fed, alone) in enumerate(self.network.handoffs()):
+            if fed and _fits(base[i], base[i + 1]):
+                keep_in[i + 1] = True
+                keep_out[i] = alone
+        return [
+            r.with_on_chip(
+                [name for name, kept in (("inputs", keep_in[i]), ("outputs", keep_out[i])) if kept]
+            )
+            for i, r in enumerate(base)
+        ]
 
     @property
     def macs(self) -> int:
@@ -92,12 +178,22 @@ class NetworkResult:
 
     @property
     def energy_pj(self) -> float:
-        return sum(self.result(e.layer).energy_pj * e.repeat for e in self.network.layers)
+        return sum(
+            r.energy_pj * e.repeat for r, e in zip(self.runs, self.network.layers, strict=True)
+        )
 
     @property
     def latency_cycles(self) -> int:
         """Layers run one after another."""
-        return sum(self.result(e.layer).latency_cycles * e.repeat for e in self.network.layers)
+        return sum(
+            r.latency_cycles * e.repeat for r, e in zip(self.runs, self.network.layers, strict=True)
+        )
+
+    @property
+    def dram_bytes(self) -> float:
+        return sum(
+            r.dram_bytes * e.repeat for r, e in zip(self.runs, self.network.layers, strict=True)
+        )
 
     @property
     def utilization(self) -> float:
@@ -105,8 +201,8 @@ class NetworkResult:
 
     def _sum(self, key: str) -> dict[str, float]:
         out: dict[str, float] = {}
-        for e in self.network.layers:
-            for name, pj in getattr(self.result(e.layer), key).items():
+        for r, e in zip(self.runs, self.network.layers, strict=True):
+            for name, pj in getattr(r, key).items():
                 out[name] = out.get(name, 0.0) + pj * e.repeat
         return out
 
@@ -126,8 +222,7 @@ class NetworkResult:
         ops = 2 * self.macs
         area = self.costs.area_mm2
         rows = []
-        for e in self.network.layers:
-            r = self.result(e.layer)
+        for r, e in zip(self.runs, self.network.layers, strict=True):
             rows.append(
                 LayerRow(
                     name=e.layer.name,
@@ -138,6 +233,9 @@ class NetworkResult:
                     latency_cycles=r.latency_cycles,
                     utilization=r.utilization,
                     bottleneck=r.bottleneck,
+                    bound=r.bound,
+                    dram_bytes=r.dram_bytes,
+                    off_chip=[op for op, b in r.dram_bytes_by_operand.items() if b > 0],
                     energy_pj_by_category=r.energy_pj_by_category,
                 )
             )
@@ -159,6 +257,7 @@ class NetworkResult:
             energy_pj=energy,
             energy_pj_per_mac=energy / self.macs,
             edp_pj_cycles=energy * latency,
+            dram_bytes=self.dram_bytes,
             power_w=energy_j / latency_s,
             tops=tops,
             tops_per_w=ops / energy_j / 1e12,

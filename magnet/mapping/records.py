@@ -8,10 +8,13 @@ collectors), ``network`` (wires, network reductions), ``clock`` (clocked registe
 share of the clock tree), ``control`` (address generation), ``dram`` and ``static``
 (leakage power x time); they add up to ``energy_pj``. ``clock_ghz`` and ``voltage_v`` are
 the operating point the design ran at (``voltage_v`` None: the node's nominal supply, for
-an architecture that gives none).
+an architecture that gives none). ``dram_bytes``: bytes moved to and from DRAM; ``bound``:
+the layer's roofline side (``compute``, or ``memory`` when a level's bandwidth, named by
+``bottleneck``, sets the latency).
 
 Version 2: the operating point, and the ``clock`` and ``control`` categories (version 1
-counted the clock in ``math``, ``memory`` and ``static``).
+counted the clock in ``math``, ``memory`` and ``static``). Version 3: ``dram_bytes``,
+``dram_bytes_by_operand``, ``bound`` and ``off_chip``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class _Record(BaseModel):
@@ -42,7 +45,7 @@ class MapperStats(_Record):
 class LayerRecord(_Record):
     """One layer under one mapping on one design."""
 
-    schema_version: Literal[2] = SCHEMA_VERSION
+    schema_version: Literal[3] = SCHEMA_VERSION
     record: Literal["layer"] = "layer"
     layer: str
     shape: str
@@ -55,9 +58,12 @@ class LayerRecord(_Record):
     latency_cycles: int
     compute_cycles: int
     bottleneck: str
+    bound: Literal["compute", "memory"]
     utilization: float
     energy_pj: float
     energy_pj_per_mac: float
+    dram_bytes: float
+    dram_bytes_by_operand: dict[str, float]
     edp_pj_cycles: float
     energy_pj_by_level: dict[str, float]
     energy_pj_by_operand: dict[str, dict[str, float]]
@@ -70,7 +76,10 @@ class LayerRecord(_Record):
 
 
 class LayerRow(_Record):
-    """One layer of a network (its repeats run back to back)."""
+    """One layer of a network (its repeats run back to back); energy, cycles and DRAM bytes
+    are of one repeat. ``off_chip``: the operands that moved to or from DRAM; an activation
+    the global buffer kept between this layer and its neighbour is not among them
+    (``magnet.mapping.network``)."""
 
     name: str
     shape: str
@@ -80,6 +89,9 @@ class LayerRow(_Record):
     latency_cycles: int
     utilization: float
     bottleneck: str
+    bound: Literal["compute", "memory"]
+    dram_bytes: float
+    off_chip: list[str]
     energy_pj_by_category: dict[str, float]
 
 
@@ -87,7 +99,7 @@ class NetworkRecord(_Record):
     """A whole network on one design: totals, rates, breakdowns, a row per layer and the
     mapping of every distinct layer shape (``mappings``, keyed by shape)."""
 
-    schema_version: Literal[2] = SCHEMA_VERSION
+    schema_version: Literal[3] = SCHEMA_VERSION
     record: Literal["network"] = "network"
     network: str
     arch: str
@@ -109,6 +121,7 @@ class NetworkRecord(_Record):
     tops: float
     tops_per_w: float
     tops_per_mm2: float | None
+    dram_bytes: float
     energy_pj_by_level: dict[str, float]
     energy_pj_by_category: dict[str, float]
     area_mm2: float | None

@@ -19,6 +19,10 @@ def _fmt(value: float) -> str:
     return f"{value:,.2f}"
 
 
+def _bytes(value: float) -> str:
+    return f"{value:,.0f}"
+
+
 def _area(record: LayerRecord | NetworkRecord) -> str:
     return "n/a" if record.area_mm2 is None else f"{record.area_mm2:.3f} mm^2"
 
@@ -40,9 +44,12 @@ def layer_table(record: LayerRecord, loop_nest: str) -> str:
         f"cost model   {r.cost_model}",
         f"MACs         {r.macs:,}",
         f"cycles       {r.latency_cycles:,}  (compute {r.compute_cycles:,}, "
-        f"bottleneck: {r.bottleneck})",
+        f"bottleneck: {r.bottleneck}; {r.bound}-bound)",
         f"utilization  {r.utilization * 100:.2f} %",
         f"energy       {_fmt(r.energy_pj)} pJ  ({r.energy_pj_per_mac:.3f} pJ/MAC)",
+        f"dram bytes   {_bytes(r.dram_bytes)}  ("
+        + ", ".join(f"{op} {_bytes(b)}" for op, b in r.dram_bytes_by_operand.items())
+        + ")",
         f"area         {_area(r)}",
     ]
     if r.mapper is not None:
@@ -86,13 +93,16 @@ def network_table(record: NetworkRecord) -> str:
         f"throughput   {r.tops:.3f} TOPS"
         + ("" if r.tops_per_mm2 is None else f", {r.tops_per_mm2:.3f} TOPS/mm^2"),
         f"area         {_area(r)}",
+        f"dram bytes   {_bytes(r.dram_bytes)}",
         "",
-        f"{'layer':<28}{'count':>6}{'MACs':>14}{'energy pJ':>14}{'cycles':>14}{'util':>7}",
+        f"{'layer':<28}{'count':>6}{'MACs':>14}{'energy pJ':>14}{'cycles':>14}{'util':>7}"
+        f"{'bound':>9}{'dram bytes':>14}  off chip",
     ]
     for row in r.layers:
         lines.append(
             f"{row.name:<28}{row.count:>6}{row.macs:>14,}{_fmt(row.energy_pj):>14}"
-            f"{row.latency_cycles:>14,}{row.utilization * 100:>6.1f}%"
+            f"{row.latency_cycles:>14,}{row.utilization * 100:>6.1f}%{row.bound:>9}"
+            f"{_bytes(row.dram_bytes):>14}  {','.join(o[0].upper() for o in row.off_chip) or '-'}"
         )
     lines += _shares("category", r.energy_pj_by_category, r.energy_pj)
     lines += _shares("level (all costs)", r.energy_pj_by_level, r.energy_pj)

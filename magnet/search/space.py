@@ -65,6 +65,7 @@ METRICS: dict[str, str] = {
     "power_w": "average power (W)",
     "utilization": "MAC utilisation (0..1)",
     "energy_pj_per_mac": "energy per MAC (pJ)",
+    "dram_bytes": "bytes to and from DRAM per inference",
 }
 #: Each metric's natural goal (what "better" means) when an objective gives no goal.
 NATURAL_GOAL = {

@@ -20,12 +20,20 @@ from __future__ import annotations
 import importlib.metadata
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from magnet.arch.spec import Arch
 from magnet.cost.operating_point import ClockReference, OperatingPoint, resolve
+from magnet.cost.tables import load_dram_table
 from magnet.dataflow import Dataflow
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
 from magnet.registry import BUILT_IN, ENTRY_POINT, REGISTERED, Registry
@@ -35,6 +43,10 @@ ENTRY_POINT_GROUP = "magnet.templates"
 #: Largest buffer a template accepts (bytes): 1 GiB of on-chip storage is already far past
 #: any accelerator; a bigger number is a typo.
 MAX_BUFFER_BYTES = 2**30
+#: Largest DRAM bandwidth a template accepts (GB/s): 100 TB/s, far past any memory system.
+MAX_DRAM_GB_PER_S = 100_000
+#: The DRAM technologies (``magnet/cost/tables/dram.yaml``).
+_DRAM = load_dram_table()
 
 
 #: Simba's chiplet at its top point: 4.01 TOPS / (1024 MACs x 2 ops) = 1.96 GHz (Simba,
@@ -65,8 +77,29 @@ Int = Annotated[int, BeforeValidator(whole_number)]
 Real = Annotated[float, BeforeValidator(real_number)]
 
 
+def _gb_per_s(value: Any) -> float | str | None:
+    if value is None or value == "stall-free":
+        return value
+    try:
+        number = real_number(value)
+    except ValueError:
+        number = None
+    if number is None or not 0 < number <= MAX_DRAM_GB_PER_S:
+        raise ValueError(
+            f"expected GB/s > 0 and <= {MAX_DRAM_GB_PER_S}, 'stall-free' or null, got {value!r}"
+        )
+    return number
+
+
+#: A DRAM bandwidth in GB/s, ``"stall-free"`` (unlimited) or None (from the technology).
+DramBandwidth = Annotated[
+    float | Literal["stall-free"] | None,
+    BeforeValidator(_gb_per_s, json_schema_input_type=float | Literal["stall-free"] | None),
+]
+
+
 class TemplateParams(BaseModel):
-    """Parameters every template has: the clock, the node, the supply and gating."""
+    """Parameters every template has: the clock, the node, the supply, gating and the DRAM."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -85,6 +118,47 @@ class TemplateParams(BaseModel):
     )
     power_gating: bool = Field(False, description="leakage only for instances a layer uses")
     clock_gating: bool = Field(False, description="clock energy only for instances in use")
+    # the memory system (magnet/cost/tables/dram.yaml): one bandwidth, channels x technology
+    # unless dram_bandwidth overrides it
+    dram_technology: str = Field(
+        _DRAM.default,
+        description=f"DRAM technology ({', '.join(_DRAM.technologies)}): energy per bit and "
+        f"bandwidth per channel from cost/tables/dram.yaml; default {_DRAM.default} (its "
+        "energy is a quoted figure [PQ])",
+    )
+    dram_channels: Int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="DRAM channels (HBM: stacks); bandwidth = channels x the technology's "
+        "channel bandwidth (None: the technology's default, a 64-bit interface or one stack)",
+    )
+    dram_bandwidth: DramBandwidth = Field(
+        None,
+        description="DRAM bandwidth [GB/s] overriding channels x technology; 'stall-free': "
+        "unlimited (SCALE-Sim's stall-free interface); None: from the technology",
+    )
+
+    @field_validator("dram_technology")
+    @classmethod
+    def _known_dram(cls, value: str) -> str:
+        if value not in _DRAM.technologies:
+            raise ValueError(
+                f"unknown DRAM technology {value!r}; allowed: {', '.join(_DRAM.technologies)}"
+            )
+        return value
+
+    @property
+    def dram_gb_per_s(self) -> float | None:
+        """The DRAM bandwidth in GB/s (None: stall-free): ``dram_bandwidth`` when given, else
+        ``dram_channels`` (default: the technology's) x the technology's channel bandwidth."""
+        if self.dram_bandwidth == "stall-free":
+            return None
+        if self.dram_bandwidth is not None:
+            return float(self.dram_bandwidth)
+        tech = _DRAM.technologies[self.dram_technology]
+        channels = self.dram_channels or tech.default_channels.value
+        return channels * tech.channel_bandwidth_gb_per_s.value
 
 
 class Template(ABC):

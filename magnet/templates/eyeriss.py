@@ -28,7 +28,6 @@ class EyerissParams(TemplateParams):
     psum_spad: Int = Field(24, ge=1, le=4096, description="psum scratchpad per PE [words]")
     global_buffer: Bytes = Field(108 * 1024, description="global buffer [bytes]")
     word_bits: Int = Field(16, ge=2, le=32, description="word width [bits]")
-    dram_bandwidth: Real = Field(8.0, gt=0, le=100_000, description="DRAM bandwidth [GB/s]")
     clock_ghz: Real = Field(
         0.2, gt=0, le=100, description="clock [GHz]; alone: runs at the lowest supply that meets it"
     )
@@ -95,7 +94,7 @@ class Eyeriss(Template):
     def assemble(self, p: EyerissParams, name: str) -> Arch:
         pe = {"mesh_x": p.pe_cols, "mesh_y": p.pe_rows, "word_bits": p.word_bits}
         levels = [
-            dram(p.dram_bandwidth, p.clock_ghz, p.word_bits),
+            dram(p, p.word_bits),
             StorageLevel(
                 name=_ARRAY,
                 capacity_bits=p.global_buffer * 8,

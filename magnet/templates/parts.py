@@ -17,11 +17,11 @@ def bus_words(word_bits: int) -> int:
     return max(1, 64 // word_bits)
 
 
-def dram(bandwidth_gbps: float | None, clock_ghz: float, word_bits: int) -> StorageLevel:
-    """DRAM with a 64-bit access; a bandwidth in GB/s becomes words per cycle."""
-    words = None
-    if bandwidth_gbps is not None:
-        words = bandwidth_gbps / clock_ghz * 8 / word_bits
+def dram(p: TemplateParams, word_bits: int) -> StorageLevel:
+    """DRAM with a 64-bit access, of technology ``p.dram_technology`` (an attribute the cost
+    model prices); its bandwidth (``p.dram_gb_per_s``, None: stall-free) in words per cycle."""
+    gb_per_s = p.dram_gb_per_s
+    words = None if gb_per_s is None else gb_per_s / p.clock_ghz * 8 / word_bits
     return StorageLevel(
         name="DRAM",
         component="dram",
@@ -29,6 +29,7 @@ def dram(bandwidth_gbps: float | None, clock_ghz: float, word_bits: int) -> Stor
         block_words=bus_words(word_bits),
         shared_bandwidth=words,
         keeps=OPERANDS,
+        attributes={"dram_technology": p.dram_technology},
     )
 
 

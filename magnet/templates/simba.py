@@ -54,7 +54,6 @@ class SimbaParams(TemplateParams):
     pe_rows: Int = Field(4, ge=1, le=256, description="PE array rows")
     pe_cols: Int = Field(4, ge=1, le=256, description="PE array columns")
     global_buffer: Bytes = Field(64 * 1024, description="global buffer [bytes]")
-    dram_bandwidth: Real = Field(32.0, gt=0, le=100_000, description="DRAM bandwidth [GB/s]")
     number_format: Literal["int", "fp16", "bf16"] = Field(
         "int", description="MAC number format (fp16 / bf16 take 16-bit operands)"
     )
@@ -197,7 +196,7 @@ class Simba(Template):
         lanes = Fanout(reduction="adder_tree", dense=True)
         per_vu = {"mesh_x": vu_x, "mesh_y": pes_y}
         levels = [
-            dram(p.dram_bandwidth, p.clock_ghz, p.activation_bits),
+            dram(p, p.activation_bits),
             StorageLevel(
                 name="GlobalBuffer",
                 capacity_bits=p.global_buffer * 8,

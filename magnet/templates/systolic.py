@@ -19,7 +19,7 @@ from pydantic import Field
 
 from magnet.arch.spec import Arch, Fanout, StorageLevel, SystolicPipeline
 from magnet.dataflow import Dataflow, Rule
-from magnet.templates.base import Bytes, Int, Real, Template, TemplateParams
+from magnet.templates.base import Bytes, Int, Template, TemplateParams
 from magnet.templates.parts import assemble, bus_words, dram
 
 
@@ -32,9 +32,6 @@ class SystolicParams(TemplateParams):
     filter_sram: Bytes = Field(256 * 1024, description="filter SRAM [bytes]")
     ofmap_sram: Bytes = Field(128 * 1024, description="ofmap SRAM [bytes]")
     word_bits: Int = Field(8, ge=2, le=32, description="word width [bits]")
-    dram_bandwidth: Real | None = Field(
-        None, gt=0, le=100_000, description="DRAM bandwidth [GB/s] (None: stall-free)"
-    )
 
 
 # dataflow -> the operand it keeps stationary and the PE register that holds it
@@ -72,8 +69,11 @@ class Systolic(Template):
     description = "SCALE-Sim's systolic array (os / ws / is), fill and drain per fold"
     Params = SystolicParams
     dataflows: ClassVar[dict[str, str]] = {name: plan[3] for name, plan in _PLAN.items()}
-    # SCALE-Sim configuration of tests/data/reference/scalesim: 128 x 128, 256/256/128 KiB.
-    presets: ClassVar[dict[str, dict[str, Any]]] = {"systolic-128": {}}
+    # SCALE-Sim configuration of tests/data/reference/scalesim: 128 x 128, 256/256/128 KiB,
+    # a stall-free DRAM interface.
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        "systolic-128": {"dram_bandwidth": "stall-free"}
+    }
 
     def assemble(self, p: SystolicParams, name: str) -> Arch:
         sram = {
@@ -90,7 +90,7 @@ class Systolic(Template):
             "mesh_y": p.rows,
         }
         levels = [
-            dram(p.dram_bandwidth, p.clock_ghz, p.word_bits),
+            dram(p, p.word_bits),
             StorageLevel(
                 name="IfmapSRAM", capacity_bits=p.ifmap_sram * 8, keeps=("inputs",), **sram
             ),

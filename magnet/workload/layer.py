@@ -93,16 +93,18 @@ class Layer(BaseModel):
                 parts.append(f"{key}={getattr(self, key)}")
         return ",".join(parts) or "scalar"
 
-    def gemm_view(self) -> Layer:
+    def gemm_view(self) -> GemmView:
         """SCALE-Sim's GEMM view: ``P`` = output pixels N*P*Q, ``C`` = window C*R*S (the
-        im2col matrix's columns), ``K`` = filters; groups stay in ``G``."""
-        return Layer(
+        im2col matrix's columns), ``K`` = filters; groups stay in ``G``. The view remembers
+        the words of the input tensor the im2col matrix repeats (``input_tensor_words``)."""
+        return GemmView(
             name=self.name,
             kind="matmul" if self.kind == "matmul" else "fc",
             G=self.G,
             K=self.K,
             C=self.C * self.R * self.S,
             P=self.N * self.P * self.Q,
+            input_tensor_words=self.operand_size(Operand.I),
         )
 
     def shape_key(self) -> tuple:
@@ -115,6 +117,18 @@ class Layer(BaseModel):
             self.wdilation,
             self.hdilation,
         )
+
+
+class GemmView(Layer):
+    """A layer seen as SCALE-Sim's GEMM (``Layer.gemm_view``): its inputs are the im2col
+    matrix, which repeats each of the ``input_tensor_words`` words of the input tensor up to
+    R*S times. DRAM holds the tensor; the on-chip level it fills serves the repeats
+    (``magnet.mapping.analysis``)."""
+
+    input_tensor_words: int = Field(ge=1)
+
+    def shape_key(self) -> tuple:
+        return (*super().shape_key(), self.input_tensor_words)
 
 
 def operand_words(

@@ -81,7 +81,7 @@ def with_batch(network: Network, batch: int) -> Network:
         NetworkLayer(layer=e.layer.model_copy(update={"N": batch}), repeat=e.repeat)
         for e in network.layers
     )
-    return Network(name=network.name, layers=entries)
+    return network.model_copy(update={"layers": entries})
 
 
 def parse_workload_spec(spec: str) -> tuple[str, dict[str, int | str]]:

@@ -8,6 +8,7 @@ every layer.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -24,13 +25,20 @@ class NetworkLayer(BaseModel):
 
 
 class Network(BaseModel):
-    """An ordered list of layers (names unique within the network)."""
+    """An ordered list of layers (names unique within the network).
+
+    ``producers``: for a layer, the layers whose outputs make its input (through operations
+    magnet does not price: activations, pooling, residual adds), from a graph (an ONNX
+    model, the zoo's CNNs); a layer not listed reads the network's input. None: the list
+    order is the graph (``handoffs``).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     layers: tuple[NetworkLayer, ...]
     notes: tuple[str, ...] = ()  # e.g. what an ONNX import left out (pooling, activations)
+    producers: dict[str, tuple[str, ...]] | None = None
 
     @model_validator(mode="after")
     def _unique_names(self) -> Network:
@@ -40,7 +48,41 @@ class Network(BaseModel):
             raise ValueError(f"layer names must be unique; repeated: {', '.join(repeated)}")
         if not self.layers:
             raise ValueError("a network needs at least one layer")
+        if self.producers is not None:
+            unknown = sorted({n for k, v in self.producers.items() for n in (k, *v)} - set(names))
+            if unknown:
+                raise ValueError(f"producers name unknown layers: {', '.join(unknown)}")
         return self
+
+    def handoffs(self) -> list[tuple[bool, bool]]:
+        """For each pair of consecutive entries (i, i + 1): (i + 1's input is i's output
+        alone, and no other layer needs i's output).
+
+        From ``producers`` when the network has a graph. Without one, the list order is the
+        graph: an entry feeds the next one when the next one's input channels are its output
+        channels (G*K = G*C, same batch); a side branch that does not (a ResNet projection
+        shortcut) reads from DRAM. An entry repeated more than once stands for several layers
+        whose relations the list does not say (the Q, K, V projections share one input):
+        its activations are not handed on.
+        """
+        entries = self.layers
+        out = []
+        if self.producers is None:
+            for a, b in pairwise(entries):
+                x, y = a.layer, b.layer
+                chained = a.repeat == 1 and b.repeat == 1 and x.N == y.N and x.G * x.K == y.G * y.C
+                out.append((chained, chained))
+            return out
+        consumers: dict[str, set[str]] = {}
+        for consumer, producers in self.producers.items():
+            for producer in producers:
+                consumers.setdefault(producer, set()).add(consumer)
+        for a, b in pairwise(entries):
+            x, y = a.layer.name, b.layer.name
+            single = a.repeat == 1 and b.repeat == 1
+            fed = single and tuple(self.producers.get(y, ())) == (x,)
+            out.append((fed, fed and consumers.get(x, set()) == {y}))
+        return out
 
     @classmethod
     def of(cls, name: str, layers: list[Layer | tuple[Layer, int]]) -> Network:

@@ -49,6 +49,11 @@ are left alone; a priced node that needs one raises :class:`MagnetError`.
   (``G``) and the rest the batch: ``[B, H, M, K] @ [B, H, K, N]`` of two activations is
   ``matmul(m=M, k=K, n=N, heads=H, batch=B)``.
 
+**Producers.** The network records, for each layer, the priced layers whose outputs make
+its input: the graph is followed back from the layer's non-constant inputs through
+unpriced nodes (Relu, pooling, Add, Reshape, ...) to the priced nodes behind them
+(``Network.producers``, which decides the activations kept on chip).
+
 Layer names are the ONNX node names (stripped), or ``<op_type>_<index>`` (the node's index
 in the graph) when empty, made unique by appending ``_2``, ``_3``, ... The network is named
 after the file stem.
@@ -272,10 +277,18 @@ class _Importer:
         priced: dict[str, int] = {}
         not_priced: dict[str, int] = {}
         notes: list[str] = []
+        # tensor -> the priced layers its value comes from, through unpriced nodes
+        made_by: dict[str, tuple[str, ...]] = {}
+        producers: dict[str, tuple[str, ...]] = {}
         for index, node in enumerate(self.graph.node):
             inputs = [i for i in node.input if i]
             if node.op_type == "Constant" or (inputs and all(i in self.constant for i in inputs)):
                 self.constant.update(o for o in node.output if o)
+            sources = tuple(
+                dict.fromkeys(
+                    p for i in inputs if i not in self.constant for p in made_by.get(i, ())
+                )
+            )
             standard = node.domain in _DEFAULT_DOMAINS
             op = node.op_type if standard else f"{node.domain}.{node.op_type}"
             layer: Layer | None = None
@@ -297,6 +310,11 @@ class _Importer:
             else:
                 layers.append(layer)
                 priced[op] = priced.get(op, 0) + 1
+                producers[layer.name] = sources
+                sources = (layer.name,)
+            for out in node.output:
+                if out:
+                    made_by[out] = sources
         summary = ImportSummary(
             source=self.src,
             layers=tuple(layers),
@@ -306,7 +324,8 @@ class _Importer:
         )
         if not layers:
             raise MagnetError(f"no Conv, Gemm or MatMul node to price ({summary})", source=self.src)
-        return Network.of(self.name, list(layers)), summary
+        network = Network.of(self.name, list(layers))
+        return network.model_copy(update={"producers": producers}), summary
 
     # ---- Conv -----------------------------------------------------------------------------------
     def conv(self, node: onnx.NodeProto, name: str) -> Layer | None:

@@ -45,6 +45,10 @@ class _Stack:
     channels: int
     size: int
     layers: list[_Entry] = field(default_factory=list)
+    # the layers whose outputs make the current feature map (through pools and adds), and
+    # each layer's producers (``Network.producers``)
+    sources: tuple[str, ...] = ()
+    producers: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def conv(
         self, name: str, out: int, kernel: int, stride: int = 1, padding: int = 0, groups: int = 1
@@ -52,14 +56,31 @@ class _Stack:
         self.channels, self.size = self._append_conv(
             name, self.channels, self.size, out, kernel, stride, padding, groups
         )
+        self.producers[name], self.sources = self.sources, (name,)
 
     def side_conv(
-        self, name: str, channels: int, size: int, out: int, stride: int, padding: int = 0
+        self,
+        name: str,
+        channels: int,
+        size: int,
+        out: int,
+        stride: int,
+        sources: tuple[str, ...],
+        padding: int = 0,
     ) -> None:
-        """A 1x1 conv off the main path (a projection shortcut) that must meet its output."""
+        """A 1x1 conv off the main path (a projection shortcut, reading the feature map of
+        ``sources``) that must meet its output."""
         shape = self._append_conv(name, channels, size, out, 1, stride, padding, 1)
         if shape != (self.channels, self.size):  # pragma: no cover - guards the tables below
             raise AssertionError(f"{name} gives {shape}, main path {self.channels, self.size}")
+        self.producers[name] = sources
+
+    def add(self, shortcut: tuple[str, ...]) -> None:
+        """A residual add: the feature map is the main path's plus ``shortcut``'s."""
+        self.sources = tuple(dict.fromkeys((*self.sources, *shortcut)))
+
+    def network(self, name: str) -> Network:
+        return Network.of(name, self.layers).model_copy(update={"producers": self.producers})
 
     def pool(self, kernel: int, stride: int, padding: int = 0) -> None:
         self.size = _out_size(self.size, kernel, stride, padding)
@@ -70,6 +91,7 @@ class _Stack:
             fully_connected(name, in_features=features, out_features=out, batch=self.batch)
         )
         self.channels, self.size = out, 1
+        self.producers[name], self.sources = self.sources, (name,)
 
     def _append_conv(
         self,
@@ -145,7 +167,7 @@ def alexnet(batch: int = 1) -> Network:
     s.pool(3, 2)  # 6
     for name, out in (("fc6", 4096), ("fc7", 4096), ("fc8", 1000)):
         s.fc(name, out)
-    return Network.of("alexnet", s.layers)
+    return s.network("alexnet")
 
 
 def vgg16(batch: int = 1) -> Network:
@@ -157,7 +179,7 @@ def vgg16(batch: int = 1) -> Network:
         s.pool(2, 2)
     for name, out in (("fc6", 4096), ("fc7", 4096), ("fc8", 1000)):
         s.fc(name, out)
-    return Network.of("vgg16", s.layers)
+    return s.network("vgg16")
 
 
 def _resnet_stem(batch: int) -> _Stack:
@@ -167,22 +189,31 @@ def _resnet_stem(batch: int) -> _Stack:
     return s
 
 
+def _shortcut(s: _Stack, prefix: str, block_in: tuple[int, int, tuple[str, ...]], stride: int):
+    """The residual add of a block whose input was ``block_in`` (channels, size, sources):
+    the identity, or a projection when the shape changes."""
+    channels, size, sources = block_in
+    if stride != 1 or channels != s.channels:
+        name = f"{prefix}.downsample.0"
+        s.side_conv(name, channels, size, s.channels, stride, sources)
+        sources = (name,)
+    s.add(sources)
+
+
 def _basic_block(s: _Stack, prefix: str, width: int, stride: int) -> None:
-    channels, size = s.channels, s.size
+    block_in = (s.channels, s.size, s.sources)
     s.conv(f"{prefix}.conv1", width, 3, stride=stride, padding=1)
     s.conv(f"{prefix}.conv2", width, 3, padding=1)
-    if stride != 1 or channels != width:
-        s.side_conv(f"{prefix}.downsample.0", channels, size, width, stride)
+    _shortcut(s, prefix, block_in, stride)
 
 
 def _bottleneck(s: _Stack, prefix: str, width: int, stride: int) -> None:
     """torchvision's ResNet v1.5 bottleneck: the stride sits in the 3x3 conv2."""
-    channels, size = s.channels, s.size
+    block_in = (s.channels, s.size, s.sources)
     s.conv(f"{prefix}.conv1", width, 1)
     s.conv(f"{prefix}.conv2", width, 3, stride=stride, padding=1)
     s.conv(f"{prefix}.conv3", width * 4, 1)
-    if stride != 1 or channels != width * 4:
-        s.side_conv(f"{prefix}.downsample.0", channels, size, width * 4, stride)
+    _shortcut(s, prefix, block_in, stride)
 
 
 def _resnet(name: str, block: Callable[..., None], depths: tuple[int, ...], batch: int) -> Network:
@@ -193,7 +224,7 @@ def _resnet(name: str, block: Callable[..., None], depths: tuple[int, ...], batc
             block(s, f"layer{stage + 1}.{i}", 64 * 2**stage, stride)
     s.pool(s.size, 1)  # global average pool
     s.fc("fc", 1000)
-    return Network.of(name, s.layers)
+    return s.network(name)
 
 
 def resnet18(batch: int = 1) -> Network:
@@ -219,11 +250,13 @@ _MOBILENETV2 = (
 
 
 def _inverted_residual(s: _Stack, prefix: str, out: int, expand: int, stride: int) -> None:
-    hidden = s.channels * expand
+    hidden, block_in = s.channels * expand, (s.channels, s.sources)
     if expand != 1:
         s.conv(f"{prefix}.expand", hidden, 1)
     s.conv(f"{prefix}.dw", hidden, 3, stride=stride, padding=1, groups=hidden)
     s.conv(f"{prefix}.project", out, 1)
+    if stride == 1 and block_in[0] == out:  # torchvision: use_res_connect
+        s.add(block_in[1])
 
 
 def mobilenetv2(batch: int = 1) -> Network:
@@ -243,7 +276,7 @@ def mobilenetv2(batch: int = 1) -> Network:
     s.conv(f"features.{index}.conv", 1280, 1)
     s.pool(s.size, 1)
     s.fc("classifier", 1000)
-    return Network.of("mobilenetv2", s.layers)
+    return s.network("mobilenetv2")
 
 
 # ---- transformers --------------------------------------------------------------------------
