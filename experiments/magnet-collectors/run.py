@@ -99,6 +99,8 @@ def run(
         "memory_share": sum(slices[k] for k in (*BUFFERS, *COLLECTORS)) / on_chip,
         "collector_share": sum(slices[k] for k in COLLECTORS) / on_chip,
         "network_share": slices["network"] / on_chip,
+        "clock_share": slices["clock"] / on_chip,
+        "control_share": slices["control"] / on_chip,
         "static_share": slices["static"] / on_chip,
     }
 
@@ -239,6 +241,8 @@ def main() -> None:
         "buffers",
         "collectors",
         "network",
+        "clock",
+        "control",
         "static",
         "utilization",
         "area (mm^2)",
@@ -253,7 +257,7 @@ def main() -> None:
                     r["accum_collector"],
                     r["voltage_v"],
                     "cannot run: " + r["reason"].split(";")[0].split(": ", 1)[-1],
-                    *([None] * 9),
+                    *([None] * 11),
                 ]
             )
             continue
@@ -270,6 +274,8 @@ def main() -> None:
                 r["memory_share"] - r["collector_share"],
                 r["collector_share"],
                 r["network_share"],
+                r["clock_share"],
+                r["control_share"],
                 r["static_share"],
                 r["utilization"],
                 r["area_mm2"],
@@ -283,7 +289,8 @@ def main() -> None:
         notes=[
             "Shares are of the on-chip energy (DRAM excluded): math (MACs, adder trees), "
             "buffers (global, input, weight, accumulation), collectors (weight, accumulation), "
-            "network (wires, reductions), static (leakage, idle clock). Published: MAGNet "
+            "network (wires, reductions), clock (registers and tree), control (address "
+            "generation), static (leakage power x time). Published: MAGNet "
             "40 fJ/op (ICCAD 2019, operating point not published); Dally's pie of a tuned "
             "collector PE: math ~47 %, memories ~47 %, data movement ~6 %; 'almost two thirds' "
             "into the math with the hybrid dataflows."
