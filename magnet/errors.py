@@ -15,6 +15,7 @@ class MagnetError(ValueError):
     """Bad input: a file, a field, a value, and what would have been accepted."""
 
     def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+        self.message = message  # without the "source: field: " that str(error) starts with
         self.source = source
         self.field = field
         where = ": ".join(part for part in (source, field) if part)

@@ -27,6 +27,21 @@ def magnet_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "magnet.cli", *args]
 
 
+def magnet_process(*args: str) -> subprocess.Popen:
+    """``magnet ARGS`` in a session of its own, with SIGINT's default action: a shell without
+    job control starts background jobs with SIGINT ignored, which a child inherits, and a
+    Ctrl-C test would then test nothing."""
+    return subprocess.Popen(
+        magnet_command(*args),
+        cwd=Path(__file__).resolve().parents[1],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -11,14 +11,13 @@ then resumed to the end; each interrupt is checked on its own.
 from __future__ import annotations
 
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 from magnet.errors import MagnetError
 from magnet.search import load_study, search
-from tests.conftest import DATA, REPO
-from tests.services import magnet_command, ray_like_pids, ray_processes
+from tests.conftest import DATA
+from tests.services import magnet_process, ray_like_pids, ray_processes
 
 SPACE = DATA / "search" / "small_space.yaml"
 DESIGNS = ("ok", "infeasible")
@@ -75,28 +74,18 @@ def _interrupted_run(storage: str, signum: int) -> tuple[set[int], str]:
     """Start a 2-worker search, wait for a new design (so that the next two are in flight),
     send ``signum``; checks the run; returns the designs kept and stderr."""
     earlier = _designs(storage)
-    proc = subprocess.Popen(
-        magnet_command(
-            "search",
-            str(SPACE),
-            "--storage",
-            storage,
-            "--workers",
-            "2",
-            "--trials",
-            "200",
-            "--workload",
-            "resnet18",  # ~2 s a design: tasks are in flight when the signal comes
-            "--no-report",
-        ),
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        # a shell without job control starts background commands with SIGINT ignored, and
-        # Python keeps it so: Ctrl-C must reach the driver however pytest was started
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    proc = magnet_process(
+        "search",
+        str(SPACE),
+        "--storage",
+        storage,
+        "--workers",
+        "2",
+        "--trials",
+        "200",
+        "--workload",
+        "resnet18",  # ~2 s a design: tasks are in flight when the signal comes
+        "--no-report",
     )
     head = None
     try:

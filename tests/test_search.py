@@ -21,7 +21,13 @@ from magnet.mapping.evaluate import CATEGORIES
 from magnet.search import driver, load_space, load_study, search
 from magnet.search.pareto import nondominated
 from tests.conftest import DATA, REPO
-from tests.services import magnet_command, postgres, postgres_bin, ray_head, ray_like_pids
+from tests.services import (
+    magnet_process,
+    postgres,
+    postgres_bin,
+    ray_head,
+    ray_like_pids,
+)
 
 SPACE = DATA / "search" / "small_space.yaml"
 
@@ -211,18 +217,8 @@ def test_studies_lists_magnet_studies_and_skips_others(storage) -> None:
 
 
 # ---- crashes, Ray, PostgreSQL ----------------------------------------------------------------
-def _search_process(tmp_path: Path, storage: str, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        magnet_command("search", str(SPACE), "--storage", storage, "--no-report", *extra),
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        # a shell without job control starts background jobs with SIGINT ignored, which a
-        # child inherits: reset it, or the SIGINT test would test nothing
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+def _search_process(storage: str, *extra: str) -> subprocess.Popen:
+    return magnet_process("search", str(SPACE), "--storage", storage, "--no-report", *extra)
 
 
 def _wait_for_trials(storage: str, count: int, seconds: float) -> None:
@@ -239,7 +235,7 @@ def _wait_for_trials(storage: str, count: int, seconds: float) -> None:
 
 def test_a_sigkilled_driver_on_ray_resumes_and_leaves_no_ray_process(tmp_path, storage) -> None:
     before = ray_like_pids()
-    proc = _search_process(tmp_path, storage, "--workers", "2", "--trials", "40")
+    proc = _search_process(storage, "--workers", "2", "--trials", "40")
     try:
         _wait_for_trials(storage, 3, 240)
     finally:
@@ -261,7 +257,7 @@ def test_a_sigkilled_driver_on_ray_resumes_and_leaves_no_ray_process(tmp_path, s
 
 def test_sigint_stops_cleanly_and_resumes(tmp_path, storage) -> None:
     # ResNet-18 (~0.5 s a design) so that the search is still running when interrupted
-    proc = _search_process(tmp_path, storage, "--trials", "60", "--workload", "resnet18")
+    proc = _search_process(storage, "--trials", "60", "--workload", "resnet18")
     try:
         _wait_for_trials(storage, 2, 120)
     finally:

@@ -92,10 +92,11 @@ def resolve(
     clock_ghz: float | None = None,
     voltage_v: float | None = None,
 ) -> OperatingPoint:
-    """The operating point of a design that gives a clock, a supply, or both."""
-    node = node_factors(technology_nm)
+    """The operating point of a design that gives a clock, a supply, or both (one at
+    least)."""
     if clock_ghz is None and voltage_v is None:
-        voltage_v = node.vdd_v
+        raise TypeError("resolve() needs clock_ghz, voltage_v or both")
+    node = node_factors(technology_nm)
     if voltage_v is not None:
         _check_range(node, voltage_v)
         top = fmax_ghz(technology_nm, voltage_v, reference)
@@ -107,7 +108,6 @@ def resolve(
                 field="clock_ghz",
             )
         return _point(node, clock_ghz if clock_ghz is not None else top, voltage_v, top)
-    assert clock_ghz is not None
     highest = fmax_ghz(technology_nm, node.vmax_v, reference)
     if clock_ghz > highest * (1 + CLOCK_TOLERANCE):
         raise DesignInfeasible(

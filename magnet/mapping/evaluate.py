@@ -129,10 +129,11 @@ def evaluate_batch(
     keeps on chip (``magnet.mapping.network``): their DRAM reads and updates are not
     charged, in energy or in DRAM cycles; the on-chip levels' counts stay as they are."""
     tune_allocator()
+    levels = arch.inner_first
+    dram = np.array([lvl.component == "dram" for lvl in levels])
     counts = analyze(layer, arch, batch)
     if on_chip:
-        counts = _without_dram(counts, arch, on_chip)
-    levels = arch.inner_first
+        counts = _without_dram(counts, dram, on_chip)
     nl = len(levels)
     bits = operand_bits(arch)
     access_bits = np.array([lvl.access_bits for lvl in levels], dtype=float)
@@ -198,7 +199,7 @@ def evaluate_batch(
         math_pj=math,
         mac_clock_pj=mac_clock,
         mac_static_pj=mac_static,
-        dram=np.array([lvl.component == "dram" for lvl in levels]),
+        dram=dram,
         latency_cycles=latency,
         level_cycles=level_cycles,
         bottleneck=bottleneck,
@@ -206,15 +207,13 @@ def evaluate_batch(
     )
 
 
-def _without_dram(counts: Counts, arch: Arch, operands: Collection[Operand]) -> Counts:
-    """``counts`` with no DRAM reads, fills or updates of ``operands``."""
-    dram = [li for li, lvl in enumerate(arch.inner_first) if lvl.component == "dram"]
+def _without_dram(counts: Counts, dram: np.ndarray, operands: Collection[Operand]) -> Counts:
+    """``counts`` with no reads, fills or updates of ``operands`` at the ``dram`` levels."""
+    rows, cols = np.flatnonzero(dram), [int(op) for op in operands]
     changes = {}
     for action in ACTIONS:
-        moved = getattr(counts, action).copy()
-        for li in dram:
-            for op in operands:
-                moved[li, op] = 0.0
+        moved = getattr(counts, action).copy()  # [level, operand, batch]
+        moved[np.ix_(rows, cols)] = 0.0
         changes[action] = moved
     return replace(counts, **changes)
 

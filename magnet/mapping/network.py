@@ -13,6 +13,7 @@ mapping of another layer of the same shape, then ``default``::
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -27,7 +28,7 @@ from magnet.mapping.mapping import Mapping
 from magnet.mapping.records import LayerRow, NetworkRecord
 from magnet.workload.dims import Operand
 from magnet.workload.layer import Layer
-from magnet.workload.network import Network
+from magnet.workload.network import Network, NetworkLayer
 
 
 @dataclass
@@ -176,24 +177,26 @@ class NetworkResult:
     def macs(self) -> int:
         return self.network.macs
 
+    def _total(self, key: str) -> float:
+        """``key`` of every entry as it runs (``runs``), times its repeat count, summed."""
+        return sum(getattr(r, key) * e.repeat for r, e in self._entries())
+
+    def _entries(self) -> Iterator[tuple[Result, NetworkLayer]]:
+        """(run, network entry) pairs: each entry of the network as it runs there."""
+        return zip(self.runs, self.network.layers, strict=True)
+
     @property
     def energy_pj(self) -> float:
-        return sum(
-            r.energy_pj * e.repeat for r, e in zip(self.runs, self.network.layers, strict=True)
-        )
+        return self._total("energy_pj")
 
     @property
     def latency_cycles(self) -> int:
         """Layers run one after another."""
-        return sum(
-            r.latency_cycles * e.repeat for r, e in zip(self.runs, self.network.layers, strict=True)
-        )
+        return self._total("latency_cycles")
 
     @property
     def dram_bytes(self) -> float:
-        return sum(
-            r.dram_bytes * e.repeat for r, e in zip(self.runs, self.network.layers, strict=True)
-        )
+        return self._total("dram_bytes")
 
     @property
     def utilization(self) -> float:
@@ -201,7 +204,7 @@ class NetworkResult:
 
     def _sum(self, key: str) -> dict[str, float]:
         out: dict[str, float] = {}
-        for r, e in zip(self.runs, self.network.layers, strict=True):
+        for r, e in self._entries():
             for name, pj in getattr(r, key).items():
                 out[name] = out.get(name, 0.0) + pj * e.repeat
         return out
@@ -222,7 +225,7 @@ class NetworkResult:
         ops = 2 * self.macs
         area = self.costs.area_mm2
         rows = []
-        for r, e in zip(self.runs, self.network.layers, strict=True):
+        for r, e in self._entries():
             rows.append(
                 LayerRow(
                     name=e.layer.name,

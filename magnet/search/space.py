@@ -323,10 +323,9 @@ def _check(space: SearchSpace, source: str) -> None:
             try:
                 template.params(trial)
             except MagnetError as exc:
-                message = str(exc).split(": ", 1)[-1]
                 where = "params" if name is None else f"params.{name}"
                 shown = "" if name is None else f"the value {value!r}: "
-                raise MagnetError(f"{shown}{message}", source=source, field=where) from None
+                raise MagnetError(f"{shown}{exc.message}", source=source, field=where) from None
     flows = space.dataflow
     if not (isinstance(flows, str) or (isinstance(flows, dict) and set(flows) == {"choices"})):
         raise MagnetError(

@@ -211,8 +211,7 @@ class Template(ABC):
             point = self.operating_point(p)
         except DesignInfeasible as exc:  # name where the design came from
             where = source or f"template {self.name}"
-            message = str(exc).removeprefix(f"{exc.field}: ")
-            raise DesignInfeasible(message, source=where, field=exc.field) from None
+            raise DesignInfeasible(exc.message, source=where, field=exc.field) from None
         at_point = p.model_copy(update={"clock_ghz": point.clock_ghz, "voltage_v": point.voltage_v})
         arch = self.assemble(at_point, name or self.name)
         return arch.model_copy(update={"template": self.name, "params": p.model_dump(mode="json")})
