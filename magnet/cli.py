@@ -402,7 +402,9 @@ class _Progress:
 
 def _file_path(text: str, flag: str, what: str) -> Path:
     """Where ``flag`` writes ``what``: a file whose folder exists and, in a command with
-    ``--storage``, that is not the study storage it names (checked before any work)."""
+    ``--storage``, that is not the study storage it names, and not a file of the user's
+    (``refuse_foreign``); checked before any work."""
+    from magnet.files import refuse_foreign
     from magnet.search.storage import check_output
 
     path = Path(text)
@@ -415,6 +417,7 @@ def _file_path(text: str, flag: str, what: str) -> Path:
     context = click.get_current_context(silent=True)
     if context is not None and "storage" in context.params:
         check_output(path, context.params["storage"], flag)
+    refuse_foreign(path, flag)
     return path
 
 

@@ -70,6 +70,35 @@ def read_yaml(path: str | Path) -> Any:
     return parse_yaml(text, str(path))
 
 
+#: How the beginning of each kind of file magnet writes looks (by suffix): an HTML report, a
+#: JSON or CSV export of a study, a YAML mapping (``magnet map --output``).
+_OURS = {
+    ".html": lambda head: '<meta name="generator" content="magnet">' in head,
+    ".json": lambda head: head.strip() == "[]" or (head.startswith("[") and '"number"' in head),
+    ".csv": lambda head: head.startswith("number"),
+    ".yaml": lambda head: head.startswith("mapping:"),
+    ".yml": lambda head: head.startswith("mapping:"),
+}
+
+
+def refuse_foreign(path: str | Path, field: str) -> None:
+    """Refuse to write over an existing file that magnet did not write (one that does not
+    begin as magnet's files of its kind do), so that a mistyped ``-o`` never destroys a
+    user's file; an empty file or one magnet wrote before is written over."""
+    target = Path(path)
+    if not target.is_file() or target.stat().st_size == 0:
+        return
+    with open(target, "rb") as f:
+        head = f.read(4096).decode("utf-8", errors="replace").lstrip()
+    if not _OURS.get(target.suffix.lower(), lambda _: False)(head):
+        raise MagnetError(
+            "exists and was not written by magnet: it is left as it is; give a new file name "
+            "or remove the file first",
+            source=str(path),
+            field=field,
+        )
+
+
 def write_atomic(path: str | Path, data: str | bytes) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` whole or not at all: into a new file in
     the same folder, synced, then renamed over ``path`` (``os.replace``), so an interrupted

@@ -432,6 +432,27 @@ def test_reports_and_exports_never_overwrite_the_storage(journal, tmp_path) -> N
     assert sha(journal) == before
 
 
+@pytest.mark.parametrize("name", ["notes.json", "notes.csv", "notes.html", "notes.txt"])
+def test_a_users_file_is_never_written_over_but_magnets_own_output_is(journal, tmp_path, name):
+    # a mistyped -o names a file the user wrote: refused, byte for byte untouched
+    users = tmp_path / name
+    users.write_text('{"my": "notes"}\n')
+    before = sha(users)
+    storage = ["--study", "small", "--storage", journal]
+    command = "report" if name.endswith((".html", ".txt")) else "export"
+    out = cli(command, *storage, "-o", users)
+    assert out.exit_code == 2 and "exists and was not written by magnet" in out.output
+    assert sha(users) == before
+    out = cli("map", "--arch", "simba-chip", "--layer", "K=8,C=8", "--output", users)
+    assert out.exit_code == 2 and "exists and was not written by magnet" in out.output
+    assert sha(users) == before
+    # a file magnet wrote is written again (a report re-made, an export refreshed)
+    if not name.endswith(".txt"):
+        ours = tmp_path / f"ours{users.suffix}"
+        assert cli(command, *storage, "-o", ours).exit_code == 0
+        assert cli(command, *storage, "-o", ours).exit_code == 0
+
+
 def test_an_sqlite_storage_is_never_overwritten(tmp_path) -> None:
     db = tmp_path / "s.db"
     url = f"sqlite:///{db}"

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
-from magnet.files import write_atomic
+from magnet.files import refuse_foreign, write_atomic
 from magnet.report.design import mappings_yaml
 from magnet.search.space import METRICS
 from magnet.search.storage import check_output
@@ -188,7 +188,8 @@ def write_report(study: Study, path: str | Path) -> Path:
     """Write the self-contained HTML report of ``study`` to ``path``, whole or not at all and
     never over the study's own storage; returns the path."""
     path = Path(path)
-    check_output(path, study.storage, "--output")  # before the work of rendering
+    check_output(path, study.storage, "--output")
+    refuse_foreign(path, "--output")  # before the work of rendering
     text = render_report(study)
     path.parent.mkdir(parents=True, exist_ok=True)
     return write_atomic(path, text)

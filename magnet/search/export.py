@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from magnet.errors import MagnetError
-from magnet.files import write_atomic
+from magnet.files import refuse_foreign, write_atomic
 from magnet.search.storage import check_output
 from magnet.search.study import Study
 
@@ -21,6 +21,7 @@ def write_export(study: Study, path: Path) -> int:
     """Write ``study``'s trials to ``path`` (.csv or .json); returns how many."""
     path = Path(path)
     check_output(path, study.storage, "--output")
+    refuse_foreign(path, "--output")
     trials = study.trials()
     suffix = path.suffix.lower()
     if suffix == ".json":

@@ -143,9 +143,7 @@ class TemplateParams(BaseModel):
     @classmethod
     def _known_dram(cls, value: str) -> str:
         if value not in _DRAM.technologies:
-            raise ValueError(
-                f"unknown DRAM technology {value!r}; allowed: {', '.join(_DRAM.technologies)}"
-            )
+            raise ValueError(f"unknown DRAM technology; allowed: {', '.join(_DRAM.technologies)}")
         return value
 
     @property
