@@ -9,9 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import REPO
+from tests.png import read_png
 
 EXPERIMENTS = REPO / "experiments"
 
@@ -118,3 +120,16 @@ def test_every_experiment_has_its_committed_results(name: str) -> None:
     assert (results / "figure.png").exists()
     assert (results / "table.md").exists()
     assert json.loads((results / "summary.json").read_text())["quick"] is False
+
+
+def test_the_published_points_figure_draws_every_row_in_its_colour() -> None:
+    # the committed figure.png, as a reader sees it: one 12-px marker per row (about 90 px
+    # drawn in its exact colour each), blue inside the row's band and red outside it
+    results = EXPERIMENTS / "published-points" / "results"
+    summary = json.loads((results / "summary.json").read_text())
+    rows, inside = len(summary["rows"]), summary["within_tolerance"]
+    rgb = read_png(results / "figure.png")[..., :3]
+    blue = int(np.all(rgb == (0x4C, 0x78, 0xA8), axis=-1).sum())
+    red = int(np.all(rgb == (0xE4, 0x57, 0x56), axis=-1).sum())
+    assert 50 * inside <= blue <= 150 * inside
+    assert 50 * (rows - inside) <= red <= 150 * (rows - inside)
