@@ -748,7 +748,7 @@ def search(
         from magnet.search.storage import describe
 
         where = "" if storage is None else f" --storage {shlex.quote(describe(storage))}"
-        click.echo(f"  report     magnet report --study {study.name}{where}", err=True)
+        click.echo(f"  report     magnet report --study {shlex.quote(study.name)}{where}", err=True)
     else:
         _search_report(study.name, storage, target)
     # the result on stdout (progress and the summary went to stderr): the Pareto front
@@ -831,16 +831,18 @@ def pareto(study_name: str, storage: str | None, as_json: bool) -> None:
     required=True,
     help="FILE.csv (one row per trial) or FILE.json (every trial with its record).",
 )
+@click.option("--front", is_flag=True, help="Only the designs of the Pareto front.")
 @_friendly
-def export(study_name: str, storage: str | None, output: str) -> None:
-    """Write every trial of a study to CSV or JSON."""
+def export(study_name: str, storage: str | None, output: str, front: bool) -> None:
+    """Write every trial of a study (or its front) to CSV or JSON."""
     from magnet.search import load_study
     from magnet.search.export import write_export
 
     path = _file_path(output, "--output", "export")
     study = load_study(study_name, storage)
-    count = write_export(study, path)
-    click.echo(f"{count} trials written to {path}", err=True)
+    count = write_export(study, path, front)
+    what = "designs of the front" if front else "trials"
+    click.echo(f"{count} {what} written to {path}", err=True)
 
 
 @main.command(context_settings=CONTEXT)
@@ -879,21 +881,13 @@ def dashboard(storage: str | None, host: str, port: int) -> None:
     from magnet.dashboard import serve
     from magnet.search.storage import describe, is_url
 
-    if storage is not None and not is_url(storage) and Path(storage).is_dir():
-        raise MagnetError(
-            "is a directory; give a journal file or a storage URL",
-            source=storage,
-            field="--storage",
-        )
-    if storage is not None and is_url(storage):
-        from magnet.search.storage import open_storage
-
-        open_storage(storage, create=False)  # a bad URL fails here, not on every page
-    elif not Path(describe(storage)).exists():
+    if (storage is None or not is_url(storage)) and not Path(describe(storage)).exists():
         click.echo(
             f"note: {describe(storage)} does not exist yet; it is shown once a search writes it",
             err=True,
         )
+    # serve() reads the storage (a bad URL, a file that is not a journal: exit 2) and takes
+    # the port before it prints the address
     serve(storage, host=host, port=port, log=lambda line: click.echo(line, err=True))
 
 

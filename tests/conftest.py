@@ -1,10 +1,44 @@
-"""Shared test helpers: where the reference data lives."""
+"""Shared test helpers: where the reference data lives, and the browser the dashboard and
+report tests drive (Debian's Chromium through Playwright; its own download cannot work
+here)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 #: Timeloop and SCALE-Sim reference runs, shipped with the tests (data/reference/README.md)
 REFERENCE = DATA / "reference"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium (one per test module); missing, it fails the tests on CI."""
+    if not Path(CHROMIUM).exists():
+        message = f"{CHROMIUM} is missing: apt-get install -y chromium"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()

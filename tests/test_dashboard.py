@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import subprocess
 import tempfile
@@ -14,7 +13,6 @@ import time
 import urllib.error
 import urllib.request
 from contextlib import contextmanager
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -31,17 +29,6 @@ from tests.services import free_port, magnet_command
 SPACE = DATA / "search" / "small_space.yaml"
 XSS = "<script>alert(1)</script>"
 XSS_LAYER = "<img src=x onerror=alert(2)>"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 # ---- studies ------------------------------------------------------------------------------
@@ -277,23 +264,6 @@ def dashboard(storage: str):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        message = f"{CHROMIUM} is missing: apt-get install -y chromium"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-@pytest.fixture(scope="module")
 def server(storage):
     with dashboard(storage) as url:
         yield url
@@ -452,12 +422,32 @@ def test_unknown_study_or_trial_is_a_404_page(server, watched) -> None:
     assert r.status == 404
 
 
-def test_corrupt_storage_is_an_error_page(browser, tmp_path) -> None:
+def test_a_storage_that_is_not_a_journal_is_refused_before_serving(tmp_path) -> None:
     bad = tmp_path / "bad.journal"
     bad.write_bytes(b"\x00\xffnot a journal\n{{{\n")
-    with dashboard(str(bad)) as url:
+    before = bad.read_bytes()
+    port = free_port()
+    done = subprocess.run(
+        magnet_command("dashboard", "--storage", str(bad), "--port", str(port)),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "cannot read the journal" in done.stderr and str(bad) in done.stderr
+    assert "http://" not in done.stderr + done.stdout and "Traceback" not in done.stderr
+    assert bad.read_bytes() == before
+
+
+def test_a_journal_damaged_while_served_is_an_error_page(browser, tmp_path) -> None:
+    journal = tmp_path / "later.journal"
+    search(SPACE, n_trials=2, storage=str(journal), study="later")
+    with dashboard(str(journal)) as url:
         w = Watched(browser)
         try:
+            w.ready(url + "/")
+            journal.write_bytes(b"\x00\xffnot a journal any more\n{{{\n")  # replaced
             r = w.page.goto(url + "/")
             assert r.status == 500
             text = w.page.locator("#error-message").text_content()

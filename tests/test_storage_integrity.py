@@ -494,8 +494,8 @@ def test_a_serialiser_failure_leaves_the_old_export(journal, tmp_path, monkeypat
     old = sha(out_file)
     rows = Study.rows
 
-    def broken_rows(self):  # the third row has a column the header does not
-        out = rows(self)
+    def broken_rows(self, trials=None):  # the third row has a column the header does not
+        out = rows(self, trials)
         out[2]["surprise"] = 1
         return out
 

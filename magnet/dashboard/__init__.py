@@ -7,6 +7,8 @@ See ``app.py`` for the pages, the JSON API and what the server refuses to do.
 
 from __future__ import annotations
 
+import errno
+import socket
 from typing import Any
 
 
@@ -26,16 +28,51 @@ def serve(
     poll_seconds: float = 3.0,
     log: Any = print,
 ) -> None:
-    """Serve the dashboard until interrupted."""
+    """Serve the dashboard until interrupted. The storage is opened (read-only) and the port
+    taken before anything is printed: a storage that cannot be read or a port in use is a
+    ``MagnetError`` and no URL is shown."""
     import uvicorn
 
     app = create_app(storage, host=host, poll_seconds=poll_seconds)
+    app.state.dashboard.store.names()  # refuse a storage that cannot be read, now
+    sock = listen(host, port)
     shown = f"[{host}]" if ":" in host else host
     log(f"magnet dashboard: http://{shown}:{port}/ (storage {app.state.dashboard.store.label})")
     if host not in ("127.0.0.1", "localhost", "::1"):
         log(f"note: listening on {host}: whoever reaches this machine can read these studies")
     log("read-only; press Ctrl-C to stop")
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` and listening (``MagnetError`` naming the port when it
+    is in use or cannot be had)."""
+    from magnet.errors import MagnetError
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as exc:
+        raise MagnetError(
+            f"cannot listen on {host}: {exc.strerror or exc}", field="--host"
+        ) from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        why = (
+            "is in use (another dashboard or server?); give another with --port"
+            if exc.errno == errno.EADDRINUSE
+            else f"cannot be used: {exc.strerror or exc}"
+        )
+        raise MagnetError(f"port {port} on {host} {why}", field="--port") from None
+    return sock
 
 
 __all__ = ["create_app", "serve"]

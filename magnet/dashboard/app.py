@@ -10,9 +10,14 @@ Pages (Jinja2, autoescaped; data for scripts as escaped JSON, never inline code)
     /compare?study=A&study=B              fronts of studies overlaid
     /compare?design=N:STUDY&design=...    designs side by side
 
+    /studies/NAME/trials.csv (.json), /studies/NAME/front.csv (.json)
+                                          as ``magnet export [--front]`` writes them
+
 JSON: /api/studies, /api/studies/NAME, /api/studies/NAME/pareto (as ``magnet pareto
 --json``), /api/studies/NAME/trials, /api/studies/NAME/trials/N,
-/api/studies/NAME/figures/KIND (front, front3d, hypervolume, parallel, importance).
+/api/studies/NAME/updates?since=VERSION (the trials changed since a version of the study),
+/api/studies/NAME/figures/KIND (see ``FIGURES``; its query names objectives or parameters,
+checked against the study).
 
 Only GET; files only from a fixed list made at start (the package's own assets and
 plotly.js from the plotly package); every response carries a Content-Security-Policy that
@@ -23,22 +28,31 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from magnet.dashboard.store import NotFound, Store
+from magnet.dashboard.store import NotFound, Refused, Store
 from magnet.errors import MagnetError
 from magnet.report import figures as F
-from magnet.report.design import DesignView, design_figures, design_view, mappings_yaml
+from magnet.report.design import (
+    DesignView,
+    design_figures,
+    design_view,
+    mappings_yaml,
+    safe_file_name,
+)
 from magnet.report.html import ASSETS, dumps, environment, param_names, plotly_js, trial_row
-from magnet.search.space import METRICS
+from magnet.search import pareto
+from magnet.search.export import export_text
 from magnet.search.study import Study, TrialView, pareto_json
 
 HERE = Path(__file__).resolve().parent
@@ -56,14 +70,35 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-#: The figures of /api/studies/NAME/figures/KIND, from the query's x, y, z and color.
-FIGURES: dict[str, Callable[..., Any]] = {
-    "front": lambda study, x, y, z, color: F.front_2d(study, x, y),
-    "front3d": lambda study, x, y, z, color: F.front_3d(study, [x, y, z]),
-    "hypervolume": lambda study, *_: F.hypervolume(study),
-    "parallel": lambda study, x, y, z, color: F.parallel(study, color),
-    "importance": lambda study, *_: F.importance(study),
+
+
+@dataclass(frozen=True)
+class FigureKind:
+    """A figure of /api/studies/NAME/figures/KIND: how it is made from the study and the
+    query, and what the query may hold (``objective`` or ``param`` values, by name)."""
+
+    make: Callable[..., Any]
+    query: tuple[tuple[str, str], ...] = ()
+    distinct: bool = False  # the query's values must differ (x and y of a front)
+
+
+FIGURES: dict[str, FigureKind] = {
+    "front": FigureKind(
+        lambda s, q: F.front_2d(s, q.get("x"), q.get("y")),
+        (("x", "objective"), ("y", "objective")),
+        distinct=True,
+    ),
+    "front3d": FigureKind(
+        lambda s, q: F.front_3d(s, [q.get("x"), q.get("y"), q.get("z")]),
+        (("x", "objective"), ("y", "objective"), ("z", "objective")),
+        distinct=True,
+    ),
+    "hypervolume": FigureKind(lambda s, q: F.hypervolume(s)),
+    "parallel": FigureKind(lambda s, q: F.parallel(s, q.get("color")), (("color", "objective"),)),
+    "importance": FigureKind(lambda s, q: F.importance(s)),
 }
+#: A trial number in a URL: at most 9 digits (a longer one is no page, never a crash).
+TRIAL_NUMBER = "{n:trial}"
 #: Files are asked for with their version in the URL (?v=...): kept by the browser.
 CACHED = {"Cache-Control": "public, max-age=31536000, immutable"}
 TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
@@ -126,30 +161,28 @@ class Dashboard:
     def trial(self, request: Request) -> tuple[Study, TrialView]:
         return self.store.trial(request.path_params["name"], request.path_params["n"])
 
-    def signature(self, study: Study) -> str:
-        c = study.counts()
-        return f"{len(study.trials())}:{c['designs']}:{c['running']}:{c['failed']}"
-
     def summary(self, study: Study) -> dict[str, Any]:
         def make() -> dict[str, Any]:
             out = study.summary()
             out.update(
                 url=study_url(study.name),
-                signature=self.signature(study),
+                version=self.store.version(study.name),
                 dataflows=study.space.dataflows(),
                 params=param_names(study),
                 description=study.space.description,
             )
             return out
 
-        return self.store.memo(("summary", study.name), make)
+        return self.store.memo((study.name, "summary"), make)
 
     def design(self, study: Study, trial: TrialView) -> tuple[DesignView, dict[str, Any]]:
         def make() -> tuple[DesignView, dict[str, Any]]:
             view = design_view(study, trial)
             return view, design_figures(view)
 
-        return self.store.memo(("design", study.name, trial.number), make)
+        # a design does not change once its trial finished: kept while the study grows
+        key = (study.name, "design", trial.number, trial.state)
+        return self.store.memo(key, make, per_version=False)
 
     # ---- pages -------------------------------------------------------------------------
     def index(self, request: Request) -> Response:
@@ -206,8 +239,8 @@ class Dashboard:
         chosen = []
         for spec in specs:
             number, _, name = spec.partition(":")
-            if not number.isdigit():
-                raise NotFound(f"not a design: {spec!r} (give NUMBER:STUDY)")
+            if not (number.isdigit() and len(number) <= 9):
+                raise NotFound(f"not a design: {spec[:80]!r} (give NUMBER:STUDY)")
             chosen.append(self.store.trial(name, int(number)))
         metrics: list[str] = []
         for study, _ in chosen:
@@ -221,27 +254,65 @@ class Dashboard:
         )
 
     def compare_studies(self, request: Request) -> Response:
-        """The fronts of the chosen studies overlaid on two metrics."""
+        """The fronts of the chosen studies overlaid on two of their objectives, and their
+        hypervolumes against one reference point."""
         names = [n for n in request.query_params.getlist("study") if n]
         studies = [self.store.study(n) for n in names]
-        axes = studies[0].objectives if studies else ["energy_pj", "latency_cycles"]
-        x = request.query_params.get("x") or axes[0]
-        y = request.query_params.get("y") or (axes[1] if len(axes) > 1 else "area_mm2")
-        for value in (x, y):
-            if value not in METRICS:
-                raise NotFound(f"unknown metric {value!r}; allowed: {', '.join(METRICS)}")
-        figures = {}
+        kinds = {tuple(zip(s.objectives, s.directions, strict=True)) for s in studies}
+        if len(kinds) > 1:
+            listed = "; ".join(
+                f"{s.name}: {', '.join(s.objectives)}" for s in studies[: len(kinds) + 1]
+            )
+            raise Refused(
+                "these studies have different objectives (or directions), so their fronts and "
+                f"hypervolumes cannot be compared ({listed}); compare studies of one kind"
+            )
+        axes = studies[0].objectives if studies else []
+        x = request.query_params.get("x") or (axes[0] if axes else "")
+        y = request.query_params.get("y") or (axes[1] if len(axes) > 1 else "")
         if studies:
-            figures["fronts"] = F.figure_json(F.compare_fronts(studies, x, y))
+            for value in (x, y):
+                if value not in axes:
+                    raise NotFound(f"unknown objective {value[:80]!r}; allowed: {', '.join(axes)}")
+            if len(axes) > 1 and x == y:
+                raise Refused(f"x and y are both {x!r}: choose two different objectives")
+        figures, reference, rows = {}, None, []
+        if studies:
+            if len(axes) > 1:
+                figures["fronts"] = F.figure_json(F.compare_fronts(studies, x, y))
+            reference, volumes = common_hypervolumes(studies)
+            rows = [
+                {**self.summary(s), "common_hypervolume": v}
+                for s, v in zip(studies, volumes, strict=True)
+            ]
         return self.page(
             "compare.html",
             mode="studies",
             every=self.store.names(),
             names=names,
-            studies=[self.summary(s) for s in studies],
+            studies=rows,
+            axes=axes,
             x=x,
             y=y,
+            reference=reference,
             figures=figures,
+        )
+
+    # ---- downloads ---------------------------------------------------------------------
+    def export(self, request: Request) -> Response:
+        """``trials.csv``, ``trials.json``, ``front.csv``, ``front.json``: what ``magnet export
+        [--front] -o FILE`` writes."""
+        study = self.study(request)
+        what, kind = request.path_params["what"], request.path_params["kind"]
+        text = self.store.memo(
+            (study.name, "export", what, kind), lambda: export_text(study, kind, what == "front")
+        )
+        name = f"{safe_file_name(study.name)}-{what}.{kind}"
+        media = "text/csv" if kind == "csv" else "application/json"
+        return Response(
+            text,
+            media_type=f"{media}; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
         )
 
     # ---- JSON --------------------------------------------------------------------------
@@ -259,11 +330,31 @@ class Dashboard:
 
     def api_trials(self, request: Request) -> Response:
         study = self.study(request)
+        return self.json(self.store.memo((study.name, "trials"), lambda: self.rows(study)))
 
-        def make() -> list[dict[str, Any]]:
-            return [trial_row(t, study) for t in study.trials()]
+    def rows(self, study: Study, numbers: list[int] | None = None) -> list[dict[str, Any]]:
+        trials = study.trials() if numbers is None else [study.trial(n) for n in numbers]
+        return [trial_row(t, study) for t in trials]
 
-        return self.json(self.store.memo(("trials", study.name), make))
+    def api_updates(self, request: Request) -> Response:
+        """The trials of a study changed after version ``since`` (all for 0), the study's
+        version now and its front: a live page merges them into what it has."""
+        name = request.path_params["name"]
+        since = request.query_params.get("since", "0")
+        if not (since.isdigit() and len(since) <= 9):
+            raise Refused(f"since must be a study version (a whole number), not {since[:20]!r}")
+        study, version = self.store.snapshot(name)
+        changed = (
+            None if int(since) == 0 else self.store.feed(name).changed_since(int(since), version)
+        )
+        return self.json(
+            {
+                "version": version,
+                "front": [t.number for t in study.pareto_front()],
+                "rows": self.rows(study, changed),
+                "complete": changed is None,
+            }
+        )
 
     def api_trial(self, request: Request) -> Response:
         study, trial = self.trial(request)
@@ -279,15 +370,50 @@ class Dashboard:
 
     def api_figure(self, request: Request) -> Response:
         study = self.study(request)
-        kind = request.path_params["kind"]
-        if kind not in FIGURES:
-            raise NotFound(f"no figure {kind!r}; allowed: {', '.join(FIGURES)}")
-        args = tuple(request.query_params.get(k) for k in ("x", "y", "z", "color"))
+        name = request.path_params["kind"]
+        kind = FIGURES.get(name)
+        if kind is None:
+            raise NotFound(f"no figure {name[:80]!r}; allowed: {', '.join(FIGURES)}")
+        query = self.figure_query(study, kind, request)
 
         def make() -> dict[str, Any]:
-            return F.figure_json(FIGURES[kind](study, *args))
+            fig = F.figure_json(kind.make(study, query))
+            # the user's zoom, camera and legend choices survive live updates of one view
+            fig["layout"]["uirevision"] = f"{name}?" + "&".join(
+                f"{k}={v}" for k, v in sorted(query.items())
+            )
+            # a trace keeps its identity (and the user's legend choice) across updates
+            seen: set[str] = set()
+            for i, trace in enumerate(fig["data"]):
+                label = f"{trace.get('meta', '')}\n{trace.get('name', i)}"
+                uid = "t" + hashlib.sha256(label.encode()).hexdigest()[:12]
+                trace["uid"] = uid if uid not in seen else f"{uid}{i}"
+                seen.add(trace["uid"])
+            return fig
 
-        return self.json(self.store.memo(("figure", study.name, kind, args), make))
+        key = (study.name, "figure", name, tuple(sorted(query.items())))
+        return self.json(self.store.memo(key, make))
+
+    @staticmethod
+    def figure_query(study: Study, kind: FigureKind, request: Request) -> dict[str, str]:
+        """The query of a figure, each value checked against the study (404 if unknown)."""
+        allowed = {"objective": study.objectives, "param": [*param_names(study), "dataflow"]}
+        query = {}
+        for key, what in kind.query:
+            value = request.query_params.get(key)
+            if not value:
+                continue
+            if value not in allowed[what]:
+                raise NotFound(
+                    f"unknown {what} {value[:80]!r} for {key}; allowed: {', '.join(allowed[what])}"
+                )
+            query[key] = value
+        if kind.distinct and len(set(query.values())) < len(query):
+            raise Refused(
+                f"{' and '.join(query)} must be different {kind.query[0][1]}s: "
+                + ", ".join(f"{k}={v}" for k, v in query.items())
+            )
+        return query
 
     # ---- files -------------------------------------------------------------------------
     def static(self, request: Request) -> Response:
@@ -310,6 +436,9 @@ class Dashboard:
     def not_found(self, request: Request, exc: Exception) -> Response:
         return self.error(request, 404, "Not found", str(exc))
 
+    def refused(self, request: Request, exc: Exception) -> Response:
+        return self.error(request, 400, "Cannot show this", str(exc))
+
     def http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 404:
@@ -328,6 +457,50 @@ class Dashboard:
             f"{type(exc).__name__}: {exc} (the storage may be damaged or still being written; "
             "see the dashboard's terminal)",
         )
+
+
+class _Choice(Convertor[str]):
+    regex = ""
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+class _TrialNumber(Convertor[int]):
+    regex = "[0-9]{1,9}"
+
+    def convert(self, value: str) -> int:
+        return int(value)
+
+    def to_string(self, value: int) -> str:
+        return str(value)
+
+
+def _convertors() -> None:
+    """``{n:trial}`` (a trial number, at most 9 digits), ``{what:export}`` and
+    ``{kind:format}`` (the downloads)."""
+    register_url_convertor("trial", _TrialNumber())
+    export, fmt = _Choice(), _Choice()
+    export.regex, fmt.regex = "trials|front", "csv|json"
+    register_url_convertor("export", export)
+    register_url_convertor("format", fmt)
+
+
+def common_hypervolumes(studies: list[Study]) -> tuple[list[float] | None, list[float]]:
+    """One reference point for studies with the same objectives (one decade beyond the worst
+    feasible design of all of them in each objective, in minimised log10 values) and each
+    study's hypervolume against it (decades^objectives)."""
+    points = [s.points(s.feasible()) for s in studies]
+    every = [p for p in points if len(p)]
+    if not every:
+        return None, [0.0 for _ in studies]
+    import numpy as np
+
+    reference = pareto.reference_point(np.vstack(every))
+    return reference, [pareto.hypervolume(p, reference) for p in points]
 
 
 class SecurityHeaders:
@@ -365,20 +538,24 @@ def create_app(
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+    _convertors()
+
     d = Dashboard(storage, poll_seconds)
     name = "{name:path}"
-    trial = f"/studies/{name}/trials/{{n:int}}"
+    trial = f"/studies/{name}/trials/{TRIAL_NUMBER}"
     routes = [
         Route("/", d.index),
         Route("/compare", d.compare),
+        Route(f"/studies/{name}/{{what:export}}.{{kind:format}}", d.export),
         Route(f"{trial}/arch.yaml", d.arch_yaml),
-        Route(f"{trial}/mappings/{{i:int}}.yaml", d.mappings_yaml),
+        Route(f"{trial}/mappings/{{i:trial}}.yaml", d.mappings_yaml),
         Route(trial, d.design_page),
         Route(f"/studies/{name}", d.study_page),
         Route("/api/studies", d.api_studies),
         Route(f"/api/studies/{name}/pareto", d.api_pareto),
-        Route(f"/api/studies/{name}/trials/{{n:int}}", d.api_trial),
+        Route(f"/api/studies/{name}/trials/{TRIAL_NUMBER}", d.api_trial),
         Route(f"/api/studies/{name}/trials", d.api_trials),
+        Route(f"/api/studies/{name}/updates", d.api_updates),
         Route(f"/api/studies/{name}/figures/{{kind}}", d.api_figure),
         Route(f"/api/studies/{name}", d.api_study),
         Route("/assets/plotly.min.js", d.plotly),
@@ -393,6 +570,7 @@ def create_app(
         middleware=middleware,
         exception_handlers={
             NotFound: d.not_found,
+            Refused: d.refused,
             HTTPException: d.http_error,
             MagnetError: d.storage_error,
             Exception: d.crash,

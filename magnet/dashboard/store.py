@@ -1,12 +1,21 @@
-"""The dashboard's read-only view of a storage: studies cached while the storage is unchanged.
+"""The dashboard's read-only view of a storage, followed incrementally while searches write.
 
-A Journal file is unchanged while its size and modification time are; a database storage
-(a URL) is read again at most every ``ttl`` seconds. Whatever is derived from a study
-(figures, design views) is kept with it and dropped when the storage changes.
+The storage is opened once, read-only (``open_storage(create=False)``: a journal through a
+backend that cannot append, an SQLite file with ``mode=ro``, nothing created or repaired).
+Each study is a ``Feed``: its finished trials are kept (Optuna never changes a finished
+trial), and a refresh reads only what is new: for a journal, Optuna's backend follows the
+file by byte offset (the bytes appended since), for a database the trials numbered past
+the last one seen and those not finished then, one by one. A trial whose object did not
+change keeps its parsed ``TrialView``.
+
+When to refresh: a journal when its size, modification time or inode changed; a database
+at most every ``ttl`` seconds. Whatever is derived from a study (figures, tables) is kept
+under the study's version and made again only when the study changed.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -15,90 +24,182 @@ from pathlib import Path
 from typing import Any
 
 from magnet.errors import MagnetError
-from magnet.search.storage import DEFAULT_JOURNAL, describe, is_url
-from magnet.search.study import Study, TrialView, list_studies, load_study
+from magnet.search.storage import DEFAULT_JOURNAL, describe, is_url, open_storage
+from magnet.search.study import Study, TrialView
 
-#: Derived results kept per storage state (least recently used first out).
+#: Derived results kept (least recently used first out).
 MEMO_SIZE = 256
 
 
 class NotFound(Exception):
-    """An unknown study or trial (a 404)."""
+    """An unknown study, trial or figure (a 404)."""
+
+
+class Refused(Exception):
+    """A request that cannot be answered as asked (a 400), with why."""
+
+
+class Feed:
+    """One study of an open storage, read incrementally (see the module docstring)."""
+
+    def __init__(self, storage: Any, name: str, label: str):
+        self.storage = storage
+        self.study_id = storage.get_study_id_from_name(name)
+        self.name = name
+        self.label = label
+        self.version = 0
+        self.trials: dict[int, Any] = {}  # number -> FrozenTrial
+        self.unfinished: set[int] = set()
+        #: number -> the version at which the trial last changed (or appeared)
+        self.changed: dict[int, int] = {}
+        self.views: dict[int, tuple[Any, TrialView]] = {}
+        self.attrs: dict[str, Any] | None = None
+        self.study: Study | None = None
+        self.lock = threading.Lock()
+
+    def refresh(self) -> tuple[Study, int]:
+        """The study as stored now (the same object while nothing changed) and its
+        version, read together."""
+        with self.lock:
+            s = self.storage
+            attrs = s.get_study_user_attrs(self.study_id)
+            if not self.trials:
+                fresh = s.get_all_trials(self.study_id, deepcopy=False)
+            else:
+                count = s.get_n_trials(self.study_id)
+                numbers = sorted(self.unfinished | set(range(len(self.trials), count)))
+                fresh = [
+                    s.get_trial(s.get_trial_id_from_study_id_trial_number(self.study_id, n))
+                    for n in numbers
+                ]
+            changed = [t for t in fresh if not _same(self.trials.get(t.number), t)]
+            if changed or attrs != self.attrs or self.study is None:
+                self.version += 1
+                for t in changed:
+                    self.trials[t.number] = t
+                    self.changed[t.number] = self.version
+                    if t.state.is_finished():
+                        self.unfinished.discard(t.number)
+                    else:
+                        self.unfinished.add(t.number)
+                self.attrs = attrs
+                self.study = Study(
+                    self.name, attrs, list(self.trials.values()), self.label, self.views
+                )
+            return self.study, self.version
+
+    def changed_since(self, version: int, upto: int) -> list[int]:
+        """The numbers of the trials that changed after ``version`` up to ``upto``."""
+        with self.lock:
+            return sorted(n for n, v in self.changed.items() if version < v <= upto)
+
+
+def _same(old: Any, new: Any) -> bool:
+    return old is not None and (old is new or old == new)
 
 
 class Store:
-    """Studies of one storage, read on demand (see the module docstring)."""
+    """The studies of one storage, read on demand (see the module docstring)."""
 
     def __init__(self, storage: str | None, ttl: float = 2.0):
-        self.storage = storage
+        self.spec = storage
         self.ttl = ttl
         self.label = describe(storage)
         self._lock = threading.Lock()
-        self._state: Any = object()
-        self._studies: dict[str, Study] = {}
-        self._names: list[str] | None = None
+        self._storage: Any = None
+        self._state: Any = None
+        self._checked = -1.0
+        self._feeds: dict[str, Feed] = {}
+        self._names: list[str] = []
         self._memo: OrderedDict[Any, Any] = OrderedDict()
 
     @property
     def path(self) -> Path | None:
-        if self.storage is not None and is_url(self.storage):
+        if self.spec is not None and is_url(self.spec):
             return None
-        return DEFAULT_JOURNAL if self.storage is None else Path(self.storage)
-
-    def state(self) -> Any:
-        """What changes when the storage does."""
-        path = self.path
-        if path is None:
-            return int(time.monotonic() / self.ttl)
-        try:
-            st = path.stat()
-        except OSError:
-            return None
-        return (st.st_mtime_ns, st.st_size)
-
-    def _fresh(self) -> Any:
-        state = self.state()
-        with self._lock:
-            if state != self._state:
-                self._state = state
-                self._studies.clear()
-                self._names = None
-                self._memo.clear()
-        return state
+        return DEFAULT_JOURNAL if self.spec is None else Path(self.spec)
 
     def exists(self) -> bool:
         path = self.path
         return path is None or path.exists()
 
+    def _file_state(self) -> Any:
+        path = self.path
+        try:
+            st = os.stat(path) if path is not None else None
+        except OSError:
+            return None
+        return None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def check(self) -> None:
+        """Open the storage (read-only), or follow it: what was appended is read on the next
+        look at a study."""
+        with self._lock:
+            if self.path is None:
+                now = time.monotonic()
+                if self._storage is not None and now - self._checked < self.ttl:
+                    return
+                self._checked = now
+                if self._storage is None:
+                    self._storage = open_storage(self.spec, create=False)
+                self._names = self._study_names()
+                return
+            state = self._file_state()
+            if state == self._state and self._storage is not None:
+                return
+            if state is None:  # no journal (yet, or any more)
+                self._storage, self._state, self._feeds, self._names = None, None, {}, []
+                return
+            old = self._state
+            replaced = old is None or state[0] != old[0] or state[1] < old[1]  # not appended to
+            if self._storage is None or replaced:
+                self._storage, self._feeds = open_storage(self.spec, create=False), {}
+            self._state = state
+            self._names = self._study_names()
+
+    def _study_names(self) -> list[str]:
+        try:
+            studies = self._storage.get_all_studies()
+        except Exception as exc:
+            raise MagnetError(
+                f"cannot read the storage: {type(exc).__name__}: {exc}", source=self.label
+            ) from None
+        names = [s.study_name for s in studies]
+        for name in names:
+            if name not in self._feeds:
+                self._feeds[name] = Feed(self._storage, name, self.label)
+        return names
+
     def names(self) -> list[str]:
-        """The studies of the storage (none while a Journal file does not exist yet)."""
-        state = self._fresh()
-        names = self._names
-        if names is None:
-            names = list_studies(self.storage) if self.exists() else []
-            with self._lock:
-                if self._state == state:
-                    self._names = names
-        return list(names)
+        """The studies of the storage (none while a journal file does not exist yet)."""
+        self.check()
+        return list(self._names)
+
+    def feed(self, name: str) -> Feed:
+        self.check()
+        found = self._feeds.get(name)
+        if found is None or name not in self._names:
+            raise NotFound(f"no study {name!r} in {self.label}")
+        return found
 
     def study(self, name: str) -> Study:
-        """The magnet study ``name`` (``NotFound`` if there is none)."""
-        state = self._fresh()
-        found = self._studies.get(name)
-        if found is not None:
-            return found
-        if name not in self.names():
-            raise NotFound(f"no study {name!r} in {self.label}")
+        """The magnet study ``name`` as stored now (``NotFound`` if there is none)."""
+        return self.snapshot(name)[0]
+
+    def snapshot(self, name: str) -> tuple[Study, int]:
+        """The study ``name`` as stored now and its version (it grows whenever the study
+        changes), read together."""
+        feed = self.feed(name)
         try:
-            study = load_study(name, self.storage)
+            return feed.refresh()
         except MagnetError as exc:
             if "not made by magnet" in str(exc):
                 raise NotFound(f"study {name!r} was not made by magnet") from None
             raise
-        with self._lock:
-            if self._state == state:
-                self._studies[name] = study
-        return study
+
+    def version(self, name: str) -> int:
+        """The version of study ``name``."""
+        return self.snapshot(name)[1]
 
     def trial(self, name: str, number: int) -> tuple[Study, TrialView]:
         """The study ``name`` and its trial ``number`` (``NotFound`` if either is missing)."""
@@ -118,18 +219,19 @@ class Store:
                 continue
         return out
 
-    def memo(self, key: Any, make: Callable[[], Any]) -> Any:
-        """``make()``, computed once per storage state."""
-        state = self._fresh()
+    def memo(self, key: tuple[Any, ...], make: Callable[[], Any], per_version: bool = True) -> Any:
+        """``make()`` for ``key`` (its first item a study name), made again when that study
+        changed (``per_version``), or kept while the storage is the same one (for what does
+        not change as a study grows, such as a finished trial's design)."""
+        version = self.version(key[0]) if per_version else id(self._storage)
+        full = (version, *key)
         with self._lock:
-            if key in self._memo:
-                self._memo.move_to_end(key)
-                return self._memo[key]
+            if full in self._memo:
+                self._memo.move_to_end(full)
+                return self._memo[full]
         value = make()
         with self._lock:
-            if self._state != state:
-                return value
-            self._memo[key] = value
+            self._memo[full] = value
             while len(self._memo) > MEMO_SIZE:
                 self._memo.popitem(last=False)
         return value

@@ -12,6 +12,7 @@ every trace a ``meta`` role: ``front`` (the study's Pareto front, one trace per 
 
 from __future__ import annotations
 
+import hashlib
 import html
 import math
 import warnings
@@ -133,12 +134,27 @@ def empty(text: str, title: str | None = None) -> go.Figure:
 
 
 # ---- studies -----------------------------------------------------------------------------------
+#: The built-in dataflows' colours: the same in every study, page and report.
+DATAFLOW_COLORS = {
+    flow: PALETTE[i]
+    for i, flow in enumerate(("free", "ws", "os", "is", "rs", "os-local-ws", "ws-local-os"))
+}
+
+
+def dataflow_color(flow: str) -> str:
+    """The colour of dataflow ``flow``: fixed for the built-in ones, from the name's hash
+    for others (so a dataflow keeps its colour whatever else a study holds)."""
+    known = DATAFLOW_COLORS.get(flow)
+    if known is not None:
+        return known
+    digest = hashlib.sha256(flow.encode()).digest()
+    return PALETTE[int.from_bytes(digest[:4], "big") % len(PALETTE)]
+
+
 def dataflow_colors(study: Study) -> dict[str, str]:
-    flows = list(study.space.dataflows())
-    for t in study.trials():
-        if t.dataflow is not None and t.dataflow not in flows:
-            flows.append(t.dataflow)
-    return {f: PALETTE[i % len(PALETTE)] for i, f in enumerate(flows)}
+    """The colour of every dataflow of ``study`` (see ``dataflow_color``)."""
+    flows = set(study.space.dataflows()) | {t.dataflow for t in study.trials() if t.dataflow}
+    return {f: dataflow_color(f) for f in sorted(flows)}
 
 
 def hover(study: Study, trial: TrialView, extra: Iterable[str] = ()) -> str:
@@ -197,12 +213,50 @@ def pick_axes(study: Study, wanted: Sequence[str | None], count: int) -> list[st
     return chosen[:count]
 
 
-def _split(study: Study) -> tuple[list[TrialView], list[TrialView], list[TrialView]]:
-    front = study.pareto_front()
-    numbers = {t.number for t in front}
-    others = [t for t in study.feasible() if t.number not in numbers]
+def _split(
+    study: Study, axes: Sequence[str]
+) -> tuple[list[TrialView], list[TrialView], list[TrialView], dict[int, list[int]]]:
+    """The front, the other feasible trials and the infeasible ones that have values on
+    ``axes``; and per front trial, the other trials drawn at exactly its place (a design
+    proposed again, or one equal on these objectives). Those are left out of the others'
+    trace (and of the front's, for a second front design at one place) and named in the
+    front point's hover, so a click on a front marker can only open the trial it shows."""
+    at: dict[tuple[float, ...], int] = {}  # a place -> the front trial drawn there
+    front, same = [], {}
+    for t in _with_values(study.pareto_front(), axes):
+        place = tuple(t.values[m] for m in axes)
+        if place in at:  # two front designs equal on these objectives: one marker
+            same[at[place]].append(t.number)
+            continue
+        at[place] = t.number
+        front.append(t)
+        same[t.number] = []
+    numbers = {t.number for t in study.pareto_front()}
+    others = []
+    for t in _with_values(study.feasible(), axes):
+        if t.number in numbers:
+            continue
+        where = at.get(tuple(t.values[m] for m in axes))
+        if where is None:
+            others.append(t)
+        else:
+            same[where].append(t.number)
     infeasible = [t for t in study.trials() if t.status == "infeasible" and t.values]
-    return front, others, infeasible
+    return front, others, _with_values(infeasible, axes), same
+
+
+def _same_place(same: dict[int, list[int]]) -> Callable[[TrialView], list[str]]:
+    def notes(t: TrialView) -> list[str]:
+        twins = same.get(t.number) or []
+        return [f"<i>also here: {', '.join(f'#{n}' for n in twins)}</i>"] if twins else []
+
+    return notes
+
+
+def _without_values(study: Study, axes: Sequence[str]) -> int:
+    """How many evaluated designs have no value on ``axes`` (refused before pricing)."""
+    done = [t for t in study.trials() if t.status in ("ok", "infeasible")]
+    return len(done) - len(_with_values(done, axes))
 
 
 def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Figure:
@@ -215,8 +269,7 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
     x, y = axes
     fig = _layout(go.Figure(), title)
     colors = dataflow_colors(study)
-    front, others, infeasible = _split(study)
-    front, others, infeasible = (_with_values(g, axes) for g in (front, others, infeasible))
+    front, others, infeasible, same = _split(study, axes)
     for flow, group in _groups(others).items():
         fig.add_trace(
             go.Scatter(
@@ -265,7 +318,7 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
     for flow, group in _groups(front).items():
         fig.add_trace(
             go.Scatter(
-                **_points(study, group, axes),
+                **_points(study, group, axes, _same_place(same)),
                 mode="markers",
                 name=f"{esc(flow)}, front",
                 legendgroup=f"front {flow}",
@@ -276,6 +329,20 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
                 },
                 meta="front",
             )
+        )
+    missing = _without_values(study, axes)
+    if missing:
+        fig.add_annotation(
+            text=f"{missing} design(s) without values not drawn (refused before pricing: "
+            "see the trials table)",
+            showarrow=False,
+            xref="paper",
+            yref="paper",
+            x=1,
+            y=1.02,
+            xanchor="right",
+            yanchor="bottom",
+            font={"size": 11, "color": "#666666"},
         )
     if not feasible and not infeasible:
         return _message(fig, "no design with values yet")
@@ -298,15 +365,14 @@ def front_3d(study: Study, axes: Sequence[str | None] = ()) -> go.Figure:
         return empty("a 3-D front needs three objectives", title)
     fig = _layout(go.Figure(), title)
     colors = dataflow_colors(study)
-    front, others, _ = _split(study)
-    front, others = (_with_values(g, chosen) for g in (front, others))
+    front, others, _, same = _split(study, chosen)
     if not front:
         return _message(fig, "no feasible design yet")
     for role, trials, size, opacity in (("feasible", others, 3, 0.3), ("front", front, 6, 1.0)):
         for flow, group in _groups(trials).items():
             fig.add_trace(
                 go.Scatter3d(
-                    **_points(study, group, chosen),
+                    **_points(study, group, chosen, _same_place(same)),
                     mode="markers",
                     name=f"{esc(flow)}, {'front' if role == 'front' else 'others'}",
                     marker={"color": colors.get(flow, "#333333"), "size": size},
@@ -426,7 +492,7 @@ def importances(study: Study) -> dict[str, dict[str, float]] | None:
     feasible = {t.number for t in study.feasible()}
     if len(feasible) < MIN_IMPORTANCE_TRIALS:
         return None
-    frozen = [t for t in study.optuna.get_trials(deepcopy=False) if t.number in feasible]
+    frozen = [t for t in study.frozen if t.number in feasible]
     copy = optuna.create_study(directions=study.directions)
     copy.add_trials(frozen)
     out: dict[str, dict[str, float]] = {}
@@ -634,43 +700,40 @@ def layers(record: dict[str, Any]) -> go.Figure:
 
 # ---- comparisons ---------------------------------------------------------------------------
 def compare_fronts(studies: list[Study], x: str, y: str) -> go.Figure:
-    """The fronts of several studies overlaid on two metrics (any search metric)."""
+    """The fronts of several studies (with the same objectives) on two of their objectives:
+    per study, the designs no other design of it beats on these two, as a step line. A
+    point carries its trial number (``customdata``) and the trace its study (``meta``)."""
     fig = _layout(go.Figure(), f"Pareto fronts: {esc(x)} and {esc(y)}")
+    directions = [studies[0].directions[studies[0].objectives.index(m)] for m in (x, y)]
     shown: list[TrialView] = []
     for i, study in enumerate(studies):
-        front = [
-            t
-            for t in study.pareto_front()
-            if all(m in t.metrics and math.isfinite(t.metrics[m]) for m in (x, y))
-        ]
-        front.sort(key=lambda t: (t.metrics[x], t.metrics[y]))
+        feasible = _with_values(study.feasible(), (x, y))
+        values = [[t.values[x], t.values[y]] for t in feasible]
+        keep = pareto.nondominated(pareto.to_minimised_log(values, directions)) if values else []
+        front = sorted(
+            (t for t, k in zip(feasible, keep, strict=True) if k),
+            key=lambda t: (t.values[x], t.values[y]),
+        )
         shown += front
         fig.add_trace(
             go.Scatter(
-                x=[t.metrics[x] for t in front],
-                y=[t.metrics[y] for t in front],
+                x=[t.values[x] for t in front],
+                y=[t.values[y] for t in front],
                 mode="markers+lines",
-                line={"width": 1, "dash": "dot"},
+                line={"width": 1.5, "shape": _shape(directions)},
                 name=esc(study.name),
                 marker={"size": 9, "color": PALETTE[i % len(PALETTE)]},
                 customdata=[t.number for t in front],
-                hovertext=[
-                    f"<b>{esc(study.name)}</b><br>"
-                    + hover(
-                        study,
-                        t,
-                        [f"{esc(x)}: {fmt(t.metrics[x])}", f"{esc(y)}: {fmt(t.metrics[y])}"],
-                    )
-                    for t in front
-                ],
+                hovertext=[f"<b>{esc(study.name)}</b><br>" + hover(study, t) for t in front],
                 hovertemplate="%{hovertext}<extra></extra>",
-                meta=study.name,
+                meta={"study": study.name},
             )
         )
     if not shown:
         return _message(fig, "no feasible design in these studies yet")
-    fig.update_xaxes(title=metric_title(x), type=_axis_type(t.metrics[x] for t in shown))
-    fig.update_yaxes(title=metric_title(y), type=_axis_type(t.metrics[y] for t in shown))
+    fig.update_xaxes(title=metric_title(x), type=_axis_type(t.values[x] for t in shown))
+    fig.update_yaxes(title=metric_title(y), type=_axis_type(t.values[y] for t in shown))
+    fig.update_layout(hovermode="closest", clickmode="event", legend=LEGEND_BELOW)
     return fig
 
 

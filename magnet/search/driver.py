@@ -33,6 +33,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import shlex
 import signal
 import time
 import warnings
@@ -430,7 +431,7 @@ def _drive(
 ) -> Study:
     from magnet.search.workers import make_pool
 
-    before = Study(study, describe(options.storage))
+    before = Study.from_optuna(study, describe(options.storage))
     front = Front(study, before)
     total = int(min(space.trials, space_size(space)))
     progress = Progress(log, total, before.counts(), front)
@@ -465,14 +466,14 @@ def _drive(
         signal.signal(signal.SIGTERM, previous)
         pool.close()
         front.store_reference(force=True)
-    result = Study(study, describe(options.storage))
+    result = Study.from_optuna(study, describe(options.storage))
     for line in summary_lines(result):
         log(line)
     if run.failures >= options.max_failures:
         raise SearchFailed(
             f"stopped: {run.failures} evaluations in a row failed; the last: "
             f"{result.trials('failed')[-1].reason} (each failed trial keeps its traceback: "
-            f"magnet export --study {result.name} -o trials.json)"
+            f"magnet export --study {shlex.quote(result.name)} -o trials.json)"
         )
     return result
 
@@ -688,9 +689,9 @@ def summary_lines(study: Study) -> list[str]:
     for metric, best in summary["best"].items():
         if best is not None:
             lines.append(f"  best       {metric}: {best['value']:.4g} (trial #{best['trial']})")
-    storage = "" if study.storage == describe(None) else f" --storage {study.storage}"
+    storage = "" if study.storage == describe(None) else f" --storage {shlex.quote(study.storage)}"
     lines += [
-        f"  front      magnet pareto --study {study.name}{storage}",
+        f"  front      magnet pareto --study {shlex.quote(study.name)}{storage}",
         f"  dashboard  magnet dashboard{storage}",
     ]
     return lines

@@ -203,23 +203,60 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
 
 # ---- opening ---------------------------------------------------------------------------------
 def open_storage(spec: str | None, *, create: bool) -> Any:
-    """The Optuna storage ``spec`` names (see ``locate``); ``create=True`` (a driver) also
-    repairs a journal's torn last line."""
+    """The Optuna storage ``spec`` names (see ``locate``).
+
+    ``create=True`` is a driver's: a missing journal or SQLite database is created and a
+    journal's torn last line repaired. ``create=False`` is a reader's (reports, exports, the
+    dashboard) and never writes: a journal is read through a backend that cannot append, an
+    SQLite file is opened read-only (``mode=ro``: no table, lock or journal file is made), a
+    PostgreSQL session is read-only, no table is created on any database, and a storage that
+    does not exist is an error."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     target = locate(spec, create=create)
     if is_url(target):
-        return _open_database(target, spec or target)
+        return _open_database(target, spec or target, create)
     return _open_journal(target, str(DEFAULT_JOURNAL if spec is None else spec), create)
 
 
-def _open_database(url: str, spec: str) -> Any:
+def _read_only_url(url: str) -> tuple[str, dict[str, Any]]:
+    """``url`` and the engine arguments that make its sessions read-only (SQLite: the file
+    opened with ``mode=ro``, an absent file refused; PostgreSQL: read-only transactions)."""
+    from sqlalchemy.engine import make_url
+
+    db = _sqlite_file(url)
+    if db is not None:
+        if not Path(db).is_file():
+            raise MagnetError(
+                "no such SQLite database (a reader never creates one; run a search first)",
+                source=db,
+                field="--storage",
+            )
+        uri = Path(os.path.abspath(db)).as_uri() + "?mode=ro"
+        return "sqlite://", {"creator": lambda: sqlite3.connect(uri, uri=True)}
+    try:
+        backend = make_url(url).get_backend_name()
+    except Exception:  # RDBStorage says why
+        return url, {}
+    if backend == "postgresql":
+        return url, {"connect_args": {"options": "-c default_transaction_read_only=on"}}
+    return url, {}
+
+
+def _open_database(url: str, spec: str, create: bool) -> Any:
     import optuna
 
     try:
+        if not create:
+            target, engine = _read_only_url(url)
+            return optuna.storages.RDBStorage(
+                target, engine_kwargs=engine, skip_table_creation=True
+            )
         with _creation_lock(_sqlite_file(url)):
             return optuna.storages.RDBStorage(url)
+    except MagnetError:
+        raise
     except Exception as exc:  # driver missing, server down, bad URL: one clear line
         raise MagnetError(
             f"cannot open the storage: {type(exc).__name__}: {_scrub(_first_line(exc), spec)}",
@@ -254,12 +291,35 @@ def _creation_lock(db: str | None) -> Iterator[None]:
         os.close(fd)
 
 
+class ReadOnlyJournal:
+    """A journal file as a reader sees it: Optuna's file backend for reading (it follows
+    the file by offset: a storage kept open reads only what was appended since), and no
+    way to append or lock."""
+
+    def __init__(self, path: str):
+        from optuna.storages.journal import JournalFileBackend
+
+        self.path = path
+        self._file = JournalFileBackend(path)  # the file exists: nothing is created
+
+    def read_logs(self, log_number_from: int) -> Any:
+        return self._file.read_logs(log_number_from)
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        raise MagnetError("a reader never writes to a study storage", source=self.path)
+
+
 def _open_journal(path: str, shown: str, create: bool) -> Any:
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
 
     try:
-        storage = JournalStorage(JournalFileBackend(path, lock_obj=JournalFileOpenLock(path)))
+        backend: Any = (
+            JournalFileBackend(path, lock_obj=JournalFileOpenLock(path))
+            if create
+            else ReadOnlyJournal(path)  # Optuna's journal backend protocol, reading only
+        )
+        storage = JournalStorage(backend)
     except Exception as exc:
         line = _corrupt_line(path)
         problem = (

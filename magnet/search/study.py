@@ -10,6 +10,7 @@ Nothing here writes to storage.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
@@ -100,26 +101,52 @@ def _view(trial: Any, objectives: list[str]) -> TrialView:
 
 
 class Study:
-    """A magnet study in a storage (read-only)."""
+    """A magnet study (read-only): its configuration and its trials as they were read.
 
-    def __init__(self, optuna_study: Any, storage: str):
-        self.optuna = optuna_study
-        self.name = optuna_study.study_name
+    ``views`` (optional, shared between successive reads of one study) keeps the
+    ``TrialView`` of every trial read before: a trial whose Optuna object is unchanged is not
+    read again (the dashboard follows a running search this way)."""
+
+    def __init__(
+        self,
+        name: str,
+        user_attrs: dict[str, Any],
+        trials: Sequence[Any],
+        storage: str,
+        views: dict[int, tuple[Any, TrialView]] | None = None,
+    ):
+        self.name = name
         self.storage = storage
-        config = optuna_study.user_attrs.get(CONFIG_ATTR)
+        config = user_attrs.get(CONFIG_ATTR)
         if config is None:
             raise MagnetError(
                 f"study {self.name!r} was not made by magnet (no search configuration)",
                 source=storage,
             )
         self.config: dict[str, Any] = config
+        self.user_attrs = user_attrs
         self.space = SearchSpace(**config["space"])
         self.objectives = [o.metric for o in self.space.objectives]
         self.directions = self.space.directions()
+        #: Optuna's ``FrozenTrial`` of every trial, by number.
+        self.frozen: list[Any] = sorted(trials, key=lambda t: t.number)
+        self._views = {} if views is None else views
+
+    @classmethod
+    def from_optuna(cls, study: Any, storage: str) -> Study:
+        """The magnet study of an ``optuna.Study``."""
+        return cls(study.study_name, study.user_attrs, study.get_trials(deepcopy=False), storage)
 
     @cached_property
     def _all(self) -> list[TrialView]:
-        return [_view(t, self.objectives) for t in self.optuna.get_trials(deepcopy=False)]
+        out = []
+        for t in self.frozen:
+            known = self._views.get(t.number)
+            if known is None or known[0] is not t:
+                known = (t, _view(t, self.objectives))
+                self._views[t.number] = known
+            out.append(known[1])
+        return out
 
     def trials(self, status: str | None = None) -> list[TrialView]:
         """Every trial (or those with ``status``), by number."""
@@ -142,10 +169,12 @@ class Study:
     def feasible(self) -> list[TrialView]:
         return list(self._feasible)
 
-    def rows(self) -> list[dict[str, Any]]:
-        """One flat dict per trial (number, state, status, parameters, ``value:OBJECTIVE``,
-        every metric, reason), the columns of ``magnet export -o trials.csv``;
-        ``pandas.DataFrame(study.rows())`` makes a data frame of it."""
+    def rows(self, trials: list[TrialView] | None = None) -> list[dict[str, Any]]:
+        """One flat dict per trial (default: every trial) with number, state, status,
+        parameters, ``value:OBJECTIVE``, every metric and reason: the columns of ``magnet
+        export -o trials.csv``; ``pandas.DataFrame(study.rows())`` makes a data frame of
+        it."""
+        chosen = self._all if trials is None else trials
         params = sorted({k for t in self._all for k in t.params})
         return [
             {
@@ -157,7 +186,7 @@ class Study:
                 **{m: t.metrics.get(m) for m in METRICS},
                 "reason": t.reason,
             }
-            for t in self._all
+            for t in chosen
         ]
 
     def points(self, trials: list[TrialView]) -> np.ndarray:
@@ -200,7 +229,7 @@ class Study:
 
     @property
     def reference(self) -> list[float] | None:
-        return self.optuna.user_attrs.get(REFERENCE_ATTR)
+        return self.user_attrs.get(REFERENCE_ATTR)
 
     def hypervolume(self) -> float:
         ref = self.reference
@@ -294,7 +323,11 @@ def load_studies(storage: str | None = None) -> list[Study]:
     out = []
     for name in _study_names(store, storage):
         try:
-            out.append(Study(optuna.load_study(study_name=name, storage=store), describe(storage)))
+            out.append(
+                Study.from_optuna(
+                    optuna.load_study(study_name=name, storage=store), describe(storage)
+                )
+            )
         except MagnetError:
             continue  # not a magnet study
     return out
@@ -314,4 +347,4 @@ def load_study(name: str, storage: str | None = None) -> Study:
             source=describe(storage),
             field="--study",
         ) from None
-    return Study(study, describe(storage))
+    return Study.from_optuna(study, describe(storage))

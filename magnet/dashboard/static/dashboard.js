@@ -170,37 +170,32 @@
     var tbody = table.tBodies[0];
     var setSelect = document.getElementById("trial-set");
     var button = document.getElementById("compare-designs");
-    var trials = [];
-    var signature = null;
+    var trials = {}; // number -> row of /updates
+    var rows = {}; // number -> its <tr>
+    var version = 0;
 
     function value(id) {
       var el = document.getElementById(id);
       return el ? el.value : "";
     }
 
-    function figureQuery(kind) {
+    function figureQuery(el) {
       var q = new URLSearchParams();
-      if (kind === "front") {
-        q.set("x", value("front-x"));
-        q.set("y", value("front-y"));
-      } else if (kind === "front3d") {
-        q.set("x", value("front3d-x"));
-        q.set("y", value("front3d-y"));
-        q.set("z", value("front3d-z"));
-      } else if (kind === "parallel") {
-        q.set("color", value("parallel-color"));
-      }
+      (el.getAttribute("data-query") || "").split(" ").filter(Boolean).forEach(function (pair) {
+        var parts = pair.split("=");
+        q.set(parts[0], value(parts[1]));
+      });
       return q.toString();
     }
 
     function loadFigure(el) {
       var kind = el.getAttribute("data-kind");
-      return getJSON(api + "/figures/" + kind + "?" + figureQuery(kind))
+      return getJSON(api + "/figures/" + kind + "?" + figureQuery(el))
         .then(function (fig) {
           return Magnet.plot(el, fig);
         })
         .then(function () {
-          if (!el._magnetClicks && (kind === "front" || kind === "front3d")) {
+          if (!el._magnetClicks) {
             el._magnetClicks = true;
             Magnet.onDesignClick(el, function (number) {
               location.href = designPath(data.name, number);
@@ -230,47 +225,84 @@
       button.disabled = checked(table).length < 2;
     }
 
-    function renderTrials() {
+    function makeRow(t) {
+      var tr = document.createElement("tr");
+      tr.className = t.front ? "front" : t.status;
+      tr.setAttribute("data-trial", String(t.number));
+      tr.appendChild(checkbox(t.number, selectionChanged));
+      var num = document.createElement("td");
+      num.className = "num";
+      num.setAttribute("data-value", String(t.number));
+      num.appendChild(link("#" + t.number, designPath(data.name, t.number)));
+      tr.appendChild(num);
+      var status = document.createElement("td");
+      status.appendChild(badge(t.status));
+      if (t.front) status.appendChild(badge("front"));
+      tr.appendChild(status);
+      data.objectives.forEach(function (o) {
+        var v = t.values ? t.values[o] : undefined;
+        tr.appendChild(Magnet.cell("td", Magnet.fmt(v), v, "num"));
+      });
+      tr.appendChild(Magnet.cell("td", t.dataflow || ""));
+      data.params.forEach(function (p) {
+        var v = t.params[p];
+        tr.appendChild(Magnet.cell("td", Magnet.fmt(v), v, "num"));
+      });
+      tr.appendChild(Magnet.cell("td", t.reason || "", null, t.reason ? "reason" : ""));
+      return tr;
+    }
+
+    function wanted(t) {
       var which = setSelect.value;
-      keepChecked(table, function () {
-        tbody.textContent = "";
-        trials.forEach(function (t) {
-          if (which === "front" && !t.front) return;
-          if (which === "feasible" && !t.feasible) return;
-          var tr = document.createElement("tr");
-          tr.className = t.front ? "front" : t.status;
-          tr.setAttribute("data-trial", String(t.number));
-          tr.appendChild(checkbox(t.number, selectionChanged));
-          var num = document.createElement("td");
-          num.className = "num";
-          num.setAttribute("data-value", String(t.number));
-          num.appendChild(link("#" + t.number, designPath(data.name, t.number)));
-          tr.appendChild(num);
-          var status = document.createElement("td");
-          status.appendChild(badge(t.status));
-          if (t.front) status.appendChild(badge("front"));
-          tr.appendChild(status);
-          data.objectives.forEach(function (o) {
-            var v = t.values ? t.values[o] : undefined;
-            tr.appendChild(Magnet.cell("td", Magnet.fmt(v), v, "num"));
-          });
-          tr.appendChild(Magnet.cell("td", t.dataflow || ""));
-          data.params.forEach(function (p) {
-            var v = t.params[p];
-            tr.appendChild(Magnet.cell("td", Magnet.fmt(v), v, "num"));
-          });
-          tr.appendChild(Magnet.cell("td", t.reason || "", null, t.reason ? "reason" : ""));
-          tbody.appendChild(tr);
-        });
+      return which === "all" || (which === "front" ? t.front : t.feasible);
+    }
+
+    // the rows that changed are made again; the others stay (with their check boxes)
+    function renderTrials(changed) {
+      changed.forEach(function (n) {
+        var old = rows[n];
+        var tr = makeRow(trials[n]);
+        if (old) {
+          tr.querySelector("input").checked = old.querySelector("input").checked;
+          if (old.parentNode) old.parentNode.replaceChild(tr, old);
+        }
+        rows[n] = tr;
+      });
+      Object.keys(trials).forEach(function (n) {
+        var tr = rows[n];
+        var keep = wanted(trials[n]);
+        if (keep && !tr.parentNode) tbody.appendChild(tr);
+        else if (!keep && tr.parentNode) tbody.removeChild(tr);
       });
       Magnet.refreshTable(table);
       selectionChanged();
     }
 
-    function loadTrials() {
-      return getJSON(api + "/trials").then(function (rows) {
-        trials = rows;
-        renderTrials();
+    function loadUpdates() {
+      return getJSON(api + "/updates?since=" + version).then(function (u) {
+        var changed = [];
+        if (u.complete) {
+          trials = {};
+          rows = {};
+          tbody.textContent = "";
+        }
+        var front = {};
+        u.front.forEach(function (n) {
+          front[n] = true;
+        });
+        u.rows.forEach(function (t) {
+          trials[t.number] = t;
+          changed.push(t.number);
+        });
+        Object.keys(trials).forEach(function (n) {
+          var t = trials[n];
+          if (!!front[n] !== !!t.front) {
+            t.front = !!front[n];
+            if (changed.indexOf(t.number) < 0) changed.push(t.number);
+          }
+        });
+        version = u.version;
+        renderTrials(changed);
       });
     }
 
@@ -287,27 +319,33 @@
 
     function refresh(summary) {
       showCounts(summary);
-      if (summary.signature === signature) return null;
-      signature = summary.signature;
-      return Promise.all([loadFigures(), loadTrials()]);
+      if (summary.version === version) return null;
+      return Promise.all([loadFigures(), loadUpdates()]);
     }
 
-    ["front-x", "front-y"].forEach(function (id) {
-      var el = document.getElementById(id);
-      if (el) el.addEventListener("change", function () {
-        loadFigure(document.getElementById("front2d"));
+    // a choice of axes never names one objective twice: the other select takes the old value
+    document.querySelectorAll("select[data-axes]").forEach(function (el) {
+      el._magnetOld = el.value;
+      el.addEventListener("change", function () {
+        var group = document.querySelectorAll('select[data-axes="' + el.getAttribute("data-axes") + '"]');
+        group.forEach(function (other) {
+          if (other !== el && other.value === el.value) {
+            other.value = el._magnetOld;
+            other._magnetOld = other.value;
+          }
+        });
+        el._magnetOld = el.value;
+        loadFigure(document.getElementById(el.getAttribute("data-plot")));
       });
     });
-    ["front3d-x", "front3d-y", "front3d-z"].forEach(function (id) {
-      var el = document.getElementById(id);
-      if (el) el.addEventListener("change", function () {
-        loadFigure(document.getElementById("front3d"));
+    document.querySelectorAll("select[data-replot]").forEach(function (el) {
+      el.addEventListener("change", function () {
+        loadFigure(document.getElementById(el.getAttribute("data-replot")));
       });
     });
-    document.getElementById("parallel-color").addEventListener("change", function () {
-      loadFigure(document.getElementById("parallel"));
+    setSelect.addEventListener("change", function () {
+      renderTrials([]);
     });
-    setSelect.addEventListener("change", renderTrials);
     button.addEventListener("click", function () {
       var q = new URLSearchParams();
       checked(table).forEach(function (n) {
@@ -334,6 +372,15 @@
   function staticPage(id) {
     Magnet.tables(document);
     Magnet.renderPlots(document, Magnet.readJSON(id) || {}).then(function () {
+      // a study's front on the compare page: a click opens that design of that study
+      document.querySelectorAll("[data-figure='fronts']").forEach(function (el) {
+        el.on("plotly_click", function (ev) {
+          var p = ev && ev.points && ev.points[0];
+          if (p && p.data.meta && p.customdata !== undefined) {
+            location.href = designPath(p.data.meta.study, p.customdata);
+          }
+        });
+      });
       body.setAttribute("data-ready", "1");
     });
   }

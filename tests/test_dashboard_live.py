@@ -1,0 +1,497 @@
+"""The dashboard as a viewer of studies being written: it never writes a storage, it reads a
+growing study incrementally, a live page keeps the user's zoom and appends, a click on a
+front marker opens exactly that trial, the downloads are ``magnet export``'s files, the
+compare page measures every study against one reference point; and the small defects
+(unknown metrics, x = y, huge trial numbers, colours, designs without values, ports)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+import shlex
+import subprocess
+import urllib.request
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+import optuna
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from magnet.cli import main
+from magnet.dashboard import create_app
+from magnet.dashboard.store import Store
+from magnet.report import figures as F
+from magnet.search import load_study, search
+from magnet.search.driver import summary_lines
+from magnet.search.storage import open_storage
+from tests.conftest import DATA, REPO
+from tests.services import free_port, magnet_command
+from tests.test_dashboard import Watched, dashboard, wait_until
+
+SPACE = DATA / "search" / "small_space.yaml"
+
+
+def space_file(root: Path, name: str, **changes) -> Path:
+    """The small test space with ``changes`` (its workload path made absolute)."""
+    data = yaml.safe_load(SPACE.read_text())
+    data["workloads"] = [str(DATA / "search" / "small_net.yaml")]
+    data.update(changes)
+    path = root / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def with_twins(source: str, target: str, name: str) -> None:
+    """A copy of study ``small`` in which every front design was evaluated twice, as searches
+    before magnet answered repeats from the study did (both COMPLETE, same values)."""
+    old = optuna.load_study(study_name="small", storage=open_storage(source, create=False))
+    new = optuna.create_study(
+        study_name=name, storage=open_storage(target, create=True), directions=old.directions
+    )
+    for key, value in old.user_attrs.items():
+        new.set_user_attr(key, value)
+    front = {t.number for t in load_study("small", source).pareto_front()}
+    trials = old.get_trials(deepcopy=False)
+    for t in trials + [t for t in trials if t.number in front]:
+        new.add_trial(
+            optuna.trial.create_trial(
+                state=t.state,
+                params=t.params,
+                distributions=t.distributions,
+                values=t.values,
+                user_attrs=t.user_attrs,
+                system_attrs=t.system_attrs,
+            )
+        )
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory) -> dict[str, str]:
+    """A journal (``small``, ``small-b`` with another seed, ``twins``, ``other`` with other
+    objectives) and an SQLite database (``small``)."""
+    root = tmp_path_factory.mktemp("live")
+    journal = str(root / "studies.journal")
+    search(SPACE, n_trials=16, storage=journal, study="small")
+    search(SPACE, n_trials=10, storage=journal, study="small-b", seed=7)
+    with_twins(journal, journal, "twins")
+    other = space_file(root, "other", objectives=["energy_pj", "area_mm2"])
+    search(other, n_trials=4, storage=journal, study="other")
+    db = f"sqlite:///{root / 'db' / 'studies.db'}"
+    (root / "db").mkdir()
+    search(SPACE, n_trials=6, storage=db, study="small")
+    return {"journal": journal, "sqlite": db, "root": str(root)}
+
+
+@pytest.fixture(scope="module")
+def client(stores):
+    from starlette.testclient import TestClient
+
+    with TestClient(
+        create_app(stores["journal"]), base_url="http://127.0.0.1", raise_server_exceptions=False
+    ) as c:
+        yield c
+
+
+def fingerprint(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` (names and contents)."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+# ---- read-only -------------------------------------------------------------------------------
+def test_a_browsing_session_changes_no_storage_file(browser, stores, tmp_path) -> None:
+    root = Path(stores["root"])
+    before = fingerprint(root)
+    for spec in (stores["journal"], stores["sqlite"]):
+        study = load_study("small", spec)
+        front = study.pareto_front()
+        with dashboard(spec) as url:
+            w = Watched(browser, accept_downloads=True)
+            try:
+                w.ready(url + "/")
+                w.ready(url + "/studies/small")
+                w.page.locator("#parallel").scroll_into_view_if_needed()
+                wait_until(w.page, "(document.getElementById('parallel').data || []).length > 0")
+                with w.page.expect_download() as download:
+                    w.page.locator("#downloads a", has_text="CSV").first.click()
+                text = Path(download.value.path()).read_text()
+                assert [int(r["number"]) for r in csv.DictReader(io.StringIO(text))] == [
+                    t.number for t in study.trials()
+                ]
+                w.ready(f"{url}/studies/small/trials/{front[0].number}")
+                w.ready(url + "/compare?study=small")
+                assert w.errors == []
+            finally:
+                w.close()
+            for path in (
+                "/api/studies",
+                "/api/studies/small",
+                "/api/studies/small/trials",
+                "/api/studies/small/updates?since=0",
+                "/api/studies/small/pareto",
+                f"/api/studies/small/trials/{front[0].number}",
+                "/api/studies/small/figures/importance",
+                "/studies/small/front.json",
+                f"/studies/small/trials/{front[0].number}/arch.yaml",
+            ):
+                urllib.request.urlopen(url + path, timeout=30).close()
+    assert fingerprint(root) == before  # no file changed, none added (no lock, no journal)
+
+
+def test_a_reader_never_creates_a_storage(tmp_path) -> None:
+    absent = tmp_path / "absent.db"
+    out = CliRunner().invoke(main, ["studies", "--storage", f"sqlite:///{absent}"])
+    assert out.exit_code == 2 and "no such SQLite database" in out.output
+    done = subprocess.run(
+        magnet_command("dashboard", "--storage", f"sqlite:///{absent}", "--port", "1"),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "no such SQLite database" in done.stderr
+    store = Store(str(tmp_path / "later.journal"))
+    assert store.names() == [] and not store.exists()
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+# ---- following a study -----------------------------------------------------------------------
+def test_the_store_reads_only_what_was_appended(tmp_path, monkeypatch) -> None:
+    from magnet.search.storage import ReadOnlyJournal
+
+    journal = str(tmp_path / "grow.journal")
+    search(SPACE, n_trials=6, storage=journal, study="small")
+    reads: list[int] = []
+    real = ReadOnlyJournal.read_logs
+
+    def spy(self, log_number_from):
+        reads.append(log_number_from)
+        return real(self, log_number_from)
+
+    monkeypatch.setattr(ReadOnlyJournal, "read_logs", spy)  # the reader's, not the search's
+    store = Store(journal)
+    first = store.study("small")
+    seen = {t.number: t for t in first.trials()}
+    version = store.version("small")
+    assert store.study("small") is first  # nothing appended: nothing read again
+    lines_before = len(Path(journal).read_bytes().splitlines())
+    reads.clear()
+    search(SPACE, n_trials=12, storage=journal, study="small")
+    grown = store.study("small")
+    assert grown is not first and grown.counts()["designs"] == 12
+    # the journal was followed from where it ended, not read again from its first line
+    assert reads and min(reads) == lines_before
+    for t in first.trials():  # finished trials are not parsed again
+        assert grown.trial(t.number) is seen[t.number]
+    new = sorted(set(t.number for t in grown.trials()) - set(seen))
+    assert store.feed("small").changed_since(version, store.version("small")) == new
+
+
+def test_a_database_is_followed_by_trial_number(tmp_path, monkeypatch) -> None:
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    search(SPACE, n_trials=4, storage=db, study="small")
+    store = Store(db, ttl=0.0)
+    first = store.study("small")
+    asked: list[int] = []
+    real = optuna.storages.RDBStorage.get_trial
+
+    def spy(self, trial_id):
+        asked.append(trial_id)
+        return real(self, trial_id)
+
+    search(SPACE, n_trials=7, storage=db, study="small")
+    monkeypatch.setattr(optuna.storages.RDBStorage, "get_trial", spy)  # the reader's calls
+    grown = store.study("small")
+    assert grown.counts()["designs"] == 7
+    # only the new trials were asked for (the old ones had finished)
+    assert len(asked) == len(grown.trials()) - len(first.trials())
+    for t in first.trials():
+        assert grown.trial(t.number) is first.trial(t.number)
+
+
+POINTS = """(id) => {
+  const gd = document.getElementById(id);
+  return gd.data.filter(t => t.customdata).reduce((n, t) => n + t.customdata.length, 0);
+}"""
+
+
+HIDDEN = """() => document.getElementById('front2d').data
+  .filter(t => t.visible === 'legendonly').map(t => t.uid)"""
+
+
+def test_a_live_page_keeps_the_zoom_and_appends(browser, tmp_path) -> None:
+    journal = str(tmp_path / "live.journal")
+    search(SPACE, n_trials=8, storage=journal, study="small")
+    with dashboard(journal) as url:
+        w = Watched(browser)
+        try:
+            page = w.page
+            w.ready(url + "/studies/small?every=0.5")
+            before = page.evaluate(POINTS, "front2d")
+            rows = page.locator("#trials-table tbody tr").count()
+            page.select_option("#trial-set", "all")
+            assert page.locator("#trials-table tbody tr").count() == len(
+                load_study("small", journal).trials()
+            )
+            zoom = page.evaluate(
+                """() => {
+                  const gd = document.getElementById('front2d');
+                  const x = gd._fullLayout.xaxis.range, y = gd._fullLayout.yaxis.range;
+                  const r = [x[0] + 0.1 * (x[1] - x[0]), x[1] - 0.2 * (x[1] - x[0]),
+                             y[0] + 0.1 * (y[1] - y[0]), y[1] - 0.2 * (y[1] - y[0])];
+                  gd.querySelector('.main-svg').setAttribute('data-mark', 'kept');
+                  document.querySelectorAll('#trials-table tbody tr')
+                    .forEach(row => row.setAttribute('data-mark', 'kept'));
+                  return Plotly.relayout(gd, {'xaxis.range': r.slice(0, 2),
+                                              'yaxis.range': r.slice(2)}).then(() => r);
+                }"""
+            )
+            page.locator("#front2d .legendtoggle").first.click()  # hide a trace
+            wait_until(page, f"({HIDDEN})().length === 1")  # after plotly's double-click wait
+            hidden = page.evaluate(HIDDEN)
+            old = load_study("small", journal)
+            grown = search(SPACE, n_trials=20, storage=journal, study="small")
+            total = len(grown.trials())
+            wait_until(
+                page, f"document.querySelectorAll('#trials-table tbody tr').length === {total}"
+            )
+            wait_until(page, f"({POINTS})('front2d') > {before}")
+            layout = page.evaluate(
+                "(() => { const l = document.getElementById('front2d').layout;"
+                " return [l.xaxis.range, l.yaxis.range]; })()"
+            )
+            assert layout[0] == pytest.approx(zoom[:2]) and layout[1] == pytest.approx(zoom[2:])
+            assert page.evaluate(HIDDEN) == hidden
+            # updated in place: the plot's SVG and an unchanged row are the same elements
+            assert page.locator("#front2d .main-svg[data-mark='kept']").count() == 1
+            # (a row is made again only when its trial changed: here, joined or left the front)
+            kept = [
+                t.number for t in old.trials() if old.on_front(t.number) == grown.on_front(t.number)
+            ]
+            assert kept and page.evaluate(
+                "[...document.querySelectorAll(\"#trials-table tr[data-mark='kept']\")]"
+                ".map(r => Number(r.getAttribute('data-trial'))).sort((a, b) => a - b)"
+            ) == sorted(kept)
+            assert rows >= 1 and w.errors == []
+        finally:
+            w.close()
+
+
+# ---- clicks ----------------------------------------------------------------------------------
+FRONT_MARKERS = """() => {
+  const gd = document.getElementById('front2d');
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+  const box = gd.getBoundingClientRect();
+  const out = [];
+  gd._fullData.filter(t => t.meta === 'front').forEach(t => t.x.forEach((x, i) => out.push({
+    n: t.customdata[i],
+    px: box.left + xa._offset + xa.l2p(xa.d2l(x)),
+    py: box.top + ya._offset + ya.l2p(ya.d2l(t.y[i])),
+  })));
+  return out;
+}"""
+
+
+def test_every_front_marker_opens_its_own_trial(browser, stores) -> None:
+    twins = load_study("twins", stores["journal"])
+    assert len(twins.feasible()) > len({json.dumps(t.params) for t in twins.feasible()})
+    with dashboard(stores["journal"]) as url:
+        w = Watched(browser)
+        try:
+            w.ready(url + "/studies/twins")
+            markers = w.page.evaluate(FRONT_MARKERS)
+            assert {m["n"] for m in markers} <= {t.number for t in twins.pareto_front()}
+            assert len(markers) >= 3
+            for m in markers:
+                w.page.mouse.move(m["px"], m["py"])
+                w.page.mouse.click(m["px"], m["py"])
+                w.page.wait_for_url(re.compile(r".*/trials/\d+$"), timeout=10000)
+                assert w.page.url.endswith(f"/studies/twins/trials/{m['n']}"), m
+                w.ready(url + "/studies/twins")
+            assert w.errors == []
+        finally:
+            w.close()
+
+
+def test_compare_page_fronts_open_the_design_of_their_study(browser, stores) -> None:
+    with dashboard(stores["journal"]) as url:
+        w = Watched(browser)
+        try:
+            w.ready(url + "/compare?study=small&study=small-b")
+            point = w.page.evaluate(
+                """() => {
+                  const gd = document.querySelector('[data-figure="fronts"]');
+                  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+                  const box = gd.getBoundingClientRect();
+                  const t = gd._fullData[1];
+                  return {study: t.meta.study, n: t.customdata[0],
+                          px: box.left + xa._offset + xa.l2p(xa.d2l(t.x[0])),
+                          py: box.top + ya._offset + ya.l2p(ya.d2l(t.y[0]))};
+                }"""
+            )
+            assert point["study"] == "small-b"
+            w.page.mouse.move(point["px"], point["py"])
+            w.page.mouse.click(point["px"], point["py"])
+            w.page.wait_for_url(re.compile(r".*/trials/\d+$"), timeout=10000)
+            assert w.page.url.endswith(f"/studies/small-b/trials/{point['n']}")
+        finally:
+            w.close()
+
+
+# ---- downloads and compare (no browser) -------------------------------------------------------
+@pytest.mark.parametrize("what, kind", [("trials", "csv"), ("trials", "json"), ("front", "csv")])
+def test_downloads_are_what_magnet_export_writes(client, stores, tmp_path, what, kind) -> None:
+    r = client.get(f"/studies/small/{what}.{kind}")
+    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+    target = tmp_path / f"out.{kind}"
+    args = ["export", "--study", "small", "--storage", stores["journal"], "-o", str(target)]
+    out = CliRunner().invoke(main, [*args, "--front"] if what == "front" else args)
+    assert out.exit_code == 0, out.output
+    if kind == "json":
+        assert json.loads(r.text) == json.loads(target.read_text())
+    else:
+        got = list(csv.DictReader(io.StringIO(r.text)))
+        assert got == list(csv.DictReader(io.StringIO(target.read_text())))
+        study = load_study("small", stores["journal"])
+        chosen = study.pareto_front() if what == "front" else study.trials()
+        assert [int(row["number"]) for row in got] == [t.number for t in chosen]
+
+
+def exact_hypervolume(points: np.ndarray, reference: np.ndarray) -> float:
+    """The volume the (minimised) points dominate up to ``reference``, by cutting space into
+    the grid their coordinates make (exact; fine for a few dozen points)."""
+    points = points[(points < reference).all(axis=1)]
+    cuts = [np.unique(np.append(points[:, k], reference[k])) for k in range(points.shape[1])]
+    total = 0.0
+    for cell in product(*(range(len(c) - 1) for c in cuts)):
+        low = np.array([cuts[k][i] for k, i in enumerate(cell)])
+        high = np.array([cuts[k][i + 1] for k, i in enumerate(cell)])
+        if (points <= low).all(axis=1).any():
+            total += float(np.prod(high - low))
+    return total
+
+
+def test_compare_uses_one_reference_point_for_all_studies(client, stores) -> None:
+    r = client.get("/compare?study=small&study=small-b")
+    assert r.status_code == 200
+    studies = [load_study(n, stores["journal"]) for n in ("small", "small-b")]
+    logs = [
+        np.log10([[t.values[o] for o in s.objectives] for t in s.feasible()]) for s in studies
+    ]  # every objective is minimised here
+    reference = np.vstack(logs).max(axis=0) + 1.0  # a decade beyond the worst of both
+    for s, points in zip(studies, logs, strict=True):
+        cell = re.search(
+            rf'<tr data-study="{s.name}">.*?data-value="([^"]+)"', r.text, flags=re.S
+        ).group(1)
+        assert float(cell) == pytest.approx(exact_hypervolume(points, reference), rel=1e-9)
+    assert "one reference point for all these studies" in r.text
+    refused = client.get("/compare?study=small&study=other")
+    assert refused.status_code == 400 and "different objectives" in refused.text
+
+
+# ---- the small defects -------------------------------------------------------------------------
+def test_unknown_metrics_and_equal_axes_are_refused(client) -> None:
+    api = "/api/studies/small/figures/"
+    assert client.get(api + "front?x=energy_pj&y=latency_cycles").status_code == 200
+    r = client.get(api + "front?x=bogus")
+    assert r.status_code == 404 and "energy_pj, latency_cycles, area_mm2" in r.json()["error"]
+    assert client.get(api + "parallel?color=<b>").status_code == 404
+    r = client.get(api + "front?x=energy_pj&y=energy_pj")
+    assert r.status_code == 400 and "different" in r.json()["error"]
+    assert client.get(api + "front3d?x=area_mm2&y=energy_pj&z=area_mm2").status_code == 400
+    assert client.get("/compare?study=small&x=bogus").status_code == 404
+    assert client.get("/compare?study=small&x=energy_pj&y=energy_pj").status_code == 400
+
+
+def test_a_huge_trial_number_is_a_404(client) -> None:
+    huge = "9" * 5000
+    for path in (
+        f"/studies/small/trials/{huge}",
+        f"/api/studies/small/trials/{huge}",
+        f"/studies/small/trials/{huge}/arch.yaml",
+        f"/studies/small/trials/0/mappings/{huge}.yaml",
+        f"/compare?design={huge}:small",
+    ):
+        r = client.get(path)
+        assert r.status_code == 404, path
+        assert len(r.text) < 20000
+
+
+def test_a_dataflow_has_one_colour_in_every_study(tmp_path) -> None:
+    flows = ["os-local-ws", "ws-local-os"]
+    a = search(
+        space_file(tmp_path, "a", dataflow={"choices": flows}),
+        n_trials=4,
+        storage=str(tmp_path / "s.journal"),
+        study="a",
+    )
+    b = search(
+        space_file(tmp_path, "b", dataflow={"choices": flows[::-1]}),
+        n_trials=4,
+        storage=str(tmp_path / "s.journal"),
+        study="b",
+    )
+    assert F.dataflow_colors(a) == F.dataflow_colors(b)
+    assert len(set(F.dataflow_colors(a).values())) == 2
+    for flow in ("free", "ws", "os", "is", "rs", "os-local-ws", "ws-local-os"):
+        assert F.dataflow_color(flow) == F.DATAFLOW_COLORS[flow]
+    assert len(set(F.DATAFLOW_COLORS.values())) == len(F.DATAFLOW_COLORS)
+
+
+def test_designs_without_values_are_counted_on_the_front(tmp_path) -> None:
+    # 3 GHz at 0.6 V is past the 16 nm node's fmax: the template refuses it before pricing
+    path = space_file(
+        tmp_path,
+        "clocks",
+        params={
+            **yaml.safe_load(SPACE.read_text())["params"],
+            "clock_ghz": {"choices": [0.2, 3.0]},
+            "voltage_v": 0.6,
+        },
+    )
+    study = search(path, n_trials=12, storage=str(tmp_path / "s.journal"), study="clocks")
+    refused = [t for t in study.trials() if t.status == "infeasible" and not t.values]
+    assert refused
+    fig = F.figure_json(F.front_2d(study))
+    notes = [a["text"] for a in fig["layout"].get("annotations", [])]
+    assert any(n.startswith(f"{len(refused)} design(s) without values") for n in notes)
+
+
+def test_the_summary_commands_survive_a_shell(tmp_path) -> None:
+    storage = str(tmp_path / "my studies" / "s.journal")
+    study = search(SPACE, n_trials=2, storage=storage, study="it's mine")
+    lines = [line for line in summary_lines(study) if "magnet pareto" in line]
+    words = shlex.split(lines[0])
+    assert words[words.index("--study") + 1] == "it's mine"
+    assert words[words.index("--storage") + 1] == storage
+
+
+def test_a_port_in_use_is_named_before_any_address(tmp_path) -> None:
+    import socket
+
+    port = free_port()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen(1)
+        done = subprocess.run(
+            magnet_command(
+                "dashboard", "--storage", str(tmp_path / "x.journal"), "--port", str(port)
+            ),
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2
+    assert f"port {port} on 127.0.0.1 is in use" in done.stderr
+    assert "http://" not in done.stderr + done.stdout
