@@ -309,6 +309,21 @@ def test_every_front_marker_opens_its_own_trial(browser, stores) -> None:
         w = Watched(browser)
         try:
             w.ready(url + "/studies/twins")
+            # choosing for y the objective on x swaps them: a front never plots x against x
+            w.page.select_option("#front-y", "energy_pj")
+            assert w.page.input_value("#front-x") == "latency_cycles"
+            wait_until(
+                w.page,
+                "document.getElementById('front2d').layout.xaxis.title.text"
+                ".startsWith('latency_cycles')",
+            )
+            w.page.select_option("#front-x", "energy_pj")
+            w.page.select_option("#front-y", "latency_cycles")
+            wait_until(
+                w.page,
+                "document.getElementById('front2d').layout.yaxis.title.text"
+                ".startsWith('latency_cycles')",
+            )
             markers = w.page.evaluate(FRONT_MARKERS)
             assert {m["n"] for m in markers} <= {t.number for t in twins.pareto_front()}
             assert len(markers) >= 3
@@ -495,3 +510,15 @@ def test_a_port_in_use_is_named_before_any_address(tmp_path) -> None:
     assert done.returncode == 2
     assert f"port {port} on 127.0.0.1 is in use" in done.stderr
     assert "http://" not in done.stderr + done.stdout
+
+
+def test_the_hypervolume_history_is_that_of_every_prefix(stores) -> None:
+    from magnet.search import pareto
+
+    study = load_study("small", stores["journal"])
+    points, ref = study.points(study.feasible()), study.reference
+    history = study.hypervolume_history()
+    assert [n for n, _ in history] == [t.number for t in study.feasible()]
+    for i, (_, volume) in enumerate(history):  # by its definition, each prefix again
+        assert volume == pytest.approx(pareto.hypervolume(points[: i + 1], ref), rel=1e-12)
+    assert len({v for _, v in history}) > 1

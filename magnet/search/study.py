@@ -240,10 +240,15 @@ class Study:
         ref, points = self.reference, self._feasible_points
         if ref is None:
             return []
-        return [
-            (t.number, pareto.hypervolume(points[: i + 1], ref))
-            for i, t in enumerate(self._feasible)
-        ]
+        # a trial some earlier one dominates (or equals) leaves the hypervolume as it was:
+        # it is computed again only when the running front changes
+        out, front, volume = [], np.zeros((0, points.shape[1])), 0.0
+        for t, p in zip(self._feasible, points, strict=True):
+            if not (front <= p).all(axis=1).any():
+                front = np.vstack([front[~(p <= front).all(axis=1)], p])
+                volume = pareto.hypervolume(front, ref)
+            out.append((t.number, volume))
+        return out
 
     def counts(self) -> dict[str, int]:
         """Trials by status, and ``designs``: the distinct designs evaluated (ok or

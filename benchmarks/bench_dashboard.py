@@ -1,0 +1,267 @@
+"""How fast the dashboard answers on a big study while a search appends to it.
+
+Makes (once, cached in ``--cache``) a 3,000-trial study of ``benchmarks/dashboard_space.yaml``
+with ``magnet search``. Then, for this revision (HEAD) and with ``--before REF`` for the
+code of git revision REF (both run from git worktrees of committed revisions), on a copy of
+that journal: starts ``magnet dashboard``, starts a search that appends ``--append`` more
+designs to the study, and asks the dashboard for every study page and API request in turn,
+as one user's browser would, until the search ends. Each request's wall time is recorded;
+the record gives per request its count, median, 95th percentile and maximum, and the same
+over all requests, and the share above 300 ms.
+
+    python benchmarks/bench_dashboard.py                     # HEAD only
+    python benchmarks/bench_dashboard.py --before 114d878    # and the code before v2
+
+Writes ``benchmarks/results/dashboard.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import common
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+SPACE = "benchmarks/dashboard_space.yaml"
+STUDY = "big"
+LIMIT_MS = 300.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(code: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(code)}
+
+
+def _search(code: Path, journal: Path, trials: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "magnet.cli",
+        "search",
+        str(code / SPACE),
+        "--storage",
+        str(journal),
+        "--study",
+        STUDY,
+        "--trials",
+        str(trials),
+        "--no-report",
+    ]
+
+
+def make_study(cache: Path, trials: int) -> tuple[Path, float]:
+    """The cached journal with ``trials`` designs (made if missing) and the seconds it took."""
+    journal = cache / f"dashboard-{trials}.journal"
+    done = cache / f"dashboard-{trials}.seconds"
+    if done.exists():
+        return journal, float(done.read_text())
+    cache.mkdir(parents=True, exist_ok=True)
+    journal.unlink(missing_ok=True)
+    start = time.perf_counter()
+    subprocess.run(_search(REPO, journal, trials), cwd=REPO, check=True, capture_output=True)
+    seconds = time.perf_counter() - start
+    done.write_text(f"{seconds:.1f}")
+    return journal, seconds
+
+
+def _get(url: str) -> tuple[int, float, bytes]:
+    start = time.perf_counter()
+    try:
+        with urllib.request.urlopen(url, timeout=120) as r:
+            body = r.read()
+            status = r.status
+    except urllib.error.HTTPError as exc:
+        body, status = exc.read(), exc.code
+    return status, (time.perf_counter() - start) * 1000.0, body
+
+
+def _requests(base: str, version: int, design: int) -> list[tuple[str, str]]:
+    """(name, URL) of what a user's pages ask for."""
+    api = f"{base}/api/studies/{STUDY}"
+    out = [
+        ("index page", f"{base}/"),
+        ("study page", f"{base}/studies/{STUDY}"),
+        ("api studies", f"{base}/api/studies"),
+        ("api study (the page's poll)", api),
+        ("api updates (the page's rows)", f"{api}/updates?since={version}"),
+        ("api trials", f"{api}/trials"),
+        ("api pareto", f"{api}/pareto"),
+        ("design page", f"{base}/studies/{STUDY}/trials/{design}"),
+        ("download trials.csv", f"{base}/studies/{STUDY}/trials.csv"),
+    ]
+    for kind in FIGURES:
+        out.append((f"figure {kind}", f"{api}/figures/{kind}"))
+    return out
+
+
+FIGURES = (
+    "front",
+    "front3d",
+    "hypervolume",
+    "parallel",
+    "importance",
+    "history",
+    "slices",
+    "contour",
+    "ecdf",
+    "timeline",
+)
+
+
+@contextlib.contextmanager
+def _dashboard(code: Path, journal: Path):
+    port = _free_port()
+    cmd = [sys.executable, "-m", "magnet.cli", "dashboard", "--storage", str(journal)]
+    proc = subprocess.Popen(
+        [*cmd, "--port", str(port)],
+        cwd=code,
+        env=_env(code),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(base + "/static/magnet.css", timeout=2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("the dashboard did not start") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _stats(ms: list[float]) -> dict[str, float]:
+    a = np.array(ms)
+    return {
+        "count": len(a),
+        "median_ms": round(float(np.median(a)), 1),
+        "p95_ms": round(float(np.percentile(a, 95)), 1),
+        "max_ms": round(float(a.max()), 1),
+        "over_300ms": int((a > LIMIT_MS).sum()),
+    }
+
+
+def measure(code: Path, journal: Path, append: int, start_designs: int) -> dict[str, Any]:
+    """The dashboard of ``code`` on ``journal`` while a search adds ``append`` designs."""
+    times: dict[str, list[float]] = {}
+    skipped: set[str] = set()
+    with _dashboard(code, journal) as base:
+        first = json.loads(_get(f"{base}/api/studies/{STUDY}")[2])
+        version = first.get("version", 0)
+        design = json.loads(_get(f"{base}/api/studies/{STUDY}/pareto")[2])[0]["number"]
+        quiet = {}
+        for name, url in _requests(base, version, design):  # the study unchanged, first asks
+            status, ms, _ = _get(url)
+            if status == 404:
+                skipped.add(name)  # this revision has no such page
+                continue
+            quiet[name] = round(ms, 1)
+        search = subprocess.Popen(
+            _search(REPO, journal, start_designs + append),
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        rounds = 0
+        try:
+            while search.poll() is None:
+                rounds += 1
+                for name, url in _requests(base, version, design):
+                    if name in skipped:
+                        continue
+                    status, ms, body = _get(url)
+                    if status != 200:
+                        raise RuntimeError(f"{url}: HTTP {status}: {body[:200]!r}")
+                    times.setdefault(name, []).append(ms)
+                    if name.startswith("api study "):
+                        version = json.loads(body).get("version", 0)
+        finally:
+            if search.poll() is None:
+                search.terminate()
+            search.wait()
+    every = [ms for v in times.values() for ms in v]
+    return {
+        "quiet_first_ms": quiet,
+        "during_search": {name: _stats(v) for name, v in times.items()},
+        "all_during_search": _stats(every),
+        "rounds": rounds,
+        "not_in_this_revision": sorted(skipped),
+    }
+
+
+def _worktree(ref: str, where: Path) -> Path:
+    path = where / ref
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(path), ref],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=3000, help="designs in the study")
+    parser.add_argument("--append", type=int, default=300, help="designs the search adds")
+    parser.add_argument("--before", help="a git revision to measure too")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "magnet")
+    args = parser.parse_args()
+    journal, made_s = make_study(args.cache, args.trials)
+    record: dict[str, Any] = {
+        "study": {"space": SPACE, "designs": args.trials, "seconds_to_make": made_s},
+        "append": args.append,
+        "limit_ms": LIMIT_MS,
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        revisions = [("after", "HEAD")] + ([("before", args.before)] if args.before else [])
+        try:
+            for label, ref in revisions:
+                code = _worktree(ref, tmp_path / "code")
+                copy = tmp_path / f"{label}.journal"
+                shutil.copy(journal, copy)
+                print(f"{label} ({ref}): measuring ...", file=sys.stderr)
+                record[label] = {
+                    "revision": subprocess.run(
+                        ["git", "rev-parse", "--short", ref],
+                        cwd=REPO,
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    ).stdout.strip(),
+                    **measure(code, copy, args.append, args.trials),
+                }
+                print(json.dumps(record[label]["all_during_search"]), file=sys.stderr)
+        finally:
+            subprocess.run(["git", "worktree", "prune"], cwd=REPO, check=False)
+    common.write_record(REPO / "benchmarks" / "results" / "dashboard.json", record)
+
+
+if __name__ == "__main__":
+    main()
