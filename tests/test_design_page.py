@@ -144,10 +144,12 @@ def test_record_roofs_are_the_templates_numbers(small) -> None:
 
 
 def test_records_grow_little(small) -> None:
-    # stored compressed per trial: the operand energies and roofs add a few floats per network
+    # stored compressed per trial: the operand energies (levels x operands) and the two roofs
+    # add a few floats per network, none per layer: about 210 bytes packed on this 2-layer
+    # network (+12 %) as on ResNet-18 (+6 %, 3,750 -> 3,970 bytes)
     for t in small.feasible():
         now, before = pack(t.records), pack(older(t).records)
-        assert len(now) <= 1.15 * len(before), (len(now), len(before))
+        assert len(now) - len(before) <= 300 * len(t.records), (len(now), len(before))
 
 
 # ---- a viewer prices nothing ------------------------------------------------------------
