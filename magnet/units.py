@@ -1,4 +1,5 @@
-"""Parsing of sizes written by people: ``32KiB``, ``8 KB``, ``3072`` (bytes)."""
+"""Sizes written by people (``32KiB``, ``8 KB``, ``3072`` bytes: ``parse_bytes``) and sizes
+printed for them (``human_bytes``, with ``exact_bytes`` beside it)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,44 @@ def format_bytes(size_bytes: int) -> str:
         if size_bytes >= scale and size_bytes % scale == 0:
             return f"{size_bytes // scale}{unit}"
     return f"{size_bytes}B"
+
+
+_BINARY = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def _decimals(value: float, unit: str) -> int:
+    """Decimals that show ``value`` to three significant digits (whole bytes: none)."""
+    magnitude = abs(value)
+    if magnitude == 0 or (unit == "B" and value == int(value)):
+        return 0
+    return max(0, 2 - math.floor(math.log10(magnitude)))
+
+
+def human_bytes(size_bytes: float) -> str:
+    """A size for people to read, in binary units with up to three significant digits:
+    65536 -> ``"64 KiB"``, 1572864 -> ``"1.5 MiB"``, 1000 -> ``"1000 B"``. Rounded, so a page
+    shows the exact count beside it (``exact_bytes``); ``format_bytes`` is the exact form
+    a file takes back."""
+    value = float(size_bytes)
+    if not math.isfinite(value):
+        return f"{value} B"
+    unit = 0
+    while unit < len(_BINARY) - 1 and round(abs(value), _decimals(value, _BINARY[unit])) >= 1024:
+        value /= 1024
+        unit += 1
+    text = f"{value:.{_decimals(value, _BINARY[unit])}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{text} {_BINARY[unit]}"
+
+
+def exact_bytes(size_bytes: float) -> str:
+    """The exact count: ``"65,536 bytes"`` (a fraction of a byte, an average, kept)."""
+    value = float(size_bytes)
+    if not math.isfinite(value):
+        return f"{value} bytes"
+    number = f"{int(value):,}" if value == int(value) else f"{value:,.3f}".rstrip("0")
+    return f"{number} byte{'' if value == 1 else 's'}"
 
 
 def whole_number(value: object) -> int:

@@ -247,6 +247,19 @@ class Arch(BaseModel):
     def mac_count(self) -> int:
         return self.compute.instances
 
+    @property
+    def dram_bytes_per_cycle(self) -> float | None:
+        """The DRAM's bandwidth in bytes per cycle, the roof of a roofline: the outermost
+        DRAM level's ``shared_bandwidth`` (else read + write, when both are limited) in words
+        of its ``word_bits``, times its instances. None: unlimited, or no DRAM level."""
+        dram = next((lvl for lvl in self.levels if lvl.component == "dram"), None)
+        if dram is None:
+            return None
+        words = dram.shared_bandwidth
+        if words is None and None not in (dram.read_bandwidth, dram.write_bandwidth):
+            words = dram.read_bandwidth + dram.write_bandwidth
+        return None if words is None else words * dram.word_bits / 8 * dram.instances
+
     def level_index(self, name: str) -> int:
         """Index (innermost first) of the storage level called ``name``."""
         for i, lvl in enumerate(self.inner_first):

@@ -33,6 +33,13 @@ ACTIONS: dict[str, tuple[str, ...]] = {
 
 #: The parts of a chip beyond its components, in the order magnet prices them.
 OVERHEAD_KINDS = ("clock_tree", "white_space", "control", "io")
+#: What each overhead is, in one line (pages that show an area breakdown print these).
+OVERHEAD_NOTES = {
+    "clock_tree": "clock distribution: buffers and wires, a share of the standard-cell logic",
+    "white_space": "placement slack: logic below full density, halos around the SRAM macros",
+    "control": "sequencers, address generators and configuration: a share of the die",
+    "io": "pads and PHYs of the chip's off-chip interfaces",
+}
 
 
 @dataclass(frozen=True)

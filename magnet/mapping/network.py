@@ -26,7 +26,7 @@ from magnet.files import read_yaml
 from magnet.mapping.evaluate import Result, evaluate
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.records import LayerRow, NetworkRecord
-from magnet.workload.dims import Operand
+from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer
 from magnet.workload.network import Network, NetworkLayer
 
@@ -217,6 +217,18 @@ class NetworkResult:
     def energy_pj_by_category(self) -> dict[str, float]:
         return self._sum("energy_pj_by_category")
 
+    @property
+    def energy_pj_by_operand(self) -> dict[str, dict[str, float]]:
+        """Access energy by level (outermost first) and operand, of every entry as it runs
+        (``runs``) times its repeat count; adds up to the ``memory`` and ``dram`` categories."""
+        out: dict[str, dict[str, float]] = {lvl.name: {} for lvl in self.arch.levels}
+        for r, e in self._entries():
+            for level, ops in r.energy_pj_by_operand.items():
+                slot = out[level]
+                for op, pj in ops.items():
+                    slot[op] = slot.get(op, 0.0) + pj * e.repeat
+        return {level: {op: ops[op] for op in OPERANDS if op in ops} for level, ops in out.items()}
+
     def record(self) -> NetworkRecord:
         """The network as a ``NetworkRecord`` (what ``--json`` prints and a search stores)."""
         energy, latency = self.energy_pj, self.latency_cycles  # sums over every layer
@@ -265,7 +277,10 @@ class NetworkResult:
             tops=tops,
             tops_per_w=ops / energy_j / 1e12,
             tops_per_mm2=None if area is None else tops / area,
+            peak_macs_per_cycle=self.arch.mac_count,
+            dram_bytes_per_cycle=self.arch.dram_bytes_per_cycle,
             energy_pj_by_level=self.energy_pj_by_level,
+            energy_pj_by_operand=self.energy_pj_by_operand,
             energy_pj_by_category=self.energy_pj_by_category,
             area_mm2=area,
             area_mm2_by_component=self.costs.area_mm2_by_component,

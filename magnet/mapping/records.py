@@ -14,7 +14,10 @@ the layer's roofline side (``compute``, or ``memory`` when a level's bandwidth, 
 
 Version 2: the operating point, and the ``clock`` and ``control`` categories (version 1
 counted the clock in ``math``, ``memory`` and ``static``). Version 3: ``dram_bytes``,
-``dram_bytes_by_operand``, ``bound`` and ``off_chip``.
+``dram_bytes_by_operand``, ``bound`` and ``off_chip``. Version 4: a network record keeps
+its access energy by level and operand (``energy_pj_by_operand``, as a layer record does)
+and its roofs (``peak_macs_per_cycle``, ``dram_bytes_per_cycle``), so that a viewer never
+prices a design again; a layer record is unchanged.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class _Record(BaseModel):
@@ -45,7 +48,7 @@ class MapperStats(_Record):
 class LayerRecord(_Record):
     """One layer under one mapping on one design."""
 
-    schema_version: Literal[3] = SCHEMA_VERSION
+    schema_version: Literal[4] = SCHEMA_VERSION
     record: Literal["layer"] = "layer"
     layer: str
     shape: str
@@ -97,9 +100,17 @@ class LayerRow(_Record):
 
 class NetworkRecord(_Record):
     """A whole network on one design: totals, rates, breakdowns, a row per layer and the
-    mapping of every distinct layer shape (``mappings``, keyed by shape)."""
+    mapping of every distinct layer shape (``mappings``, keyed by shape).
 
-    schema_version: Literal[3] = SCHEMA_VERSION
+    ``energy_pj_by_operand``: access energy (reads, fills, updates) by level, outermost
+    first, and operand, of every layer as it ran, times its repeats; it adds up to the
+    ``memory`` and ``dram`` categories (the rest of a level's energy, its clock, control,
+    leakage and the network below it, is in ``energy_pj_by_level`` only). The roofs of the
+    design: ``peak_macs_per_cycle`` (its MACs) and ``dram_bytes_per_cycle`` (the DRAM's
+    bandwidth at its word width; None when unlimited: ``Arch.dram_bytes_per_cycle``).
+    """
+
+    schema_version: Literal[4] = SCHEMA_VERSION
     record: Literal["network"] = "network"
     network: str
     arch: str
@@ -122,7 +133,10 @@ class NetworkRecord(_Record):
     tops_per_w: float
     tops_per_mm2: float | None
     dram_bytes: float
+    peak_macs_per_cycle: int
+    dram_bytes_per_cycle: float | None
     energy_pj_by_level: dict[str, float]
+    energy_pj_by_operand: dict[str, dict[str, float]]
     energy_pj_by_category: dict[str, float]
     area_mm2: float | None
     area_mm2_by_component: dict[str, float]

@@ -1,9 +1,12 @@
 """One design of a study, as the dashboard's design page and the report show it.
 
-The architecture is rebuilt from the space's fixed parameters and the trial's (its YAML is
-what ``magnet evaluate --arch`` reads), each distinct layer shape's mapping is shown as a
-loop nest, and the access energy by operand (which a ``NetworkRecord`` does not keep) is
-priced again from the stored mappings; it is shown only when the total matches the record.
+A viewer shows what the search stored and prices nothing: every number comes from the
+trial's ``NetworkRecord`` (energy by category, level and operand, area, per-layer rows, the
+roofs); a record written by an older magnet that lacks one says so where it would be shown
+(``OLD_RECORD``). The architecture is rebuilt from the space's fixed parameters and the
+trial's (no cost model: its YAML is what ``magnet evaluate --arch`` reads, its levels give
+the capacities), and each distinct layer shape's mapping is shown as a loop nest. No workload
+file is read.
 """
 
 from __future__ import annotations
@@ -15,10 +18,22 @@ from typing import Any
 
 import yaml
 
+from magnet.cost.base import OVERHEAD_NOTES
+from magnet.errors import MagnetError
 from magnet.search.study import Study, TrialView
+from magnet.units import exact_bytes, human_bytes
 
-#: How close a re-priced network must come to the stored record (relative energy).
-REPRICE_TOLERANCE = 1e-6
+#: What a design page says where a record predates what it shows.
+OLD_RECORD = "not in this record (written by an older magnet)"
+#: What each class of storage level is, in the area table.
+STORAGE_NOTES = {
+    "dram": "DRAM, off chip (no area on the die)",
+    "sram": "SRAM macros",
+    "regfile": "register file",
+    "dummy": "a placeholder level (no cost)",
+}
+#: The area components that are neither a storage level nor the MACs, in one line each.
+AREA_NOTES = {"routers": "mesh network routers, one per child of a mesh fan-out", **OVERHEAD_NOTES}
 
 
 def safe_file_name(name: str, fallback: str = "study") -> str:
@@ -28,8 +43,39 @@ def safe_file_name(name: str, fallback: str = "study") -> str:
 
 
 def template_params(study: Study, trial: TrialView) -> dict[str, Any]:
+    """The template's parameters of ``trial``: the space's fixed ones, then the trial's."""
     params = {k: v for k, v in trial.params.items() if k != "dataflow"}
     return {**study.space.fixed(), **params}
+
+
+def size_params(template: str) -> frozenset[str]:
+    """The parameters of ``template`` that are sizes in bytes (typed ``Bytes``)."""
+    from magnet.templates import get_template
+    from magnet.templates.base import Bytes
+
+    try:
+        fields = get_template(template).Params.model_fields
+    except MagnetError:  # a template not installed here: no sizes known
+        return frozenset()
+    marks = Bytes.__metadata__
+    return frozenset(k for k, f in fields.items() if any(m in marks for m in f.metadata))
+
+
+def size(value: float) -> dict[str, str]:
+    """A size in bytes as a page prints it: ``text`` in binary units, ``title`` exact."""
+    return {"text": human_bytes(value), "title": exact_bytes(value)}
+
+
+def area_note(record: dict[str, Any], component: str) -> str:
+    """What an area component of ``record`` is, in one line."""
+    if component in AREA_NOTES:
+        return AREA_NOTES[component]
+    levels = list(record.get("energy_pj_by_level") or {})
+    if levels and component == levels[-1]:
+        return "the MACs (the compute level, all of them)"
+    if component in levels:
+        return "a storage level, all its instances"
+    return "a component the cost model priced"
 
 
 def build_arch(study: Study, trial: TrialView) -> Any:
@@ -69,7 +115,7 @@ def mappings_file(trial: TrialView, index: int, record: dict[str, Any]) -> str:
 
 @dataclass
 class WorkloadView:
-    """One workload of a design: its record, loop nests, commands, operand energies."""
+    """One workload of a design: its record, loop nests and commands."""
 
     index: int
     spec: dict[str, Any]
@@ -78,12 +124,23 @@ class WorkloadView:
     command: str
     exact_command: str
     mappings_file: str
-    operands: dict[str, dict[str, float]] | None = None
-    operands_note: str | None = None
+
+    @property
+    def operands(self) -> dict[str, dict[str, float]] | None:
+        """Access energy by level and operand, as stored (None: an older record)."""
+        return self.record.get("energy_pj_by_operand")
+
+    @property
+    def operands_note(self) -> str | None:
+        return None if self.operands is not None else OLD_RECORD
 
 
 @dataclass
 class DesignView:
+    """Everything a design's page shows: the trial, its parameters (sizes in human units),
+    the rebuilt architecture's YAML and levels, the area, and a ``WorkloadView`` per
+    workload."""
+
     study: Study
     trial: TrialView
     arch_file: str
@@ -91,6 +148,75 @@ class DesignView:
     arch_error: str | None
     on_front: bool
     workloads: list[WorkloadView] = field(default_factory=list)
+    params: list[dict[str, Any]] = field(default_factory=list)  # {name, text, title, fixed}
+    area: list[dict[str, Any]] = field(default_factory=list)  # components, ``area_rows``
+
+    #: A size in bytes as the page prints it (``size``), for the templates.
+    size = staticmethod(size)
+
+
+def param_rows(study: Study, trial: TrialView) -> list[dict[str, Any]]:
+    """The parameters of ``trial`` (the trial's, then the space's fixed ones) as the page
+    prints them: sizes in bytes in binary units, the exact count in ``title``."""
+    from magnet.report.figures import fmt
+
+    sizes = size_params(study.space.template)
+    fixed = study.space.fixed()
+    rows = []
+    items = [(k, v, False) for k, v in trial.params.items() if k != "dataflow"]
+    items += [(k, v, True) for k, v in fixed.items() if k not in trial.params]
+    for name, value, is_fixed in items:
+        row = {"name": name, "text": fmt(value), "title": None, "fixed": is_fixed}
+        if name in sizes and isinstance(value, int | float) and not isinstance(value, bool):
+            row.update(size(value))
+        rows.append(row)
+    return rows
+
+
+def area_rows(record: dict[str, Any] | None, arch: Any | None) -> list[dict[str, Any]]:
+    """The design's components, outermost first: each storage level of the rebuilt ``arch``
+    (class, instances, capacity per instance and in all, operands kept), the MACs, then the
+    record's other area components (routers, the overheads), each with its area in mm² and
+    share from ``record`` and a line saying what it is."""
+    parts = dict((record or {}).get("area_mm2_by_component") or {})
+    total = sum(parts.values())
+    rows: list[dict[str, Any]] = []
+
+    def add(name: str, note: str, **extra: Any) -> None:
+        mm2 = parts.pop(name, None)
+        share = None if mm2 is None or not total else mm2 / total * 100
+        row = {"instances": None, "capacity": None, "capacity_all": None, "keeps": None}
+        rows.append({**row, "name": name, "note": note, "area_mm2": mm2, "share": share, **extra})
+
+    if arch is not None:
+        for lvl in arch.levels:
+            bits = lvl.capacity_bits
+            each = all_ = None
+            if bits is None:
+                each = {"text": "unbounded", "title": None}
+            elif bits % 8 == 0:
+                each, all_ = size(bits // 8), size(bits // 8 * lvl.instances)
+            else:
+                each = {"text": f"{bits:,} bits", "title": None}
+            note = STORAGE_NOTES.get(lvl.component, lvl.component)
+            add(
+                lvl.name,
+                note,
+                instances=lvl.instances,
+                capacity=each,
+                capacity_all=all_,
+                keeps=", ".join(lvl.keeps),
+            )
+        c = arch.compute
+        add(
+            c.name,
+            f"MACs: {c.weight_bits}-bit weights x {c.activation_bits}-bit inputs, "
+            f"{c.accum_bits}-bit sums ({c.format or c.datatype})",
+            instances=c.instances,
+        )
+    for name in list(parts):
+        add(name, area_note(record or {}, name))
+    return rows
 
 
 def _flag(name: str, value: Any) -> str:
@@ -143,41 +269,9 @@ def loop_nests(record: dict[str, Any], arch: Any | None) -> list[dict[str, Any]]
     return out
 
 
-def operand_energy(
-    study: Study, trial: TrialView, arch: Any, spec: dict[str, Any], record: dict[str, Any]
-) -> tuple[dict[str, dict[str, float]] | None, str | None]:
-    """Access energy by level and operand of the whole workload, priced again from the
-    stored mappings; (None, why) when that cannot be done or does not match the record."""
-    from magnet.mapping.network import LayerMappings, evaluate_network
-    from magnet.templates.design import build_design
-    from magnet.workload.load import load_workload
-
-    try:
-        network = load_workload(spec["workload"], spec.get("batch"))
-        design = build_design(
-            arch, trial.dataflow, study.space.cost_model, network=study.space.network
-        )
-        mappings = LayerMappings.from_data(mappings_data(record), source="record")
-        result = evaluate_network(network, design.arch, design.costs, mappings)
-    except Exception as exc:
-        return None, f"not priced again here: {type(exc).__name__}: {exc}"
-    stored = float(record["energy_pj"])
-    if abs(result.energy_pj - stored) > REPRICE_TOLERANCE * max(abs(stored), 1.0):
-        return None, (
-            f"not shown: pricing the stored mappings again gives {result.energy_pj:.6g} pJ, "
-            f"the record says {stored:.6g} pJ (the model changed since the search)"
-        )
-    out: dict[str, dict[str, float]] = {}
-    for entry in network.layers:
-        for level, ops in result.result(entry.layer).energy_pj_by_operand.items():
-            slot = out.setdefault(level, {})
-            for op, pj in ops.items():
-                slot[op] = slot.get(op, 0.0) + pj * entry.repeat
-    return out, None
-
-
-def design_view(study: Study, trial: TrialView, operands: bool = True) -> DesignView:
-    """Everything the design page and the report show of ``trial``."""
+def design_view(study: Study, trial: TrialView) -> DesignView:
+    """Everything the design page and the report show of ``trial``, from its stored records
+    and the architecture rebuilt from its parameters (nothing is priced, no workload read)."""
     arch = None
     text = error = None
     try:
@@ -186,24 +280,23 @@ def design_view(study: Study, trial: TrialView, operands: bool = True) -> Design
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
     view = DesignView(study, trial, arch_file(trial), text, error, study.on_front(trial.number))
+    view.params = param_rows(study, trial)
+    view.area = area_rows(trial.records[0] if trial.records else None, arch)
     specs = [w.model_dump() for w in study.space.workloads]
     names = [mappings_file(trial, i, r) for i, r in enumerate(trial.records)]
     for i, record in enumerate(trial.records):
         spec = specs[i] if i < len(specs) else {"workload": record.get("network", "?")}
         maps = names[i] if names.count(names[i]) == 1 else f"trial-{trial.number}-{i}.mappings.yaml"
         command, exact = commands(study, trial, spec, (view.arch_file, maps))
-        w = WorkloadView(i, spec, record, loop_nests(record, arch), command, exact, maps)
-        if operands and arch is not None:
-            w.operands, w.operands_note = operand_energy(study, trial, arch, spec, record)
-        elif operands:
-            w.operands_note = "not priced again: the architecture cannot be built here"
-        view.workloads.append(w)
+        view.workloads.append(
+            WorkloadView(i, spec, record, loop_nests(record, arch), command, exact, maps)
+        )
     return view
 
 
 def design_figures(view: DesignView) -> dict[str, Any]:
-    """The design's figures as JSON data: category, level, operand, area, one per workload's
-    layers (``layers-0``, ...)."""
+    """The design's figures as JSON data: category, level, operand, area, and per workload
+    its layers (``layers-0``, ...) and roofline (``roofline-0``, ...)."""
     from magnet.report import figures as F
 
     records = [w.record for w in view.workloads]
@@ -219,4 +312,5 @@ def design_figures(view: DesignView) -> dict[str, Any]:
     }
     for w in view.workloads:
         out[f"layers-{w.index}"] = F.layers(w.record)
+        out[f"roofline-{w.index}"] = F.roofline(w.record)
     return {k: F.figure_json(v) for k, v in out.items()}

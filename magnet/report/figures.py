@@ -23,9 +23,12 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from magnet.cost.base import OVERHEAD_NOTES
+from magnet.report.design import OLD_RECORD, area_note
 from magnet.search import pareto
 from magnet.search.space import METRICS
 from magnet.search.study import Study, TrialView
+from magnet.units import human_bytes
 
 #: Colours of dataflows, studies and designs (plotly's default qualitative palette).
 PALETTE = (
@@ -538,47 +541,127 @@ def importance(study: Study) -> go.Figure:
 
 
 # ---- designs -----------------------------------------------------------------------------------
+#: The subtitles of an energy breakdown on each axis of its linear / log buttons.
+STACKED_NOTE = "stacked, linear axis; log: parts side by side"
+LOG_NOTE = "log: parts side by side (stacks misdraw on a log axis)"
+#: The same of a breakdown already drawn side by side.
+GROUPED_NOTES = ("side by side, linear axis", "side by side, log axis")
+
+
+def subtitled(title: str, note: str) -> str:
+    """A figure title with a smaller second line (escape both first)."""
+    return f"{title}<br><sup>{note}</sup>"
+
+
+def scale_menu(
+    title: str, axes: Sequence[str] = ("yaxis",), stacked: bool = True
+) -> dict[str, Any]:
+    """A linear / log button pair for ``axes`` (a plotly ``updatemenus`` entry: plotly.js
+    draws and runs it, in the dashboard and in an offline report alike).
+
+    Plotly stacks bars in data space, so a stack on a log axis keeps its total but draws its
+    parts out of proportion (the bottom one swallows the rest). A ``stacked`` figure therefore
+    turns into grouped bars on the log axis, one per part, and its subtitle says so; the hover
+    of each part keeps its share of the whole.
+    """
+    notes = scale_notes(stacked)
+
+    def args(kind: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for axis in axes:
+            out[f"{axis}.type"] = kind
+            out[f"{axis}.autorange"] = True  # the range of the other scale would not fit
+        if stacked:
+            out["barmode"] = "stack" if kind == "linear" else "group"
+        out["title.text"] = subtitled(title, notes[kind == "log"])
+        return out
+
+    return {
+        "type": "buttons",
+        "direction": "right",
+        "active": 0,
+        "showactive": True,
+        "x": 1.0,
+        "xanchor": "right",
+        "y": 1.02,
+        "yanchor": "bottom",
+        "pad": {"t": 0, "r": 0, "b": 0, "l": 0},
+        "font": {"size": 11},
+        "name": "scale",
+        "buttons": [
+            {"label": "linear", "method": "relayout", "args": [args("linear")]},
+            {"label": "log", "method": "relayout", "args": [args("log")]},
+        ],
+    }
+
+
+def scale_notes(stacked: bool) -> tuple[str, str]:
+    """The subtitles of a breakdown on the linear and on the log axis."""
+    return (STACKED_NOTE, LOG_NOTE) if stacked else GROUPED_NOTES
+
+
+def _with_scale(fig: go.Figure, title: str, stacked: bool = True) -> go.Figure:
+    """``fig`` titled ``title`` with its linear / log buttons (linear first)."""
+    fig.update_layout(
+        title={"text": subtitled(title, scale_notes(stacked)[0]), "x": 0.01, "xanchor": "left"},
+        updatemenus=[scale_menu(title, stacked=stacked)],
+        margin={"t": 80},
+    )
+    return fig
+
+
+def _share(part: float, whole: float) -> float:
+    return part / whole * 100 if whole else 0.0
+
+
 def _energy_stack(
     title: str, records: list[dict[str, Any]], key: str, colors: dict[str, str] | None = None
 ) -> go.Figure:
-    """Stacked bars: one bar per workload, one trace per name of the records' ``key``."""
+    """Stacked bars: one bar per workload, one trace per name of the records' ``key``, with
+    linear / log buttons (``scale_menu``)."""
     fig = _layout(go.Figure(), title, barmode="stack")
     workloads = [esc(r["network"]) for r in records]
     parts = [r[key] for r in records]
+    totals = [math.fsum(p.values()) for p in parts]
     names: list[str] = []
     for p in parts:
         names += [n for n in p if n not in names]
     for i, name in enumerate(names):
         color = (colors or {}).get(name, PALETTE[i % len(PALETTE)])
+        ys = [p.get(name, 0.0) for p in parts]
         fig.add_trace(
             go.Bar(
                 x=workloads,
-                y=[p.get(name, 0.0) for p in parts],
+                y=ys,
                 name=esc(name),
                 marker={"color": color},
-                hovertemplate=f"{esc(name)}: %{{y:.4g}} pJ<extra>%{{x}}</extra>",
+                customdata=[_share(y, t) for y, t in zip(ys, totals, strict=True)],
+                hovertemplate=f"{esc(name)}: %{{y:.4g}} pJ "
+                "(%{customdata:.1f} % of the total)<extra>%{x}</extra>",
             )
         )
     fig.update_yaxes(title="energy (pJ)")
-    return fig
+    return _with_scale(fig, title)
 
 
 def energy_by_category(records: list[dict[str, Any]]) -> go.Figure:
-    """Energy of each workload by category (math, memory, network, dram, static)."""
+    """Energy of each workload by category (math, memory, network, clock, control, dram,
+    static), linear or log."""
     return _energy_stack("Energy by category", records, "energy_pj_by_category", CATEGORY_COLORS)
 
 
 def energy_by_level(records: list[dict[str, Any]]) -> go.Figure:
-    """Energy of each workload by level (all costs of a level, the MACs last)."""
+    """Energy of each workload by level (all costs of a level, the MACs last), linear or log."""
     return _energy_stack("Energy by level", records, "energy_pj_by_level")
 
 
 def energy_by_operand(operands: list[tuple[str, dict[str, dict[str, float]] | None]]) -> go.Figure:
-    """Access energy of each level by operand (``(workload, level -> operand -> pJ)``)."""
+    """Access energy of each level by operand, as the records keep it (``(workload, level ->
+    operand -> pJ)``, None for a record written before it was kept), linear or log."""
     title = "Access energy by level and operand"
     known = [(w, o) for w, o in operands if o]
     if not known:
-        return empty("not available (the workload could not be loaded here)", title)
+        return empty(OLD_RECORD, title)
     fig = _layout(go.Figure(), title, barmode="stack")
     several = len(known) > 1
     operand_names: list[str] = []
@@ -587,7 +670,7 @@ def energy_by_operand(operands: list[tuple[str, dict[str, dict[str, float]] | No
             operand_names += [n for n in ops if n not in operand_names]
     for name in operand_names:
         xs: list[Any] = [[], []] if several else []
-        ys = []
+        ys, shares = [], []
         for workload, o in known:
             for level, ops in o.items():
                 if several:
@@ -596,44 +679,60 @@ def energy_by_operand(operands: list[tuple[str, dict[str, dict[str, float]] | No
                 else:
                     xs.append(esc(level))
                 ys.append(ops.get(name, 0.0))
+                shares.append(_share(ops.get(name, 0.0), math.fsum(ops.values())))
         fig.add_trace(
             go.Bar(
                 x=xs,
                 y=ys,
                 name=esc(name),
                 marker={"color": OPERAND_COLORS.get(name, "#999999")},
-                hovertemplate=f"{esc(name)}: %{{y:.4g}} pJ<extra></extra>",
+                customdata=shares,
+                hovertemplate=f"{esc(name)}: %{{y:.4g}} pJ "
+                "(%{customdata:.1f} % of the level's accesses)<extra></extra>",
             )
         )
     fig.update_yaxes(title="access energy (pJ)")
-    return fig
+    return _with_scale(fig, title)
 
 
 def area(record: dict[str, Any]) -> go.Figure:
-    """Area by component (the same design on every workload)."""
+    """Area by component (the same design on every workload); the hover says what each
+    overhead is (``AREA_NOTES``)."""
     parts = record.get("area_mm2_by_component") or {}
     title = "Area by component"
     if not parts:
         return empty("the cost model gives no area", title)
     total = sum(parts.values())
-    fig = _layout(go.Figure(), f"{title} (total {fmt(total)} mm²)")
+    fig = _layout(
+        go.Figure(),
+        subtitled(
+            f"{title} (total {fmt(total)} mm²)",
+            "storage levels, MACs, routers, then the overheads: " + ", ".join(OVERHEAD_NOTES),
+        ),
+    )
     items = sorted(parts.items(), key=lambda kv: -kv[1])
     fig.add_trace(
         go.Bar(
             x=[esc(k) for k, _ in items],
             y=[v for _, v in items],
             marker={"color": PALETTE[2]},
-            customdata=[v / total * 100 if total else 0 for _, v in items],
-            hovertemplate="%{x}: %{y:.4g} mm² (%{customdata:.1f} %)<extra></extra>",
+            customdata=[
+                [v / total * 100 if total else 0, esc(area_note(record, k))] for k, v in items
+            ],
+            hovertemplate="%{x}: %{y:.4g} mm² (%{customdata[0]:.1f} %)"
+            "<br>%{customdata[1]}<extra></extra>",
             name="area",
         )
     )
     fig.update_yaxes(title="area (mm²)")
+    fig.update_layout(margin={"t": 80})
     return fig
 
 
 def layers(record: dict[str, Any]) -> go.Figure:
-    """Per layer: energy (by category, the layer's repeats included), latency, utilisation."""
+    """Per layer: energy (by category, the layer's repeats included), latency, utilisation;
+    energy linear or log (``scale_menu``: on the log axis, the categories of a layer side by
+    side; the hover gives each its share of the layer)."""
     rows = record.get("layers") or []
     title = f"Layers of {esc(record.get('network', ''))}"
     if not rows:
@@ -649,15 +748,19 @@ def layers(record: dict[str, Any]) -> go.Figure:
     cats: list[str] = []
     for r in rows:
         cats += [c for c in r["energy_pj_by_category"] if c not in cats]
+    totals = [r["energy_pj"] * r["count"] for r in rows]
     for c in cats:
+        ys = [r["energy_pj_by_category"].get(c, 0.0) * r["count"] for r in rows]
         fig.add_trace(
             go.Bar(
                 x=names,
-                y=[r["energy_pj_by_category"].get(c, 0.0) * r["count"] for r in rows],
+                y=ys,
                 name=esc(c),
                 legendgroup=c,
                 marker={"color": CATEGORY_COLORS.get(c, "#999999")},
-                hovertemplate=f"%{{x}}<br>{esc(c)}: %{{y:.4g}} pJ<extra></extra>",
+                customdata=[[_share(y, t), t] for y, t in zip(ys, totals, strict=True)],
+                hovertemplate=f"%{{x}}<br>{esc(c)}: %{{y:.4g}} pJ (%{{customdata[0]:.1f}} % "
+                "of the layer's %{customdata[1]:.4g} pJ)<extra></extra>",
             ),
             row=1,
             col=1,
@@ -695,7 +798,127 @@ def layers(record: dict[str, Any]) -> go.Figure:
     fig.update_yaxes(title="util. %", range=[0, 100], row=3, col=1)
     fig.update_xaxes(tickangle=-45, row=3, col=1)
     fig.update_layout(height=620, margin={"b": 120})
+    return _with_scale(fig, title)
+
+
+#: Colours of a roofline's layers by their ``bound``.
+BOUND_COLORS = {"compute": PALETTE[0], "memory": PALETTE[1]}
+
+
+def roofline_points(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The layers a roofline draws: ``{row, intensity, macs_per_cycle}`` per layer row that
+    moved DRAM bytes, with intensity = MACs / DRAM bytes and macs_per_cycle = MACs / cycles
+    (one repeat each: both ratios are the same for all of a layer's repeats)."""
+    return [
+        {
+            "row": r,
+            "intensity": r["macs"] / r["dram_bytes"],
+            "macs_per_cycle": r["macs"] / r["latency_cycles"],
+        }
+        for r in record.get("layers") or []
+        if r.get("dram_bytes") and r["latency_cycles"] > 0
+    ]
+
+
+def roofline(record: dict[str, Any]) -> go.Figure:
+    """The layers of a network on the design's roofline, from the record alone.
+
+    x: arithmetic intensity, MACs per byte moved to and from DRAM (a MAC is two ops);
+    y: MACs per cycle achieved (the hover adds TOPS at the record's ``clock_ghz``); both
+    of one repeat of the layer, log axes (``roofline_points``). Points are coloured by the
+    layer's ``bound``: ``memory`` when a level's bandwidth set its latency (the hover names
+    it; it may be an on-chip level, below the DRAM roof). Roofs: the design's MACs
+    (``peak_macs_per_cycle``) and the DRAM's bytes per cycle times the intensity
+    (``dram_bytes_per_cycle``; a stall-free DRAM has none). A record written before it kept
+    its roofs shows the layers alone, and a layer that moved no DRAM byte (its activations
+    stayed on chip and it has no weights) is counted in the subtitle, not drawn.
+    """
+    title = f"Roofline of {esc(record.get('network', ''))}"
+    rows = record.get("layers") or []
+    if rows and "dram_bytes" not in rows[0]:
+        return empty(f"DRAM bytes per layer: {OLD_RECORD}", title)
+    points = roofline_points(record)
+    if not points:
+        return empty("no layer moved DRAM bytes: no intensity to draw", title)
+    clock = record.get("clock_ghz")
+    notes = ["x: MACs per DRAM byte; y: MACs per cycle (one repeat)"]
+    if len(points) < len(rows):
+        notes.append(f"{len(rows) - len(points)} layer(s) moved no DRAM byte (not drawn)")
+    peak = record.get("peak_macs_per_cycle")
+    bandwidth = record.get("dram_bytes_per_cycle")
+    if "peak_macs_per_cycle" not in record:
+        notes.append(f"roofs: {OLD_RECORD}")
+    elif bandwidth is None:
+        notes.append("DRAM stall-free: no memory roof")
+    fig = _layout(go.Figure(), subtitled(title, esc("; ".join(notes))))
+    for bound, color in BOUND_COLORS.items():
+        group = [p for p in points if p["row"].get("bound") == bound]
+        if not group:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=[p["intensity"] for p in group],
+                y=[p["macs_per_cycle"] for p in group],
+                mode="markers",
+                name=f"{bound}-bound layers",
+                marker={"color": color, "size": 9, "line": {"color": "#222222", "width": 1}},
+                hovertext=[_roofline_hover(p, bound, clock) for p in group],
+                hovertemplate="%{hovertext}<extra></extra>",
+                meta=f"layers:{bound}",
+            )
+        )
+    xs = [p["intensity"] for p in points]
+    lo, hi = min(xs) / 2, max(xs) * 2
+    roof = {"color": "#444444", "width": 1.5, "dash": "dash"}
+    if peak and bandwidth:
+        ridge = peak / bandwidth  # the intensity where the two roofs meet
+        lo, hi = min(lo, ridge / 2), max(hi, ridge * 2)
+        fig.add_trace(
+            go.Scatter(
+                x=[lo, ridge],
+                y=[bandwidth * lo, peak],
+                mode="lines",
+                line=roof,
+                name=f"memory roof: {fmt(bandwidth)} DRAM bytes/cycle",
+                hovertemplate=f"memory roof: {fmt(bandwidth)} bytes/cycle x intensity"
+                "<extra></extra>",
+                meta="roof:memory",
+            )
+        )
+        fig.add_trace(_compute_roof(peak, ridge, hi, roof))
+    elif peak:
+        fig.add_trace(_compute_roof(peak, lo, hi, roof))
+    fig.update_xaxes(title="arithmetic intensity (MACs per DRAM byte)", type="log")
+    fig.update_yaxes(title="MACs per cycle", type="log")
+    fig.update_layout(hovermode="closest", legend=LEGEND_BELOW, margin={"t": 80})
     return fig
+
+
+def _compute_roof(peak: float, lo: float, hi: float, line: dict[str, Any]) -> go.Scatter:
+    return go.Scatter(
+        x=[lo, hi],
+        y=[peak, peak],
+        mode="lines",
+        line=line,
+        name=f"compute roof: {fmt(peak)} MACs/cycle",
+        hovertemplate=f"compute roof: {fmt(peak)} MACs/cycle<extra></extra>",
+        meta="roof:compute",
+    )
+
+
+def _roofline_hover(point: dict[str, Any], bound: str, clock: float | None) -> str:
+    r = point["row"]
+    lines = [
+        f"<b>{esc(r['name'])}</b> (x{r['count']})",
+        esc(r["shape"]),
+        f"{fmt(point['intensity'])} MACs per DRAM byte",
+        f"{fmt(point['macs_per_cycle'])} MACs per cycle"
+        + (f" ({fmt(2 * point['macs_per_cycle'] * clock / 1e3)} TOPS)" if clock else ""),
+        f"{esc(bound)}-bound" + (f": {esc(r['bottleneck'])}" if bound == "memory" else ""),
+        f"DRAM: {human_bytes(r['dram_bytes'])} per repeat"
+        + (f" ({esc(', '.join(r['off_chip']))})" if r.get("off_chip") else ""),
+    ]
+    return "<br>".join(lines)
 
 
 # ---- comparisons ---------------------------------------------------------------------------
@@ -740,8 +963,8 @@ def compare_fronts(studies: list[Study], x: str, y: str) -> go.Figure:
 def compare_designs(
     designs: list[tuple[str, TrialView]], metrics: Sequence[str]
 ) -> tuple[go.Figure, go.Figure]:
-    """Grouped bars of designs: their metrics (one panel per metric) and their energy by
-    category (all workloads added)."""
+    """Grouped bars of designs, from their stored records only: their metrics (one panel per
+    metric) and their energy by category (all workloads added; linear or log)."""
     labels = [esc(label) for label, _ in designs]
     metrics = [m for m in metrics if any(m in t.metrics for _, t in designs)]
     cols = max(1, len(metrics))
@@ -784,7 +1007,7 @@ def compare_designs(
             )
         )
     by_cat.update_yaxes(title="energy (pJ)")
-    return fig, by_cat
+    return fig, _with_scale(by_cat, "Energy by category (all workloads)", stacked=False)
 
 
 def figure_json(fig: go.Figure) -> dict[str, Any]:

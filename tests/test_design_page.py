@@ -1,0 +1,382 @@
+"""A design's page (the dashboard's and the report's) shows the stored record and prices
+nothing: access energy by level and operand, per-layer breakdowns and network breakdowns with
+linear / log buttons, the roofline of every workload, sizes in human units, and the area's
+overheads by their current names."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import math
+import re
+import shutil
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+import yaml
+
+import magnet as mg
+from magnet.cost.base import OVERHEAD_NOTES
+from magnet.mapping.network import LayerMappings
+from magnet.report import figures as F
+from magnet.report.design import (
+    OLD_RECORD,
+    build_arch,
+    design_figures,
+    design_view,
+    template_params,
+)
+from magnet.report.html import environment, render_report
+from magnet.search import load_study, search
+from magnet.search.evaluate import pack
+from magnet.templates import get_template
+from magnet.units import exact_bytes, human_bytes
+from magnet.workload.network import Network, NetworkLayer
+from tests.conftest import DATA
+from tests.test_dashboard import (  # noqa: F401 (browser is a fixture)
+    XSS,
+    XSS_LAYER,
+    Watched,
+    browser,
+    dashboard,
+    shared_storage,
+)
+from tests.test_hand_derived import COSTS, LAYER_KCP, arch, buf, dram, mapping
+
+SPACE = DATA / "search" / "small_space.yaml"
+#: What a version-4 network record adds (a version-3 record lacks them).
+NEW_FIELDS = ("energy_pj_by_operand", "peak_macs_per_cycle", "dram_bytes_per_cycle")
+
+
+@pytest.fixture(scope="module")
+def storage(tmp_path_factory) -> str:
+    return shared_storage(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def small(storage):
+    return load_study("small", storage)
+
+
+@pytest.fixture(scope="module")
+def moved(tmp_path_factory):
+    """A study whose workload file is gone after the search (renamed away)."""
+    root = tmp_path_factory.mktemp("moved")
+    net = root / "net.yaml"
+    shutil.copy(DATA / "search" / "small_net.yaml", net)
+    space = yaml.safe_load(SPACE.read_text())
+    space["workloads"] = [str(net)]
+    (root / "space.yaml").write_text(yaml.safe_dump(space))
+    journal = str(root / "s.journal")
+    search(root / "space.yaml", n_trials=3, storage=journal, study="moved")
+    net.rename(root / "elsewhere.yaml")
+    return load_study("moved", journal)
+
+
+def body(view) -> str:
+    """The design body as the dashboard and the report render it (``design_body``)."""
+    template = environment().from_string(
+        '{% import "macros.html" as m %}'
+        '{{ m.design_body(view, "", {"arch": None, "mappings": []}) }}'
+    )
+    return template.render(view=view)
+
+
+def older(trial):
+    """``trial`` as magnet wrote it before records kept operands and roofs (version 3)."""
+    records = [
+        {**{k: v for k, v in r.items() if k not in NEW_FIELDS}, "schema_version": 3}
+        for r in trial.records
+    ]
+    return dataclasses.replace(trial, _records=pack(records))
+
+
+# ---- the record -------------------------------------------------------------------------
+def test_network_record_keeps_operand_energy_times_repeats() -> None:
+    # test_hand_derived.test_two_level_output_stationary_order, one run of K2 C4 P4 (DRAM
+    # loops K2 / P4 / C4): RF weights 32 reads + 32 fills, inputs 32 + 32, outputs 24 reads
+    # + 32 updates, at 1 pJ; DRAM weights 32 reads, inputs 32 reads, outputs 8 updates, at
+    # 10 pJ (720 pJ in all). The layer repeats 3 times: every number x 3.
+    net = Network(name="kcp", layers=(NetworkLayer(layer=LAYER_KCP, repeat=3),))
+    m = mapping(DRAM={"temporal": {"K": 2, "P": 4, "C": 4}})
+    a = arch(dram(), buf("RF", 3))
+    maps = LayerMappings(by_name={LAYER_KCP.name: m})
+    record = mg.evaluate(net, a, maps, cost_model=COSTS).record()
+    assert record.schema_version == 4 == mg.SCHEMA_VERSION
+    assert record.energy_pj_by_operand == {
+        "DRAM": {"weights": 960.0, "inputs": 960.0, "outputs": 240.0},
+        "RF": {"weights": 192.0, "inputs": 192.0, "outputs": 168.0},
+    }
+    assert list(record.energy_pj_by_operand) == ["DRAM", "RF"]  # outermost first
+    # the roofs: one MAC; a DRAM without a bandwidth has no memory roof
+    assert record.peak_macs_per_cycle == 1 and record.dram_bytes_per_cycle is None
+
+
+def test_stored_operand_energy_adds_up_to_the_access_energy(small) -> None:
+    # Access energy (reads, fills, updates of every level) is the "memory" (on-chip levels)
+    # plus the "dram" category; a level's energy also has its clock, control, leakage and
+    # the network below it, so its operands add up to at most the level's energy.
+    trials = small.feasible()
+    assert trials
+    for t in trials:
+        for r in t.records:
+            ops = r["energy_pj_by_operand"]
+            levels = list(r["energy_pj_by_level"])
+            assert list(ops) == levels[:-1]  # every storage level; the MACs (last) have none
+            access = math.fsum(pj for by_op in ops.values() for pj in by_op.values())
+            cats = r["energy_pj_by_category"]
+            assert access == pytest.approx(cats["memory"] + cats["dram"], rel=1e-12)
+            assert math.fsum(ops["DRAM"].values()) == pytest.approx(cats["dram"], rel=1e-12)
+            for level, by_op in ops.items():
+                assert math.fsum(by_op.values()) <= r["energy_pj_by_level"][level] * (1 + 1e-12)
+
+
+def test_record_roofs_are_the_templates_numbers(small) -> None:
+    # simba's MACs: vector_width lanes x vector_units x pe_rows x pe_cols; its DRAM: the
+    # technology's GB/s (TemplateParams.dram_gb_per_s) over the clock, in bytes per cycle.
+    for t in small.feasible():
+        p = get_template("simba").Params(**template_params(small, t))
+        record = t.records[0]
+        macs = p.vector_width * p.vector_units * p.pe_rows * p.pe_cols
+        assert record["peak_macs_per_cycle"] == macs
+        assert record["dram_bytes_per_cycle"] == pytest.approx(p.dram_gb_per_s / p.clock_ghz)
+
+
+def test_records_grow_little(small) -> None:
+    # stored compressed per trial: the operand energies (levels x operands) and the two roofs
+    # add a few floats per network, none per layer: about 210 bytes packed on this 2-layer
+    # network (+12 %) as on ResNet-18 (+6 %, 3,750 -> 3,970 bytes)
+    for t in small.feasible():
+        now, before = pack(t.records), pack(older(t).records)
+        assert len(now) - len(before) <= 300 * len(t.records), (len(now), len(before))
+
+
+# ---- a viewer prices nothing ------------------------------------------------------------
+def test_a_design_view_reads_no_workload_and_prices_nothing(moved, monkeypatch) -> None:
+    import magnet.workload.load as loading
+
+    evaluation = importlib.import_module("magnet.mapping.evaluate")
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a viewer must not load a workload or price a mapping")
+
+    monkeypatch.setattr(loading, "load_workload", refuse)
+    monkeypatch.setattr(evaluation, "evaluate_batch", refuse)
+    t = moved.pareto_front()[0]
+    view = design_view(moved, t)
+    figures = design_figures(view)
+    w = view.workloads[0]
+    assert w.operands == t.records[0]["energy_pj_by_operand"] and w.operands_note is None
+    shown = {tr["name"]: tr["y"] for tr in figures["operand"]["data"]}
+    for level_index, level in enumerate(w.operands):
+        for op, pj in w.operands[level].items():
+            assert shown[op][level_index] == pj
+    assert "<< MAC >>" in w.loop_nests[0]["loop_nest"]  # rebuilt from the parameters
+    page = body(view)
+    assert OLD_RECORD not in page and "nothing is priced again" in page
+    html = render_report(moved)
+    assert f"design-{t.number}-roofline-0" in html
+
+
+def test_an_older_record_says_what_it_lacks(small) -> None:
+    t = older(small.pareto_front()[0])
+    view = design_view(small, t)
+    assert view.workloads[0].operands is None and view.workloads[0].operands_note == OLD_RECORD
+    figures = design_figures(view)
+    assert figures["operand"]["layout"]["annotations"][0]["text"] == OLD_RECORD
+    roof = figures["roofline-0"]
+    assert not [tr for tr in roof["data"] if str(tr.get("meta")).startswith("roof:")]
+    assert [tr for tr in roof["data"] if str(tr.get("meta")).startswith("layers:")]
+    assert f"roofs: {OLD_RECORD}" in roof["layout"]["title"]["text"]
+    assert f"Access energy by level and operand, small-net: {OLD_RECORD}." in body(view)
+
+
+# ---- rooflines --------------------------------------------------------------------------
+def test_roofline_points_and_roofs_come_from_the_record(small) -> None:
+    for t in small.pareto_front():
+        record = t.records[0]
+        fig = F.figure_json(F.roofline(record))
+        points = sorted(
+            (x, y, tr["meta"])
+            for tr in fig["data"]
+            if tr["meta"].startswith("layers:")
+            for x, y in zip(tr["x"], tr["y"], strict=True)
+        )
+        # intensity: MACs per DRAM byte; throughput: MACs per cycle; of one repeat each
+        expected = sorted(
+            (r["macs"] / r["dram_bytes"], r["macs"] / r["latency_cycles"], f"layers:{r['bound']}")
+            for r in record["layers"]
+            if r["dram_bytes"] > 0
+        )
+        assert points == expected
+        peak, bandwidth = record["peak_macs_per_cycle"], record["dram_bytes_per_cycle"]
+        roofs = {tr["meta"]: tr for tr in fig["data"] if tr["meta"].startswith("roof:")}
+        ridge = peak / bandwidth  # where the memory roof meets the compute roof
+        assert roofs["roof:compute"]["y"] == [peak, peak]
+        assert roofs["roof:compute"]["x"][0] == pytest.approx(ridge)
+        memory = roofs["roof:memory"]
+        assert memory["x"][1] == pytest.approx(ridge) and memory["y"][1] == pytest.approx(peak)
+        assert memory["y"][0] == pytest.approx(bandwidth * memory["x"][0])
+        # the model keeps every layer under its roofs (DRAM cycles = bytes / bandwidth)
+        for x, y, _ in points:
+            assert y <= min(peak, bandwidth * x) * (1 + 1e-9)
+        assert fig["layout"]["xaxis"]["type"] == "log" == fig["layout"]["yaxis"]["type"]
+
+
+def test_roofline_hover_escapes_layer_names(storage) -> None:
+    study = load_study(XSS, storage)
+    fig = F.figure_json(F.roofline(study.pareto_front()[0].records[0]))
+    hover = " ".join(h for tr in fig["data"] for h in tr.get("hovertext") or [])
+    assert "&lt;img src=x onerror=alert(2)&gt;" in hover and XSS_LAYER not in hover
+    assert "MACs per DRAM byte" in hover and "TOPS" in hover
+
+
+# ---- linear / log -----------------------------------------------------------------------
+def relayout(layout: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``layout`` after plotly's relayout of dotted keys (what a button does)."""
+    out = yaml.safe_load(yaml.safe_dump(layout))
+    for key, value in changes.items():
+        *path, last = key.split(".")
+        node = out
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return out
+
+
+def test_breakdowns_have_linear_and_log_buttons(small) -> None:
+    t = small.pareto_front()[0]
+    figures = design_figures(design_view(small, t))
+    for key in ("category", "level", "operand", "layers-0"):
+        layout = figures[key]["layout"]
+        (menu,) = layout["updatemenus"]
+        assert [b["label"] for b in menu["buttons"]] == ["linear", "log"]
+        assert menu["active"] == 0 and layout["barmode"] == "stack"
+        linear, log = (relayout(layout, b["args"][0]) for b in menu["buttons"])
+        assert log["yaxis"]["type"] == "log" and log["barmode"] == "group"
+        assert linear["yaxis"]["type"] == "linear" and linear["barmode"] == "stack"
+        assert F.LOG_NOTE in log["title"]["text"] and F.STACKED_NOTE in linear["title"]["text"]
+        assert layout["title"]["text"] == linear["title"]["text"]
+    # the hover of a part keeps its share of the whole, on either axis
+    for tr in figures["layers-0"]["data"][:2]:
+        assert "of the layer's" in tr["hovertemplate"]
+
+
+def test_design_comparison_reads_records_and_has_log_buttons(small, monkeypatch) -> None:
+    evaluation = importlib.import_module("magnet.mapping.evaluate")
+    monkeypatch.setattr(evaluation, "evaluate_batch", None)  # pricing would fail
+    a, b = small.pareto_front()[:2]
+    _, by_cat = F.compare_designs([("a", a), ("b", b)], ["energy_pj"])
+    layout = F.figure_json(by_cat)["layout"]
+    (menu,) = layout["updatemenus"]
+    log = relayout(layout, menu["buttons"][1]["args"][0])
+    assert log["yaxis"]["type"] == "log" and log["barmode"] == "group"  # grouped already
+    assert F.GROUPED_NOTES[1] in log["title"]["text"]
+    for trace, t in zip(F.figure_json(by_cat)["data"], (a, b), strict=True):
+        cats = t.records[0]["energy_pj_by_category"]
+        assert trace["y"] == [cats[c] for c in trace["x"]]
+
+
+def test_log_buttons_work_in_the_dashboard_and_the_report(
+    browser,  # noqa: F811 (the fixture imported above)
+    storage,
+    tmp_path,
+) -> None:
+    study = load_study("small", storage)
+    t = study.pareto_front()[0]
+    state = """(sel) => { const gd = document.querySelector(sel);
+        return [gd._fullLayout.yaxis.type, gd._fullLayout.barmode]; }"""
+    with dashboard(storage) as url:
+        w = Watched(browser)
+        try:
+            w.ready(f"{url}/studies/small/trials/{t.number}")
+            for key in ("category", "layers-0"):
+                sel = f"[data-figure='{key}']"
+                assert w.page.evaluate(state, sel) == ["linear", "stack"]
+                w.page.locator(f"{sel} .updatemenu-button").nth(1).click()
+                assert w.page.evaluate(state, sel) == ["log", "group"]
+            roof = w.page.evaluate("document.querySelector(\"[data-figure='roofline-0']\").data")
+            assert {tr["meta"] for tr in roof} >= {"roof:compute", "roof:memory"}
+            assert w.errors == []
+        finally:
+            w.close()
+    path = tmp_path / "report.html"
+    path.write_text(render_report(study))
+    w = Watched(browser, offline=True)
+    try:
+        w.ready(path.as_uri())
+        box = w.page.locator(f"#design-{t.number}")
+        box.locator(":scope > summary").click()
+        sel = f"[data-figure='design-{t.number}-layers-0']"
+        w.page.locator(f"{sel}.js-plotly-plot").wait_for()
+        w.page.locator(f"{sel} .updatemenu-button").nth(1).click()
+        assert w.page.evaluate(state, sel) == ["log", "group"]
+        w.page.locator(f"{sel} .updatemenu-button").nth(0).click()
+        assert w.page.evaluate(state, sel) == ["linear", "stack"]
+        assert w.errors == []
+    finally:
+        w.close()
+
+
+# ---- sizes and names --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("size", "text"),
+    [
+        (65536, "64 KiB"),
+        (1536 * 1024, "1.5 MiB"),
+        (3 * 1024, "3 KiB"),
+        (384, "384 B"),
+        (1000, "1000 B"),  # binary units: below 1 KiB
+        (10**6, "977 KiB"),  # three significant digits
+        (2**30, "1 GiB"),
+        (2**20 - 1, "1 MiB"),  # 1023.999 KiB rounds up into the next unit
+        (12.5, "12.5 B"),  # an average over layers
+    ],
+)
+def test_human_sizes(size, text) -> None:
+    assert human_bytes(size) == text
+
+
+def test_pages_print_sizes_in_human_units_with_the_exact_count(small) -> None:
+    assert exact_bytes(65536) == "65,536 bytes" and exact_bytes(1) == "1 byte"
+    t = small.pareto_front()[0]
+    view = design_view(small, t)
+    page = body(view)
+    # the space fixes global_buffer: 32KiB
+    assert '<th>global_buffer <span class="muted">(fixed)</span></th>' in page
+    assert '<td class="mono" title="32,768 bytes">32 KiB</td>' in page
+    built = build_arch(small, t)
+    rows = {a["name"]: a for a in view.area}
+    for lvl in built.levels:
+        if lvl.capacity_bits is None:
+            assert rows[lvl.name]["capacity"]["text"] == "unbounded"
+            continue
+        each = lvl.capacity_bits // 8
+        assert rows[lvl.name]["capacity"] == {"text": human_bytes(each), "title": exact_bytes(each)}
+        assert f'title="{exact_bytes(each)}">{human_bytes(each)}</span>' in page
+    for row in t.records[0]["layers"]:  # the layer table's DRAM bytes
+        assert f'title="{exact_bytes(row["dram_bytes"])}">{human_bytes(row["dram_bytes"])}<' in page
+
+
+def test_no_uncore_the_overheads_explained(small, storage) -> None:
+    from starlette.testclient import TestClient
+
+    from magnet.dashboard import create_app
+
+    t = small.pareto_front()[0]
+    overheads = [k for k in t.records[0]["area_mm2_by_component"] if k in OVERHEAD_NOTES]
+    assert overheads, "the built-in tables price overheads"
+    with TestClient(create_app(storage), base_url="http://127.0.0.1") as client:
+        pages = [
+            client.get(f"/studies/small/trials/{t.number}").text,
+            client.get("/compare?design=" + quote(f"{t.number}:small")).text,
+            render_report(small),
+        ]
+    for page in pages:
+        assert not re.search("uncore", page, re.I)
+    area = design_figures(design_view(small, t))["area"]["data"][0]
+    notes = dict(zip(area["x"], (c[1] for c in area["customdata"]), strict=True))
+    for kind in overheads:
+        assert f"<td>{kind}</td><td>{OVERHEAD_NOTES[kind]}</td>" in pages[0]
+        assert notes[kind] == OVERHEAD_NOTES[kind]
