@@ -34,14 +34,7 @@ from magnet.templates import get_template
 from magnet.units import exact_bytes, human_bytes
 from magnet.workload.network import Network, NetworkLayer
 from tests.conftest import DATA
-from tests.test_dashboard import (  # noqa: F401 (browser is a fixture)
-    XSS,
-    XSS_LAYER,
-    Watched,
-    browser,
-    dashboard,
-    shared_storage,
-)
+from tests.test_dashboard import XSS, XSS_LAYER, Watched, dashboard, shared_storage
 from tests.test_hand_derived import COSTS, LAYER_KCP, arch, buf, dram, mapping
 
 SPACE = DATA / "search" / "small_space.yaml"
@@ -279,7 +272,7 @@ def test_design_comparison_reads_records_and_has_log_buttons(small, monkeypatch)
 
 
 def test_log_buttons_work_in_the_dashboard_and_the_report(
-    browser,  # noqa: F811 (the fixture imported above)
+    browser,
     storage,
     tmp_path,
 ) -> None:
