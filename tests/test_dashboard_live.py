@@ -522,3 +522,21 @@ def test_the_hypervolume_history_is_that_of_every_prefix(stores) -> None:
     for i, (_, volume) in enumerate(history):  # by its definition, each prefix again
         assert volume == pytest.approx(pareto.hypervolume(points[: i + 1], ref), rel=1e-12)
     assert len({v for _, v in history}) > 1
+
+
+def test_sizes_are_printed_in_binary_units(tmp_path) -> None:
+    from starlette.testclient import TestClient
+
+    from magnet.report import write_report
+
+    params = {**yaml.safe_load(SPACE.read_text())["params"]}
+    params["global_buffer"] = {"choices": ["16KiB", "32KiB"]}
+    journal = str(tmp_path / "s.journal")
+    study = search(space_file(tmp_path, "sizes", params=params), n_trials=6, storage=journal)
+    with TestClient(create_app(journal), base_url="http://127.0.0.1") as c:
+        rows = c.get(f"/api/studies/{study.name}/trials").json()
+    for row in rows:
+        size = row["params"]["global_buffer"]  # 16384 or 32768 bytes
+        assert row["shown"] == {"global_buffer": f"{size // 1024} KiB"}
+    report = write_report(study, tmp_path / "r.html").read_text()
+    assert re.search(r'data-value="(16384|32768)">(16|32) KiB</td>', report)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import yaml
@@ -48,6 +49,7 @@ def template_params(study: Study, trial: TrialView) -> dict[str, Any]:
     return {**study.space.fixed(), **params}
 
 
+@cache
 def size_params(template: str) -> frozenset[str]:
     """The parameters of ``template`` that are sizes in bytes (typed ``Bytes``)."""
     from magnet.templates import get_template

@@ -90,19 +90,36 @@ def environment(*folders: Path) -> Any:
     env.filters["data_uri"] = data_uri
     env.filters["mappings_uri"] = lambda record: data_uri(mappings_yaml(record))
     env.globals["METRICS"] = METRICS
+    env.globals["param_text"] = param_text
     return env
+
+
+def param_text(study: Study, name: str, value: Any) -> str:
+    """A parameter's value as the tables print it: a size in binary units (``32 KiB``), any
+    other value as ``fmt`` does."""
+    from magnet.report.design import size_params
+    from magnet.units import human_bytes
+
+    sized = name in size_params(study.space.template)
+    if sized and isinstance(value, int | float) and not isinstance(value, bool):
+        return human_bytes(value)
+    return fmt(value)
 
 
 def trial_row(trial: TrialView, study: Study) -> dict[str, Any]:
     """A trial of ``study`` as the tables show it (and ``/api/studies/NAME/trials`` returns
-    it)."""
+    it); ``shown``: the parameters printed otherwise than as numbers (sizes)."""
+    params = {k: v for k, v in trial.params.items() if k != "dataflow"}
     return {
         "number": trial.number,
         "status": trial.status,
         "feasible": trial.feasible,
         "front": study.on_front(trial.number),
         "dataflow": trial.dataflow,
-        "params": {k: v for k, v in trial.params.items() if k != "dataflow"},
+        "params": params,
+        "shown": {
+            k: text for k, v in params.items() if (text := param_text(study, k, v)) != fmt(v)
+        },
         "values": trial.values,
         "metrics": trial.metrics,
         "reason": trial.reason,

@@ -246,7 +246,8 @@
       tr.appendChild(Magnet.cell("td", t.dataflow || ""));
       data.params.forEach(function (p) {
         var v = t.params[p];
-        tr.appendChild(Magnet.cell("td", Magnet.fmt(v), v, "num"));
+        var shown = t.shown && t.shown[p];
+        tr.appendChild(Magnet.cell("td", shown || Magnet.fmt(v), v, "num"));
       });
       tr.appendChild(Magnet.cell("td", t.reason || "", null, t.reason ? "reason" : ""));
       return tr;
