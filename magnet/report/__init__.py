@@ -1,5 +1,6 @@
-"""Reports: text tables for the terminal (``text``), plotly figures (``figures``) and
-self-contained HTML reports of studies (``html``: ``write_report``).
+"""Reports: text tables for the terminal (``text``), plotly figures (``figures``; the
+figures for exploring one study, history to timeline, in ``explore``) and self-contained
+HTML reports of studies (``html``: ``write_report``).
 
 ``write_report`` is imported on first use, so the terminal commands do not load plotly.
 """

@@ -62,6 +62,9 @@ SAMPLERS: tuple[str, ...] = get_args(SearchSpace.model_fields["sampler"].annotat
 REFERENCE_TRIALS = 10
 #: Consecutive failed evaluations that stop the search (``--max-failures``).
 MAX_FAILURES = 5
+#: The ``worker`` of a trial the driver answered without evaluating it (a repeat, a derived
+#: constraint broken); an evaluated trial names its process (``evaluate.worker_id``).
+DRIVER_WORKER = "driver"
 #: Designs the sampler proposes again, in a row, before the driver queues one it has not
 #: seen (drawn at random): a sampler that has converged must not spin on known designs.
 REPEATS_BEFORE_NEW = 8
@@ -596,6 +599,7 @@ def _tell(
         "status": outcome.status,
         "reason": outcome.reason,
         "seconds": round(outcome.seconds, 3),
+        "worker": outcome.worker or DRIVER_WORKER,
     }
     values = None
     constraints = {"feasible": 1.0, **{limit.key: 1.0 for limit in space.limits}}
@@ -651,7 +655,13 @@ def _tell_repeat(study: Any, trial: Any, number: int, constraints: dict[str, flo
     for key, value in constraints.items():
         trial.set_constraint(key, value)
     trial.set_user_attr(
-        TRIAL_ATTR, {"status": "repeat", "reason": f"the design of trial #{number}", "of": number}
+        TRIAL_ATTR,
+        {
+            "status": "repeat",
+            "reason": f"the design of trial #{number}",
+            "of": number,
+            "worker": DRIVER_WORKER,
+        },
     )
     study.tell(trial, state=TrialState.PRUNED)
 
@@ -667,6 +677,9 @@ def _fail(study: Any, trial: Any, error: BaseException | str, progress: Progress
         reason = f"{type(error).__name__}: {error}"
         traceback = getattr(error, "traceback", None) or "".join(format_exception(error))
     attrs = {"status": "failed", "reason": reason}
+    worker = getattr(error, "magnet_worker", None)  # where it raised, when known
+    if isinstance(worker, str):
+        attrs["worker"] = worker
     if traceback:
         attrs["traceback"] = traceback
     trial.set_user_attr(TRIAL_ATTR, attrs)

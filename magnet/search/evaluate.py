@@ -10,9 +10,12 @@ same design under the same mapper is not mapped again.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import json
 import math
+import os
+import socket
 import time
 import zlib
 from collections import OrderedDict
@@ -124,6 +127,9 @@ class DesignResult:
     seconds: float = 0.0
     mappings_evaluated: int = 0
     cache_hits: int = 0
+    #: The process that evaluated the design (``worker_id()``); None for an outcome the
+    #: driver decided without evaluating (a derived constraint broken).
+    worker: str | None = None
 
     def packed_records(self) -> str:
         """The records, compressed (what a trial stores)."""
@@ -145,18 +151,30 @@ def metrics_of(record: dict[str, Any]) -> dict[str, float]:
     return {m: math.nan if v is None else float(v) for m, v in values.items()}
 
 
+def worker_id() -> str:
+    """This process, as a trial records where it was evaluated: ``HOST:PID``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 def evaluate_design(job: DesignJob) -> DesignResult:
     """Build, price and map the design of ``job`` on every workload.
 
     A design the template refuses, a dataflow it cannot run, a component a cost model
     declines, or a layer no mapping fits is an ``infeasible`` result with the reason;
     anything else raises (the driver fails the trial): an exception in a plug-in is a bug
-    to show, never an infeasible design.
+    to show, never an infeasible design. The result's ``worker``, or the exception's
+    ``magnet_worker`` attribute (which pickles with it), names the process that ran the job.
     """
     start = time.perf_counter()
-    install_plugins(job.plugins)
-    result = _evaluate(job)
+    try:
+        install_plugins(job.plugins)
+        result = _evaluate(job)
+    except Exception as exc:
+        with contextlib.suppress(AttributeError):  # an exception that takes no attributes
+            exc.magnet_worker = worker_id()  # type: ignore[attr-defined]
+        raise
     result.seconds = time.perf_counter() - start
+    result.worker = worker_id()
     return result
 
 

@@ -2,9 +2,9 @@
 
 A study's trials carry magnet's record in one user attribute (``magnet``): the status
 (``ok``, ``infeasible``, ``failed``), the reason, the metrics (weighted means over the
-workloads), the seconds, and the compressed ``NetworkRecord`` of every workload; the study
-carries the search configuration (``magnet_config``) and the hypervolume reference point.
-Nothing here writes to storage.
+workloads), the seconds, the worker that evaluated the design (``HOST:PID``), and the
+compressed ``NetworkRecord`` of every workload; the study carries the search configuration
+(``magnet_config``) and the hypervolume reference point. Nothing here writes to storage.
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ class TrialView:
     finished: datetime | None
     feasible: bool
     constraints: dict[str, float]  # Optuna's: <= 0 met (``feasible``, one per limit)
+    #: The process that evaluated the design (``HOST:PID``), ``driver`` for a trial the
+    #: driver answered itself (a repeat, a derived constraint broken); None when not
+    #: recorded (studies made before magnet recorded it, a trial the driver failed).
+    worker: str | None = None
     _records: str | None = None
 
     @property
@@ -66,6 +70,7 @@ class TrialView:
             "metrics": self.metrics,
             "reason": self.reason,
             "seconds": self.seconds,
+            "worker": self.worker,
         }
         if with_records:
             out["records"] = self.records
@@ -96,6 +101,7 @@ def _view(trial: Any, objectives: list[str]) -> TrialView:
         finished=trial.datetime_complete,
         feasible=state == "COMPLETE" and status == "ok" and not violated,
         constraints=constraints,
+        worker=attrs.get("worker"),
         _records=attrs.get("records"),
     )
 

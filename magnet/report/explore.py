@@ -1,0 +1,611 @@
+"""Figures for exploring one study, the ones architects reach for in optuna-dashboard, drawn
+from magnet's own records: the history of an objective, slices, a contour of two
+parameters, the distribution of each objective, and the trials over time by worker.
+
+The conventions of ``figures.py`` hold: only ``plotly.graph_objects``; every study string
+escaped (``esc``); every point of a trial carries its trial number in ``customdata`` (a
+click opens the design); a heatmap cell carries the number of the best trial in it. Each
+figure sets ``uirevision`` (its kind and what it shows), so a live update keeps the zoom.
+Trace roles (``meta``): ``feasible`` (feasible trials), ``infeasible`` (infeasible trials
+that have values, faded, with their reason), ``best`` (best so far), ``cells`` (a
+heatmap), ``ecdf``, ``front`` (the study's Pareto front), and in the timeline the status.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from magnet.report.figures import (
+    INFEASIBLE_COLOR,
+    LEGEND_BELOW,
+    PALETTE,
+    _axis_type,
+    _groups,
+    _layout,
+    _param_order,
+    _with_values,
+    dataflow_colors,
+    empty,
+    esc,
+    fmt,
+    hover,
+    metric_title,
+)
+from magnet.search.study import Study, TrialView
+
+#: Colours of the trial statuses in the timeline.
+STATUS_COLORS = {
+    "ok": PALETTE[2],
+    "infeasible": INFEASIBLE_COLOR,
+    "failed": PALETTE[1],
+    "repeat": PALETTE[3],
+    "running": PALETTE[4],
+}
+#: The timeline's lane of trials that do not say which process ran them (older studies).
+UNKNOWN_WORKER = "unknown"
+#: Distinct values of a float parameter beyond which the contour bins it, and into how many.
+MAX_FLOAT_CELLS = 12
+FLOAT_BINS = 8
+#: Subplots per row (slices, ECDF).
+COLUMNS = 3
+
+
+# ---- shared --------------------------------------------------------------------------------
+def varied_params(study: Study) -> list[str]:
+    """The parameters the study's space varies (its ranges, and ``dataflow`` when it has
+    several), in the space's order: the panels of ``slices``, the axes ``contour`` takes."""
+    names = list(study.space.ranges())
+    if len(study.space.dataflows()) > 1:
+        names.append("dataflow")
+    return sorted(names, key=_param_order(study))
+
+
+def _direction(study: Study, objective: str) -> str | None:
+    """The direction of ``objective``, None when the study has no such objective."""
+    if objective not in study.objectives:
+        return None
+    return study.directions[study.objectives.index(objective)]
+
+
+def _not_objective(study: Study, objective: str) -> str:
+    return f"{objective!r} is not an objective of this study ({', '.join(study.objectives)})"
+
+
+def _empty(revision: str, text: str, title: str | None = None) -> go.Figure:
+    """``empty(text, title)`` with the figure's ``uirevision``."""
+    return empty(text, title).update_layout(uirevision=revision)
+
+
+def _rank(t: TrialView, objective: str, direction: str) -> tuple[float, int]:
+    """Sorts trials best first by ``objective``, the earlier of equal ones first."""
+    value = t.values[objective]
+    return (value if direction == "minimize" else -value, t.number)
+
+
+def _numeric(values: Sequence[Any]) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+
+
+def _spans_decade(values: Sequence[float]) -> bool:
+    return bool(values) and min(values) > 0 and max(values) / min(values) > 10
+
+
+def _order(study: Study, param: str, values: Sequence[Any]) -> list[Any]:
+    """The distinct ``values`` of ``param``: numbers ascending, others in the space's order
+    (then the rest by name)."""
+    distinct = list(dict.fromkeys(values))
+    if _numeric(distinct):
+        return sorted(distinct)
+    if param == "dataflow":
+        known = study.space.dataflows()
+    else:
+        r = study.space.ranges().get(param)
+        known = (r.values() or []) if r is not None else []
+    first = [v for v in known if v in distinct]
+    return first + sorted((v for v in distinct if v not in first), key=str)
+
+
+def _infeasible_with_values(study: Study, objective: str) -> list[TrialView]:
+    trials = [t for t in study.trials("infeasible") if t.values]
+    return _with_values(trials, [objective])
+
+
+def _reason(t: TrialView) -> list[str]:
+    return [f"<i>infeasible: {esc(t.reason or 'unknown')}</i>"]
+
+
+# ---- 1. history ----------------------------------------------------------------------------
+def history(study: Study, objective: str | None = None) -> go.Figure:
+    """The optimisation history of ``objective`` (default: the first): each feasible trial's
+    value by trial number (one colour per dataflow), the best so far as a step line (by the
+    objective's direction), the infeasible trials that have values faded; log y axis when
+    the values are positive."""
+    objective = objective or study.objectives[0]
+    revision = f"history:{objective}"
+    direction = _direction(study, objective)
+    if direction is None:
+        return _empty(revision, _not_objective(study, objective), "History")
+    title = f"History of {esc(objective)}: {esc(study.name)}"
+    feasible = _with_values(study.feasible(), [objective])
+    if not feasible:
+        return _empty(revision, "no feasible design yet", title)
+    infeasible = _infeasible_with_values(study, objective)
+    fig = _layout(go.Figure(), title, uirevision=revision)
+    if infeasible:
+        fig.add_trace(
+            go.Scatter(
+                x=[t.number for t in infeasible],
+                y=[t.values[objective] for t in infeasible],
+                customdata=[t.number for t in infeasible],
+                hovertext=[hover(study, t, _reason(t)) for t in infeasible],
+                hovertemplate="%{hovertext}<extra></extra>",
+                mode="markers",
+                name="infeasible",
+                marker={"color": INFEASIBLE_COLOR, "symbol": "x", "size": 7, "opacity": 0.4},
+                meta="infeasible",
+            )
+        )
+    colors = dataflow_colors(study)
+    for flow, group in _groups(feasible).items():
+        fig.add_trace(
+            go.Scatter(
+                x=[t.number for t in group],
+                y=[t.values[objective] for t in group],
+                customdata=[t.number for t in group],
+                hovertext=[hover(study, t) for t in group],
+                hovertemplate="%{hovertext}<extra></extra>",
+                mode="markers",
+                name=esc(flow),
+                marker={"color": colors.get(flow, "#333333"), "size": 8},
+                meta="feasible",
+            )
+        )
+    best: list[TrialView] = []  # after each feasible trial: the best so far (ties: earlier)
+    for t in sorted(feasible, key=lambda t: t.number):
+        if not best or _rank(t, objective, direction) < _rank(best[-1], objective, direction):
+            best.append(t)
+        else:
+            best.append(best[-1])
+    numbers = sorted(t.number for t in feasible)
+    fig.add_trace(
+        go.Scatter(
+            x=numbers,
+            y=[b.values[objective] for b in best],
+            customdata=[b.number for b in best],  # the trial that holds the best
+            hovertemplate=f"best {esc(objective)} after trial #%{{x}}: %{{y:.4g}} "
+            "(trial #%{customdata})<extra></extra>",
+            mode="lines",
+            line={"shape": "hv", "color": "#444444", "width": 2},
+            name=f"best so far ({'lowest' if direction == 'minimize' else 'highest'})",
+            meta="best",
+        )
+    )
+    shown = [t.values[objective] for t in feasible + infeasible]
+    fig.update_xaxes(title="trial")
+    fig.update_yaxes(title=metric_title(objective), type=_axis_type(shown))
+    fig.update_layout(hovermode="closest", clickmode="event", legend=LEGEND_BELOW)
+    return fig
+
+
+# ---- 2. slices -----------------------------------------------------------------------------
+def _grid(count: int) -> tuple[int, int]:
+    cols = min(count, COLUMNS)
+    return math.ceil(count / cols), cols
+
+
+def slices(study: Study, objective: str | None = None) -> go.Figure:
+    """The objective against each varied parameter, one panel per parameter, the feasible
+    trials as markers coloured by dataflow (the colours of every other figure; the history
+    shows the order of the trials). Categorical parameters (``dataflow``, string choices)
+    on category axes; numeric ones on log axes when their values are positive and span
+    more than a decade."""
+    objective = objective or study.objectives[0]
+    revision = f"slices:{objective}"
+    direction = _direction(study, objective)
+    if direction is None:
+        return _empty(revision, _not_objective(study, objective), "Slices")
+    title = f"{esc(objective)} against each parameter: {esc(study.name)}"
+    params = varied_params(study)
+    if not params:
+        return _empty(revision, "the space varies no parameter", title)
+    feasible = _with_values(study.feasible(), [objective])
+    if not feasible:
+        return _empty(revision, "no feasible design yet", title)
+    rows, cols = _grid(len(params))
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[esc(p) for p in params],
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        vertical_spacing=min(0.25, 0.6 / rows),
+    )
+    _layout(fig, title, uirevision=revision)
+    colors = dataflow_colors(study)
+    for i, param in enumerate(params):
+        row, col = i // cols + 1, i % cols + 1
+        trials = [t for t in feasible if param in t.params]
+        values = [t.params[param] for t in trials]
+        numeric = _numeric(values)
+        for flow, group in _groups(trials).items():
+            fig.add_trace(
+                go.Scatter(
+                    x=[t.params[param] if numeric else esc(t.params[param]) for t in group],
+                    y=[t.values[objective] for t in group],
+                    customdata=[t.number for t in group],
+                    hovertext=[hover(study, t) for t in group],
+                    hovertemplate="%{hovertext}<extra></extra>",
+                    mode="markers",
+                    name=esc(flow),
+                    legendgroup=flow,
+                    showlegend=i == 0,
+                    marker={"color": colors.get(flow, "#333333"), "size": 8, "opacity": 0.75},
+                    meta="feasible",
+                ),
+                row=row,
+                col=col,
+            )
+        distinct = _order(study, param, values)
+        if numeric:
+            axis: dict[str, Any] = {"type": "log" if _spans_decade(values) else "linear"}
+            r = study.space.ranges().get(param)
+            if r is not None and r.kind != "float" and len(distinct) <= 10:
+                axis |= {"tickvals": distinct, "ticktext": [fmt(v) for v in distinct]}
+        else:
+            axis = {"type": "category", "categoryorder": "array"}
+            axis["categoryarray"] = [esc(v) for v in distinct]
+        fig.update_xaxes(row=row, col=col, **axis)
+    shown = [t.values[objective] for t in feasible]
+    fig.update_yaxes(type=_axis_type(shown))
+    fig.update_yaxes(title=metric_title(objective), row=(rows + 1) // 2, col=1)
+    fig.update_layout(
+        hovermode="closest",
+        clickmode="event",
+        legend=LEGEND_BELOW,
+        height=max(350, 300 * rows + 80),
+        margin={"t": 90},
+    )
+    return fig
+
+
+# ---- 3. contour ----------------------------------------------------------------------------
+class _Cells:
+    """The cells of one axis of the contour: a parameter's distinct values, or for a float
+    parameter with many values, ``FLOAT_BINS`` bins (log-spaced when the values are
+    positive and span more than a decade)."""
+
+    def __init__(self, study: Study, param: str, values: list[Any]):
+        r = study.space.ranges().get(param)
+        distinct = _order(study, param, values)
+        self.edges: list[float] | None = None
+        if r is not None and r.kind == "float" and len(distinct) > MAX_FLOAT_CELLS:
+            lo, hi = min(distinct), max(distinct)
+            log = _spans_decade(distinct) or (r.log and lo > 0)
+            a, b = (math.log10(lo), math.log10(hi)) if log else (lo, hi)
+            steps = [a + (b - a) * k / FLOAT_BINS for k in range(FLOAT_BINS + 1)]
+            self.edges = [10**s for s in steps] if log else steps
+            self.edges[0], self.edges[-1] = lo, hi  # exact ends: every value in a bin
+            self.labels = [
+                f"{fmt(self.edges[k])} to {fmt(self.edges[k + 1])}" for k in range(FLOAT_BINS)
+            ]
+        else:
+            self.values = distinct
+            self.labels = [fmt(v) for v in distinct]
+
+    def index(self, value: Any) -> int:
+        if self.edges is None:
+            return self.values.index(value)
+        return min(bisect.bisect_right(self.edges, value) - 1, FLOAT_BINS - 1)
+
+
+def _log_colorbar(z: list[float], title: str) -> dict[str, Any]:
+    """A colour bar over log10 values labelled with the values themselves."""
+    lo, hi = min(z), max(z)
+    ticks = [lo] if hi == lo else [lo + (hi - lo) * k / 4 for k in range(5)]
+    return {
+        "title": {"text": title},
+        "tickvals": ticks,
+        "ticktext": [fmt(10**t) for t in ticks],
+    }
+
+
+def contour(
+    study: Study,
+    objective: str | None = None,
+    x_param: str | None = None,
+    y_param: str | None = None,
+) -> go.Figure:
+    """The objective over two parameters without interpolation: a heatmap of the best value
+    (by the objective's direction) of the feasible trials in each cell of distinct
+    parameter values (a float parameter with many values in bins), the trials as markers
+    spread inside their cell; a log colour scale when the values are positive, the best
+    values brightest. A cell carries the number of its best trial (``customdata``).
+    Defaults: the first objective, the first two varied parameters."""
+    objective = objective or study.objectives[0]
+    revision = f"contour:{objective}:{x_param}:{y_param}"
+    direction = _direction(study, objective)
+    if direction is None:
+        return _empty(revision, _not_objective(study, objective), "Contour")
+    params = varied_params(study)
+    defaults = iter(p for p in params if p not in (x_param, y_param))
+    x_param = x_param or next(defaults, None)
+    y_param = y_param or next(defaults, None)
+    revision = f"contour:{objective}:{x_param}:{y_param}"
+    title = f"{esc(objective)} over {esc(x_param)} and {esc(y_param)}: {esc(study.name)}"
+    if x_param is None or y_param is None:
+        return _empty(
+            revision, "a contour needs two varied parameters", f"{esc(objective)}: contour"
+        )
+    if x_param == y_param:
+        return _empty(revision, f"choose two different parameters (both are {x_param})", title)
+    for p in (x_param, y_param):
+        if p not in params:
+            return _empty(
+                revision,
+                f"{p} is not a varied parameter of this study "
+                f"(varied: {', '.join(params) or 'none'})",
+                title,
+            )
+    trials = [
+        t
+        for t in _with_values(study.feasible(), [objective])
+        if x_param in t.params and y_param in t.params
+    ]
+    if not trials:
+        return _empty(revision, "no feasible design yet", title)
+    xs = _Cells(study, x_param, [t.params[x_param] for t in trials])
+    ys = _Cells(study, y_param, [t.params[y_param] for t in trials])
+    cells: dict[tuple[int, int], list[TrialView]] = {}
+    for t in trials:
+        cells.setdefault((xs.index(t.params[x_param]), ys.index(t.params[y_param])), []).append(t)
+    best = {
+        key: min(group, key=lambda t: _rank(t, objective, direction))
+        for key, group in cells.items()
+    }
+    log = all(b.values[objective] > 0 for b in best.values())
+
+    def level(v: float) -> float:
+        return math.log10(v) if log else v
+
+    z: list[list[float | None]] = [[None] * len(xs.labels) for _ in ys.labels]
+    numbers: list[list[int | None]] = [[None] * len(xs.labels) for _ in ys.labels]
+    text: list[list[str]] = [[""] * len(xs.labels) for _ in ys.labels]
+    for (i, j), b in best.items():
+        z[j][i] = level(b.values[objective])
+        numbers[j][i] = b.number
+        text[j][i] = (
+            f"{esc(x_param)} = {esc(xs.labels[i])}<br>{esc(y_param)} = {esc(ys.labels[j])}<br>"
+            f"best {esc(objective)}: {fmt(b.values[objective])} (trial #{b.number})<br>"
+            f"{len(cells[(i, j)])} design(s)"
+        )
+    levels = [v for row in z for v in row if v is not None]
+    bar_title = f"{esc(objective)}<br>best in cell"
+    fig = _layout(go.Figure(), title, uirevision=revision)
+    fig.add_trace(
+        go.Heatmap(
+            x=list(range(len(xs.labels))),
+            y=list(range(len(ys.labels))),
+            z=z,
+            customdata=numbers,
+            hovertext=text,
+            hovertemplate="%{hovertext}<extra></extra>",
+            hoverongaps=False,
+            colorscale="Viridis",
+            reversescale=direction == "minimize",  # the best values bright
+            colorbar=_log_colorbar(levels, bar_title) if log else {"title": {"text": bar_title}},
+            xgap=1,
+            ygap=1,
+            name=esc(objective),
+            meta="cells",
+        )
+    )
+    px: list[float] = []
+    py: list[float] = []
+    members: list[TrialView] = []
+    for (i, j), group in cells.items():
+        group = sorted(group, key=lambda t: t.number)
+        k = len(group)
+        for n, t in enumerate(group):
+            px.append(i + (0.0 if k == 1 else -0.3 + 0.6 * n / (k - 1)))
+            py.append(j)
+            members.append(t)
+    fig.add_trace(
+        go.Scatter(
+            x=px,
+            y=py,
+            customdata=[t.number for t in members],
+            hovertext=[hover(study, t) for t in members],
+            hovertemplate="%{hovertext}<extra></extra>",
+            mode="markers",
+            name="designs",
+            marker={"color": "white", "size": 7, "line": {"color": "#222222", "width": 1}},
+            meta="feasible",
+        )
+    )
+    for update, cells_, param in (
+        (fig.update_xaxes, xs, x_param),
+        (fig.update_yaxes, ys, y_param),
+    ):
+        update(
+            title=esc(param),
+            tickvals=list(range(len(cells_.labels))),
+            ticktext=[esc(label) for label in cells_.labels],
+            range=[-0.5, len(cells_.labels) - 0.5],
+            showgrid=False,
+            zeroline=False,
+        )
+    fig.update_layout(hovermode="closest", clickmode="event", showlegend=False)
+    return fig
+
+
+# ---- 4. ECDF -------------------------------------------------------------------------------
+def ecdf(study: Study) -> go.Figure:
+    """The empirical distribution of each objective over the feasible designs: one panel per
+    objective, a step line through (value, fraction of designs <= value), each design a
+    point on it (ties stacked up the step), the designs of the Pareto front marked; x log
+    when the values are positive."""
+    title = f"Distribution of the objectives: {esc(study.name)}"
+    revision = "ecdf"
+    trials = _with_values(study.feasible(), study.objectives)
+    if not trials:
+        return _empty(revision, "no feasible design yet", title)
+    front = {t.number for t in study.pareto_front()}
+    rows, cols = _grid(len(study.objectives))
+    better = {"minimize": "lower", "maximize": "higher"}
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[
+            f"{esc(o)} ({better[d]} is better)"
+            for o, d in zip(study.objectives, study.directions, strict=True)
+        ],
+        shared_yaxes=True,
+        horizontal_spacing=0.05,
+        vertical_spacing=min(0.25, 0.6 / rows),
+    )
+    _layout(fig, title, uirevision=revision)
+    n = len(trials)
+    for i, o in enumerate(study.objectives):
+        row, col = i // cols + 1, i % cols + 1
+        ordered = sorted(trials, key=lambda t: (t.values[o], t.number))
+        y = [(k + 1) / n for k in range(n)]
+        notes = [[f"{k + 1} of {n} designs at or below this {esc(o)}"] for k in range(n)]
+        fig.add_trace(
+            go.Scatter(
+                x=[t.values[o] for t in ordered],
+                y=y,
+                customdata=[t.number for t in ordered],
+                hovertext=[hover(study, t, note) for t, note in zip(ordered, notes, strict=True)],
+                hovertemplate="%{hovertext}<extra></extra>",
+                mode="lines+markers",
+                line={"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 2},
+                marker={"size": 4},
+                name=esc(o),
+                showlegend=False,
+                meta="ecdf",
+            ),
+            row=row,
+            col=col,
+        )
+        on_front = [(t, yk) for t, yk in zip(ordered, y, strict=True) if t.number in front]
+        fig.add_trace(
+            go.Scatter(
+                x=[t.values[o] for t, _ in on_front],
+                y=[yk for _, yk in on_front],
+                customdata=[t.number for t, _ in on_front],
+                hovertext=[hover(study, t, ["<b>on the Pareto front</b>"]) for t, _ in on_front],
+                hovertemplate="%{hovertext}<extra></extra>",
+                mode="markers",
+                marker={
+                    "color": PALETTE[i % len(PALETTE)],
+                    "size": 10,
+                    "symbol": "diamond",
+                    "line": {"color": "#222222", "width": 1},
+                },
+                name="Pareto front",
+                legendgroup="front",
+                showlegend=i == 0,
+                meta="front",
+            ),
+            row=row,
+            col=col,
+        )
+        fig.update_xaxes(
+            title=metric_title(o), type=_axis_type(t.values[o] for t in trials), row=row, col=col
+        )
+    fig.update_yaxes(range=[0, 1.05])
+    fig.update_yaxes(title="fraction of designs ≤ x", row=(rows + 1) // 2, col=1)
+    fig.update_layout(
+        hovermode="closest",
+        clickmode="event",
+        legend=LEGEND_BELOW,
+        height=max(350, 320 * rows + 80),
+        margin={"t": 90},
+    )
+    return fig
+
+
+# ---- 5. timeline ---------------------------------------------------------------------------
+def _lanes(trials: list[TrialView]) -> list[str]:
+    """The workers, the driver first and ``unknown`` last."""
+    names = {t.worker or UNKNOWN_WORKER for t in trials}
+    return sorted(names, key=lambda w: (w != "driver", w == UNKNOWN_WORKER, w))
+
+
+def timeline(study: Study, now: datetime | None = None) -> go.Figure:
+    """The trials over time: one horizontal bar per started trial from its start to its end
+    (a running trial to ``now``, default the present), one lane per worker that evaluated it
+    (``driver`` for the trials the driver answered itself, ``unknown`` when not recorded),
+    coloured by status."""
+    title = f"Trials over time: {esc(study.name)}"
+    revision = "timeline"
+    trials = [t for t in study.trials() if t.started is not None]
+    if not trials:
+        return _empty(revision, "no trial has started yet", title)
+    fig = _layout(go.Figure(), title, uirevision=revision, barmode="overlay")
+    lanes = _lanes(trials)
+    by_status: dict[str, list[TrialView]] = {}
+    for t in trials:
+        by_status.setdefault(t.status, []).append(t)
+    order = [*STATUS_COLORS, *sorted(set(by_status) - set(STATUS_COLORS))]
+    for status in order:
+        group = by_status.get(status)
+        if not group:
+            continue
+        ends = [_end(t, now) for t in group]
+        ms = [(e - t.started).total_seconds() * 1000 for t, e in zip(group, ends, strict=True)]
+        color = STATUS_COLORS.get(status, "#999999")
+        fig.add_trace(
+            go.Bar(
+                base=[t.started for t in group],
+                x=ms,  # a date axis: a bar's length in milliseconds from its base
+                y=[esc(t.worker or UNKNOWN_WORKER) for t in group],
+                orientation="h",
+                customdata=[t.number for t in group],
+                hovertext=[hover(study, t, _when(t, e)) for t, e in zip(group, ends, strict=True)],
+                hovertemplate="%{hovertext}<extra></extra>",
+                name=esc(status),
+                marker={"color": color, "line": {"color": "white", "width": 0.5}},
+                meta=status,
+            )
+        )
+    fig.update_xaxes(type="date", title="time")
+    fig.update_yaxes(
+        title="worker",
+        type="category",
+        categoryorder="array",
+        categoryarray=[esc(w) for w in lanes],
+        autorange="reversed",
+    )
+    fig.update_layout(
+        hovermode="closest",
+        clickmode="event",
+        legend=LEGEND_BELOW,
+        height=max(300, 160 + 40 * len(lanes)),
+    )
+    return fig
+
+
+def _end(t: TrialView, now: datetime | None) -> datetime:
+    if t.finished is not None:
+        return t.finished
+    return now or datetime.now(t.started.tzinfo if t.started else None)
+
+
+def _when(t: TrialView, end: datetime) -> list[str]:
+    seconds = (end - t.started).total_seconds() if t.started else math.nan
+    lines = [
+        f"worker: {esc(t.worker or UNKNOWN_WORKER)}",
+        f"started {t.started:%Y-%m-%d %H:%M:%S}" if t.started else "",
+        f"{fmt(seconds)} s{'' if t.finished else ' so far'}",
+    ]
+    if t.reason:
+        lines.append(f"<i>{esc(t.reason)}</i>")
+    return [line for line in lines if line]
