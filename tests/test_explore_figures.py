@@ -90,7 +90,7 @@ def nothing_feasible(root):
     """Every design over its area limit (infeasible with values), then a trial asked and
     never told (running)."""
     study = make(root, "nothing", 3, limits=[{"metric": "area_mm2", "max": 0.01}])
-    store = open_storage(study.storage, create=False)
+    store = open_storage(study.storage, create=True)  # a writer's (a reader cannot ask)
     optuna.load_study(study_name="nothing", storage=store).ask()
     return load_study("nothing", study.storage)
 
