@@ -422,7 +422,7 @@ def test_unknown_metrics_and_equal_axes_are_refused(client) -> None:
     assert r.status_code == 404 and "energy_pj, latency_cycles, area_mm2" in r.json()["error"]
     assert client.get(api + "parallel?color=<b>").status_code == 404
     r = client.get(api + "front?x=energy_pj&y=energy_pj")
-    assert r.status_code == 400 and "different" in r.json()["error"]
+    assert r.status_code == 400 and "must all differ" in r.json()["error"]
     assert client.get(api + "front3d?x=area_mm2&y=energy_pj&z=area_mm2").status_code == 400
     assert client.get("/compare?study=small&x=bogus").status_code == 404
     assert client.get("/compare?study=small&x=energy_pj&y=energy_pj").status_code == 400
@@ -540,3 +540,19 @@ def test_sizes_are_printed_in_binary_units(tmp_path) -> None:
         assert row["shown"] == {"global_buffer": f"{size // 1024} KiB"}
     report = write_report(study, tmp_path / "r.html").read_text()
     assert re.search(r'data-value="(16384|32768)">(16|32) KiB</td>', report)
+
+
+def test_importance_is_computed_again_every_tenth_more_and_bounded() -> None:
+    # 10, 11, 12, 13, 14, 15, 16 (round(16.5) = 16, to even), 18, ...: the largest not above
+    # the count
+    assert F.importance_slice(9) == slice(0, 0)
+    assert F.importance_slice(10) == slice(0, 10, 1)
+    assert F.importance_slice(17) == slice(0, 16, 1)
+    assert F.importance_slice(18) == slice(0, 18, 1)
+    k = F.importance_slice(1722).stop  # 10 * 1.1^n rounded at each step, up to 1722
+    steps = [10]
+    while round(steps[-1] * 1.1) <= 1722:
+        steps.append(round(steps[-1] * 1.1))
+    assert k == steps[-1] and k > 1722 / 1.1 - 1
+    chosen = range(1722)[F.importance_slice(1722)]
+    assert len(chosen) <= F.MAX_IMPORTANCE_TRIALS and chosen.step == -(-k // 400)

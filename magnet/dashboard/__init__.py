@@ -34,8 +34,13 @@ def serve(
     import uvicorn
 
     app = create_app(storage, host=host, poll_seconds=poll_seconds)
-    app.state.dashboard.store.names()  # refuse a storage that cannot be read, now
     sock = listen(host, port)
+    try:
+        log(f"reading {app.state.dashboard.store.label} ...")
+        app.state.dashboard.warm()  # a storage that cannot be read is refused here
+    except BaseException:
+        sock.close()
+        raise
     shown = f"[{host}]" if ":" in host else host
     log(f"magnet dashboard: http://{shown}:{port}/ (storage {app.state.dashboard.store.label})")
     if host not in ("127.0.0.1", "localhost", "::1"):

@@ -42,6 +42,7 @@ from starlette.routing import Route
 
 from magnet.dashboard.store import NotFound, Refused, Store
 from magnet.errors import MagnetError
+from magnet.report import explore as E
 from magnet.report import figures as F
 from magnet.report.design import (
     DesignView,
@@ -75,27 +76,43 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 @dataclass(frozen=True)
 class FigureKind:
     """A figure of /api/studies/NAME/figures/KIND: how it is made from the study and the
-    query, and what the query may hold (``objective`` or ``param`` values, by name)."""
+    query, what the query may hold (``objective`` or ``param`` values, by name) and which of
+    its values must differ (the x and y of a front or a contour)."""
 
     make: Callable[..., Any]
     query: tuple[tuple[str, str], ...] = ()
-    distinct: bool = False  # the query's values must differ (x and y of a front)
+    distinct: tuple[str, ...] = ()
+    #: What the figure depends on, if not every change of the study (kept while it is equal)
+    basis: Callable[[Study], Any] | None = None
 
 
+OBJECTIVE = (("objective", "objective"),)
 FIGURES: dict[str, FigureKind] = {
     "front": FigureKind(
         lambda s, q: F.front_2d(s, q.get("x"), q.get("y")),
         (("x", "objective"), ("y", "objective")),
-        distinct=True,
+        ("x", "y"),
     ),
     "front3d": FigureKind(
         lambda s, q: F.front_3d(s, [q.get("x"), q.get("y"), q.get("z")]),
         (("x", "objective"), ("y", "objective"), ("z", "objective")),
-        distinct=True,
+        ("x", "y", "z"),
     ),
     "hypervolume": FigureKind(lambda s, q: F.hypervolume(s)),
     "parallel": FigureKind(lambda s, q: F.parallel(s, q.get("color")), (("color", "objective"),)),
-    "importance": FigureKind(lambda s, q: F.importance(s)),
+    "importance": FigureKind(
+        lambda s, q: F.importance(s),
+        basis=lambda s: tuple(t.number for t in F.importance_basis(s)),
+    ),
+    "history": FigureKind(lambda s, q: E.history(s, q.get("objective")), OBJECTIVE),
+    "slices": FigureKind(lambda s, q: E.slices(s, q.get("objective")), OBJECTIVE),
+    "contour": FigureKind(
+        lambda s, q: E.contour(s, q.get("objective"), q.get("x"), q.get("y")),
+        (*OBJECTIVE, ("x", "param"), ("y", "param")),
+        ("x", "y"),
+    ),
+    "ecdf": FigureKind(lambda s, q: E.ecdf(s)),
+    "timeline": FigureKind(lambda s, q: E.timeline(s)),
 }
 #: A trial number in a URL: at most 9 digits (a longer one is no page, never a crash).
 TRIAL_NUMBER = "{n:trial}"
@@ -184,13 +201,23 @@ class Dashboard:
         key = (study.name, "design", trial.number, trial.state)
         return self.store.memo(key, make, per_version=False)
 
+    def warm(self) -> int:
+        """Read every study and make its rows now (before serving: a big journal takes
+        seconds to read once, and no request should wait for that); how many studies."""
+        studies = self.store.studies()
+        for study in studies:
+            self.summary(study)
+            self.rows_json(study, study.trials(), with_front=False)
+        return len(studies)
+
     # ---- pages -------------------------------------------------------------------------
     def index(self, request: Request) -> Response:
         return self.page("index.html", studies=self.api_rows(), exists=self.store.exists())
 
     def study_page(self, request: Request) -> Response:
         study = self.study(request)
-        return self.page("study.html", study=study, summary=self.summary(study))
+        varied = E.varied_params(study)
+        return self.page("study.html", study=study, summary=self.summary(study), varied=varied)
 
     def design_page(self, request: Request) -> Response:
         study, trial = self.trial(request)
@@ -330,11 +357,30 @@ class Dashboard:
 
     def api_trials(self, request: Request) -> Response:
         study = self.study(request)
-        return self.json(self.store.memo((study.name, "trials"), lambda: self.rows(study)))
+        return self.json_text(self.rows_json(study, study.trials(), with_front=True))
 
-    def rows(self, study: Study, numbers: list[int] | None = None) -> list[dict[str, Any]]:
-        trials = study.trials() if numbers is None else [study.trial(n) for n in numbers]
-        return [trial_row(t, study) for t in trials]
+    def rows_json(self, study: Study, trials: list[TrialView], with_front: bool) -> str:
+        """The JSON list of ``trial_row`` of ``trials``. A trial's row is made once per read of
+        it (a finished trial's, once): only its ``front`` flag can change, and is added here
+        (``with_front``) or left to the page, which gets the front as a list."""
+        cache = self.store.feed(study.name).rows
+        out = []
+        for t in trials:
+            known = cache.get(t.number)
+            if known is None or known[0] is not t:
+                row = trial_row(t, study)
+                del row["front"]
+                known = (t, dumps(row))
+                cache[t.number] = known
+            text = known[1]
+            if with_front:
+                text = f'{text[:-1]}, "front": {"true" if study.on_front(t.number) else "false"}}}'
+            out.append(text)
+        return "[" + ", ".join(out) + "]"
+
+    @staticmethod
+    def json_text(text: str, status: int = 200) -> Response:
+        return Response(text, status_code=status, media_type="application/json")
 
     def api_updates(self, request: Request) -> Response:
         """The trials of a study changed after version ``since`` (all for 0), the study's
@@ -344,17 +390,17 @@ class Dashboard:
         if not (since.isdigit() and len(since) <= 9):
             raise Refused(f"since must be a study version (a whole number), not {since[:20]!r}")
         study, version = self.store.snapshot(name)
-        changed = (
-            None if int(since) == 0 else self.store.feed(name).changed_since(int(since), version)
-        )
-        return self.json(
+        complete = int(since) == 0
+        numbers = [] if complete else self.store.feed(name).changed_since(int(since), version)
+        trials = study.trials() if complete else [study.trial(n) for n in numbers]
+        head = dumps(
             {
                 "version": version,
                 "front": [t.number for t in study.pareto_front()],
-                "rows": self.rows(study, changed),
-                "complete": changed is None,
+                "complete": complete,
             }
         )
+        return self.json_text(f'{head[:-1]}, "rows": {self.rows_json(study, trials, False)}}}')
 
     def api_trial(self, request: Request) -> Response:
         study, trial = self.trial(request)
@@ -392,12 +438,14 @@ class Dashboard:
             return fig
 
         key = (study.name, "figure", name, tuple(sorted(query.items())))
-        return self.json(self.store.memo(key, make))
+        if kind.basis is not None:
+            key += (kind.basis(study),)
+        return self.json(self.store.memo(key, make, per_version=kind.basis is None))
 
     @staticmethod
     def figure_query(study: Study, kind: FigureKind, request: Request) -> dict[str, str]:
         """The query of a figure, each value checked against the study (404 if unknown)."""
-        allowed = {"objective": study.objectives, "param": [*param_names(study), "dataflow"]}
+        allowed = {"objective": study.objectives, "param": E.varied_params(study)}
         query = {}
         for key, what in kind.query:
             value = request.query_params.get(key)
@@ -408,10 +456,11 @@ class Dashboard:
                     f"unknown {what} {value[:80]!r} for {key}; allowed: {', '.join(allowed[what])}"
                 )
             query[key] = value
-        if kind.distinct and len(set(query.values())) < len(query):
+        given = {k: query[k] for k in kind.distinct if k in query}
+        if len(set(given.values())) < len(given):
             raise Refused(
-                f"{' and '.join(query)} must be different {kind.query[0][1]}s: "
-                + ", ".join(f"{k}={v}" for k, v in query.items())
+                f"{', '.join(given)} must all differ: "
+                + ", ".join(f"{k}={v}" for k, v in given.items())
             )
         return query
 

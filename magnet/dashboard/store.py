@@ -53,6 +53,8 @@ class Feed:
         #: number -> the version at which the trial last changed (or appeared)
         self.changed: dict[int, int] = {}
         self.views: dict[int, tuple[Any, TrialView]] = {}
+        #: number -> (its TrialView, its row as JSON): the dashboard's tables (app.py)
+        self.rows: dict[int, tuple[TrialView, str]] = {}
         self.attrs: dict[str, Any] | None = None
         self.study: Study | None = None
         self.lock = threading.Lock()

@@ -240,8 +240,10 @@ def slices(study: Study, objective: str | None = None) -> go.Figure:
                     x=[t.params[param] if numeric else esc(t.params[param]) for t in group],
                     y=[t.values[objective] for t in group],
                     customdata=[t.number for t in group],
-                    hovertext=[hover(study, t) for t in group],
-                    hovertemplate="%{hovertext}<extra></extra>",
+                    # one template per trace, not a text per point: a big study's slices
+                    # stay small (the front and the history carry every parameter)
+                    hovertemplate=f"<b>trial #%{{customdata}}</b><br>{esc(objective)}: "
+                    f"%{{y:.4g}}<br>{esc(param)} = %{{x}}<br>{esc(flow)}<extra></extra>",
                     mode="markers",
                     name=esc(flow),
                     legendgroup=flow,
@@ -476,14 +478,13 @@ def ecdf(study: Study) -> go.Figure:
         row, col = i // cols + 1, i % cols + 1
         ordered = sorted(trials, key=lambda t: (t.values[o], t.number))
         y = [(k + 1) / n for k in range(n)]
-        notes = [[f"{k + 1} of {n} designs at or below this {esc(o)}"] for k in range(n)]
         fig.add_trace(
             go.Scatter(
                 x=[t.values[o] for t in ordered],
                 y=y,
                 customdata=[t.number for t in ordered],
-                hovertext=[hover(study, t, note) for t, note in zip(ordered, notes, strict=True)],
-                hovertemplate="%{hovertext}<extra></extra>",
+                hovertemplate=f"<b>trial #%{{customdata}}</b><br>{esc(o)}: %{{x:.4g}}<br>"
+                f"%{{y:.1%}} of {n} designs at or below it<extra></extra>",
                 mode="lines+markers",
                 line={"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 2},
                 marker={"size": 4},
@@ -546,7 +547,11 @@ def timeline(study: Study, now: datetime | None = None) -> go.Figure:
     coloured by status."""
     title = f"Trials over time: {esc(study.name)}"
     revision = "timeline"
-    trials = [t for t in study.trials() if t.started is not None]
+    # a repeat is answered from the study in no time: counted in the title, not drawn
+    started = [t for t in study.trials() if t.started is not None]
+    trials = [t for t in started if t.status != "repeat"]
+    if len(trials) < len(started):
+        title += f" ({len(started) - len(trials)} repeats answered from the study not drawn)"
     if not trials:
         return _empty(revision, "no trial has started yet", title)
     fig = _layout(go.Figure(), title, uirevision=revision, barmode="overlay")

@@ -145,7 +145,9 @@ def reasons(study: Study) -> list[tuple[str, int, int]]:
 
 def study_figures(study: Study) -> dict[str, Any]:
     """The study's figures as JSON: a front per pair of objectives, 3-D, hypervolume,
-    parallel coordinates, importance."""
+    importance, the history of each objective, ECDF, slices, a contour, the timeline and
+    parallel coordinates."""
+    from magnet.report import explore as E
     from magnet.report import figures as F
 
     out: dict[str, Any] = {}
@@ -157,8 +159,21 @@ def study_figures(study: Study) -> dict[str, Any]:
         out["front3d"] = F.front_3d(study)
     out["hypervolume"] = F.hypervolume(study)
     out["importance"] = F.importance(study)
+    for objective in study.objectives:
+        out[f"history:{objective}"] = E.history(study, objective)
+    out["ecdf"] = E.ecdf(study)
+    out["slices"] = E.slices(study)
+    if len(E.varied_params(study)) >= 2:
+        out["contour"] = E.contour(study)
+    out["timeline"] = E.timeline(study)
     out["parallel"] = F.parallel(study)
     return {k: F.figure_json(v) for k, v in out.items()}
+
+
+#: Report figures drawn when they come into view (the others when the report opens).
+LAZY = ("history:", "ecdf", "slices", "contour", "timeline", "parallel")
+#: Report figures as wide as the page.
+WIDE = ("slices", "contour", "timeline", "parallel")
 
 
 def render_report(study: Study, max_designs: int = MAX_DESIGNS) -> str:
@@ -189,6 +204,8 @@ def render_report(study: Study, max_designs: int = MAX_DESIGNS) -> str:
             reasons=reasons(study),
             figures=figures,
             figure_keys=figure_keys,
+            lazy=lambda key: key.startswith(LAZY),
+            wide=lambda key: key.startswith(WIDE),
             generated=_dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
             plotly_js=Markup(plotly_js()),
             script=Markup(asset("magnet.js")),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -50,6 +50,8 @@ class TrialView:
     #: recorded (studies made before magnet recorded it, a trial the driver failed).
     worker: str | None = None
     _records: str | None = None
+    #: What figures show of the trial, made once (``magnet.report.figures.hover``).
+    hover_text: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def dataflow(self) -> str | None:

@@ -336,14 +336,22 @@
           }
         });
         el._magnetOld = el.value;
-        loadFigure(document.getElementById(el.getAttribute("data-plot")));
+        replot(el.getAttribute("data-plot"));
       });
     });
     document.querySelectorAll("select[data-replot]").forEach(function (el) {
       el.addEventListener("change", function () {
-        loadFigure(document.getElementById(el.getAttribute("data-replot")));
+        replot(el.getAttribute("data-replot"));
       });
     });
+
+    // the figures (ids, separated by spaces) a choice redraws
+    function replot(ids) {
+      ids.split(" ").forEach(function (id) {
+        var el = document.getElementById(id);
+        if (el && (!el.hasAttribute("data-lazy") || el._magnetSeen)) loadFigure(el);
+      });
+    }
     setSelect.addEventListener("change", function () {
       renderTrials([]);
     });
