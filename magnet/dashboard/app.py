@@ -14,9 +14,9 @@ JSON: /api/studies, /api/studies/NAME, /api/studies/NAME/pareto (as ``magnet par
 --json``), /api/studies/NAME/trials, /api/studies/NAME/trials/N,
 /api/studies/NAME/figures/KIND (front, front3d, hypervolume, parallel, importance).
 
-Only GET; files only from a fixed list made at start (the package's own assets and
-plotly.js from the plotly package); every response carries a Content-Security-Policy that
-allows nothing but this server.
+Only GET; files only from a fixed list made at start (the package's own assets and its
+vendored plotly.js strict build, which needs no eval); every response carries a
+Content-Security-Policy that allows nothing but this server (no eval, no inline script).
 """
 
 from __future__ import annotations
@@ -37,7 +37,15 @@ from magnet.dashboard.store import NotFound, Store
 from magnet.errors import MagnetError
 from magnet.report import figures as F
 from magnet.report.design import DesignView, design_figures, design_view, mappings_yaml
-from magnet.report.html import ASSETS, dumps, environment, param_names, plotly_js, trial_row
+from magnet.report.html import (
+    ASSETS,
+    dumps,
+    environment,
+    param_names,
+    plotly_js,
+    plotly_js_version,
+    trial_row,
+)
 from magnet.search.space import METRICS
 from magnet.search.study import Study, TrialView, pareto_json
 
@@ -77,12 +85,6 @@ def design_url(name: str, number: int) -> str:
     return f"{study_url(name)}/trials/{number}"
 
 
-def plotly_version() -> str:
-    import plotly
-
-    return str(plotly.__version__)
-
-
 def _assets() -> dict[str, Path]:
     """The files /static serves: a fixed list, made once (no path from a request is read)."""
     files = {p.name: p for p in (HERE / "static").iterdir() if p.suffix in TYPES}
@@ -108,7 +110,7 @@ class Dashboard:
             storage=self.store.label,
             poll=poll_seconds,
             static=lambda name: f"/static/{name}?v={self.versions[name]}",
-            plotly_url=f"/assets/plotly.min.js?v={plotly_version()}",
+            plotly_url=f"/assets/plotly.min.js?v={plotly_js_version(plotly_js())}-strict",
         )
 
     # ---- helpers -----------------------------------------------------------------------
