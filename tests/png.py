@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 
 
-def read_png(path: str | Path) -> np.ndarray:
-    """The pixels of ``path``: uint8[height, width, channels]."""
-    data = Path(path).read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+def read_png(path: str | Path | bytes) -> np.ndarray:
+    """The pixels of ``path`` (or of a PNG's bytes): uint8[height, width, channels]."""
+    data = path if isinstance(path, bytes) else Path(path).read_bytes()
+    name = "the data" if isinstance(path, bytes) else path
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{name} is not a PNG"
     pos, idat, header = 8, b"", None
     while pos < len(data):
         (length,) = struct.unpack(">I", data[pos : pos + 4])

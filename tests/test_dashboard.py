@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from magnet.cli import main
 from magnet.dashboard import create_app
 from magnet.report import write_report
+from magnet.report.html import plotly_js, plotly_js_version
 from magnet.search import load_study, search
 from tests.conftest import DATA, REPO
 from tests.services import free_port, magnet_command
@@ -174,7 +175,12 @@ def test_no_file_outside_the_assets(client, path) -> None:
 
 def test_assets_security_headers_and_read_only(client) -> None:
     js = client.get("/assets/plotly.min.js")
-    assert js.status_code == 200 and "plotly.js v" in js.text[:200]
+    assert js.status_code == 200 and js.text == plotly_js()  # the vendored strict build
+    # asked for with its version: a new bundle is a new URL (the old one is cached for good)
+    assert (
+        f"/assets/plotly.min.js?v={plotly_js_version(plotly_js())}-strict"
+        in client.get("/studies/small").text
+    )
     assert client.get("/static/dashboard.js").status_code == 200
     assert client.get("/static/magnet.css").status_code == 200
     page = client.get("/")

@@ -209,7 +209,7 @@ def test_report_is_one_self_contained_file(small, tmp_path) -> None:
     path = write_report(small, tmp_path / "new" / "report.html")
     assert path == tmp_path / "new" / "report.html"
     text = path.read_text()
-    assert text.count("* plotly.js v") == 1  # embedded once, from the plotly package
+    assert text.count("* plotly.js (strict") == 1  # embedded once, the vendored strict build
     assert text.count(plotly_js()) == 1
     ours = text.replace(plotly_js(), "")
     assert not re.search(r"<script[^>]+src=", ours) and "<link" not in ours

@@ -19,9 +19,9 @@ JSON: /api/studies, /api/studies/NAME, /api/studies/NAME/pareto (as ``magnet par
 /api/studies/NAME/figures/KIND (see ``FIGURES``; its query names objectives or parameters,
 checked against the study).
 
-Only GET; files only from a fixed list made at start (the package's own assets and
-plotly.js from the plotly package); every response carries a Content-Security-Policy that
-allows nothing but this server.
+Only GET; files only from a fixed list made at start (the package's own assets and its
+vendored plotly.js strict build, which needs no eval); every response carries a
+Content-Security-Policy that allows nothing but this server (no eval, no inline script).
 """
 
 from __future__ import annotations
@@ -51,7 +51,15 @@ from magnet.report.design import (
     mappings_yaml,
     safe_file_name,
 )
-from magnet.report.html import ASSETS, dumps, environment, param_names, plotly_js, trial_row
+from magnet.report.html import (
+    ASSETS,
+    dumps,
+    environment,
+    param_names,
+    plotly_js,
+    plotly_js_version,
+    trial_row,
+)
 from magnet.search import pareto
 from magnet.search.export import export_text
 from magnet.search.study import Study, TrialView, pareto_json
@@ -129,12 +137,6 @@ def design_url(name: str, number: int) -> str:
     return f"{study_url(name)}/trials/{number}"
 
 
-def plotly_version() -> str:
-    import plotly
-
-    return str(plotly.__version__)
-
-
 def _assets() -> dict[str, Path]:
     """The files /static serves: a fixed list, made once (no path from a request is read)."""
     files = {p.name: p for p in (HERE / "static").iterdir() if p.suffix in TYPES}
@@ -160,7 +162,7 @@ class Dashboard:
             storage=self.store.label,
             poll=poll_seconds,
             static=lambda name: f"/static/{name}?v={self.versions[name]}",
-            plotly_url=f"/assets/plotly.min.js?v={plotly_version()}",
+            plotly_url=f"/assets/plotly.min.js?v={plotly_js_version(plotly_js())}-strict",
         )
 
     # ---- helpers -----------------------------------------------------------------------

@@ -1,15 +1,17 @@
 """A study as one self-contained HTML file: figures, tables and the designs of the front.
 
-plotly.js is embedded once, from the installed plotly package (never a CDN); the figures
-travel as one JSON blob rendered by a small script, so the file opens offline. Every string
-from the study is escaped: Jinja2 autoescapes the markup and ``json_script`` escapes ``<``,
-``>`` and ``&`` in embedded JSON, so no study, parameter or layer name can close a tag.
+plotly.js is embedded once, its strict build vendored in ``assets/vendor`` (never a CDN);
+the figures travel as one JSON blob rendered by a small script, so the file opens offline.
+Every string from the study is escaped: Jinja2 autoescapes the markup and ``json_script``
+escapes ``<``, ``>`` and ``&`` in embedded JSON, so no study, parameter or layer name can
+close a tag.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from functools import cache
 from itertools import combinations
 from pathlib import Path
@@ -27,6 +29,10 @@ from magnet.search.study import Study, TrialView
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 ASSETS = HERE / "assets"
+#: plotly.js's strict build (npm plotly.js-strict-dist-min, assets/vendor/README.md): no
+#: eval or ``new Function``, so WebGL traces (parallel coordinates) draw under a
+#: Content-Security-Policy without 'unsafe-eval', where the regular build's do not.
+PLOTLY_JS = ASSETS / "vendor" / "plotly-strict.min.js"
 #: Front designs the report details (the front table lists them all).
 MAX_DESIGNS = 50
 
@@ -59,10 +65,16 @@ def fmt(value: Any) -> str:
 
 @cache
 def plotly_js() -> str:
-    """plotly.js from the installed plotly package."""
-    from plotly.offline import get_plotlyjs
+    """plotly.js, the vendored strict build (``PLOTLY_JS``)."""
+    return PLOTLY_JS.read_text(encoding="utf-8")
 
-    return get_plotlyjs()
+
+def plotly_js_version(bundle: str) -> str:
+    """The version of a plotly.js bundle, from its header comment (``plotly.js ... v4.1.1``)."""
+    found = re.search(r"\* plotly\.js .*?v(\d+\.\d+\.\d+)", bundle[:500])
+    if found is None:
+        raise ValueError("not a plotly.js bundle: no version in its header")
+    return found.group(1)
 
 
 def data_uri(text: str) -> str:

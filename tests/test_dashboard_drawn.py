@@ -1,0 +1,196 @@
+"""Every figure of the dashboard and of the report is drawn under the dashboard's
+Content-Security-Policy (no eval, no inline script): counted in what plotly put in the page
+(tests/drawn.py), with no console error and no refused script.
+
+plotly.js's regular build compiles WebGL code with ``new Function``, which the policy
+refuses: its parallel coordinates then drew nothing, silently (plotly shows "WebGL is not
+supported"). magnet serves plotly.js's strict build instead (magnet/report/html.py)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import plotly
+import plotly.graph_objects as go
+import pytest
+
+from magnet.dashboard.app import CSP
+from magnet.report import explore as E
+from magnet.report import figures as F
+from magnet.report import write_report
+from magnet.report.design import design_figures, design_view
+from magnet.report.html import ASSETS, json_script, plotly_js, plotly_js_version
+from magnet.search import load_study
+from tests import test_dashboard
+from tests.drawn import csp_violations, drawn, watch_csp
+from tests.test_dashboard import Watched
+
+#: test_dashboard.py's fixtures: the shared studies, a dashboard over them (the browser is
+#: conftest's)
+storage, server = test_dashboard.storage, test_dashboard.server
+
+ORIGIN = "http://magnet.test"
+
+
+@pytest.fixture
+def watched(browser):
+    w = Watched(browser)
+    watch_csp(w.page)
+    yield w
+    w.close()
+
+
+def assert_quiet(w: Watched) -> None:
+    """Nothing refused by the page's policy, no console error."""
+    assert csp_violations(w.page) == []
+    assert w.errors == []
+
+
+def test_the_vendored_plotly_js_is_the_one_plotly_py_writes_figures_for() -> None:
+    """Figures are made by the installed plotly (Python) for the plotly.js it ships; the
+    vendored strict build must have its major.minor version (pyproject.toml pins plotly)."""
+    shipped = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    ours = plotly_js_version(plotly_js())
+    theirs = plotly_js_version(shipped.read_text(encoding="utf-8")[:500])
+    assert ours.split(".")[:2] == theirs.split(".")[:2], (ours, theirs)
+    assert "plotly.js (strict" in plotly_js()[:100]
+
+
+# ---- the pages ---------------------------------------------------------------------------
+def markers(study, x: str, y: str) -> int:
+    """The designs the 2-D front plots: feasible or infeasible, with values on x and y."""
+    plotted = study.feasible() + [t for t in study.trials() if t.status == "infeasible"]
+    return sum(1 for t in plotted if all(math.isfinite(t.values.get(m, math.nan)) for m in (x, y)))
+
+
+def bars(figure: dict) -> int:
+    """The bars of a figure's JSON that plotly shows (not those of value zero)."""
+    values = [
+        v
+        for t in figure["data"]
+        if t.get("type") == "bar"
+        for v in t["x" if t.get("orientation") == "h" else "y"]
+    ]
+    return sum(1 for v in values if v)
+
+
+def scatter_markers(figure: dict) -> int:
+    """The markers of a figure's JSON (scatter traces drawn with markers)."""
+    return sum(
+        len(t["x"])
+        for t in figure["data"]
+        if t.get("type") == "scatter" and "markers" in t.get("mode", "")
+    )
+
+
+def test_study_page_draws_every_figure(server, watched, storage) -> None:
+    study = load_study("small", storage)
+    x, y = study.objectives[:2]
+    page = watched.page
+    watched.ready(server + "/studies/small")
+    front2d = drawn(page, "#front2d")
+    assert front2d["markers"] == markers(study, x, y), front2d
+    front = {F.dataflow_colors(study)[t.dataflow] for t in study.pareto_front()}
+    front3d = drawn(page, "#front3d", colors=tuple(front))
+    assert all(front3d["gl_colors"][c] > 0 for c in front), front3d  # each dataflow's markers
+    hypervolume = drawn(page, "#hypervolume")
+    assert (hypervolume["markers"], hypervolume["lines"]) == (len(study.hypervolume_history()), 1)
+    scores = F.importances(study)
+    assert drawn(page, "#importance")["bars"] == sum(
+        1 for s in scores.values() for v in s.values() if v
+    )
+    parallel = drawn(page, "#parallel")
+    params = {k for t in study.feasible() for k in t.params}
+    assert parallel["dimensions"] == len(params) + len(study.objectives), parallel
+    assert parallel["gl_pixels"] > 1000 and not parallel["no_webgl"], parallel  # its lines
+    # the exploration figures: every marker, bar, step line and contour cell image drawn
+    feasible = len(study.feasible())
+    varied = E.varied_params(study)
+    history = drawn(page, "#history")
+    assert history["markers"] >= feasible and history["lines"] >= 1, history
+    ecdf = drawn(page, "#ecdf")
+    assert ecdf["markers"] >= feasible * len(study.objectives), ecdf
+    assert ecdf["lines"] == len(study.objectives), ecdf
+    assert drawn(page, "#slices")["markers"] == feasible * len(varied)
+    contour = drawn(page, "#contour")
+    assert contour["images"] == 1 and contour["markers"] == feasible, contour
+    timeline = [t for t in study.trials() if t.status != "repeat"]
+    assert drawn(page, "#timeline")["bars"] == len(timeline)
+    assert_quiet(watched)
+
+
+def test_design_page_draws_its_figures(server, watched, storage) -> None:
+    study = load_study("small", storage)
+    trial = study.pareto_front()[0]
+    watched.ready(f"{server}/studies/small/trials/{trial.number}")
+    figures = design_figures(design_view(study, trial))
+    assert len(figures) >= 5
+    for key, figure in figures.items():
+        shown = drawn(watched.page, f"[data-figure='{key}']")
+        assert (shown["bars"], shown["markers"]) == (bars(figure), scatter_markers(figure)), key
+    assert_quiet(watched)
+
+
+def test_report_draws_its_parallel_coordinates_offline(browser, storage, tmp_path) -> None:
+    study = load_study("small", storage)
+    path = write_report(study, tmp_path / "report.html")
+    w = Watched(browser, offline=True)
+    try:
+        watch_csp(w.page)
+        w.ready(path.as_uri())
+        parallel = drawn(w.page, "#plot-parallel")
+        params = {k for t in study.feasible() for k in t.params}
+        assert parallel["dimensions"] == len(params) + len(study.objectives), parallel
+        assert parallel["gl_pixels"] > 1000, parallel
+        front = drawn(w.page, f"#plot-front-{'-'.join(study.objectives[:2])}")
+        assert front["markers"] == markers(study, *study.objectives[:2]), front
+        assert all(u.startswith(("file:", "data:")) for u in w.requests), w.requests
+        assert_quiet(w)
+    finally:
+        w.close()
+
+
+# ---- kinds of trace the pages do not draw yet ----------------------------------------------
+#: A figure of each kind, and what it must draw (counts of tests/drawn.py).
+KINDS = {
+    "histogram": (go.Histogram(x=[1, 2, 2, 3, 3, 3], xbins={"size": 1}), {"bars": 3}),
+    "heatmap": (go.Heatmap(z=[[1, 2], [3, 4]]), {"images": 1}),
+    "histogram2d": (go.Histogram2d(x=[1, 2, 2, 3], y=[1, 1, 2, 2]), {"images": 1}),
+    "contour": (
+        go.Contour(z=[[1, 2, 3], [2, 3, 4], [3, 4, 5]], contours={"start": 2, "end": 4, "size": 1}),
+        {"contours": 3},
+    ),
+}
+
+
+def page_of(figures: dict) -> str:
+    """A page that draws ``figures`` with the report's scripts, all from files."""
+    plots = "".join(f'<div data-figure="{k}" id="{k}" style="height:300px"></div>' for k in figures)
+    return (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><script src="/plotly.js"></script>'
+        f'</head><body><div id="study-plots">{plots}</div><script type="application/json" '
+        f'id="magnet-figures">{json_script(figures)}</script><script src="/magnet.js"></script>'
+        '<script src="/report.js"></script></body></html>'
+    )
+
+
+def test_other_kinds_of_trace_draw_under_the_policy(watched) -> None:
+    figures = {k: F.figure_json(go.Figure(trace)) for k, (trace, _) in KINDS.items()}
+    files = {
+        "/": ("text/html", page_of(figures)),
+        "/plotly.js": ("text/javascript", plotly_js()),
+        "/magnet.js": ("text/javascript", (ASSETS / "magnet.js").read_text()),
+        "/report.js": ("text/javascript", (ASSETS / "report.js").read_text()),
+    }
+
+    def serve(route) -> None:
+        kind, body = files[route.request.url.removeprefix(ORIGIN)]
+        route.fulfill(body=body, content_type=kind, headers={"Content-Security-Policy": CSP})
+
+    watched.context.route(ORIGIN + "/**", serve)
+    watched.ready(ORIGIN + "/")
+    for kind, (_, expected) in KINDS.items():
+        got = drawn(watched.page, "#" + kind)
+        assert {k: got[k] for k in expected} == expected, (kind, got)
+    assert_quiet(watched)
