@@ -241,9 +241,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         revisions = [("after", "HEAD")] + ([("before", args.before)] if args.before else [])
+        trees: list[Path] = []
         try:
             for label, ref in revisions:
                 code = _worktree(ref, tmp_path / "code")
+                trees.append(code)
                 copy = tmp_path / f"{label}.journal"
                 shutil.copy(journal, copy)
                 print(f"{label} ({ref}): measuring ...", file=sys.stderr)
@@ -259,7 +261,10 @@ def main() -> None:
                 }
                 print(json.dumps(record[label]["all_during_search"]), file=sys.stderr)
         finally:
-            subprocess.run(["git", "worktree", "prune"], cwd=REPO, check=False)
+            for tree in trees:
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, check=False
+                )
     common.write_record(REPO / "benchmarks" / "results" / "dashboard.json", record)
 
 

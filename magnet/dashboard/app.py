@@ -333,9 +333,7 @@ class Dashboard:
         [--front] -o FILE`` writes."""
         study = self.study(request)
         what, kind = request.path_params["what"], request.path_params["kind"]
-        text = self.store.memo(
-            (study.name, "export", what, kind), lambda: export_text(study, kind, what == "front")
-        )
+        text = export_text(study, kind, what == "front", self.store.feed(study.name).exports)
         name = f"{safe_file_name(study.name)}-{what}.{kind}"
         media = "text/csv" if kind == "csv" else "application/json"
         return Response(

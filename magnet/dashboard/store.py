@@ -55,6 +55,8 @@ class Feed:
         self.views: dict[int, tuple[Any, TrialView]] = {}
         #: number -> (its TrialView, its row as JSON): the dashboard's tables (app.py)
         self.rows: dict[int, tuple[TrialView, str]] = {}
+        #: (format, number) -> (its TrialView, its text): the downloads (``export_text``)
+        self.exports: dict[tuple[str, int], tuple[TrialView, str]] = {}
         self.attrs: dict[str, Any] | None = None
         self.study: Study | None = None
         self.lock = threading.Lock()

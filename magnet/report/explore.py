@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -237,9 +238,15 @@ def slices(study: Study, objective: str | None = None) -> go.Figure:
         for flow, group in _groups(trials).items():
             fig.add_trace(
                 go.Scatter(
-                    x=[t.params[param] if numeric else esc(t.params[param]) for t in group],
-                    y=[t.values[objective] for t in group],
-                    customdata=[t.number for t in group],
+                    # numbers as arrays: plotly checks a list element by element, an array
+                    # at once (a big study's slices hold tens of thousands of points)
+                    x=(
+                        np.array([t.params[param] for t in group])
+                        if numeric
+                        else [esc(t.params[param]) for t in group]
+                    ),
+                    y=np.array([t.values[objective] for t in group]),
+                    customdata=np.array([t.number for t in group]),
                     # one template per trace, not a text per point: a big study's slices
                     # stay small (the front and the history carry every parameter)
                     hovertemplate=f"<b>trial #%{{customdata}}</b><br>{esc(objective)}: "

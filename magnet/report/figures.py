@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -189,9 +190,12 @@ def _points(
 ) -> dict[str, Any]:
     """A trace's points: ``trials`` on ``axes`` (x, y[, z]), their numbers as ``customdata``,
     their hover text (with ``notes(trial)`` lines if given)."""
-    return {
-        **{axis: [t.values[m] for t in trials] for axis, m in zip("xyz", axes, strict=False)},
-        "customdata": [t.number for t in trials],
+    return {  # numbers as arrays: plotly checks a list element by element, an array at once
+        **{
+            axis: np.array([t.values[m] for t in trials], dtype=float)
+            for axis, m in zip("xyz", axes, strict=False)
+        },
+        "customdata": np.array([t.number for t in trials], dtype=int),
         "hovertext": [hover(study, t, notes(t) if notes else ()) for t in trials],
         "hovertemplate": "%{hovertext}<extra></extra>",
     }
@@ -1049,9 +1053,26 @@ def compare_designs(
 
 
 def figure_json(fig: go.Figure) -> dict[str, Any]:
-    """The figure as plain JSON data (numpy arrays as lists, NaN as null)."""
+    """The figure as plain JSON data: arrays as lists (plotly writes numpy arrays as base64
+    typed arrays; pages, tests and the API read lists), NaN as null."""
     import json
 
     from plotly.utils import PlotlyJSONEncoder
 
-    return json.loads(json.dumps(fig.to_plotly_json(), cls=PlotlyJSONEncoder))
+    return json.loads(json.dumps(_plain(fig.to_plotly_json()), cls=PlotlyJSONEncoder))
+
+
+def _plain(data: Any) -> Any:
+    """``data`` with plotly's typed arrays (``{"dtype", "bdata"[, "shape"]}``) as lists."""
+    if isinstance(data, dict):
+        if "bdata" in data and "dtype" in data:
+            import base64
+
+            array = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
+            if "shape" in data:
+                array = array.reshape([int(n) for n in str(data["shape"]).split(",")])
+            return array.tolist()
+        return {k: _plain(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_plain(v) for v in data]
+    return data

@@ -10,30 +10,56 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 from magnet.errors import MagnetError
 from magnet.files import refuse_foreign, write_atomic
 from magnet.search.storage import check_output
-from magnet.search.study import Study
+from magnet.search.study import Study, TrialView
 
 #: The formats of an export, by file suffix.
 FORMATS = ("csv", "json")
 
 
-def export_text(study: Study, kind: str, front: bool = False) -> str:
+def export_text(
+    study: Study,
+    kind: str,
+    front: bool = False,
+    cache: dict[tuple[str, int], tuple[TrialView, str]] | None = None,
+) -> str:
     """``study``'s trials (or, with ``front``, the designs of its Pareto front) as ``kind``:
     ``csv`` (one row per trial: parameters, objective values, every metric, reason) or
-    ``json`` (every trial with its records)."""
-    trials = study.pareto_front() if front else study.trials()
-    if kind == "json":
-        return json.dumps([t.to_dict(with_records=True) for t in trials], indent=1, default=str)
-    if kind != "csv":
+    ``json`` (every trial with its records).
+
+    ``cache`` (a reader that exports a growing study again and again, the dashboard) keeps
+    each trial's text: a trial is written once while it does not change."""
+    if kind not in FORMATS:
         raise MagnetError(f"no export format {kind!r}; allowed: {', '.join(FORMATS)}")
-    rows = study.rows(trials)
+    trials = study.pareto_front() if front else study.trials()
+    columns = study.columns()
+    cache = {} if cache is None else cache
+    parts = []
+    for t in trials:
+        key = (f"{kind}:{len(columns)}", t.number)
+        known = cache.get(key)
+        if known is None or known[0] is not t:
+            known = (t, _text(study, t, kind))
+            cache[key] = known
+        parts.append(known[1])
+    if kind == "json":
+        return "[\n" + ",\n".join(parts) + "\n]" if parts else "[]"
+    return _csv_line(columns, dict(zip(columns, columns, strict=True))) + "".join(parts)
+
+
+def _text(study: Study, trial: TrialView, kind: str) -> str:
+    if kind == "json":
+        return json.dumps(trial.to_dict(with_records=True), indent=1, default=str)
+    return _csv_line(study.columns(), study.rows([trial])[0])
+
+
+def _csv_line(columns: list[str], row: dict[str, Any]) -> str:
     out = io.StringIO(newline="")
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["number"])
-    writer.writeheader()
-    writer.writerows(rows)
+    csv.DictWriter(out, fieldnames=columns).writerow(row)
     return out.getvalue()
 
 
