@@ -163,6 +163,8 @@ def _stats(ms: list[float]) -> dict[str, float]:
         "p95_ms": round(float(np.percentile(a, 95)), 1),
         "max_ms": round(float(a.max()), 1),
         "over_300ms": int((a > LIMIT_MS).sum()),
+        "total_s": round(float(a.sum()) / 1000, 2),
+        "over_300ms_total_s": round(float(a[a > LIMIT_MS].sum()) / 1000, 2),
     }
 
 

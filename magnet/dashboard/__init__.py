@@ -8,6 +8,7 @@ See ``app.py`` for the pages, the JSON API and what the server refuses to do.
 from __future__ import annotations
 
 import errno
+import gc
 import socket
 from typing import Any
 
@@ -41,6 +42,9 @@ def serve(
     except BaseException:
         sock.close()
         raise
+    # what was read stays for the server's life: the collector need not walk it again and
+    # again (a full collection over a 17,000-trial study took requests past 300 ms)
+    gc.freeze()
     shown = f"[{host}]" if ":" in host else host
     log(f"magnet dashboard: http://{shown}:{port}/ (storage {app.state.dashboard.store.label})")
     if host not in ("127.0.0.1", "localhost", "::1"):
