@@ -2,7 +2,8 @@
 
 Runs 40 trials of search_spaces/quickstart.yaml (half a minute here) into the default storage
 of a temporary folder, serves ``magnet dashboard`` there on a free port, and writes
-docs/dashboard-study.png (the study page down to its parallel coordinates) and
+docs/dashboard-study.png (the study page down to its parallel coordinates, every figure
+drawn) and
 docs/dashboard-design.png (the first design of the front) with Debian's chromium, driven
 by Playwright.
 """
@@ -61,7 +62,9 @@ def shoot(url: str) -> None:
         page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
         page.goto(url + "/studies/quickstart")
         page.wait_for_selector("body[data-ready='1']", timeout=60000)
-        page.locator("#parallel").scroll_into_view_if_needed()  # drawn when seen
+        for plot in page.locator(".plot[data-lazy]").all():  # drawn when seen: each in turn
+            plot.scroll_into_view_if_needed()
+            wait_until(page, f"!!document.getElementById('{plot.get_attribute('id')}').data")
         wait_until(page, "document.querySelectorAll('#parallel .parcoords g.y-axis').length > 0")
         time.sleep(1)  # its lines, and the 3-D scene
         page.evaluate("window.scrollTo(0, 0)")
