@@ -27,6 +27,23 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture(scope="module")
+def storage(tmp_path_factory) -> str:
+    """The studies the dashboard and report tests share (``small``, and one named with
+    HTML: ``shared_storage`` in test_dashboard.py), made once per test session."""
+    from tests.test_dashboard import shared_storage
+
+    return shared_storage(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def small(storage):
+    """Study ``small`` of the shared studies."""
+    from magnet.search import load_study
+
+    return load_study("small", storage)
+
+
+@pytest.fixture(scope="module")
 def browser():
     """A headless Chromium (one per test module); missing, it fails the tests on CI."""
     if not Path(CHROMIUM).exists():

@@ -54,11 +54,6 @@ def shared_storage(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="module")
-def storage(tmp_path_factory) -> str:
-    return shared_storage(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
 def client(storage):
     from starlette.testclient import TestClient
 

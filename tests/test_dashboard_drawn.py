@@ -26,9 +26,8 @@ from tests import test_dashboard
 from tests.drawn import csp_violations, drawn, watch_csp
 from tests.test_dashboard import Watched
 
-#: test_dashboard.py's fixtures: the shared studies, a dashboard over them (the browser is
-#: conftest's)
-storage, server = test_dashboard.storage, test_dashboard.server
+#: test_dashboard.py's dashboard over the shared studies (conftest's ``storage``)
+server = test_dashboard.server
 
 ORIGIN = "http://magnet.test"
 

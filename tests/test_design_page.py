@@ -34,22 +34,12 @@ from magnet.templates import get_template
 from magnet.units import exact_bytes, human_bytes
 from magnet.workload.network import Network, NetworkLayer
 from tests.conftest import DATA
-from tests.test_dashboard import XSS, XSS_LAYER, Watched, dashboard, shared_storage
+from tests.test_dashboard import XSS, XSS_LAYER, Watched, dashboard
 from tests.test_hand_derived import COSTS, LAYER_KCP, arch, buf, dram, mapping
 
 SPACE = DATA / "search" / "small_space.yaml"
 #: What a version-4 network record adds (a version-3 record lacks them).
 NEW_FIELDS = ("energy_pj_by_operand", "peak_macs_per_cycle", "dram_bytes_per_cycle")
-
-
-@pytest.fixture(scope="module")
-def storage(tmp_path_factory) -> str:
-    return shared_storage(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def small(storage):
-    return load_study("small", storage)
 
 
 @pytest.fixture(scope="module")

@@ -21,19 +21,9 @@ from magnet.report.html import plotly_js
 from magnet.search import load_study, search
 from magnet.search.pareto import nondominated, to_minimised_log
 from tests.conftest import DATA
-from tests.test_dashboard import XSS, XSS_LAYER, shared_storage
+from tests.test_dashboard import XSS, XSS_LAYER
 
 SPACE = DATA / "search" / "small_space.yaml"
-
-
-@pytest.fixture(scope="module")
-def storage(tmp_path_factory) -> str:
-    return shared_storage(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def small(storage):
-    return load_study("small", storage)
 
 
 @pytest.fixture(scope="module")

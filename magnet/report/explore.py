@@ -196,6 +196,18 @@ def history(study: Study, objective: str | None = None) -> go.Figure:
 
 
 # ---- 2. slices -----------------------------------------------------------------------------
+def _panels(fig: go.Figure, rows: int, row_px: int) -> go.Figure:
+    """The layout of a figure of ``rows`` rows of panels whose points open their design."""
+    fig.update_layout(
+        hovermode="closest",
+        clickmode="event",
+        legend=LEGEND_BELOW,
+        height=max(350, row_px * rows + 80),
+        margin={"t": 90},
+    )
+    return fig
+
+
 def _grid(count: int) -> tuple[int, int]:
     cols = min(count, COLUMNS)
     return math.ceil(count / cols), cols
@@ -274,14 +286,7 @@ def slices(study: Study, objective: str | None = None) -> go.Figure:
     shown = [t.values[objective] for t in feasible]
     fig.update_yaxes(type=_axis_type(shown))
     fig.update_yaxes(title=metric_title(objective), row=(rows + 1) // 2, col=1)
-    fig.update_layout(
-        hovermode="closest",
-        clickmode="event",
-        legend=LEGEND_BELOW,
-        height=max(350, 300 * rows + 80),
-        margin={"t": 90},
-    )
-    return fig
+    return _panels(fig, rows, 300)
 
 
 # ---- 3. contour ----------------------------------------------------------------------------
@@ -530,14 +535,7 @@ def ecdf(study: Study) -> go.Figure:
         )
     fig.update_yaxes(range=[0, 1.05])
     fig.update_yaxes(title="fraction of designs ≤ x", row=(rows + 1) // 2, col=1)
-    fig.update_layout(
-        hovermode="closest",
-        clickmode="event",
-        legend=LEGEND_BELOW,
-        height=max(350, 320 * rows + 80),
-        margin={"t": 90},
-    )
-    return fig
+    return _panels(fig, rows, 320)
 
 
 # ---- 5. timeline ---------------------------------------------------------------------------
