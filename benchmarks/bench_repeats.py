@@ -1,6 +1,6 @@
 """Distinct designs per trial, and the time answering repeats from the study saves.
 
-Runs ``magnet search search_spaces/magnet.yaml`` (ResNet-50) for ``--trials`` designs with
+Runs ``magnet search`` on the built-in space ``magnet`` (ResNet-50) for ``--trials`` designs with
 each sampler, and reads the study: trials asked, distinct designs evaluated, repeats
 answered from the study (PRUNED ``repeat`` trials), wall and CPU seconds, and the mean
 seconds of one design's evaluation. With ``--before REF`` it also runs the same command
@@ -33,7 +33,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _run(code: Path, storage: Path, sampler: str, trials: int, workers: int) -> dict[str, float]:
-    space = code / "search_spaces" / "magnet.yaml"
+    # the space moved into the package (magnet/spaces) after 2026-11-25
+    space = next(p for p in (code / "magnet" / "spaces", code / "search_spaces") if p.is_dir())
+    space = space / "magnet.yaml"
     cmd = [sys.executable, "-m", "magnet.cli", "search", str(space), "--storage", str(storage)]
     cmd += ["--study", sampler, "--sampler", sampler, "--trials", str(trials)]
     cmd += ["--workers", str(workers), "--no-report"]

@@ -9,7 +9,7 @@ designs and are told the tabled results, three seeds each. Reported: the hypervo
 reaches after 1 %, 5 % and 10 % of the evaluations, as a fraction of the exact front's.
 Target: 95 % within 10 %.
 
-Throughput: ``search_spaces/quickstart.yaml`` and 200 designs of ``search_spaces/magnet.yaml``
+Throughput: the built-in spaces ``quickstart`` and 200 designs of ``magnet``
 on ResNet-50, each with 1 and 2 workers (trials per second, parallel efficiency), and a
 1,000-design ResNet-50 search of ``magnet.yaml`` on 2 workers (target: at most 10 minutes
 on this 2-core machine).
@@ -217,7 +217,7 @@ def _run_search(space: Path, trials: int, workers: int, folder: Path) -> dict:
 def throughput(skip_magnet: bool) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="magnet-bench-"))
     try:
-        quick = REPO / "search_spaces" / "quickstart.yaml"
+        quick = REPO / "magnet" / "spaces" / "quickstart.yaml"
         one = _run_search(quick, 48, 1, folder)
         two = _run_search(quick, 48, 2, folder)
         print(
@@ -230,7 +230,7 @@ def throughput(skip_magnet: bool) -> dict:
             "parallel_efficiency": two["trials_per_second"] / (2 * one["trials_per_second"]),
         }
         if not skip_magnet:
-            magnet = REPO / "search_spaces" / "magnet.yaml"
+            magnet = REPO / "magnet" / "spaces" / "magnet.yaml"
             for workers in (1, 2):
                 run = _run_search(magnet, 200, workers, folder)
                 out[f"magnet_resnet50_200_designs_{workers}_worker{'s' * (workers > 1)}"] = run

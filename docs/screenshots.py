@@ -1,6 +1,6 @@
 """The README's screenshots of the dashboard: ``python docs/screenshots.py``.
 
-Runs 40 trials of search_spaces/quickstart.yaml (half a minute here) into the default storage
+Runs 40 trials of the built-in space quickstart (half a minute here) into the default storage
 of a temporary folder, serves ``magnet dashboard`` there on a free port, and writes
 docs/dashboard-study.png (the study page down to its parallel coordinates, every figure
 drawn) and
@@ -85,7 +85,7 @@ def shoot(url: str) -> None:
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        space = str(REPO / "search_spaces" / "quickstart.yaml")
+        space = "quickstart"
         search = magnet(
             "search",
             space,

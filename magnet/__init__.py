@@ -15,7 +15,7 @@ The public API, in the order data flows through it::
                            budget=mg.Budget(seconds=5))
     outcome.status, outcome.reason, outcome.result
 
-    study = mg.search("search_spaces/quickstart.yaml", n_trials=48)  # runs or resumes
+    study = mg.search("quickstart", n_trials=48)  # runs or resumes
     study.pareto_front(), mg.load_study("quickstart").trials()
 
 Extension points: ``CostModel`` (``register_cost_model``), ``Template``

@@ -632,7 +632,70 @@ STUDY_OPTIONS = _options(
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("space_file", metavar="SPACE.yaml")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_friendly
+def spaces(as_json: bool) -> None:
+    """List the search spaces that ship with magnet (magnet search NAME runs one)."""
+    from magnet.search.space import builtin_spaces, load_space
+
+    rows = []
+    for name, path in builtin_spaces().items():
+        space = load_space(path)
+        rows.append(
+            {
+                "name": name,
+                "template": space.template,
+                "workloads": [w.workload for w in space.workloads],
+                "description": space.description,
+                "file": str(path),
+            }
+        )
+    if as_json:
+        click.echo(json.dumps(rows, indent=1))
+        return
+    for r in rows:
+        click.echo(
+            f"{r['name']:<11} {r['template']:<9} {', '.join(r['workloads']):<10} {r['description']}"
+        )
+    click.echo("\nrun one: magnet search NAME; copy one to edit it: its file is in --json")
+
+
+@main.command(context_settings=CONTEXT)
+@click.option(
+    "--copy",
+    "target",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Copy the examples into this folder (an existing file is never overwritten).",
+)
+@_friendly
+def examples(target: str | None) -> None:
+    """Show (or copy) the example files that ship with magnet: a cost-model plug-in and its
+    datasheet."""
+    from magnet.files import write_atomic
+
+    folder = Path(__file__).resolve().parent / "examples"
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".py", ".yaml", ".md"))
+    if target is None:
+        for p in files:
+            click.echo(str(p))
+        plugin = folder / "sram_compiler.py"
+        click.echo(f"\nuse it as: --cost-model {plugin}:SramCompiler")
+        return
+    out = Path(target)
+    clashes = [str(out / p.name) for p in files if (out / p.name).exists()]
+    if clashes:
+        raise MagnetError(
+            f"would overwrite {', '.join(clashes)}; give an empty folder", field="--copy"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    for p in files:
+        write_atomic(out / p.name, p.read_text(encoding="utf-8"))
+        click.echo(f"wrote {out / p.name}", err=True)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("space_file", metavar="SPACE")
 @click.option(
     "--workload",
     "workloads",
@@ -712,7 +775,8 @@ def search(
     no_report: bool,
     max_failures: int,
 ) -> None:
-    """Search the design space of SPACE.yaml for Pareto-optimal designs (resumable).
+    """Search a design space for Pareto-optimal designs (resumable). SPACE is a YAML file
+    or the name of a built-in space (magnet spaces lists them).
 
     Exit 0: done; 2: bad input (nothing written); 1: evaluations kept failing (the
     finished trials are kept); 130: interrupted (resume with the same command)."""

@@ -1,6 +1,6 @@
 """The headline design search: MAGNet's design space on ResNet-50 (and BERT-base).
 
-Runs (or resumes) ``search_spaces/magnet.yaml`` with ``mg.search(..., workers=2)``: NSGA-II
+Runs (or resumes) the built-in space ``magnet`` with ``mg.search(..., workers=2)``: NSGA-II
 over the vector MAC's width and count, collector depths, the three PE buffers, the PE array,
 the global buffer, weight and activation precision and the dataflow, for energy, latency
 (cycles) and area, each design's layers mapped by the fast mapper for EDP. A second study

@@ -1,7 +1,7 @@
 """The design-space search: multi-objective Optuna studies evaluated in-process or on Ray.
 
     import magnet as mg
-    study = mg.search("search_spaces/quickstart.yaml", n_trials=40)   # runs or resumes
+    study = mg.search("quickstart", n_trials=40)   # runs or resumes
     study.pareto_front()                      # TrialView: params, values, metrics, records
     mg.load_study("quickstart").trials()      # from storage, any time later
 

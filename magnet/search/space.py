@@ -1,6 +1,7 @@
 """Search spaces: what a design search varies, what it optimises and what it must respect.
 
-A space is a YAML file (``search_spaces/*.yaml``)::
+A space is a YAML file (the built-in ones, in ``magnet/spaces/``, are also known by name:
+``magnet spaces``)::
 
     name: quickstart
     template: simba
@@ -490,16 +491,58 @@ def constraint_violations(space: SearchSpace, params: dict[str, Any]) -> list[st
     return broken
 
 
+#: The search spaces that ship with magnet (``magnet spaces``; ``magnet search NAME``).
+BUILTIN_SPACES = Path(__file__).resolve().parents[1] / "spaces"
+
+
+def builtin_spaces() -> dict[str, Path]:
+    """The built-in search spaces by name (``quickstart``, ``magnet``, ...)."""
+    return {p.stem: p for p in sorted(BUILTIN_SPACES.glob("*.yaml"))}
+
+
+def space_path(spec: str | Path) -> Path:
+    """The file of a search space given as a path or, when no such file exists, as the name
+    of a built-in space (a file always wins); a miss names the built-in spaces."""
+    path = Path(spec)
+    if path.is_file():
+        return path
+    builtin = builtin_spaces().get(path.stem if path.suffix == ".yaml" else str(spec))
+    if builtin is not None and path.parent == Path("."):
+        return builtin
+    raise MagnetError(
+        f"file not found, and not a built-in space; built-in spaces: "
+        f"{', '.join(builtin_spaces())} (magnet spaces lists them)",
+        source=str(spec),
+    )
+
+
 def load_space(path: str | Path) -> SearchSpace:
-    """A search space from YAML, checked (see the module docstring)."""
+    """A search space from YAML (a path, or the name of a built-in space), checked (see the
+    module docstring). A relative workload path is looked for next to the space file first,
+    then in the working directory."""
+    path = space_path(path)
     source = str(path)
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise MagnetError(
             "expected a mapping (name, template, params, objectives, ...)", source=source
         )
-    data.setdefault("name", Path(path).stem)
+    data.setdefault("name", path.stem)
+    if isinstance(data.get("workloads"), list):
+        data["workloads"] = [_next_to(path, w) for w in data["workloads"]]
     return space_from_data(data, source)
+
+
+def _next_to(space: Path, workload: Any) -> Any:
+    """``workload`` (a spec or a mapping with ``workload``) with a relative file path that
+    exists next to ``space`` made absolute."""
+    spec = workload.get("workload") if isinstance(workload, dict) else workload
+    if not isinstance(spec, str) or Path(spec).is_absolute():
+        return workload
+    beside = space.resolve().parent / spec
+    if not beside.is_file():
+        return workload
+    return {**workload, "workload": str(beside)} if isinstance(workload, dict) else str(beside)
 
 
 def space_from_data(data: dict[str, Any], source: str = "space") -> SearchSpace:
