@@ -390,7 +390,7 @@ def main() -> None:
     if args.quick:
         cfg = {**cfg, **cfg["quick"]}
     workers = args.workers or cfg["workers"]
-    space = load_space(common.REPO / cfg["space"])
+    space = load_space(cfg["space"])  # a built-in space, by name
     storage = out / "magnet-dse.journal"
     studies = {}
     # a study's key is its workload's name in the zoo
