@@ -360,19 +360,87 @@ def map_command(
             raise MagnetError("missing --arch or --layer (or give --timeloop FILE)")
         layer = parse_layer(layer_text)
         design = _design(arch_spec, dataflow, cost_model, network)
-    with _Progress(quiet=as_json) as progress:
-        m = _mapper(mapper, objective, seed, samples, budget_evaluations, budget_seconds, progress)
-        outcome = m.map(layer, design)
-    if outcome.result is None:
-        raise MagnetError(f"{outcome.status}: {outcome.reason}", field=layer.name)
-    if outcome.status == "budget_exhausted":
-        click.echo(f"note: {outcome.reason}; the best mapping found is shown", err=True)
+    options = (mapper, objective, seed, samples, budget_evaluations, budget_seconds)
+    outcome = _best_mapping(layer, design, options, quiet=as_json)
     if target is not None:
         from magnet.files import write_atomic
 
         write_atomic(target, outcome.mapping.to_yaml())
     record = outcome.record()
     _print(record, as_json, lambda: layer_table(record, outcome.mapping.loop_nest(design.arch)))
+
+
+@main.command(name="export-timeloop", context_settings=CONTEXT)
+@click.option("--arch", "arch_spec", type=str, help=ARCH_HELP)
+@click.option("--layer", "layer_text", type=str, help='The layer, e.g. "K=64,C=64,P=56,Q=56".')
+@click.option(
+    "--mapping",
+    "mapping_file",
+    type=str,
+    default=None,
+    help="The layer's mapping (YAML). Default: the best mapping the mapper finds.",
+)
+@click.option(
+    "--output",
+    type=str,
+    required=True,
+    help="Folder to write timeloop-input.yaml into (created when its parent exists).",
+)
+@SEARCH_OPTIONS
+@COMMON_OPTIONS
+@_friendly
+def export_timeloop(
+    arch_spec: str | None,
+    layer_text: str | None,
+    mapping_file: str | None,
+    output: str,
+    dataflow: str | None,
+    mapper: str,
+    objective: str,
+    seed: int,
+    samples: int | None,
+    budget_evaluations: int | None,
+    budget_seconds: float | None,
+    cost_model: str | None,
+    network: str | None,
+    as_json: bool,
+) -> None:
+    """Write a design, a layer and its mapping as Timeloop v0.4 input, priced by magnet."""
+    from magnet.interop.timeloop_writer import timeloop_target, write_timeloop
+    from magnet.mapping.evaluate import evaluate as run
+    from magnet.mapping.mapping import Mapping
+    from magnet.report.text import layer_table
+    from magnet.workload.layer import parse_layer
+
+    if not arch_spec or not layer_text:
+        raise MagnetError("missing --arch or --layer")
+    if mapping_file and dataflow:
+        raise MagnetError("give --mapping (that mapping) or --dataflow (the best one), not both")
+    timeloop_target(output)
+    layer = parse_layer(layer_text)
+    design = _design(arch_spec, dataflow, cost_model, network)
+    if mapping_file:
+        mapping = Mapping.from_yaml(mapping_file)
+        result = run(layer, design.arch, design.costs, mapping, source=mapping_file)
+    else:
+        options = (mapper, objective, seed, samples, budget_evaluations, budget_seconds)
+        result = _best_mapping(layer, design, options, quiet=as_json).result
+    path = write_timeloop(result, output)
+    record = result.record()
+    _print(record, as_json, lambda: layer_table(record, result.mapping.loop_nest(result.arch)))
+    click.echo(f"wrote {path}", err=True)
+
+
+def _best_mapping(layer: Any, design: Any, options: tuple, quiet: bool) -> Any:
+    """The mapper's outcome for ``layer`` (``options``: mapper, objective, seed, samples and
+    the budget, as ``_mapper`` takes them), with a progress bar; no mapping is bad input."""
+    with _Progress(quiet=quiet) as progress:
+        outcome = _mapper(*options, progress).map(layer, design)
+    if outcome.result is None:
+        raise MagnetError(f"{outcome.status}: {outcome.reason}", field=layer.name)
+    if outcome.status == "budget_exhausted":
+        click.echo(f"note: {outcome.reason}; the best mapping found is shown", err=True)
+    return outcome
 
 
 class _Progress:

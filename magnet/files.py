@@ -70,13 +70,15 @@ def read_yaml(path: str | Path) -> Any:
     return parse_yaml(text, str(path))
 
 
+#: The first line of the Timeloop inputs magnet writes (``magnet export-timeloop``).
+TIMELOOP_HEADER = "# Timeloop v0.4 input written by magnet"
 #: How the beginning of each kind of file magnet writes looks (by suffix): an HTML report, a
-#: JSON or CSV export of a study, a YAML mapping (``magnet map --output``).
+#: JSON or CSV export of a study, a YAML mapping (``magnet map --output``) or Timeloop input.
 _OURS = {
     ".html": lambda head: '<meta name="generator" content="magnet">' in head,
     ".json": lambda head: head.strip() == "[]" or (head.startswith("[") and '"number"' in head),
     ".csv": lambda head: head.startswith("number"),
-    ".yaml": lambda head: head.startswith("mapping:"),
+    ".yaml": lambda head: head.startswith(("mapping:", TIMELOOP_HEADER)),
     ".yml": lambda head: head.startswith("mapping:"),
 }
 

@@ -3,7 +3,9 @@ and dataflow YAML are accepted, and the commands of its tour exist."""
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 
 import pytest
 from click.testing import CliRunner
@@ -63,3 +65,18 @@ def test_the_network_example_is_accepted(tmp_path) -> None:
 def test_every_tour_command_exists(command: str) -> None:
     out = CliRunner().invoke(main, [command, "--help"])
     assert out.exit_code == 0, out.output
+
+
+def test_the_timeloop_export_example_reads_back(tmp_path, monkeypatch) -> None:
+    """The two commands of "Writing Timeloop input", as written, give one result twice."""
+    monkeypatch.chdir(tmp_path)
+    lines = block_with("bash", "--output simba-ws/").replace("\\\n", " ").splitlines()
+    results = []
+    for line in lines:
+        args = shlex.split(line.split("#")[0])[1:]
+        out = CliRunner().invoke(main, [*args, "--json"])
+        assert out.exit_code == 0, out.output
+        results.append(json.loads(out.stdout))
+    exported, read = results
+    assert read["latency_cycles"] == exported["latency_cycles"]
+    assert read["energy_pj"] == pytest.approx(exported["energy_pj"], rel=1e-12)

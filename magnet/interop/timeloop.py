@@ -19,20 +19,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
 from magnet.cost import NetworkModel
-from magnet.cost.base import Component, CostModel
+from magnet.cost.base import OVERHEAD_KINDS, Component, CostModel
 from magnet.dataflow import Dataflow, Rule
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapping.mapping import LevelMapping, Mapping
 from magnet.templates.design import CostSpec, Design, build_design
 from magnet.workload.dims import DIMS, parse_dim, parse_factors
-from magnet.workload.layer import Layer
+from magnet.workload.layer import GemmView, Layer
 
 _NAME = re.compile(r"^(?P<base>[^\[]+)(\[(?P<lo>\d+)\.\.(?P<hi>\d+)\])?$")
 _COMPUTE_HINTS = ("mac", "compute", "multiplier", "adder", "alu")
@@ -104,9 +104,17 @@ class ErtCostModel(CostModel):
 
     name = "timeloop-ert"
 
-    def __init__(self, energy: dict[str, dict[str, float]], area: dict[str, float]):
+    def __init__(
+        self,
+        energy: dict[str, dict[str, float]],
+        area: dict[str, float],
+        router_area_um2: float | None = None,
+        overhead_area_um2: dict[str, float] | None = None,
+    ):
         self.energy = energy
         self.area = area
+        self.router_area_um2 = router_area_um2
+        self.overhead_area_um2 = overhead_area_um2 or {}
 
     def supports(self, component: Component) -> bool:
         base = component.name.removesuffix(".network")
@@ -130,8 +138,12 @@ class ErtCostModel(CostModel):
         return float(self.energy.get(component.name, {}).get("leak", 0.0)) * TIMELOOP_CLOCK_GHZ
 
     def area_um2(self, component: Component) -> float | None:
-        if component.cls in ("router", "overhead"):
-            return None
+        """The ART's area; routers and the chip's overheads (which Timeloop has no
+        component for) from the ``magnet`` block of a file magnet wrote, else none."""
+        if component.cls == "router":
+            return self.router_area_um2
+        if component.cls == "overhead":
+            return self.overhead_area_um2.get(component.get("kind"))
         value = self.area.get(component.name)
         return None if value is None else float(value)
 
@@ -159,11 +171,14 @@ def _parse(data: Any, src: str) -> TimeloopInput:
     components = _flatten(data["architecture"], src)
     layer = _problem(data["problem"], src)
     keeps = _keeps(data.get("mapping") or [], src)
+    extra = _extensions(data.get("magnet"), src)
+    if extra.im2col_input_words is not None:  # the GEMM view of a layer (magnet's systolic)
+        layer = GemmView(**layer.model_dump(), input_tensor_words=extra.im2col_input_words)
     tree_name = str((data["architecture"].get("subtree") or [{}])[0].get("name", "timeloop"))
-    arch = _arch(components, keeps, src, tree_name)
+    arch = _arch(components, keeps, src, extra.design.get("name") or tree_name, extra)
     mapping = _mapping(data["mapping"], arch, src) if data.get("mapping") else None
     try:
-        cost = _ert(data.get("ERT"), data.get("ART"))
+        cost = _ert(data.get("ERT"), data.get("ART"), extra)
     except MagnetError as exc:
         raise MagnetError(str(exc), source=src) from None
     constraints = list((data.get("architecture_constraints") or {}).get("targets") or [])
@@ -236,8 +251,41 @@ def _number(attrs: dict[str, Any], key: str, src: str, where: str) -> float | No
     return number
 
 
+class MagnetExtensions(BaseModel):
+    """The top-level ``magnet`` block of a file magnet wrote
+    (``magnet.interop.timeloop_writer``): what counts, cycles and area depend on and Timeloop
+    has no attribute for. Timeloop ignores it; ``load_timeloop`` honours it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    operand_bits: dict[str, dict[str, int]] = {}
+    capacity_bits: dict[str, int] = {}
+    shared_bandwidth: dict[str, float] = {}
+    streaming: list[str] = []
+    fanout: dict[str, Fanout] = {}
+    pipeline: SystolicPipeline | None = None
+    router_area_um2: float | None = Field(None, ge=0)
+    overhead_area_um2: dict[Literal[OVERHEAD_KINDS], float] = {}  # type: ignore[valid-type]
+    im2col_input_words: int | None = Field(None, ge=1)
+    design: dict[str, Any] = {}  # what built the design: for the reader, not read back
+    layer: dict[str, Any] = {}
+
+
+def _extensions(block: Any, src: str) -> MagnetExtensions:
+    try:
+        return MagnetExtensions.model_validate(block or {})
+    except ValidationError as exc:
+        message = validation_message(exc, MagnetExtensions)
+        raise MagnetError(message, source=src, field="magnet") from None
+
+
 def _arch(
-    components: list[dict[str, Any]], keeps: dict[str, tuple[str, ...]], src: str, name: str
+    components: list[dict[str, Any]],
+    keeps: dict[str, tuple[str, ...]],
+    src: str,
+    name: str,
+    extra: MagnetExtensions,
 ) -> Arch:
     if not _is_compute(components[-1]):
         raise MagnetError(
@@ -246,6 +294,16 @@ def _arch(
             source=src,
             field="architecture",
         )
+    names = {_instances(comp["name"], src)[0] for comp in components[:-1]}
+    for key in ("operand_bits", "capacity_bits", "shared_bandwidth", "streaming", "fanout"):
+        unknown = sorted(set(getattr(extra, key)) - names)
+        if unknown:
+            raise MagnetError(
+                f"names levels the architecture does not have: {', '.join(unknown)}; "
+                f"levels: {', '.join(sorted(names))}",
+                source=src,
+                field=f"magnet.{key}",
+            )
     levels = []
     technology = None
     for comp in components[:-1]:
@@ -270,6 +328,7 @@ def _arch(
         block = max(1, int(width // word_bits))
         mesh_x, mesh_y = _mesh(attrs, count, src, where)
         capacity = None if cls in ("dram", "dummy") or depth is None else int(depth * width)
+        capacity = extra.capacity_bits.get(base, capacity)
         tech = _technology(attrs.get("technology"))
         technology = technology or tech
         levels.append(
@@ -281,10 +340,15 @@ def _arch(
                 block_words=block,
                 read_bandwidth=_number(attrs, "read_bandwidth", src, where) or None,
                 write_bandwidth=_number(attrs, "write_bandwidth", src, where) or None,
-                shared_bandwidth=_number(attrs, "shared_bandwidth", src, where) or None,
+                shared_bandwidth=extra.shared_bandwidth.get(base)
+                or _number(attrs, "shared_bandwidth", src, where)
+                or None,
                 keeps=keeps.get(base, ("weights", "inputs", "outputs")),
                 mesh_x=mesh_x,
                 mesh_y=mesh_y,
+                operand_bits=extra.operand_bits.get(base, {}),
+                streaming=base in extra.streaming,
+                fanout=extra.fanout.get(base, Fanout()),
                 attributes={
                     "banks": int(_number(attrs, "n_banks", src, where) or 1),
                     "timeloop_class": comp["class"],
@@ -312,6 +376,7 @@ def _arch(
             technology_nm=technology or 45.0,
             clock_ghz=TIMELOOP_CLOCK_GHZ,
             power_gating=True,  # Timeloop charges leakage of the instances in use
+            pipeline=extra.pipeline,
         )
     except ValueError as exc:
         raise MagnetError(str(exc), source=src, field="architecture") from None
@@ -511,7 +576,7 @@ def _mapping(directives: list[dict[str, Any]], arch: Arch, src: str) -> Mapping:
     return Mapping(levels=levels)
 
 
-def _ert(ert: Any, art: Any) -> ErtCostModel | None:
+def _ert(ert: Any, art: Any, extra: MagnetExtensions) -> ErtCostModel | None:
     if not (ert or {}).get("tables"):
         return None
     energy: dict[str, dict[str, float]] = {}
@@ -530,7 +595,7 @@ def _ert(ert: Any, art: Any) -> ErtCostModel | None:
     for table in (art or {}).get("tables") or []:
         base = _leaf_name(table["name"])
         area[base] = float(table["area"])
-    return ErtCostModel(energy, area)
+    return ErtCostModel(energy, area, extra.router_area_um2, dict(extra.overhead_area_um2))
 
 
 def _leaf_name(full: Any) -> str:
