@@ -34,10 +34,10 @@ import common
 
 from magnet.api import map_layer
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.design import build_design
 from magnet.mapper import map_network
 from magnet.perf import tune_allocator
 from magnet.templates import load_arch
-from magnet.templates.design import build_design
 from magnet.workload.layer import Layer
 from magnet.workload.zoo import load_zoo
 

@@ -34,6 +34,7 @@ from pathlib import Path
 import common
 import numpy as np
 
+from magnet.design import build_design
 from magnet.interop.timeloop import load_timeloop
 from magnet.mapper import get_mapper
 from magnet.mapper.mappers import CHUNK
@@ -42,7 +43,6 @@ from magnet.mapper.space import Space
 from magnet.mapping.evaluate import layer_view
 from magnet.perf import tune_allocator
 from magnet.templates import load_arch
-from magnet.templates.design import build_design
 from magnet.workload.layer import parse_layer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,7 +68,7 @@ def cases() -> list[dict]:
         {
             "name": "eyeriss_like",
             "layer": tl.layer,
-            "design": tl.design(None, None, network="none"),
+            "design": tl.design(None, None, noc="none"),
             "samples": 1_010_000,
             "cli": ["map", "--timeloop", str(ROOT / TIMELOOP)],
         }

@@ -29,6 +29,7 @@ from magnet.cost import ArchCosts, price_arch
 from magnet.cost.base import Component, CostModel
 from magnet.cost.registry import load_chain, load_cost_model, register_cost_model
 from magnet.dataflow import Dataflow, Rule, load_dataflow
+from magnet.design import Design
 from magnet.errors import DesignInfeasible, InvalidMappingError, MagnetError, PluginError
 from magnet.interop.timeloop import load_timeloop
 from magnet.mapper import (
@@ -45,7 +46,6 @@ from magnet.mapping.network import LayerMappings, NetworkResult
 from magnet.mapping.records import SCHEMA_VERSION, LayerRecord, NetworkRecord
 from magnet.search import load_study, search
 from magnet.templates import Template, dataflow_for, load_arch, register_template
-from magnet.templates.design import Design
 from magnet.workload.layer import (
     Layer,
     conv2d,

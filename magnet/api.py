@@ -8,19 +8,19 @@ layer and the constraint that prevents it; ``map_layer`` returns the ``MapOutcom
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from magnet.arch.spec import Arch
-from magnet.cost import NetworkModel
+from magnet.cost import NocModel
 from magnet.dataflow import Dataflow
+from magnet.design import CostSpec, Design, build_design, with_dataflow
 from magnet.errors import DesignInfeasible, MagnetError
 from magnet.mapper import Budget, MapOutcome, get_mapper, map_network
-from magnet.mapping.evaluate import Result
-from magnet.mapping.evaluate import evaluate as evaluate_mapping
+from magnet.mapping.evaluate import Result, evaluate_mapping
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.network import LayerMappings, NetworkResult, evaluate_network
 from magnet.templates import dataflow_for
-from magnet.templates.design import CostSpec, Design, build_design, with_dataflow
 from magnet.workload.layer import Layer
 from magnet.workload.network import Network
 
@@ -30,26 +30,35 @@ def design(
     dataflow: str | Dataflow | None = None,
     cost_model: CostSpec = None,
     *,
-    network: NetworkModel | None = None,
+    noc: NocModel | None = None,
+    network: NocModel | None = None,
 ) -> Design:
     """``arch`` priced under ``cost_model`` and constrained by ``dataflow`` (a ``Design`` is
-    returned as it is, when no other dataflow, cost model or network model is asked for, and
+    returned as it is, when no other dataflow, cost model or NoC model is asked for, and
     keeps its prices when only the dataflow changes).
-    ``network``: ``wires`` (default) or ``none`` (Timeloop parity)."""
+    ``noc``: the on-chip network, ``wires`` (default) or ``none`` (Timeloop parity);
+    ``network`` is its 0.2 name (deprecated, goes in 0.4)."""
+    if network is not None:
+        warnings.warn(
+            "design(network=...) is now design(noc=...); the old name goes in magnet 0.4",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        noc = noc or network
     if isinstance(arch, Design):
-        if cost_model is None and network in (None, arch.costs.network):
+        if cost_model is None and noc in (None, arch.costs.noc):
             if dataflow is None:
                 return arch
             # only the dataflow changes: keep the design's prices (and its cost model)
             return with_dataflow(arch, dataflow_for(arch.arch, dataflow))
-        network = network or arch.costs.network
+        noc = noc or arch.costs.noc
         arch = arch.arch
     if not isinstance(arch, Arch):
         raise MagnetError(
             f"expected an Arch or a Design, got {type(arch).__name__}; build one with "
             "magnet.load_arch or magnet.templates"
         )
-    return build_design(arch, dataflow, cost_model, network=network or "wires")
+    return build_design(arch, dataflow, cost_model, noc=noc or "wires")
 
 
 def _budget(budget: Budget | dict[str, Any] | None) -> Budget | None:

@@ -116,11 +116,13 @@ SEARCH_OPTIONS = _options(
 COMMON_OPTIONS = _options(
     click.option("--cost-model", "cost_model", type=str, default=None, help=COST_HELP),
     click.option(
+        "--noc",
         "--network",
+        "noc",
         type=click.Choice(["wires", "none"]),
         default=None,
-        help="Price on-chip wires from the floorplan, or not at all (Timeloop "
-        "parity). Default: wires, none with --timeloop.",
+        help="The on-chip network (NoC): price its wires from the floorplan, or not at all "
+        "(Timeloop parity). Default: wires, none with --timeloop. (--network: its 0.2 name.)",
     ),
     click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON."),
 )
@@ -154,7 +156,7 @@ def _mapper(
 
 
 def _design(
-    arch_spec: str | None, dataflow: str | None, cost_model: str | None, network: str | None
+    arch_spec: str | None, dataflow: str | None, cost_model: str | None, noc: str | None
 ) -> Any:
     """An architecture's design, built once at the edge (a Timeloop input builds its own)."""
     from magnet.api import design
@@ -162,14 +164,14 @@ def _design(
 
     if not arch_spec:
         raise MagnetError("missing --arch (or give --timeloop FILE)")
-    return design(load_arch(arch_spec), dataflow, cost_model, network=network)
+    return design(load_arch(arch_spec), dataflow, cost_model, noc=noc)
 
 
 def _print(record: Any, as_json: bool, text: Callable[[], str]) -> None:
     click.echo(record.model_dump_json(indent=1) if as_json else text())
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(name="evaluate", context_settings=CONTEXT)
 @click.option("--arch", "arch_spec", type=str, help=ARCH_HELP)
 @click.option(
     "--layer",
@@ -201,7 +203,7 @@ def _print(record: Any, as_json: bool, text: Callable[[], str]) -> None:
 @SEARCH_OPTIONS
 @COMMON_OPTIONS
 @_friendly
-def evaluate(
+def evaluate_command(
     arch_spec: str | None,
     layer_text: str | None,
     mapping_file: str | None,
@@ -217,11 +219,11 @@ def evaluate(
     budget_evaluations: int | None,
     budget_seconds: float | None,
     cost_model: str | None,
-    network: str | None,
+    noc: str | None,
     as_json: bool,
 ) -> None:
     """Price a layer under a given mapping, or a whole network (given or found mappings)."""
-    from magnet.mapping.evaluate import evaluate as run
+    from magnet.mapping.evaluate import evaluate_mapping as run
     from magnet.mapping.mapping import Mapping
     from magnet.report.text import layer_table, network_table
     from magnet.workload.layer import parse_layer
@@ -237,7 +239,7 @@ def evaluate(
         from magnet.workload.load import load_workload
 
         network_spec = load_workload(workload, batch)
-        design = _design(arch_spec, dataflow, cost_model, network)
+        design = _design(arch_spec, dataflow, cost_model, noc)
         if layer_mappings:
             from magnet.mapping.network import LayerMappings, evaluate_network
 
@@ -262,7 +264,7 @@ def evaluate(
         from magnet.interop.timeloop import load_timeloop
 
         tl = load_timeloop(timeloop_file)
-        design = tl.design(cost_model, network=network)
+        design = tl.design(cost_model, noc=noc)
         if tl.mapping is None:
             raise MagnetError("has no 'mapping' to evaluate", source=timeloop_file)
         layer, mapping, source = tl.layer, tl.mapping, timeloop_file
@@ -280,7 +282,7 @@ def evaluate(
             raise MagnetError(
                 f"missing {', '.join(missing)} (or give --timeloop FILE, or --workload)"
             )
-        design = _design(arch_spec, None, cost_model, network)
+        design = _design(arch_spec, None, cost_model, noc)
         layer, mapping, source = (
             parse_layer(layer_text),
             Mapping.from_yaml(mapping_file),
@@ -340,7 +342,7 @@ def map_command(
     budget_evaluations: int | None,
     budget_seconds: float | None,
     cost_model: str | None,
-    network: str | None,
+    noc: str | None,
     as_json: bool,
 ) -> None:
     """Find the best mapping of one layer (given dataflow, objective, mapper and budget)."""
@@ -354,12 +356,12 @@ def map_command(
         from magnet.interop.timeloop import load_timeloop
 
         tl = load_timeloop(timeloop_file)
-        design, layer = tl.design(cost_model, dataflow, network=network), tl.layer
+        design, layer = tl.design(cost_model, dataflow, noc=noc), tl.layer
     else:
         if not arch_spec or not layer_text:
             raise MagnetError("missing --arch or --layer (or give --timeloop FILE)")
         layer = parse_layer(layer_text)
-        design = _design(arch_spec, dataflow, cost_model, network)
+        design = _design(arch_spec, dataflow, cost_model, noc)
     options = (mapper, objective, seed, samples, budget_evaluations, budget_seconds)
     outcome = _best_mapping(layer, design, options, quiet=as_json)
     if target is not None:
@@ -402,12 +404,12 @@ def export_timeloop(
     budget_evaluations: int | None,
     budget_seconds: float | None,
     cost_model: str | None,
-    network: str | None,
+    noc: str | None,
     as_json: bool,
 ) -> None:
     """Write a design, a layer and its mapping as Timeloop v0.4 input, priced by magnet."""
     from magnet.interop.timeloop_writer import timeloop_target, write_timeloop
-    from magnet.mapping.evaluate import evaluate as run
+    from magnet.mapping.evaluate import evaluate_mapping as run
     from magnet.mapping.mapping import Mapping
     from magnet.report.text import layer_table
     from magnet.workload.layer import parse_layer
@@ -418,7 +420,7 @@ def export_timeloop(
         raise MagnetError("give --mapping (that mapping) or --dataflow (the best one), not both")
     timeloop_target(output)
     layer = parse_layer(layer_text)
-    design = _design(arch_spec, dataflow, cost_model, network)
+    design = _design(arch_spec, dataflow, cost_model, noc)
     if mapping_file:
         mapping = Mapping.from_yaml(mapping_file)
         result = run(layer, design.arch, design.costs, mapping, source=mapping_file)

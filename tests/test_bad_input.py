@@ -22,12 +22,12 @@ import yaml
 from click.testing import CliRunner
 
 from magnet.cli import main
+from magnet.design import build_design
 from magnet.errors import InvalidMappingError, MagnetError
 from magnet.interop.timeloop import load_timeloop
 from magnet.mapping import Mapping
-from magnet.mapping.evaluate import evaluate
+from magnet.mapping.evaluate import evaluate_mapping
 from magnet.templates import load_arch
-from magnet.templates.design import build_design
 from magnet.workload.layer import parse_layer
 from tests.conftest import DATA, REPO
 
@@ -47,12 +47,12 @@ def run_like_cli(
     if timeloop is not None:
         tl = load_timeloop(timeloop)
         d = tl.design()
-        return evaluate(tl.layer, d.arch, d.costs, tl.mapping, source=timeloop)
+        return evaluate_mapping(tl.layer, d.arch, d.costs, tl.mapping, source=timeloop)
     a = load_arch(arch)
     ly = parse_layer(layer)
     m = Mapping.from_yaml(mapping)
     d = build_design(a)
-    return evaluate(ly, d.arch, d.costs, m, source=mapping)
+    return evaluate_mapping(ly, d.arch, d.costs, m, source=mapping)
 
 
 @dataclass

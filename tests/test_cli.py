@@ -101,7 +101,7 @@ def test_timeloop_input_of_the_tests_by_hand() -> None:
 
 # ---- explicit architecture + layer + mapping, built-in 45 nm tables -------------------------
 TINY = (
-    "--network",
+    "--noc",
     "none",
     "--arch",
     str(DATA / "tiny_arch.yaml"),

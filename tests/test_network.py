@@ -166,8 +166,8 @@ def test_cli_evaluates_an_onnx_model_and_lists_what_it_did_not_price(tmp_path) -
 def test_layers_that_are_one_loop_nest_on_the_design_are_mapped_once() -> None:
     # on a systolic array both layers are the same GEMM: 64 output pixels (4 x 16 and 8 x 8)
     # x 16 filters x a window of 16; the mapper runs once, each layer keeps its own name
+    from magnet.design import build_design
     from magnet.mapper import get_mapper, map_network
-    from magnet.templates.design import build_design
     from magnet.workload.layer import Layer
     from magnet.workload.network import Network, NetworkLayer
 

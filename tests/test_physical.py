@@ -112,7 +112,7 @@ def test_wires_price_a_multicast_as_one_tree() -> None:
     outputs = 16 * 24 * 0.121 * (2 * 0.5)  # 16 partial sums of 24 bits, 1 mm each: 46.464
     assert r.energy_pj_by_category["network"] == pytest.approx(weights + inputs + outputs)
     # Timeloop parity: no network energy at all
-    none = mg.evaluate(layer, mg.design(array(), network="none"), m)
+    none = mg.evaluate(layer, mg.design(array(), noc="none"), m)
     assert none.energy_pj_by_category["network"] == 0
     assert none.energy_pj == pytest.approx(r.energy_pj - (weights + inputs + outputs))
 

@@ -25,7 +25,7 @@ from magnet.errors import DesignInfeasible, InvalidMappingError
 from magnet.mapper.sampler import sample
 from magnet.mapper.space import Space
 from magnet.mapping import LevelMapping, Mapping, analyze, evaluate_batch, to_batch
-from magnet.mapping.evaluate import evaluate
+from magnet.mapping.evaluate import evaluate_mapping
 from magnet.mapping.mapping import MappingBatch, default_keep
 from magnet.workload.dims import DIMS, NUM_DIMS, OPERANDS, RELEVANT, Operand
 from magnet.workload.layer import Layer
@@ -228,7 +228,7 @@ def test_gapped_window_reads_fewer_inputs_than_the_bounding_box() -> None:
         compute=ComputeLevel(name="MAC"),
     )
     m = Mapping(levels=(LevelMapping(target="DRAM", temporal={"P": 4}),))
-    r = evaluate(layer, a, price_arch(a), m)
+    r = evaluate_mapping(layer, a, price_arch(a), m)
     assert r.accesses["DRAM"]["inputs"]["reads"] == 4
     assert r.accesses["RF"]["inputs"]["fills"] == 4
 
@@ -253,7 +253,7 @@ def test_mac_count_is_the_layers(case) -> None:
         res.mac_clock_pj, arch.mac_count * res.latency_cycles * costs.mac_clock_pj_per_cycle
     )
     for i in np.flatnonzero(res.valid)[:2]:
-        r = evaluate(layer, arch, costs, batch.mapping(int(i), arch))
+        r = evaluate_mapping(layer, arch, costs, batch.mapping(int(i), arch))
         assert r.macs == layer.macs
         assert r.compute_cycles * c.mac_instances[i] == layer.macs
 
@@ -303,7 +303,7 @@ def test_padded_strided_input_is_read_at_least_once() -> None:
 
     def dram_input_reads(p: int) -> float:
         m = Mapping(levels=(LevelMapping(target="DRAM", temporal={"P": p}),))
-        return evaluate(layer, a, costs, m).accesses["DRAM"]["inputs"]["reads"]
+        return evaluate_mapping(layer, a, costs, m).accesses["DRAM"]["inputs"]["reads"]
 
     assert dram_input_reads(3) == 3
     assert dram_input_reads(4) >= 3
@@ -328,7 +328,7 @@ def test_swapping_irrelevant_loops_across_a_relevant_one_changes_counts() -> Non
 
     def weight_fills(order: dict[str, int]) -> float:
         m = Mapping(levels=(LevelMapping(target="DRAM", temporal=order),))
-        return evaluate(layer, a, costs, m).accesses["RF"]["weights"]["fills"]
+        return evaluate_mapping(layer, a, costs, m).accesses["RF"]["weights"]["fills"]
 
     assert weight_fills({"P": 4, "K": 2, "N": 2}) == 8
     assert weight_fills({"N": 2, "K": 2, "P": 4}) == 4
@@ -405,9 +405,9 @@ def test_batch_evaluation_equals_one_by_one(case) -> None:
         m = batch.mapping(i, arch)
         if not res.valid[i]:
             with pytest.raises(InvalidMappingError, match="over by"):
-                evaluate(layer, arch, costs, m)
+                evaluate_mapping(layer, arch, costs, m)
             continue
-        r = evaluate(layer, arch, costs, m)
+        r = evaluate_mapping(layer, arch, costs, m)
         assert r.latency_cycles == res.latency_cycles[i]
         assert r.energy_pj == pytest.approx(res.energy_pj[i], rel=1e-12)
         for li, lvl in enumerate(arch.inner_first):

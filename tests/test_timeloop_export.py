@@ -24,11 +24,11 @@ from test_timeloop_reference import CASES, TL
 import magnet as mg
 from magnet.api import evaluate, map_layer
 from magnet.cli import main
+from magnet.design import build_design
 from magnet.errors import DesignInfeasible, MagnetError
 from magnet.interop import load_timeloop, write_timeloop
 from magnet.interop.timeloop_writer import TIMELOOP_FILE, timeloop_input
 from magnet.mapping.evaluate import Result
-from magnet.templates.design import build_design
 from magnet.workload.layer import Layer
 
 REL = 1e-12

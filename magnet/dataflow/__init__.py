@@ -68,6 +68,11 @@ class Rule(BaseModel):
     reuse: tuple[str, ...] = ()
     optional: bool = False
 
+    def merged(self, other: Rule) -> Rule:
+        """This rule with the fields ``other`` sets (a template's hardware rule with a
+        dataflow's rule for the same level)."""
+        return self.model_copy(update=other.model_dump(exclude_unset=True, exclude={"level"}))
+
     @field_validator(
         "temporal",
         "order",

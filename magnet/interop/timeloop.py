@@ -9,8 +9,8 @@ Hstride / Wdilation / Hdilation), the mapping (``temporal``, ``spatial`` with ``
 Semantics (Timeloop's, as documented with its reference runs): ERT energies are per access
 of ``width`` bits; a word is ``datawidth`` bits; fills use ``write``, partial-sum updates
 ``update`` (or ``write``); storage leakage is ``leak`` per cycle per utilised instance (the
-architecture is power-gated); the network is free (``TimeloopInput.design`` prices with
-``network="none"``). Timeloop does not charge arithmetic leakage, clock energy or adds
+architecture is power-gated); the on-chip network is free (``TimeloopInput.design`` prices
+with ``noc="none"``). Timeloop does not charge arithmetic leakage, clock energy or adds
 outside its MACs, so neither does the ERT cost model here.
 """
 
@@ -24,13 +24,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
-from magnet.cost import NetworkModel
+from magnet.cost import NocModel
 from magnet.cost.base import OVERHEAD_KINDS, Component, CostModel
 from magnet.dataflow import Dataflow, Rule
+from magnet.design import CostSpec, Design, build_design
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapping.mapping import LevelMapping, Mapping
-from magnet.templates.design import CostSpec, Design, build_design
 from magnet.workload.dims import DIMS, parse_dim, parse_factors
 from magnet.workload.layer import GemmView, Layer
 
@@ -72,11 +72,11 @@ class TimeloopInput:
         self,
         cost_model: CostSpec = None,
         dataflow: str | Dataflow | None = None,
-        network: NetworkModel | None = None,
+        noc: NocModel | None = None,
     ) -> Design:
         """The design Timeloop prices: its ERT (after ``cost_model``, when given), a free
-        network (``None`` is ``"none"``; ``"wires"`` prices the floorplan's wires), the file's
-        constraints (or ``dataflow``)."""
+        on-chip network (``noc``: None is ``"none"``; ``"wires"`` prices the floorplan's
+        wires), the file's constraints (or ``dataflow``)."""
         extra = (
             []
             if cost_model is None
@@ -92,7 +92,7 @@ class TimeloopInput:
             )
         models = [*extra, *([self.cost_model] if self.cost_model is not None else [])]
         flow = self.dataflow if dataflow is None else dataflow
-        return build_design(self.arch, flow, models, network=network or "none")
+        return build_design(self.arch, flow, models, noc=noc or "none")
 
 
 #: The clock of architectures read from Timeloop (cycles are Timeloop's unit of time).

@@ -424,7 +424,7 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             "power_gating": arch.power_gating,
             "clock_gating": arch.clock_gating,
             "cost_model": costs.model_name,
-            "network": costs.network,
+            "noc": costs.noc,
         },
         "im2col_input_words": layer.input_tensor_words if isinstance(layer, GemmView) else None,
         "layer": {"name": result.layer.name, "shape": result.layer.shape_str()},

@@ -36,6 +36,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from magnet.design import Design, searched_designs
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
 from magnet.mapper.space import Space, describe, lift
 from magnet.mapping.evaluate import (
@@ -48,7 +49,6 @@ from magnet.mapping.evaluate import (
 from magnet.mapping.mapping import MappingBatch
 from magnet.mapping.records import LayerRecord, MapperStats
 from magnet.registry import BUILT_IN, ENTRY_POINT, Registry
-from magnet.templates.design import Design, searched_designs
 from magnet.units import real_number, whole_number
 from magnet.workload.layer import Layer
 

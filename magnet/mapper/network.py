@@ -6,10 +6,10 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from magnet.design import Design
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
 from magnet.mapping.evaluate import layer_view
 from magnet.mapping.network import NetworkResult
-from magnet.templates.design import Design
 from magnet.workload.network import Network
 
 
@@ -109,7 +109,7 @@ def design_key(design: Design) -> str:
             design.arch.model_dump_json(),
             design.dataflow.model_dump_json(),
             design.costs.model_identity,
-            design.costs.network,
+            design.costs.noc,
         )
     )
 

@@ -36,7 +36,7 @@ from magnet.workload.dims import (
 from magnet.workload.layer import Layer, operand_words
 
 if TYPE_CHECKING:
-    from magnet.templates.design import Design
+    from magnet.design import Design
 
 _REL = np.zeros((3, NUM_DIMS), dtype=bool)
 for _op, _dims in RELEVANT.items():

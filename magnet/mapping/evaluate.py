@@ -27,8 +27,10 @@ Energy, by category:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -430,7 +432,7 @@ class Result:
         )
 
 
-def evaluate(
+def evaluate_mapping(
     layer: Layer, arch: Arch, costs: ArchCosts, mapping: Mapping, *, source: str = "mapping"
 ) -> Result:
     """Evaluate one mapping; raises ``InvalidMappingError`` if it does not fit the hardware."""
@@ -460,3 +462,16 @@ def overflow_message(layer: Layer, arch: Arch, batch: MappingBatch, counts: Coun
         f"{int(over + (lvl.capacity_bits or 0))} bits but it holds {lvl.capacity_bits} bits "
         f"({lvl.describe_capacity()}): over by {over} bits ({over / 8:g} bytes)"
     )
+
+
+def __getattr__(name: str) -> Any:
+    """``evaluate``: the 0.2 name of ``evaluate_mapping`` (goes in 0.4)."""
+    if name == "evaluate":
+        warnings.warn(
+            "magnet.mapping.evaluate.evaluate is now evaluate_mapping; the old name goes in "
+            "magnet 0.4",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return evaluate_mapping
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

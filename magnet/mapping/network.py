@@ -23,7 +23,7 @@ from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost import ArchCosts
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
-from magnet.mapping.evaluate import Result, evaluate
+from magnet.mapping.evaluate import Result, evaluate_mapping
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.records import LayerRow, NetworkRecord
 from magnet.workload.dims import OPERANDS, Operand
@@ -304,7 +304,7 @@ def evaluate_network(
             missing.extend(names)
             continue
         src = f"{mappings.source}: " + ("default" if named is None else f"layers.{named}")
-        by_shape[layer.shape_key()] = evaluate(layer, arch, costs, mapping, source=src)
+        by_shape[layer.shape_key()] = evaluate_mapping(layer, arch, costs, mapping, source=src)
     if missing:
         raise MagnetError(
             f"no mapping for {len(missing)} layer(s): {', '.join(missing[:8])}"

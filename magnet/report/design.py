@@ -237,8 +237,8 @@ def commands(
         base += _flag("--batch", spec["batch"])
     if space.cost_model:
         base += _flag("--cost-model", space.cost_model)
-    if space.network != "wires":
-        base += _flag("--network", space.network)
+    if space.noc != "wires":
+        base += _flag("--noc", space.noc)
     mapped = base + _flag("--dataflow", trial.dataflow or "free")
     m = space.mapper
     if m.name != "fast":

@@ -52,6 +52,7 @@ from magnet.search.space import (
     WorkloadSpec,
     check_study_name,
     constraint_violations,
+    upgraded,
 )
 from magnet.search.storage import DriverLock, describe, open_storage
 from magnet.search.study import CONFIG_ATTR, REFERENCE_ATTR, TRIAL_ATTR, Study
@@ -347,6 +348,8 @@ def run_search(
         load_if_exists=True,
     )
     saved = study.user_attrs.get(CONFIG_ATTR)
+    if saved is not None:  # a study made by magnet 0.2 names fields as 0.2 did
+        saved = {**saved, "space": upgraded(saved["space"])}
     if saved is None:
         if study.trials:
             raise MagnetError(

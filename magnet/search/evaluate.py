@@ -58,7 +58,7 @@ class DesignJob:
     workloads: tuple[dict[str, Any], ...]  # {workload, batch, weight}
     mapper: dict[str, Any]  # {name, objective, budget, options}
     cost_model: str | None
-    network: str
+    noc: str
     seed: int
     #: The user-registered plug-ins the job names (template, mapper, cost models), by value:
     #: a worker process installs them before evaluating (``magnet.registry``).
@@ -75,7 +75,7 @@ class DesignJob:
         seed: int = 0,
     ) -> DesignJob:
         """The job of one design of ``space``: its template, workloads, mapper, cost model
-        and network model."""
+        and NoC model."""
         return cls(
             number=number,
             template=space.template,
@@ -84,7 +84,7 @@ class DesignJob:
             workloads=tuple(w.model_dump() for w in space.workloads),
             mapper=space.mapper.model_dump(mode="json"),
             cost_model=space.cost_model,
-            network=space.network,
+            noc=space.noc,
             seed=seed,
             plugins=registered_plugins(space),
         )
@@ -217,8 +217,8 @@ def prepare(job: DesignJob) -> Any:
     alone was checked before the search), a dataflow it cannot run, a component a cost
     model declines. Anything else raises: bad input (``MagnetError``) or a bug in a plug-in
     (``PluginError``), never an infeasible design."""
+    from magnet.design import build_design
     from magnet.templates import get_template
-    from magnet.templates.design import build_design
 
     template = get_template(job.template)
     try:
@@ -227,7 +227,7 @@ def prepare(job: DesignJob) -> Any:
         return DesignResult(status="infeasible", reason=f"the template refuses this design: {exc}")
     try:
         arch = template.build(params, name=f"trial-{job.number}")
-        return build_design(arch, job.dataflow, job.cost_model, network=job.network)
+        return build_design(arch, job.dataflow, job.cost_model, noc=job.noc)
     except DesignInfeasible as exc:
         return DesignResult(status="infeasible", reason=str(exc))
 

@@ -22,7 +22,7 @@ A space is a YAML file (the built-in ones, in ``magnet/spaces/``, are also known
       - resnet50                             # or {workload: bert-base, batch: 1, weight: 0.5}
     mapper: {name: fast, objective: edp, budget: {evaluations: 3000}, options: {samples: 1000}}
     cost_model: null                         # a cost-model spec, as --cost-model
-    network: wires
+    noc: wires                               # the on-chip network: wires, or none
 
 Every field is checked against the template (parameter names, dataflows), the metrics of a
 result and the workloads; an error names the file, the field and what is allowed.
@@ -31,6 +31,7 @@ result and the workloads; an error names the file, the field and what is allowed
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -46,7 +47,7 @@ from pydantic import (
     model_validator,
 )
 
-from magnet.cost import NetworkModel
+from magnet.cost import NocModel
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapper import Budget
@@ -166,7 +167,7 @@ def _number_or_size(value: Any) -> Any:
     return value
 
 
-class Objective(_Strict):
+class SearchObjective(_Strict):
     metric: str
     goal: Literal["min", "max"] | None = None
 
@@ -242,16 +243,18 @@ class SearchSpace(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     dataflow: Any = "free"
     constraints: list[str] = Field(default_factory=list)
-    objectives: list[Objective] = Field(min_length=1)
+    objectives: list[SearchObjective] = Field(min_length=1)
     limits: list[Limit] = Field(default_factory=list)
     workloads: list[WorkloadSpec] = Field(min_length=1)
     mapper: MapperSpec = MapperSpec()
     cost_model: str | None = None
-    network: NetworkModel = "wires"
+    noc: NocModel = "wires"
     trials: Whole = Field(100, ge=1)
     sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid"] = "nsga2"
 
-    @field_validator("objectives", mode="before", json_schema_input_type=list[Objective | str])
+    @field_validator(
+        "objectives", mode="before", json_schema_input_type=list[SearchObjective | str]
+    )
     @classmethod
     def _objectives(cls, value: Any) -> Any:
         return [{"metric": v} if isinstance(v, str) else v for v in (value or [])]
@@ -545,8 +548,31 @@ def _next_to(space: Path, workload: Any) -> Any:
     return {**workload, "workload": str(beside)} if isinstance(workload, dict) else str(beside)
 
 
+#: Fields renamed since 0.2 (old name -> new): read under either name until 0.4.
+RENAMED_FIELDS = {"network": "noc"}
+
+
+def upgraded(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a space as written, or as a study stored it) with renamed fields under
+    their current names."""
+    out = dict(data)
+    for old, new in RENAMED_FIELDS.items():
+        if old in out and new not in out:
+            out[new] = out.pop(old)
+    return out
+
+
 def space_from_data(data: dict[str, Any], source: str = "space") -> SearchSpace:
-    """A search space from a dict (the same checks as ``load_space``)."""
+    """A search space from a dict (the same checks as ``load_space``); a field under its
+    0.2 name is read with a warning naming the new one."""
+    for old, new in RENAMED_FIELDS.items():
+        if old in data:
+            warnings.warn(
+                f"{source}: the field {old!r} is now {new!r} (the old name goes in magnet 0.4)",
+                FutureWarning,
+                stacklevel=2,
+            )
+    data = upgraded(data)
     try:
         space = SearchSpace(**data)
     except ValidationError as exc:

@@ -21,7 +21,7 @@ import numpy as np
 from magnet.errors import MagnetError
 from magnet.search import pareto
 from magnet.search.evaluate import unpack
-from magnet.search.space import METRICS, SearchSpace
+from magnet.search.space import METRICS, SearchSpace, upgraded
 from magnet.search.storage import describe, open_storage
 
 CONFIG_ATTR = "magnet_config"
@@ -133,7 +133,7 @@ class Study:
             )
         self.config: dict[str, Any] = config
         self.user_attrs = user_attrs
-        self.space = SearchSpace(**config["space"])
+        self.space = SearchSpace(**upgraded(config["space"]))
         self.objectives = [o.metric for o in self.space.objectives]
         self.directions = self.space.directions()
         #: Optuna's ``FrozenTrial`` of every trial, by number.

@@ -89,8 +89,8 @@ _NEEDS = {  # dataflow -> collectors it cannot run without
     "ws-local-os": ("WeightCollector", "AccumulationCollector"),
 }
 _DEPTH = {"WeightCollector": "weight_collector", "AccumulationCollector": "accum_collector"}
-_RULES: dict[str, dict[str, dict]] = {
-    "free": {},
+_RULES: dict[str, tuple[Rule, ...]] = {
+    "free": (),
     # Simba's own nest (NVIDIA simba-chip.cfg): a weight sits in the lane's register while
     # output pixels stream; partial sums of a K x pixels tile stay in the accumulation buffer
     # across the whole R,S,C reduction (run by the weight buffer); the input buffer only
@@ -99,54 +99,54 @@ _RULES: dict[str, dict[str, dict]] = {
     # C, so that layers whose weights do not fit one chiplet still run (NVIDIA's cfg has
     # P, Q only: Simba splits such layers over 36 chiplets); groups and attention heads (G),
     # which the chip's convolutions do not have, are outer loops too.
-    "os-local-ws": {
-        "WeightCollector": {"temporal": PIXELS},
-        "AccumulationCollector": {"temporal": WINDOW},
-        "AccumulationBuffer": {"temporal": ("K",)},
-        "WeightBuffer": {"temporal": WINDOW},
-        "InputBuffer": {"temporal": ()},
-        "GlobalBuffer": {"temporal": ("G", *PIXELS)},
-        "DRAM": {"temporal": ("G", *PIXELS, "K", "C")},
-    },
+    "os-local-ws": (
+        Rule(level="WeightCollector", temporal=PIXELS),
+        Rule(level="AccumulationCollector", temporal=WINDOW),
+        Rule(level="AccumulationBuffer", temporal=("K",)),
+        Rule(level="WeightBuffer", temporal=WINDOW),
+        Rule(level="InputBuffer", temporal=()),
+        Rule(level="GlobalBuffer", temporal=("G", *PIXELS)),
+        Rule(level="DRAM", temporal=("G", *PIXELS, "K", "C")),
+    ),
     # Weight-stationary: the lane's register holds a weight while the pixels of a tile stream
     # past; their partial sums are read and updated in the accumulation buffer every cycle
     # (no accumulation collector); the weight buffer steps through weights (K, C, R, S), each
     # entering it once (weights stationary there).
-    "ws": {
-        "WeightCollector": {"temporal": PIXELS},
-        "AccumulationCollector": {"keep": (), "temporal": ()},
-        "AccumulationBuffer": {"temporal": PIXELS},
-        "WeightBuffer": {"temporal": ("K", *WINDOW), "stationary": ("weights",)},
-    },
+    "ws": (
+        Rule(level="WeightCollector", temporal=PIXELS),
+        Rule(level="AccumulationCollector", keep=(), temporal=()),
+        Rule(level="AccumulationBuffer", temporal=PIXELS),
+        Rule(level="WeightBuffer", temporal=("K", *WINDOW), stationary=("weights",)),
+    ),
     # Output-stationary: each vector unit accumulates one output in place (the accumulation
     # collector, else the accumulation buffer) across the whole reduction; weights and inputs
     # stream, a new weight vector from the weight buffer every cycle (no weight collector).
-    "os": {
-        "WeightCollector": {"keep": (), "temporal": ()},
-        "AccumulationCollector": {"temporal": WINDOW},
-        "AccumulationBuffer": {"temporal": WINDOW, "stationary": ("outputs",)},
-    },
+    "os": (
+        Rule(level="WeightCollector", keep=(), temporal=()),
+        Rule(level="AccumulationCollector", temporal=WINDOW),
+        Rule(level="AccumulationBuffer", temporal=WINDOW, stationary=("outputs",)),
+    ),
     # Input-stationary: an input vector serves several output channels in a row (their
     # partial sums in the accumulation collector, else the accumulation buffer) before the
     # reduction moves on; every input enters the PE's input buffer once; weights stream from
     # the weight buffer (no weight collector).
-    "is": {
-        "WeightCollector": {"keep": (), "temporal": ()},
-        "AccumulationCollector": {"temporal": ("K",)},
-        "AccumulationBuffer": {"temporal": ("K", *WINDOW)},
-        "WeightBuffer": {"temporal": ("K", *WINDOW)},
-        "InputBuffer": {"stationary": ("inputs",)},
-    },
+    "is": (
+        Rule(level="WeightCollector", keep=(), temporal=()),
+        Rule(level="AccumulationCollector", temporal=("K",)),
+        Rule(level="AccumulationBuffer", temporal=("K", *WINDOW)),
+        Rule(level="WeightBuffer", temporal=("K", *WINDOW)),
+        Rule(level="InputBuffer", stationary=("inputs",)),
+    ),
     # MAGNet's WS-LocalOS: each lane cycles through the weights of its collector (a
     # reduction) while the vector unit's partial sum stays in the accumulation collector; the
     # collector's weights are reused for the next pixels (held there across the collector's
     # pixel loop); weights are stationary in the weight buffer.
-    "ws-local-os": {
-        "WeightCollector": {"temporal": WINDOW},
-        "AccumulationCollector": {"temporal": PIXELS},
-        "AccumulationBuffer": {"temporal": (*PIXELS, "K")},
-        "WeightBuffer": {"stationary": ("weights",)},
-    },
+    "ws-local-os": (
+        Rule(level="WeightCollector", temporal=WINDOW),
+        Rule(level="AccumulationCollector", temporal=PIXELS),
+        Rule(level="AccumulationBuffer", temporal=(*PIXELS, "K")),
+        Rule(level="WeightBuffer", stationary=("weights",)),
+    ),
 }
 
 
@@ -290,24 +290,27 @@ class Simba(Template):
             "AccumulationCollector" if "AccumulationCollector" in present else "AccumulationBuffer"
         )
         pe_dims = ("K", "C", *PIXELS) if name == "free" else ("K", "C")
-        hardware = {
-            lane_parent: {"spatial_x": ("C",), "spatial_y": ()},
-            "InputBuffer": {"spatial_x": ("K",), "spatial_y": ()},
-            "GlobalBuffer": {"spatial_x": pe_dims, "spatial_y": pe_dims},
-        }
-        rules: dict[str, dict] = {}
-        for source in (hardware, _RULES[name]):
-            for level, fields in source.items():
-                if level in present:
-                    rules.setdefault(level, {"level": level}).update(fields)
+        hardware = (
+            Rule(level=lane_parent, spatial_x=("C",), spatial_y=()),
+            Rule(level="InputBuffer", spatial_x=("K",), spatial_y=()),
+            Rule(level="GlobalBuffer", spatial_x=pe_dims, spatial_y=pe_dims),
+        )
+        rules: dict[str, Rule] = {}
+        for rule in (*hardware, *_RULES[name]):
+            if rule.level in present:
+                earlier = rules.get(rule.level)
+                rules[rule.level] = rule if earlier is None else earlier.merged(rule)
         # a collector the dataflow neither needs nor bypasses may be left unused: a design
         # with it can do all the design without it does (MAGNet's collectors are optional)
+        bypassed = {r.level for r in _RULES[name] if r.keep is not None}
         for level in _DEPTH:
-            needed = level in _NEEDS.get(name, ()) or "keep" in _RULES[name].get(level, {})
+            needed = level in _NEEDS.get(name, ()) or level in bypassed
             if level in present and not needed:
-                rules.setdefault(level, {"level": level})["optional"] = True
+                rules[level] = rules.get(level, Rule(level=level)).merged(
+                    Rule(level=level, optional=True)
+                )
         return Dataflow(
             name=name,
             description=self.dataflows[name],
-            rules=tuple(Rule(**r) for r in rules.values()),
+            rules=tuple(rules.values()),
         )
