@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 from magnet.errors import MagnetError, validation_message
+from magnet.strict import Strict
 from magnet.units import parse_bytes
 
 
@@ -39,9 +40,7 @@ class _LevelFile(StorageLevel):
         return StorageLevel(**data)
 
 
-class ArchFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ArchFile(Strict):
     name: str = "arch"
     levels: list[_LevelFile]
     compute: ComputeLevel

@@ -14,8 +14,9 @@ from functools import cached_property
 from itertools import pairwise
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from magnet.strict import Strict
 from magnet.units import format_bytes
 from magnet.workload.dims import OPERANDS, Operand, parse_operand
 
@@ -24,7 +25,7 @@ STORAGE_CLASSES = ("dram", "sram", "regfile", "dummy")
 MAX_CAPACITY_BITS = 8 * 2**40
 
 
-class Fanout(BaseModel):
+class Fanout(Strict):
     """How data crosses the fan-out below a level to its children.
 
     ``network``: ``tree`` (buses and multicast / reduction trees: a word reaches a group of
@@ -40,15 +41,13 @@ class Fanout(BaseModel):
     their children.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     network: Literal["tree", "mesh", "systolic"] = "tree"
     reduction: Literal["network", "adder_tree"] = "network"
     pitch_mm: float | None = Field(None, gt=0)
     dense: bool = False
 
 
-class StorageLevel(BaseModel):
+class StorageLevel(Strict):
     """One storage level (all its instances).
 
     ``capacity_bits`` is per instance (None: unbounded, as DRAM). Bandwidths are words per
@@ -58,8 +57,6 @@ class StorageLevel(BaseModel):
     double-buffered staging buffer (SCALE-Sim's SRAMs): it fetches while it serves, so its
     capacity prices its accesses but does not limit the tiles a mapping keeps there.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1)
     component: str = "sram"
@@ -126,15 +123,13 @@ class StorageLevel(BaseModel):
         return f"{self.capacity_bits} bits"
 
 
-class ComputeLevel(BaseModel):
+class ComputeLevel(Strict):
     """The MAC units: ``mesh_x * mesh_y`` of them, each one multiply-accumulate per cycle.
 
     A MAC multiplies a ``weight_bits`` weight by an ``activation_bits`` input and adds the
     product to an ``accum_bits`` partial sum, in ``datatype`` int or float; ``format`` names
     the number format for cost models that know formats (``int8``, ``fp16``, ``bf16``...).
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = "MAC"
     component: str = "mac"
@@ -157,7 +152,7 @@ class ComputeLevel(BaseModel):
         return max(self.weight_bits, self.activation_bits)
 
 
-class SystolicPipeline(BaseModel):
+class SystolicPipeline(Strict):
     """A systolic array's fill and drain (SCALE-Sim 3.0's cycle model), for the evaluator.
 
     ``rows`` x ``cols`` PEs; ``registers`` names, per operand, the level that holds it inside
@@ -167,8 +162,6 @@ class SystolicPipeline(BaseModel):
     cols - 2`` when weights or inputs are (they are shifted in first). SCALE-Sim counts the
     last cycle from 0: cycles = folds x (stream + skew) - 1.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     rows: int = Field(ge=1)
     cols: int = Field(ge=1)
@@ -180,7 +173,7 @@ class SystolicPipeline(BaseModel):
         return {OPERANDS[parse_operand(k)]: v for k, v in value.items()}
 
 
-class Arch(BaseModel):
+class Arch(Strict):
     """An accelerator: storage levels (outermost first) and the compute level.
 
     ``voltage_v``: supply; dynamic energy scales with its square from the node's nominal
@@ -192,8 +185,6 @@ class Arch(BaseModel):
     ``params`` record what built the architecture, so that it can be rebuilt (and its named
     dataflows found).
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = "arch"
     levels: tuple[StorageLevel, ...]

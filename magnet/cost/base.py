@@ -13,7 +13,7 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from magnet.errors import MagnetError
 
@@ -32,7 +32,8 @@ ACTIONS: dict[str, tuple[str, ...]] = {
 
 
 #: The parts of a chip beyond its components, in the order magnet prices them.
-OVERHEAD_KINDS = ("clock_tree", "white_space", "control", "io")
+OverheadKind = Literal["clock_tree", "white_space", "control", "io"]
+OVERHEAD_KINDS: tuple[str, ...] = get_args(OverheadKind)
 #: What each overhead is, in one line (pages that show an area breakdown print these).
 OVERHEAD_NOTES = {
     "clock_tree": "clock distribution: buffers and wires, a share of the standard-cell logic",

@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from magnet.cost.base import ACTIONS, Component, CostModel
 from magnet.cost.registry import _register
@@ -44,6 +44,7 @@ from magnet.cost.tables import (
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.registry import BUILT_IN
+from magnet.strict import Strict
 
 __all__ = [
     "DatasheetCostModel",
@@ -251,11 +252,9 @@ def _table_mac16_pj(technology_nm: float) -> float:
 
 
 # ---- table: a YAML datasheet -------------------------------------------------------------
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
-class SramRow(_Strict):
+class SramRow(Strict):
     """One macro of an SRAM compiler's datasheet."""
 
     capacity_bytes: int = Field(gt=0)
@@ -267,7 +266,7 @@ class SramRow(_Strict):
     area_um2: float | None = Field(None, gt=0)
 
 
-class SramSection(_Strict):
+class SramSection(Strict):
     """Rows on a full grid: every capacity at every width, each pair once."""
 
     classes: list[Literal["sram", "regfile"]] = Field(default_factory=lambda: ["sram"])
@@ -294,7 +293,7 @@ class SramSection(_Strict):
         return self
 
 
-class MacRow(_Strict):
+class MacRow(Strict):
     """One MAC of a library, looked up by ``format`` (int8, fp16, bf16, ...)."""
 
     format: str = Field(min_length=1)
@@ -306,7 +305,7 @@ class MacRow(_Strict):
     area_um2: float | None = Field(None, gt=0)
 
 
-class Datasheet(_Strict):
+class Datasheet(Strict):
     """A ``table:FILE.yaml`` datasheet (see ``magnet/examples/sram_compiler_28nm.yaml``)."""
 
     name: str = Field(min_length=1)

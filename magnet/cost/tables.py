@@ -36,7 +36,6 @@ from typing import Any
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -46,6 +45,7 @@ from pydantic import (
 from magnet.cost.base import ACTIONS, OVERHEAD_KINDS, Component, CostModel
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
+from magnet.strict import Strict
 
 #: Folder of the built-in tables (shipped inside the package).
 TABLE_DIR: Path = Path(__file__).resolve().parent / "tables"
@@ -58,11 +58,9 @@ DATATYPES = ("int", "float")
 
 
 # ---- table schema ------------------------------------------------------------------------
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
-class _Provenance(_Strict):
+class _Provenance(Strict):
     """Where a number comes from: exactly one of source, derived, assumption (+ reason)."""
 
     source: str | None = Field(None, min_length=1)
@@ -107,7 +105,7 @@ def _rows_by_bits(rows: list[OperationRow]) -> list[OperationRow]:
     return sorted(rows, key=lambda row: row.bits)
 
 
-class MacTable(_Strict):
+class MacTable(Strict):
     int_multiply: list[OperationRow]
     int_add: list[OperationRow]
     float_multiply: list[OperationRow]
@@ -127,14 +125,14 @@ class PublishedRead(_Provenance):
     energy_pj: float = Field(gt=0)
 
 
-class FitCheck(_Strict):
+class FitCheck(Strict):
     capacity_bytes: int = Field(gt=0)
     published_pj: float = Field(gt=0)
     fitted_pj: float = Field(gt=0)
     error_percent: float
 
 
-class SramFit(_Strict):
+class SramFit(Strict):
     reference_capacity_bytes: int = Field(gt=0)
     reference_width_bits: int = Field(gt=0)
     e0_pj: Number
@@ -143,7 +141,7 @@ class SramFit(_Strict):
     check: list[FitCheck]
 
 
-class SramTable(_Strict):
+class SramTable(Strict):
     published_reads: list[PublishedRead] = Field(min_length=2)
     fit: SramFit
     write_over_read: Number
@@ -158,7 +156,7 @@ class SramTable(_Strict):
         return self
 
 
-class RegfileTable(_Strict):
+class RegfileTable(Strict):
     max_capacity_bits: Number
     energy_pj_per_bit: Number
     decoder_pj: Number
@@ -167,17 +165,17 @@ class RegfileTable(_Strict):
     leakage_mw_per_bit: Number
 
 
-class ClockTable(_Strict):
+class ClockTable(Strict):
     energy_pj_per_bit_per_cycle: Number
     distribution_over_leaves: Number
 
 
-class DramTable(_Strict):
+class DramTable(Strict):
     energy_pj_per_bit: Number
     write_over_read: Number
 
 
-class DramTechnology(_Strict):
+class DramTechnology(Strict):
     """One DRAM technology of ``dram.yaml``: energy per bit moved, bandwidth per channel."""
 
     description: str = Field(min_length=1)
@@ -193,7 +191,7 @@ class DramTechnology(_Strict):
         return self
 
 
-class DramTechnologyTable(_Strict):
+class DramTechnologyTable(Strict):
     """``dram.yaml``: the DRAM technologies a template's ``dram_technology`` names."""
 
     default: str
@@ -210,13 +208,13 @@ class DramTechnologyTable(_Strict):
         return self
 
 
-class NetworkTable(_Strict):
+class NetworkTable(Strict):
     energy_pj_per_bit_per_mm: Number
     default_hop_mm: Number
     router_area_um2: Number
 
 
-class OverheadTable(_Strict):
+class OverheadTable(Strict):
     clock_tree_per_logic: Number
     logic_utilization: Number
     macro_halo: Number
@@ -232,13 +230,13 @@ class OverheadTable(_Strict):
         return self
 
 
-class DummyTable(_Strict):
+class DummyTable(Strict):
     energy_pj: Number
     leakage_mw: Number
     area_um2: Number
 
 
-class TechnologyTable(_Strict):
+class TechnologyTable(Strict):
     """``horowitz45.yaml``: every component class priced at one node."""
 
     name: str = Field(min_length=1)
@@ -262,7 +260,7 @@ class EnergyPolynomial(_Provenance):
     c: float
 
 
-class NodeScaling(_Strict):
+class NodeScaling(Strict):
     vdd_v: Number
     vmin_v: Number
     vmax_v: Number
@@ -275,7 +273,7 @@ class NodeScaling(_Strict):
     area: Number
 
 
-class ScalingTable(_Strict):
+class ScalingTable(Strict):
     """``scaling.yaml``: factors from the reference node to each table node."""
 
     reference_node_nm: float = Field(gt=0)

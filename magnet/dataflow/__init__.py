@@ -35,11 +35,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from magnet.arch.spec import Arch
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
+from magnet.strict import Strict
 from magnet.workload.dims import DIMS, OPERANDS, parse_dim, parse_factors, parse_operand
 
 
@@ -51,10 +52,8 @@ def _dims(value: Any) -> tuple[str, ...] | None:
     return tuple(parse_dim(str(v)).name for v in value)
 
 
-class Rule(BaseModel):
+class Rule(Strict):
     """Constraints on one storage level (see the module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     level: str
     temporal: tuple[str, ...] | None = None
@@ -147,10 +146,8 @@ class Rule(BaseModel):
         }
 
 
-class Dataflow(BaseModel):
+class Dataflow(Strict):
     """A named set of rules."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     description: str = ""

@@ -21,16 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
 from magnet.cost import NocModel
-from magnet.cost.base import OVERHEAD_KINDS, Component, CostModel
+from magnet.cost.base import Component, CostModel, OverheadKind
 from magnet.dataflow import Dataflow, Rule
 from magnet.design import CostSpec, Design, build_design
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapping.mapping import LevelMapping, Mapping
+from magnet.strict import Strict
 from magnet.workload.dims import DIMS, parse_dim, parse_factors
 from magnet.workload.layer import GemmView, Layer
 
@@ -251,25 +252,24 @@ def _number(attrs: dict[str, Any], key: str, src: str, where: str) -> float | No
     return number
 
 
-class MagnetExtensions(BaseModel):
+class MagnetExtensions(Strict):
     """The top-level ``magnet`` block of a file magnet wrote
     (``magnet.interop.timeloop_writer``): what counts, cycles and area depend on and Timeloop
     has no attribute for. Timeloop ignores it; ``load_timeloop`` honours it."""
 
-    model_config = ConfigDict(extra="forbid")
-
     version: Literal[1] = 1
-    operand_bits: dict[str, dict[str, int]] = {}
-    capacity_bits: dict[str, int] = {}
-    shared_bandwidth: dict[str, float] = {}
-    streaming: list[str] = []
-    fanout: dict[str, Fanout] = {}
+    operand_bits: dict[str, dict[str, int]] = Field(default_factory=dict)
+    capacity_bits: dict[str, int] = Field(default_factory=dict)
+    shared_bandwidth: dict[str, float] = Field(default_factory=dict)
+    streaming: list[str] = Field(default_factory=list)
+    fanout: dict[str, Fanout] = Field(default_factory=dict)
     pipeline: SystolicPipeline | None = None
     router_area_um2: float | None = Field(None, ge=0)
-    overhead_area_um2: dict[Literal[OVERHEAD_KINDS], float] = {}  # type: ignore[valid-type]
+    overhead_area_um2: dict[OverheadKind, float] = Field(default_factory=dict)
     im2col_input_words: int | None = Field(None, ge=1)
-    design: dict[str, Any] = {}  # what built the design: for the reader, not read back
-    layer: dict[str, Any] = {}
+    # what built the design: for the person reading the file, not read back
+    design: dict[str, Any] = Field(default_factory=dict)
+    layer: dict[str, Any] = Field(default_factory=dict)
 
 
 def _extensions(block: Any, src: str) -> MagnetExtensions:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from magnet.design import Design, searched_designs
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
@@ -49,13 +49,14 @@ from magnet.mapping.evaluate import (
 from magnet.mapping.mapping import MappingBatch
 from magnet.mapping.records import LayerRecord, MapperStats
 from magnet.registry import BUILT_IN, ENTRY_POINT, Registry
+from magnet.strict import Strict
 from magnet.units import real_number, whole_number
 from magnet.workload.layer import Layer
 
 ENTRY_POINT_GROUP = "magnet.mappers"
 
 
-class Budget(BaseModel):
+class Budget(Strict):
     """How much a mapper may spend on one layer: mappings priced and / or seconds.
 
     None is no limit. A mapper checks the budget after every batch it prices, so it may
@@ -63,8 +64,6 @@ class Budget(BaseModel):
     gives each mapspace of the union the whole ``evaluations`` (so that its search is that of
     the design alone) and an equal share of the ``seconds``.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     evaluations: Annotated[int, BeforeValidator(whole_number)] | None = Field(None, ge=1)
     seconds: Annotated[float, BeforeValidator(real_number)] | None = Field(None, gt=0)

@@ -19,13 +19,14 @@ import math
 from collections.abc import Iterator
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from magnet.errors import MagnetError
 from magnet.mapper.base import Mapper, Tracker
 from magnet.mapper.sampler import neighbours, sample
 from magnet.mapper.space import Space
 from magnet.mapping.mapping import MappingBatch
+from magnet.strict import Strict
 from magnet.workload.dims import NUM_DIMS
 
 #: The most tilings the exhaustive mapper walks without a budget (each is checked against the
@@ -35,8 +36,8 @@ EXHAUSTIVE_LIMIT = 2_000_000
 CHUNK = 20_000
 
 
-class _Options(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Options(Strict):
+    """A mapper's options, checked (unknown names refused)."""
 
 
 class ExhaustiveMapper(Mapper):

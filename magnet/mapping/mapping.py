@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from magnet.arch.spec import Arch
 from magnet.errors import InvalidMappingError, MagnetError, validation_message
 from magnet.files import read_yaml
+from magnet.strict import Strict
 from magnet.workload.dims import (
     DIMS,
     NUM_DIMS,
@@ -40,10 +41,8 @@ from magnet.workload.dims import (
 from magnet.workload.layer import Layer
 
 
-class LevelMapping(BaseModel):
+class LevelMapping(Strict):
     """Loops of one storage level. ``temporal`` is ordered outermost loop first."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     target: str
     temporal: dict[str, int] = Field(default_factory=dict)
@@ -72,10 +71,8 @@ class LevelMapping(BaseModel):
         return tuple(OPERANDS[parse_operand(v)] for v in value)
 
 
-class Mapping(BaseModel):
+class Mapping(Strict):
     """A whole mapping: one ``LevelMapping`` per storage level that has loops."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     levels: tuple[LevelMapping, ...]
 

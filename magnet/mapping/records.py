@@ -24,13 +24,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from magnet.strict import Strict
 
 SCHEMA_VERSION = 4
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Record(Strict):
+    """Every record: frozen, unknown fields refused; a rate may be infinite (an unlimited
+    roof), so records, which magnet writes, allow infinity where inputs do not."""
+
+    model_config = ConfigDict(allow_inf_nan=True)
 
 
 class MapperStats(_Record):

@@ -37,9 +37,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationError,
@@ -51,6 +49,7 @@ from magnet.cost import NocModel
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapper import Budget
+from magnet.strict import Strict
 from magnet.units import parse_bytes, real_number, whole_number
 
 #: Metrics of a network result a search can optimise or limit (``NetworkRecord`` fields;
@@ -79,11 +78,7 @@ NATURAL_GOAL = {
 }
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ParamRange(_Strict):
+class ParamRange(Strict):
     """One parameter's range: exactly one of ``choices``, ``int``, ``pow2``, ``float``."""
 
     choices: list[Any] | None = Field(None, min_length=1)
@@ -167,7 +162,7 @@ def _number_or_size(value: Any) -> Any:
     return value
 
 
-class SearchObjective(_Strict):
+class SearchObjective(Strict):
     metric: str
     goal: Literal["min", "max"] | None = None
 
@@ -197,7 +192,7 @@ def check_study_name(name: str) -> str:
     return name
 
 
-class Limit(_Strict):
+class Limit(Strict):
     metric: str
     max: Real | None = None
     min: Real | None = None
@@ -221,20 +216,20 @@ class Limit(_Strict):
         return (self.min - value) / max(abs(self.min), 1e-30)
 
 
-class WorkloadSpec(_Strict):
+class WorkloadSpec(Strict):
     workload: str
     batch: Whole | None = Field(None, ge=1)
     weight: Real = Field(1.0, gt=0)
 
 
-class MapperSpec(_Strict):
+class MapperSpec(Strict):
     name: str = "fast"
     objective: str = "edp"
     budget: Budget = Budget()
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class SearchSpace(_Strict):
+class SearchSpace(Strict):
     """A validated search space (see the module docstring)."""
 
     name: Annotated[str, AfterValidator(check_study_name)]

@@ -23,9 +23,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -37,6 +35,7 @@ from magnet.cost.tables import load_dram_table
 from magnet.dataflow import Dataflow
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
 from magnet.registry import BUILT_IN, ENTRY_POINT, REGISTERED, Registry
+from magnet.strict import Strict
 from magnet.units import parse_bytes, real_number, whole_number
 
 ENTRY_POINT_GROUP = "magnet.templates"
@@ -98,10 +97,8 @@ DramBandwidth = Annotated[
 ]
 
 
-class TemplateParams(BaseModel):
+class TemplateParams(Strict):
     """Parameters every template has: the clock, the node, the supply, gating and the DRAM."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     clock_ghz: Real = Field(
         1.0,

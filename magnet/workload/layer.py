@@ -8,23 +8,22 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from magnet.errors import MagnetError, validation_message
+from magnet.strict import Strict
 from magnet.workload.dims import DIMS, Dim, Operand
 
 LayerKind = Literal["conv", "depthwise", "fc", "matmul"]
 MAX_EXTENT = 2**31 - 1  # mapping arrays hold factors as int32
 
 
-class Layer(BaseModel):
+class Layer(Strict):
     """One layer as a loop nest. Sizes are per group: ``C`` and ``K`` are channels per group.
 
     ``kind == "matmul"`` marks a product of two activations (attention ``Q.K^T`` and ``A.V``):
     the operand in the weight position is then an activation too.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = "layer"
     kind: LayerKind = "conv"

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
+from magnet.strict import Strict
 from magnet.workload.layer import Layer, parse_layer
 from magnet.workload.network import Network, NetworkLayer
 
@@ -51,9 +52,7 @@ class _LayerEntry(Layer):
         return Layer(**self.model_dump(exclude={"shape", "repeat", "stride", "dilation"}))
 
 
-class NetworkFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class NetworkFile(Strict):
     name: str = "network"
     layers: list[_LayerEntry]
 

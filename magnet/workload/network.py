@@ -10,21 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import pairwise
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from magnet.strict import Strict
 from magnet.workload.layer import Layer
 
 
-class NetworkLayer(BaseModel):
+class NetworkLayer(Strict):
     """A layer of a network and how many times it repeats back to back."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     layer: Layer
     repeat: int = Field(1, ge=1)
 
 
-class Network(BaseModel):
+class Network(Strict):
     """An ordered list of layers (names unique within the network).
 
     ``producers``: for a layer, the layers whose outputs make its input (through operations
@@ -32,8 +31,6 @@ class Network(BaseModel):
     model, the zoo's CNNs); a layer not listed reads the network's input. None: the list
     order is the graph (``handoffs``).
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     layers: tuple[NetworkLayer, ...]

@@ -70,9 +70,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import onnx
-from pydantic import BaseModel, ConfigDict
 
 from magnet.errors import MagnetError
+from magnet.strict import Strict
 from magnet.workload.layer import Layer, conv2d, gemm, matmul
 from magnet.workload.network import Network
 
@@ -106,10 +106,8 @@ _UNPRICED_COMPUTE = frozenset(
 Shape = tuple[int | str | None, ...]
 
 
-class ImportSummary(BaseModel):
+class ImportSummary(Strict):
     """What an ONNX import priced and what it left out."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     source: str
     layers: tuple[Layer, ...]
