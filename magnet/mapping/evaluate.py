@@ -40,7 +40,6 @@ from magnet.errors import InvalidMappingError
 from magnet.mapping.analysis import Counts, analyze, operand_bits, take_batch
 from magnet.mapping.mapping import Mapping, MappingBatch, check_coverage, to_batch
 from magnet.mapping.records import LayerRecord, MapperStats
-from magnet.perf import tune_allocator
 from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer
 
@@ -129,8 +128,10 @@ def evaluate_batch(
     """Price every mapping of ``batch`` (of ``layer_view(layer, arch)``); invalid ones
     (overflow) are priced but flagged. ``on_chip``: operands whose DRAM traffic a network
     keeps on chip (``magnet.mapping.network``): their DRAM reads and updates are not
-    charged, in energy or in DRAM cycles; the on-chip levels' counts stay as they are."""
-    tune_allocator()
+    charged, in energy or in DRAM cycles; the on-chip levels' counts stay as they are.
+
+    Never changes process-wide settings: a long run of batches is faster once the entry
+    point has called ``magnet.perf.tune_allocator``."""
     levels = arch.inner_first
     dram = np.array([lvl.component == "dram" for lvl in levels])
     counts = analyze(layer, arch, batch)
