@@ -102,20 +102,41 @@ class StorageLevel(Strict):
 
     @property
     def instances(self) -> int:
+        """How many instances of the level the chip has (``mesh_x * mesh_y``)."""
         return self.mesh_x * self.mesh_y
 
     @property
+    def is_dram(self) -> bool:
+        """An off-chip DRAM level (``component: dram``)."""
+        return self.component == "dram"
+
+    @property
+    def is_sram(self) -> bool:
+        """An SRAM macro (``component: sram``)."""
+        return self.component == "sram"
+
+    @property
+    def is_dummy(self) -> bool:
+        """A level that only splits a fan-out and keeps nothing (``component: dummy``)."""
+        return self.component == "dummy"
+
+    @property
     def kept(self) -> frozenset[Operand]:
+        """The operands the level keeps (the others bypass it)."""
         return frozenset(parse_operand(k) for k in self.keeps)
 
     def bits(self, operand: Operand) -> int:
+        """Bits of one word of ``operand`` at this level (``operand_bits``, else
+        ``word_bits``)."""
         return self.operand_bits.get(OPERANDS[operand], self.word_bits)
 
     @property
     def access_bits(self) -> int:
+        """Bits one access moves: a block of ``block_words`` words of ``word_bits``."""
         return self.block_words * self.word_bits
 
     def describe_capacity(self) -> str:
+        """The capacity per instance for people: ``64 KiB``, ``24 bits`` or ``unbounded``."""
         if self.capacity_bits is None:
             return "unbounded"
         if self.capacity_bits % 8 == 0:
@@ -243,7 +264,7 @@ class Arch(Strict):
         """The DRAM's bandwidth in bytes per cycle, the roof of a roofline: the outermost
         DRAM level's ``shared_bandwidth`` (else read + write, when both are limited) in words
         of its ``word_bits``, times its instances. None: unlimited, or no DRAM level."""
-        dram = next((lvl for lvl in self.levels if lvl.component == "dram"), None)
+        dram = next((lvl for lvl in self.levels if lvl.is_dram), None)
         if dram is None:
             return None
         words = dram.shared_bandwidth

@@ -25,7 +25,18 @@ from pydantic import Field, ValidationError
 
 from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
 from magnet.cost import NocModel
-from magnet.cost.base import Component, CostModel, OverheadKind
+from magnet.cost.base import (
+    AdderComponent,
+    Component,
+    CostModel,
+    DummyComponent,
+    MacComponent,
+    NocLinkComponent,
+    OverheadComponent,
+    OverheadKind,
+    RouterComponent,
+    typed_component,
+)
 from magnet.dataflow import Dataflow, Rule
 from magnet.design import CostSpec, Design, build_design
 from magnet.errors import MagnetError, validation_message
@@ -118,12 +129,19 @@ class ErtCostModel(CostModel):
         self.overhead_area_um2 = overhead_area_um2 or {}
 
     def supports(self, component: Component) -> bool:
+        """The components the tables name, and the ones Timeloop has none for (networks,
+        dummies, adders, routers, overheads)."""
         base = component.name.removesuffix(".network")
-        free = ("network", "dummy", "adder", "router", "overhead")
-        return base in self.energy or base in self.area or component.cls in free
+        return (
+            base in self.energy
+            or base in self.area
+            or isinstance(typed_component(component), _PRICED_HERE)
+        )
 
     def energy_pj(self, component: Component, action: str) -> float:
-        if component.cls in ("network", "dummy", "adder"):
+        """The ERT's energy of ``action`` (an update without one is a write); networks,
+        dummies and adders are free, as in Timeloop."""
+        if isinstance(typed_component(component), _FREE):
             return 0.0
         table = self.energy.get(component.name, {})
         if action == "update" and "update" not in table:
@@ -134,19 +152,28 @@ class ErtCostModel(CostModel):
         """The ERT's ``leak`` is energy per cycle; the architectures read here run at 1 GHz
         (``Arch.clock_ghz`` default: Timeloop counts cycles, not seconds), where 1 pJ per
         cycle is 1 mW, so static energy stays ``leak`` x cycles as in Timeloop."""
-        if component.cls == "mac":
+        if isinstance(typed_component(component), MacComponent):
             return 0.0  # Timeloop does not charge arithmetic leakage
         return float(self.energy.get(component.name, {}).get("leak", 0.0)) * TIMELOOP_CLOCK_GHZ
 
     def area_um2(self, component: Component) -> float | None:
         """The ART's area; routers and the chip's overheads (which Timeloop has no
         component for) from the ``magnet`` block of a file magnet wrote, else none."""
-        if component.cls == "router":
+        typed = typed_component(component)
+        if isinstance(typed, RouterComponent):
             return self.router_area_um2
-        if component.cls == "overhead":
-            return self.overhead_area_um2.get(component.get("kind"))
+        if isinstance(typed, OverheadComponent):
+            kind = typed.kind
+            return None if kind is None else self.overhead_area_um2.get(kind)
         value = self.area.get(component.name)
         return None if value is None else float(value)
+
+
+#: What Timeloop charges no energy for: networks (its legacy network is free), dummies and
+#: adds outside the MACs.
+_FREE = (NocLinkComponent, DummyComponent, AdderComponent)
+#: What the ERT cost model prices although the tables do not name it.
+_PRICED_HERE = (*_FREE, RouterComponent, OverheadComponent)
 
 
 def load_timeloop(path: str | Path) -> TimeloopInput:

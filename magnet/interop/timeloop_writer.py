@@ -184,7 +184,7 @@ def _architecture(result: Result, levels: list[_Written]) -> dict[str, Any]:
             "datawidth": lvl.word_bits,
             "n_words": lvl.block_words,
         }
-        if lvl.component == "dummy":
+        if lvl.is_dummy:
             attrs["depth"] = 1  # keeps nothing (as Timeloop's own inter-PE dummies)
         elif lvl.capacity_bits is not None:
             # whole blocks (the bits beyond the last whole block: magnet.capacity_bits)
@@ -398,7 +398,7 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             lvl.name: lvl.capacity_bits
             for lvl in arch.levels
             if lvl.capacity_bits is not None
-            and lvl.component != "dummy"
+            and not lvl.is_dummy
             and lvl.capacity_bits % lvl.access_bits
         },
         "shared_bandwidth": {

@@ -398,9 +398,9 @@ def _im2col_on_chip(
     keepers = [li for li in range(len(arch.levels)) if keep[li, I_]]
     for li in keepers:
         below = [k for k in keepers if k < li]
-        if arch.inner_first[li].component != "dram" or not below:
+        if not arch.inner_first[li].is_dram or not below:
             continue
-        if arch.inner_first[below[-1]].component != "sram":
+        if not arch.inner_first[below[-1]].is_sram:
             continue  # no buffer to expand it: DRAM sends the im2col words themselves
         reads[li, I_] = reads[li, I_] * tensor / im2col
         fills[below[-1], I_] = fills[below[-1], I_] * tensor / im2col

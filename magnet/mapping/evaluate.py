@@ -133,7 +133,7 @@ def evaluate_batch(
     Never changes process-wide settings: a long run of batches is faster once the entry
     point has called ``magnet.perf.tune_allocator``."""
     levels = arch.inner_first
-    dram = np.array([lvl.component == "dram" for lvl in levels])
+    dram = np.array([lvl.is_dram for lvl in levels])
     counts = analyze(layer, arch, batch)
     if on_chip:
         counts = _without_dram(counts, dram, on_chip)

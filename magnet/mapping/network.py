@@ -82,7 +82,7 @@ def _home(arch: Arch, operand: Operand) -> StorageLevel | None:
         (
             lvl
             for lvl in arch.levels
-            if lvl.component != "dram" and operand in lvl.kept and lvl.capacity_bits is not None
+            if not lvl.is_dram and operand in lvl.kept and lvl.capacity_bits is not None
         ),
         None,
     )
