@@ -314,6 +314,8 @@ def _arch(
     name: str,
     extra: MagnetExtensions,
 ) -> Arch:
+    """The architecture of the flattened tree: its storage components (outermost first)
+    and the compute unit, which must come last."""
     if not _is_compute(components[-1]):
         raise MagnetError(
             f"the innermost component {components[-1]['name']!r} (class "
@@ -321,80 +323,14 @@ def _arch(
             source=src,
             field="architecture",
         )
-    names = {_instances(comp["name"], src)[0] for comp in components[:-1]}
-    for key in ("operand_bits", "capacity_bits", "shared_bandwidth", "streaming", "fanout"):
-        unknown = sorted(set(getattr(extra, key)) - names)
-        if unknown:
-            raise MagnetError(
-                f"names levels the architecture does not have: {', '.join(unknown)}; "
-                f"levels: {', '.join(sorted(names))}",
-                source=src,
-                field=f"magnet.{key}",
-            )
+    _check_extension_levels(extra, {_instances(c["name"], src)[0] for c in components[:-1]}, src)
     levels = []
     technology = None
     for comp in components[:-1]:
-        base, count = _instances(comp["name"], src)
-        where = f"architecture.{base}"
-        attrs = comp["attributes"]
-        cls_key = comp["class"].lower()
-        if cls_key not in _STORAGE_CLASSES:
-            raise MagnetError(
-                f"unknown storage class {comp['class']!r}; "
-                f"known: {', '.join(sorted(_STORAGE_CLASSES))}",
-                source=src,
-                field=where,
-            )
-        cls = _STORAGE_CLASSES[cls_key]
-        word_bits = _number(attrs, "datawidth", src, where) or _number(
-            attrs, "word_bits", src, where
-        )
-        width = _number(attrs, "width", src, where) or word_bits or 8
-        word_bits = word_bits or width
-        depth = _number(attrs, "depth", src, where)
-        block = max(1, int(width // word_bits))
-        mesh_x, mesh_y = _mesh(attrs, count, src, where)
-        capacity = None if cls in ("dram", "dummy") or depth is None else int(depth * width)
-        capacity = extra.capacity_bits.get(base, capacity)
-        tech = _technology(attrs.get("technology"))
+        level, tech = _storage_level(comp, keeps, src, extra)
+        levels.append(level)
         technology = technology or tech
-        levels.append(
-            StorageLevel(
-                name=base,
-                component=cls,
-                capacity_bits=capacity,
-                word_bits=int(word_bits),
-                block_words=block,
-                read_bandwidth=_number(attrs, "read_bandwidth", src, where) or None,
-                write_bandwidth=_number(attrs, "write_bandwidth", src, where) or None,
-                shared_bandwidth=extra.shared_bandwidth.get(base)
-                or _number(attrs, "shared_bandwidth", src, where)
-                or None,
-                keeps=keeps.get(base, ("weights", "inputs", "outputs")),
-                mesh_x=mesh_x,
-                mesh_y=mesh_y,
-                operand_bits=extra.operand_bits.get(base, {}),
-                streaming=base in extra.streaming,
-                fanout=extra.fanout.get(base, Fanout()),
-                attributes={
-                    "banks": int(_number(attrs, "n_banks", src, where) or 1),
-                    "timeloop_class": comp["class"],
-                },
-            )
-        )
-    mac = components[-1]
-    base, count = _instances(mac["name"], src)
-    attrs = mac["attributes"]
-    mesh_x, mesh_y = _mesh(attrs, count, src, f"architecture.{base}")
-    bits = int(attrs.get("multiplier_width", attrs.get("width", 8)) or 8)
-    compute = ComputeLevel(
-        name=base,
-        mesh_x=mesh_x,
-        mesh_y=mesh_y,
-        weight_bits=bits,
-        activation_bits=bits,
-        accum_bits=max(bits, int(attrs.get("adder_width", 2 * bits) or 2 * bits)),
-    )
+    compute = _compute_level(components[-1], src)
     try:
         return Arch(
             name=name,
@@ -407,6 +343,84 @@ def _arch(
         )
     except ValueError as exc:
         raise MagnetError(str(exc), source=src, field="architecture") from None
+
+
+def _check_extension_levels(extra: MagnetExtensions, names: set[str], src: str) -> None:
+    """The ``magnet`` block names only levels the architecture has."""
+    for key in ("operand_bits", "capacity_bits", "shared_bandwidth", "streaming", "fanout"):
+        unknown = sorted(set(getattr(extra, key)) - names)
+        if unknown:
+            raise MagnetError(
+                f"names levels the architecture does not have: {', '.join(unknown)}; "
+                f"levels: {', '.join(sorted(names))}",
+                source=src,
+                field=f"magnet.{key}",
+            )
+
+
+def _storage_level(
+    comp: dict[str, Any], keeps: dict[str, tuple[str, ...]], src: str, extra: MagnetExtensions
+) -> tuple[StorageLevel, float | None]:
+    """One storage component as a level (with what the ``magnet`` block adds), and the
+    technology node it states (None when it states none)."""
+    base, count = _instances(comp["name"], src)
+    where = f"architecture.{base}"
+    attrs = comp["attributes"]
+    cls_key = comp["class"].lower()
+    if cls_key not in _STORAGE_CLASSES:
+        raise MagnetError(
+            f"unknown storage class {comp['class']!r}; "
+            f"known: {', '.join(sorted(_STORAGE_CLASSES))}",
+            source=src,
+            field=where,
+        )
+    cls = _STORAGE_CLASSES[cls_key]
+    word_bits = _number(attrs, "datawidth", src, where) or _number(attrs, "word_bits", src, where)
+    width = _number(attrs, "width", src, where) or word_bits or 8
+    word_bits = word_bits or width
+    depth = _number(attrs, "depth", src, where)
+    mesh_x, mesh_y = _mesh(attrs, count, src, where)
+    capacity = None if cls in ("dram", "dummy") or depth is None else int(depth * width)
+    level = StorageLevel(
+        name=base,
+        component=cls,
+        capacity_bits=extra.capacity_bits.get(base, capacity),
+        word_bits=int(word_bits),
+        block_words=max(1, int(width // word_bits)),
+        read_bandwidth=_number(attrs, "read_bandwidth", src, where) or None,
+        write_bandwidth=_number(attrs, "write_bandwidth", src, where) or None,
+        shared_bandwidth=extra.shared_bandwidth.get(base)
+        or _number(attrs, "shared_bandwidth", src, where)
+        or None,
+        keeps=keeps.get(base, ("weights", "inputs", "outputs")),
+        mesh_x=mesh_x,
+        mesh_y=mesh_y,
+        operand_bits=extra.operand_bits.get(base, {}),
+        streaming=base in extra.streaming,
+        fanout=extra.fanout.get(base, Fanout()),
+        attributes={
+            "banks": int(_number(attrs, "n_banks", src, where) or 1),
+            "timeloop_class": comp["class"],
+        },
+    )
+    return level, _technology(attrs.get("technology"))
+
+
+def _compute_level(mac: dict[str, Any], src: str) -> ComputeLevel:
+    """The compute unit: ``multiplier_width`` (else ``width``, else 8) bits per operand and
+    an ``adder_width`` accumulator (else twice the operand, at least the operand)."""
+    base, count = _instances(mac["name"], src)
+    attrs = mac["attributes"]
+    mesh_x, mesh_y = _mesh(attrs, count, src, f"architecture.{base}")
+    bits = int(attrs.get("multiplier_width", attrs.get("width", 8)) or 8)
+    return ComputeLevel(
+        name=base,
+        mesh_x=mesh_x,
+        mesh_y=mesh_y,
+        weight_bits=bits,
+        activation_bits=bits,
+        accum_bits=max(bits, int(attrs.get("adder_width", 2 * bits) or 2 * bits)),
+    )
 
 
 def _mesh(attrs: dict[str, Any], count: int, src: str, where: str) -> tuple[int, int]:

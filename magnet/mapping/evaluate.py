@@ -30,14 +30,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Collection
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from magnet.arch.spec import Arch
 from magnet.cost import ArchCosts
 from magnet.errors import InvalidMappingError
-from magnet.mapping.analysis import Counts, analyze, operand_bits, take_batch
+from magnet.mapping.analysis import Counts, FloatArray, analyze, operand_bits, take_batch
 from magnet.mapping.mapping import Mapping, MappingBatch, check_coverage, to_batch
 from magnet.mapping.records import LayerRecord, MapperStats
 from magnet.workload.dims import OPERANDS, Operand
@@ -132,30 +132,69 @@ def evaluate_batch(
 
     Never changes process-wide settings: a long run of batches is faster once the entry
     point has called ``magnet.perf.tune_allocator``."""
-    levels = arch.inner_first
-    dram = np.array([lvl.is_dram for lvl in levels])
+    dram = np.array([lvl.is_dram for lvl in arch.inner_first])
     counts = analyze(layer, arch, batch)
     if on_chip:
         counts = _without_dram(counts, dram, on_chip)
-    nl = len(levels)
-    bits = operand_bits(arch)
-    access_bits = np.array([lvl.access_bits for lvl in levels], dtype=float)
-    block = np.maximum(1.0, np.floor(access_bits[:, None] / bits))  # [level, operand]
+    access_energy, control = _access_energy(arch, counts, costs)
+    level_cycles = _level_cycles(arch, counts)
+    slowest = level_cycles.max(axis=0)
+    compute = _pipeline_cycles(arch, batch, counts)
+    latency = np.maximum(compute, np.ceil(slowest - 1e-9))
+    upkeep = _upkeep(arch, counts, costs, latency)
+    network, tree_pj = _fanouts(arch, counts, costs, batch.size)
+    math = counts.macs * costs.mac_pj + tree_pj
+    energy = (
+        _sum_rows(access_energy)
+        + _sum_rows(upkeep.clock_pj)
+        + _sum_rows(control)
+        + _sum_rows(upkeep.static_pj)
+        + _sum_rows(network)
+    )
+    return BatchResult(
+        counts=counts,
+        energy_pj=energy + math + upkeep.mac_clock_pj + upkeep.mac_static_pj,
+        access_energy_pj=access_energy,
+        clock_pj=upkeep.clock_pj,
+        control_pj=control,
+        static_pj=upkeep.static_pj,
+        network_pj=network,
+        math_pj=math,
+        mac_clock_pj=upkeep.mac_clock_pj,
+        mac_static_pj=upkeep.mac_static_pj,
+        dram=dram,
+        latency_cycles=latency,
+        level_cycles=level_cycles,
+        bottleneck=np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1),
+        utilization=counts.macs / (latency * arch.mac_count),
+    )
 
+
+def _access_energy(arch: Arch, counts: Counts, costs: ArchCosts) -> tuple[FloatArray, FloatArray]:
+    """([level, operand, action, batch]: energy of the reads, fills and updates of every
+    level, all instances; [level, batch]: their address generation). An access moves a
+    block (``access_bits``) of whole words of the operand."""
+    levels = arch.inner_first
+    nl, nb = len(levels), counts.valid.shape[0]
+    access_bits = np.array([lvl.access_bits for lvl in levels], dtype=float)
+    block = np.maximum(1.0, np.floor(access_bits[:, None] / operand_bits(arch)))  # [l, operand]
     action_pj = np.stack([costs.read_pj, costs.write_pj, costs.update_pj], axis=1)  # [l, a]
-    access_energy = np.empty((nl, 3, 3, batch.size))
-    accesses_total = np.zeros((nl, batch.size))  # [level, batch]: accesses of all instances
+    access_energy = np.empty((nl, 3, 3, nb))
+    accesses_total = np.zeros((nl, nb))  # [level, batch]: accesses of all instances
     for a, count in enumerate((counts.reads, counts.fills, counts.updates)):
         accesses = np.ceil(count / block[:, :, None] - 1e-9) * counts.instances[:, None]
         access_energy[:, :, a] = accesses * action_pj[:, a, None, None]
         accesses_total += accesses.sum(axis=1)
-    control = costs.control_pj_per_access[:, None] * accesses_total
+    return access_energy, costs.control_pj_per_access[:, None] * accesses_total
 
-    # cycles: compute vs. the bandwidth of each level (words per cycle per instance)
+
+def _level_cycles(arch: Arch, counts: Counts) -> FloatArray:
+    """[level, batch]: the cycles each level's bandwidth needs (words per cycle per
+    instance: reads, writes, and both together against their limits)."""
     read_words = counts.reads.sum(axis=1)
     write_words = (counts.fills + counts.updates).sum(axis=1)
     level_cycles = np.zeros_like(read_words)
-    for li, lvl in enumerate(levels):
+    for li, lvl in enumerate(arch.inner_first):
         for words, bw in (
             (read_words[li], lvl.read_bandwidth),
             (write_words[li], lvl.write_bandwidth),
@@ -163,50 +202,33 @@ def evaluate_batch(
         ):
             if bw is not None:
                 level_cycles[li] = np.maximum(level_cycles[li], words / bw)
-    slowest = level_cycles.max(axis=0)
-    compute = _pipeline_cycles(arch, batch, counts)
-    latency = np.maximum(compute, np.ceil(slowest - 1e-9))
-    bottleneck = np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1)
+    return level_cycles
 
-    # clock: every clocked instance (the ones in use, under clock gating) every cycle;
-    # static: leakage power of every powered instance (the ones in use, under power gating)
-    # for the run's duration: mW x ns = pJ
-    every = np.array([lvl.instances for lvl in levels], dtype=float)[:, None]
+
+class _Upkeep(NamedTuple):
+    """Energy that runs with the clock, not with the accesses (pJ)."""
+
+    clock_pj: FloatArray  # [level, batch]
+    static_pj: FloatArray  # [level, batch]
+    mac_clock_pj: FloatArray  # [batch]
+    mac_static_pj: FloatArray  # [batch]
+
+
+def _upkeep(arch: Arch, counts: Counts, costs: ArchCosts, latency: FloatArray) -> _Upkeep:
+    """Clock: every clocked instance (the ones in use, under clock gating) every cycle;
+    static: leakage power of every powered instance (the ones in use, under power gating)
+    for the run's duration (mW x ns = pJ)."""
+    every = np.array([lvl.instances for lvl in arch.inner_first], dtype=float)[:, None]
     leaking = counts.instances if arch.power_gating else every
     clocked = counts.instances if arch.clock_gating else every
     run_ns = latency / arch.clock_ghz
-    clock = costs.clock_pj_per_cycle[:, None] * clocked * latency
-    static = costs.leak_mw[:, None] * leaking * run_ns
     macs_leaking = counts.mac_instances if arch.power_gating else arch.mac_count
     macs_clocked = counts.mac_instances if arch.clock_gating else arch.mac_count
-    mac_clock = costs.mac_clock_pj_per_cycle * macs_clocked * latency
-    mac_static = costs.mac_leak_mw * macs_leaking * run_ns
-
-    network, tree_pj = _fanouts(arch, counts, costs, batch.size)
-    math = counts.macs * costs.mac_pj + tree_pj
-    energy = (
-        _sum_rows(access_energy)
-        + _sum_rows(clock)
-        + _sum_rows(control)
-        + _sum_rows(static)
-        + _sum_rows(network)
-    )
-    return BatchResult(
-        counts=counts,
-        energy_pj=energy + math + mac_clock + mac_static,
-        access_energy_pj=access_energy,
-        clock_pj=clock,
-        control_pj=control,
-        static_pj=static,
-        network_pj=network,
-        math_pj=math,
-        mac_clock_pj=mac_clock,
-        mac_static_pj=mac_static,
-        dram=dram,
-        latency_cycles=latency,
-        level_cycles=level_cycles,
-        bottleneck=bottleneck,
-        utilization=counts.macs / (latency * arch.mac_count),
+    return _Upkeep(
+        clock_pj=costs.clock_pj_per_cycle[:, None] * clocked * latency,
+        static_pj=costs.leak_mw[:, None] * leaking * run_ns,
+        mac_clock_pj=costs.mac_clock_pj_per_cycle * macs_clocked * latency,
+        mac_static_pj=costs.mac_leak_mw * macs_leaking * run_ns,
     )
 
 

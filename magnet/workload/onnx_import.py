@@ -68,6 +68,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import onnx
 
@@ -206,6 +207,33 @@ def _set_batch(model: onnx.ModelProto, batch: int | None) -> None:
                 value.type.tensor_type.ClearField("shape")
 
 
+class _ConvAttributes(NamedTuple):
+    """A Conv node's attributes, one value per spatial axis (``pads``: all the starts, then
+    all the ends)."""
+
+    group: int
+    kernel: list[int]
+    strides: list[int]
+    dilations: list[int]
+    pads: list[int]
+    auto_pad: str
+
+    def output_sizes(self, sizes: Sequence[int]) -> list[int]:
+        """The output size along each spatial axis of an input of ``sizes`` (ONNX's Conv
+        formula; ``SAME_*`` padding keeps ceil(size / stride))."""
+        spatial = len(sizes)
+        out: list[int] = []
+        for axis in range(spatial):
+            size, k, s, d = sizes[axis], self.kernel[axis], self.strides[axis], self.dilations[axis]
+            if self.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+                out.append(-(-size // s))
+            else:
+                pads = self.pads
+                pad = 0 if self.auto_pad == "VALID" else pads[axis] + pads[axis + spatial]
+                out.append((size + pad - d * (k - 1) - 1) // s + 1)
+        return out
+
+
 class _Importer:
     def __init__(self, model: onnx.ModelProto, src: str, name: str) -> None:
         self.src = src
@@ -327,6 +355,8 @@ class _Importer:
 
     # ---- Conv -----------------------------------------------------------------------------------
     def conv(self, node: onnx.NodeProto, name: str) -> Layer | None:
+        """A 1-D or 2-D Conv as a layer (None for 3 or more spatial dims: not priced); the
+        output size follows ONNX's formula and must agree with shape inference."""
         x = self.shape(node.input[0], name, "Conv input")
         spatial = len(x) - 2
         if spatial not in (1, 2):
@@ -336,43 +366,25 @@ class _Importer:
         w = self.shape(node.input[1] if len(node.input) > 1 else "", name, "Conv weight")
         if len(w) != len(x):
             raise self.fail(f"Conv weight {list(w)} and input {list(x)} differ in rank", name)
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        group = int(attrs.get("group", 1))
-        kernel = list(w[2:])
-        if "kernel_shape" in attrs and list(attrs["kernel_shape"]) != kernel:
-            raise self.fail(
-                f"kernel_shape {list(attrs['kernel_shape'])} disagrees with the weight {list(w)}",
-                name,
-            )
-        strides = self.ints(attrs, "strides", [1] * spatial, spatial, name)
-        dilations = self.ints(attrs, "dilations", [1] * spatial, spatial, name)
-        pads = self.ints(attrs, "pads", [0] * (2 * spatial), 2 * spatial, name)
-        auto_pad = attrs.get("auto_pad", b"NOTSET")
-        auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad)
+        conv = self.conv_attributes(node, name, w, spatial)
         batch, channels, out_channels = x[0], x[1], w[0]
-        if group < 1 or channels != w[1] * group:
+        if conv.group < 1 or channels != w[1] * conv.group:
             raise self.fail(
-                f"input channels {channels} != weight channels {w[1]} x group {group}", name
+                f"input channels {channels} != weight channels {w[1]} x group {conv.group}", name
             )
-        out: list[int] = []
-        for axis in range(spatial):
-            size, k, s, d = x[2 + axis], kernel[axis], strides[axis], dilations[axis]
-            if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-                out.append(-(-size // s))
-            else:
-                pad = 0 if auto_pad == "VALID" else pads[axis] + pads[axis + spatial]
-                out.append((size + pad - d * (k - 1) - 1) // s + 1)
+        out = conv.output_sizes(x[2:])
         expected = [batch, out_channels, *out]
         inferred = self.known_shape(node.output[0])
         if inferred is not None and list(inferred) != expected:
             raise self.fail(
                 f"inferred output shape {list(inferred)} disagrees with the Conv formula "
-                f"{expected} (input {list(x)}, kernel {kernel}, strides {strides}, dilations "
-                f"{dilations}, pads {pads}, auto_pad {auto_pad})",
+                f"{expected} (input {list(x)}, kernel {conv.kernel}, strides {conv.strides}, "
+                f"dilations {conv.dilations}, pads {conv.pads}, auto_pad {conv.auto_pad})",
                 name,
             )
         if min(out) < 1:
             raise self.fail(f"Conv output size {out} is empty (input {list(x)})", name)
+        kernel, strides, dilations = conv.kernel, conv.strides, conv.dilations
         if spatial == 1:
             # a 1-D conv runs along the width: height extents, strides and dilations are 1
             kernel, strides, dilations, out = ([1, *v] for v in (kernel, strides, dilations, out))
@@ -386,11 +398,33 @@ class _Importer:
                 kernel=(kernel[0], kernel[1]),
                 stride=(strides[0], strides[1]),
                 dilation=(dilations[0], dilations[1]),
-                groups=group,
+                groups=conv.group,
                 batch=batch,
             )
         except MagnetError as exc:
             raise self.fail(str(exc).removeprefix(f"{name}: "), name) from None
+
+    def conv_attributes(
+        self, node: onnx.NodeProto, name: str, weight: tuple[int, ...], spatial: int
+    ) -> _ConvAttributes:
+        """The Conv node's attributes, checked (the kernel is the weight's)."""
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        kernel = list(weight[2:])
+        if "kernel_shape" in attrs and list(attrs["kernel_shape"]) != kernel:
+            raise self.fail(
+                f"kernel_shape {list(attrs['kernel_shape'])} disagrees with the weight "
+                f"{list(weight)}",
+                name,
+            )
+        auto_pad = attrs.get("auto_pad", b"NOTSET")
+        return _ConvAttributes(
+            group=int(attrs.get("group", 1)),
+            kernel=kernel,
+            strides=self.ints(attrs, "strides", [1] * spatial, spatial, name),
+            dilations=self.ints(attrs, "dilations", [1] * spatial, spatial, name),
+            pads=self.ints(attrs, "pads", [0] * (2 * spatial), 2 * spatial, name),
+            auto_pad=auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad),
+        )
 
     def ints(self, attrs: dict, key: str, default: list[int], size: int, name: str) -> list[int]:
         values = [int(v) for v in attrs.get(key, default)]
