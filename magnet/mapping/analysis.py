@@ -243,7 +243,8 @@ class _Nest:
     @property
     def padded(self) -> FloatArray:
         """float32[d, b]: the extents the nest covers (at least the layer's)."""
-        return self.extent[-1]
+        padded: FloatArray = self.extent[-1]
+        return padded
 
 
 def _nest(layer: Layer, batch: MappingBatch) -> _Nest:
@@ -439,7 +440,10 @@ class _Moves:
     @staticmethod
     def zeros(nl: int, nb: int) -> _Moves:
         """No moves yet, for ``nl`` levels and ``nb`` mappings."""
-        return _Moves(*(np.zeros((nl, 3, nb)) for _ in range(4)), np.zeros((nl, nb)))
+        shape = (nl, 3, nb)
+        return _Moves(
+            np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros((nl, nb))
+        )
 
 
 def _count_moves(
@@ -577,7 +581,7 @@ def _input_deltas(layer: Layer, nest: _Nest, li: int, weights: dict[int, FloatAr
         per_level.append(
             walk.level(nest.t[m], nest.rank[m], nest.rank_if_active[m], nest.extent[m], weights[m])
         )
-    total = tile.copy()
+    total: FloatArray = tile.copy()
     for level in per_level:
         partial = level.partial & ((walk.g0 == 0) | (level.grad == walk.g0))
         per_move = partial * level.new_words + (level.moved & ~partial) * tile
@@ -591,7 +595,8 @@ def _loop_weights(f: FloatArray, r: IntArray, above: FloatArray) -> FloatArray:
     inside = (1 + (r[None, :, :] <= r[:, None, :]) * (f - 1)[None, :, :]).prod(
         axis=1, dtype=np.float64
     )
-    return (f - 1) * (f.prod(axis=0, dtype=np.float64) / inside) * above
+    weights: FloatArray = (f - 1) * (f.prod(axis=0, dtype=np.float64) / inside) * above
+    return weights
 
 
 class _LevelMoves(NamedTuple):

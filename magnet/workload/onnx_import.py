@@ -68,7 +68,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import onnx
 
@@ -258,6 +258,7 @@ class _Importer:
 
     # ---- errors and shapes -----------------------------------------------------------------
     def fail(self, message: str, field: str) -> MagnetError:
+        """An error naming the model file and ``field`` (a node), for the caller to raise."""
         return MagnetError(message, source=self.src, field=field)
 
     def shape(self, tensor: str, layer: str, role: str) -> tuple[int, ...]:
@@ -271,6 +272,7 @@ class _Importer:
                 layer,
             )
         shape = self.shapes[tensor]
+        sizes: list[int] = []
         for axis, dim in enumerate(shape):
             if not isinstance(dim, int) or dim < 1:
                 what = f"symbolic ({dim!r})" if isinstance(dim, str) else "unknown"
@@ -280,16 +282,20 @@ class _Importer:
                     "inputs' dimensions static sizes",
                     layer,
                 )
-        return tuple(int(d) for d in shape)
+            sizes.append(int(dim))
+        return tuple(sizes)
 
     def known_shape(self, tensor: str) -> tuple[int, ...] | None:
         """The static shape of ``tensor`` when inference gave one (for cross-checks)."""
         shape = self.shapes.get(tensor)
-        if shape is None or not all(isinstance(d, int) and d >= 1 for d in shape):
+        if shape is None:
             return None
-        return tuple(int(d) for d in shape)
+        sizes = [int(d) for d in shape if isinstance(d, int) and d >= 1]
+        return tuple(sizes) if len(sizes) == len(shape) else None
 
     def layer_name(self, node: onnx.NodeProto, index: int) -> str:
+        """A unique name for the layer of ``node``: its own, else ``OpType_index``; a name
+        taken already gets ``_2``, ``_3``..."""
         base = node.name.strip() or f"{node.op_type}_{index}"
         name, k = base, 2
         while name in self.used_names:
@@ -299,6 +305,8 @@ class _Importer:
 
     # ---- the graph ---------------------------------------------------------------------------
     def run(self) -> tuple[Network, ImportSummary]:
+        """Walk the graph in order: every Conv, Gemm and MatMul a layer, the producers of
+        each layer traced through the nodes magnet does not price."""
         layers: list[Layer] = []
         priced: dict[str, int] = {}
         not_priced: dict[str, int] = {}
@@ -426,7 +434,11 @@ class _Importer:
             auto_pad=auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad),
         )
 
-    def ints(self, attrs: dict, key: str, default: list[int], size: int, name: str) -> list[int]:
+    def ints(
+        self, attrs: dict[str, Any], key: str, default: list[int], size: int, name: str
+    ) -> list[int]:
+        """The integer list attribute ``key`` of a Conv (``default`` when absent): ``size``
+        values, each >= 1 (pads >= 0)."""
         values = [int(v) for v in attrs.get(key, default)]
         if len(values) != size or min(values, default=0) < (0 if key == "pads" else 1):
             raise self.fail(f"Conv attribute {key}={values}: expected {size} values", name)
@@ -434,6 +446,7 @@ class _Importer:
 
     # ---- Gemm and MatMul ----------------------------------------------------------------------
     def gemm(self, node: onnx.NodeProto, name: str) -> Layer:
+        """A Gemm (2-D operands, ``transA`` / ``transB``) as a layer."""
         if len(node.input) < 2:
             raise self.fail("Gemm needs two inputs", name)
         a = self.shape(node.input[0], name, "Gemm input A")
@@ -453,6 +466,7 @@ class _Importer:
         return self.product(node, name, m, k, n, (), (), ())
 
     def matmul(self, node: onnx.NodeProto, name: str) -> Layer:
+        """A MatMul (numpy semantics: vectors, broadcast leading dims) as a layer."""
         if len(node.input) < 2:
             raise self.fail("MatMul needs two inputs", name)
         a = self.shape(node.input[0], name, "MatMul input A")
@@ -474,6 +488,7 @@ class _Importer:
         return self.product(node, name, m, k, n, lead, a_lead, b_lead)
 
     def check_output(self, node: onnx.NodeProto, name: str, expected: Sequence[int]) -> None:
+        """Refuse a node whose inferred output shape is not ``expected``."""
         inferred = self.known_shape(node.output[0])
         if inferred is not None and list(inferred) != list(expected):
             raise self.fail(
@@ -505,6 +520,7 @@ class _Importer:
 
     @staticmethod
     def weighted(name: str, *, m: int, k: int, n: int, batch: int, heads: int) -> Layer:
+        """A product with a constant weight: a GEMM, its heads as groups."""
         layer = gemm(name, m=m, k=k, n=n, batch=batch)
         return layer if heads == 1 else layer.model_copy(update={"G": heads})
 

@@ -189,7 +189,9 @@ def _resnet_stem(batch: int) -> _Stack:
     return s
 
 
-def _shortcut(s: _Stack, prefix: str, block_in: tuple[int, int, tuple[str, ...]], stride: int):
+def _shortcut(
+    s: _Stack, prefix: str, block_in: tuple[int, int, tuple[str, ...]], stride: int
+) -> None:
     """The residual add of a block whose input was ``block_in`` (channels, size, sources):
     the identity, or a projection when the shape changes."""
     channels, size, sources = block_in
