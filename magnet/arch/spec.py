@@ -165,6 +165,7 @@ class ComputeLevel(Strict):
 
     @property
     def instances(self) -> int:
+        """How many MAC units (``mesh_x * mesh_y``)."""
         return self.mesh_x * self.mesh_y
 
     @property
@@ -228,7 +229,7 @@ class Arch(Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"level names must be unique; repeated: {', '.join(dupes)}")
-        chain = [*self.levels, self.compute]
+        chain: list[StorageLevel | ComputeLevel] = [*self.levels, self.compute]
         for outer, inner in pairwise(chain):
             if inner.mesh_x % outer.mesh_x or inner.mesh_y % outer.mesh_y:
                 raise ValueError(
@@ -244,12 +245,14 @@ class Arch(Strict):
     # ---- derived views (index 0 = innermost storage level) ------------------------------
     @cached_property
     def inner_first(self) -> tuple[StorageLevel, ...]:
+        """The storage levels, innermost first (index 0 fans out to the MACs): the order of
+        every per-level array."""
         return tuple(reversed(self.levels))
 
     @cached_property
     def fanouts(self) -> tuple[tuple[int, int], ...]:
         """(x, y) fan-out below each level, innermost first: level 0 fans out to the MACs."""
-        chain = [self.compute, *self.inner_first]
+        chain: list[StorageLevel | ComputeLevel] = [self.compute, *self.inner_first]
         return tuple(
             (chain[i].mesh_x // chain[i + 1].mesh_x, chain[i].mesh_y // chain[i + 1].mesh_y)
             for i in range(len(self.levels))
@@ -257,6 +260,7 @@ class Arch(Strict):
 
     @property
     def mac_count(self) -> int:
+        """How many MAC units the chip has."""
         return self.compute.instances
 
     @property
@@ -268,8 +272,9 @@ class Arch(Strict):
         if dram is None:
             return None
         words = dram.shared_bandwidth
-        if words is None and None not in (dram.read_bandwidth, dram.write_bandwidth):
-            words = dram.read_bandwidth + dram.write_bandwidth
+        read, write = dram.read_bandwidth, dram.write_bandwidth
+        if words is None and read is not None and write is not None:
+            words = read + write
         return None if words is None else words * dram.word_bits / 8 * dram.instances
 
     def level_index(self, name: str) -> int:
@@ -280,6 +285,7 @@ class Arch(Strict):
         raise KeyError(name)
 
     def summary(self) -> str:
+        """The architecture in a few lines: MACs, clock, node, and a line per level."""
         lines = [
             f"{self.name}: {self.mac_count} MACs @ {self.clock_ghz:g} GHz, "
             f"{self.technology_nm:g} nm"

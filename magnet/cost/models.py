@@ -28,6 +28,7 @@ import functools
 import itertools
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -297,10 +298,19 @@ class SramRow(Strict):
     area_um2: float | None = Field(None, gt=0)
 
 
+#: The storage classes a datasheet's SRAM rows may price.
+SheetStorageClass = Literal["sram", "regfile"]
+
+
+def _sram_only() -> list[SheetStorageClass]:
+    """The default ``sram.classes``: SRAM alone."""
+    return ["sram"]
+
+
 class SramSection(Strict):
     """Rows on a full grid: every capacity at every width, each pair once."""
 
-    classes: list[Literal["sram", "regfile"]] = Field(default_factory=lambda: ["sram"])
+    classes: list[SheetStorageClass] = Field(default_factory=_sram_only)
     rows: list[SramRow] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -426,6 +436,16 @@ def loglog_interpolate(
     return value, max(how_x, how_y, key=order.index)
 
 
+#: What the grids of a datasheet interpolate, from each SRAM row (None: not given).
+_SHEET_VALUES: dict[str, Callable[[SramRow], float | None]] = {
+    "read": lambda r: r.read_pj,
+    "write": lambda r: r.write_pj,
+    "update": lambda r: r.update_pj if r.update_pj is not None else r.write_pj,
+    "leakage": lambda r: r.leakage_uw / 1000.0,  # uW -> mW
+    "area": lambda r: r.area_um2,
+}
+
+
 class DatasheetCostModel(CostModel):
     """Measured SRAM macros (and MACs) from a YAML datasheet: ``table:FILE.yaml``.
 
@@ -467,21 +487,19 @@ class DatasheetCostModel(CostModel):
                     source=str(self.path),
                     field="technology_nm",
                 ) from None
+        #: per quantity (read, write, update, leakage, area): (bytes, bits) -> value; area
+        #: only when the rows give it (on every row or none: ``SramSection``)
         self._grid: dict[str, dict[tuple[float, float], float]] = {}
         if sheet.sram is not None:
             rows = sheet.sram.rows
             self._caps = sorted({float(r.capacity_bytes) for r in rows})
             self._widths = sorted({float(r.width_bits) for r in rows})
-            for key, get in {
-                "read": lambda r: r.read_pj,
-                "write": lambda r: r.write_pj,
-                "update": lambda r: r.update_pj if r.update_pj is not None else r.write_pj,
-                "leakage": lambda r: r.leakage_uw / 1000.0,  # uW -> mW
-                "area": lambda r: r.area_um2,
-            }.items():
-                self._grid[key] = {
-                    (float(r.capacity_bytes), float(r.width_bits)): get(r) for r in rows
-                }
+            for key, get in _SHEET_VALUES.items():
+                found = {(float(r.capacity_bytes), float(r.width_bits)): get(r) for r in rows}
+                if None not in found.values():
+                    self._grid[key] = {
+                        at: value for at, value in found.items() if value is not None
+                    }
         self._macs = {row.format: row for row in sheet.mac}
         #: The storage classes the SRAM rows price (``sram.classes``).
         self._storage_types = tuple(
@@ -497,7 +515,7 @@ class DatasheetCostModel(CostModel):
         banks = _number(self, component, "banks", 1)
         return capacity / banks / _BITS_PER_BYTE, _width_bits(self, component), banks
 
-    def _lookup(self, component: Component, key: str) -> float | None:
+    def _lookup(self, component: Component, key: str) -> float:
         bank_bytes, width, _ = self._bank(component)
         extrapolate = self.sheet.outside_range == "extrapolate"
         found = loglog_interpolate(
@@ -569,7 +587,8 @@ class DatasheetCostModel(CostModel):
                 "technology_nm",
             )
         there, here = _factors(float(node)), _factors(sheet.technology_nm)
-        return getattr(there, kind) / getattr(here, kind)
+        ratio: float = getattr(there, kind) / getattr(here, kind)
+        return ratio
 
     # -- the contract -----------------------------------------------------------------------
     def supports(self, component: Component) -> bool:
@@ -606,7 +625,7 @@ class DatasheetCostModel(CostModel):
         if _is_mac(component):
             area = self._mac(component).area_um2
             return None if area is None else area * self._scale(component, "area")
-        if None in self._grid["area"].values():
+        if "area" not in self._grid:
             return None
         _, _, banks = self._bank(component)
         return self._lookup(component, "area") * banks * self._scale(component, "area")

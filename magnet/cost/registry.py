@@ -37,7 +37,7 @@ import inspect
 import pickle
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypedDict
@@ -158,8 +158,9 @@ def available_cost_models(refresh: bool = False) -> dict[str, str]:
     out = {name: entry.description for name, entry in COST_MODELS.entries().items()}
     for name, eps in _entry_points(refresh).items():
         if name not in out:
+            dist = eps[0].dist
             out[name] = f"entry point {eps[0].value}" + (
-                f" (distribution {eps[0].dist.name})" if getattr(eps[0], "dist", None) else ""
+                f" (distribution {dist.name})" if dist is not None else ""
             )
     return out
 
@@ -263,6 +264,7 @@ def _file_class(file_text: str, class_name: str | None, spec: str) -> tuple[type
 def _construct(
     cls: type[CostModel], argument: str | None, technology_nm: float | None, what: str
 ) -> CostModel:
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(cls).parameters
     except (TypeError, ValueError):

@@ -32,7 +32,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from pydantic import (
     BaseModel,
@@ -322,7 +322,12 @@ _FACTOR_KEYS = ("dynamic_energy", "wire_energy", "leakage", "area")
 _POSITIVE_KEYS = (*_FACTOR_KEYS, "delay", "vdd_v", "vmin_v", "vmax_v", "vt_v")
 
 
-def _load(path: Path, schema: type[BaseModel]) -> Any:
+_Table = TypeVar("_Table", bound=BaseModel)
+
+
+def _load(path: Path, schema: type[_Table]) -> _Table:
+    """Read the YAML table at ``path`` and validate it against ``schema``; every problem
+    is named in one ``MagnetError`` (the first as its field)."""
     data = read_yaml(path)
     try:
         return schema.model_validate(data)
@@ -393,9 +398,10 @@ def scaling_factors(technology_nm: float, scaling: ScalingTable) -> ScalingFacto
     t = 0.0 if upper == lower else math.log(node / lower) / math.log(upper / lower)
 
     def factor(key: str) -> float:
-        low = getattr(scaling.nodes[lower], key).value
-        high = getattr(scaling.nodes[upper], key).value
-        return low if t == 0 else low * (high / low) ** t
+        low: float = getattr(scaling.nodes[lower], key).value
+        high: float = getattr(scaling.nodes[upper], key).value
+        value: float = low if t == 0 else low * (high / low) ** t
+        return value
 
     return ScalingFactors(
         technology_nm=node,
@@ -711,11 +717,12 @@ class TableCostModel(CostModel):
         banks = self._number(component, "banks", default=1, minimum=1, integer=True)
         bank_bytes = self._capacity_bits(component) / banks / _BITS_PER_BYTE
         width_bits = self._width_bits(component)
-        return (
+        read_pj: float = (
             fit.e0_pj.value
             * (bank_bytes / fit.reference_capacity_bytes) ** fit.alpha.value
             * (width_bits / fit.reference_width_bits) ** fit.beta.value
         )
+        return read_pj
 
     def _regfile_read_pj(self, component: Component) -> float:
         capacity = self._regfile_capacity_bits(component)
