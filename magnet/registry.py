@@ -42,9 +42,10 @@ class Plugin:
     description: str = ""
 
 
-def identity_of(obj: Any) -> str:
+def identity_of(obj: object) -> str:
     """See ``_class_identity`` (cached per class object)."""
-    return _class_identity(obj if inspect.isclass(obj) else type(obj))
+    cls: type = obj if isinstance(obj, type) else type(obj)
+    return _class_identity(cls)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -503,7 +503,7 @@ def _layer(shape: dict[str, Any], values: dict[str, int], coeffs: dict[str, int]
     )
 
 
-_EXPECTED = {
+_EXPECTED: dict[str, set[tuple[str, ...]]] = {
     "weights": {("G",), ("K",), ("C",), ("R",), ("S",)},
     "inputs": {("N",), ("G",), ("C",), ("P", "R"), ("Q", "S")},
     "outputs": {("N",), ("G",), ("K",), ("P",), ("Q",)},
@@ -519,7 +519,7 @@ def _check_projections(shape: dict[str, Any], src: str) -> None:
             role = (
                 "inputs" if any(len(rank) > 1 for rank in ds.get("projection", [])) else "weights"
             )
-        ranks = set()
+        ranks: set[tuple[str, ...]] = set()
         for rank in ds.get("projection") or []:
             dims = tuple(
                 sorted((parse_dim(term[0]).name for term in rank), key=lambda d: "PQRS".find(d))
@@ -601,7 +601,8 @@ def _mapping(directives: list[dict[str, Any]], arch: Arch, src: str) -> Mapping:
             split = d.get("split")
             if split is None:
                 split = len(ordered_inner_first) if fx > 1 or fy == 1 else 0
-            sx, sy = {}, {}
+            sx: dict[str, int] = {}
+            sy: dict[str, int] = {}
             for pos, dim in enumerate(ordered_inner_first):
                 if dim in factors:
                     (sx if pos < int(split) else sy)[dim] = factors[dim]
@@ -636,7 +637,8 @@ def _ert(ert: Any, art: Any, extra: MagnetExtensions) -> ErtCostModel | None:
     for table in (art or {}).get("tables") or []:
         base = _leaf_name(table["name"])
         area[base] = float(table["area"])
-    return ErtCostModel(energy, area, extra.router_area_um2, dict(extra.overhead_area_um2))
+    overheads = {str(kind): um2 for kind, um2 in extra.overhead_area_um2.items()}
+    return ErtCostModel(energy, area, extra.router_area_um2, overheads)
 
 
 def _leaf_name(full: Any) -> str:

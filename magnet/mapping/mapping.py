@@ -166,11 +166,13 @@ class MappingBatch:
     keep: bool[level, operand] is shared by the whole batch (one bypass pattern per batch).
     """
 
-    factors_t: npt.NDArray[np.int32]
-    spatial_x: npt.NDArray[np.int32]
-    spatial_y: npt.NDArray[np.int32]
-    rank: npt.NDArray[np.int8]
-    keep: npt.NDArray[np.bool_]
+    # dtypes as the docstring says; plain ndarray because the mappers mix these arrays
+    # with derived ones of other dtypes
+    factors_t: np.ndarray
+    spatial_x: np.ndarray
+    spatial_y: np.ndarray
+    rank: np.ndarray
+    keep: np.ndarray
 
     @property
     def size(self) -> int:
