@@ -109,10 +109,12 @@ class Registry:
         del self._entries[name]
 
     def get(self, name: str) -> Plugin | None:
+        """The plug-in registered as ``name``, None if there is none."""
         self._ensure_loaded()
         return self._entries.get(name)
 
     def entries(self) -> dict[str, Plugin]:
+        """Every plug-in by name (a copy)."""
         self._ensure_loaded()
         return dict(self._entries)
 

@@ -150,13 +150,20 @@ class _HorowitzAtNode(TableCostModel):
         return replace(component, attributes=attributes)
 
     def energy_pj(self, component: Component, action: str) -> float:
+        """The table's energy at this model's node."""
         return super().energy_pj(self._here(component), action)
 
     def leakage_mw(self, component: Component) -> float:
+        """The table's leakage at this model's node."""
         return super().leakage_mw(self._here(component))
 
     def area_um2(self, component: Component) -> float | None:
+        """The table's area at this model's node."""
         return super().area_um2(self._here(component))
+
+    def clock_pj_per_cycle(self, component: Component) -> float:
+        """The table's clock energy at this model's node."""
+        return super().clock_pj_per_cycle(self._here(component))
 
 
 def _at_node(node: float) -> type[_HorowitzAtNode]:
@@ -739,6 +746,7 @@ class SramAnalytical(CostModel):
         return capacity, banks, width, rows, columns
 
     def read_pj_45nm(self, component: Component) -> float:
+        """Energy of one read at 45 nm (pJ): the sum of the class docstring."""
         capacity, banks, width, rows, columns = self._shape(component)
         w = width / SRAM_CAL_WIDTH_BITS
         shares = SRAM_ENERGY_SHARES
@@ -752,24 +760,29 @@ class SramAnalytical(CostModel):
         )
 
     def area_um2_45nm(self, component: Component) -> float:
+        """Area of one instance at 45 nm (um^2): bit cells plus each bank's periphery."""
         capacity, banks, width, rows, columns = self._shape(component)
         periphery = self.a_col * columns + self.a_row * rows + self.a_io * width
         return capacity * self.cell_um2 + banks * periphery
 
     def energy_pj(self, component: Component, action: str) -> float:
+        """A read, or a write / update (``write_over_read`` reads), at the node."""
         _check_action(self, component, action)
         read = self.read_pj_45nm(component)
         energy = read if action == "read" else read * self.write_over_read
         return energy * _factors(_node(component, self.technology_nm)).dynamic_energy
 
     def leakage_mw(self, component: Component) -> float:
+        """Area times the table's leakage per um^2 of an SRAM macro, at the node."""
         leak = self.area_um2_45nm(component) * self.leak_per_um2
         return leak * _factors(_node(component, self.technology_nm)).leakage
 
     def area_um2(self, component: Component) -> float | None:
+        """Area at the node (um^2)."""
         return self.area_um2_45nm(component) * _factors(_node(component, self.technology_nm)).area
 
     def describe(self, component: Component) -> str:
+        """The organisation of a bank: rows, columns, column mux, banks."""
         _, banks, width, rows, columns = self._shape(component)
         return f"{rows:.0f} rows x {columns:.0f} cols, mux {columns / width:.3g}, {banks:g} bank(s)"
 

@@ -90,6 +90,7 @@ class ArchCosts:
 
     @property
     def area_mm2_by_component(self) -> dict[str, float]:
+        """Area (mm^2, all instances) by component, overheads included."""
         return {k: v / 1e6 for k, v in self.area_um2_by_component.items()}
 
 

@@ -491,25 +491,31 @@ class _Guarded(CostModel):
             ) from exc
 
     def supports(self, component: Component) -> bool:
+        """The model's answer (see ``_call`` for its errors)."""
         return bool(self._call("supports", component, what="supports() answer"))
 
     def energy_pj(self, component: Component, action: str) -> float:
+        """The model's energy, checked (``checked``)."""
         value = self._call("energy_pj", component, action, what=f"{action!r} energy")
         return checked(value, self, component, f"{action} energy")
 
     def leakage_mw(self, component: Component) -> float:
+        """The model's leakage, checked."""
         value = self._call("leakage_mw", component, what="leakage")
         return checked(value, self, component, "leakage")
 
     def area_um2(self, component: Component) -> float | None:
+        """The model's area (None: it has none), checked."""
         value = self._call("area_um2", component, what="area")
         return None if value is None else checked(value, self, component, "area")
 
     def clock_pj_per_cycle(self, component: Component) -> float:
+        """The model's clock energy, checked."""
         value = self._call("clock_pj_per_cycle", component, what="clock energy")
         return checked(value, self, component, "clock energy")
 
     def describe(self, component: Component) -> str | None:
+        """The model's note on the component, None when it has no ``describe``."""
         note = getattr(self.inner, "describe", None)
         return None if note is None else self._call("describe", component, what="description")
 

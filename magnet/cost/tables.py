@@ -121,6 +121,9 @@ def _rows_by_bits(rows: list[OperationRow]) -> list[OperationRow]:
 
 
 class MacTable(Strict):
+    """Arithmetic at the table's node: multiply and add rows (int and float), the bf16
+    ratios and the leakage of logic per um^2."""
+
     int_multiply: list[OperationRow]
     int_add: list[OperationRow]
     float_multiply: list[OperationRow]
@@ -135,12 +138,16 @@ class MacTable(Strict):
 
 
 class PublishedRead(_Provenance):
+    """A published SRAM read energy the fit is checked against."""
+
     capacity_bytes: int = Field(gt=0)
     width_bits: int = Field(gt=0)
     energy_pj: float = Field(gt=0)
 
 
 class FitCheck(Strict):
+    """How far the SRAM fit lands from one published read."""
+
     capacity_bytes: int = Field(gt=0)
     published_pj: float = Field(gt=0)
     fitted_pj: float = Field(gt=0)
@@ -148,6 +155,8 @@ class FitCheck(Strict):
 
 
 class SramFit(Strict):
+    """The SRAM energy fit: ``e0 * (bank / reference) ** alpha * (width / reference) ** beta``."""
+
     reference_capacity_bytes: int = Field(gt=0)
     reference_width_bits: int = Field(gt=0)
     e0_pj: Number
@@ -157,6 +166,9 @@ class SramFit(Strict):
 
 
 class SramTable(Strict):
+    """SRAM macros: the published reads, the fit, write / read, leakage, cell area and
+    array efficiency."""
+
     published_reads: list[PublishedRead] = Field(min_length=2)
     fit: SramFit
     write_over_read: Number
@@ -172,6 +184,8 @@ class SramTable(Strict):
 
 
 class RegfileTable(Strict):
+    """Register files (up to ``max_capacity_bits``): energy per bit, decoder, area, leakage."""
+
     max_capacity_bits: Number
     energy_pj_per_bit: Number
     decoder_pj: Number
@@ -181,11 +195,15 @@ class RegfileTable(Strict):
 
 
 class ClockTable(Strict):
+    """Clock energy per clocked bit per cycle and the share the clock tree adds."""
+
     energy_pj_per_bit_per_cycle: Number
     distribution_over_leaves: Number
 
 
 class DramTable(Strict):
+    """The generic DRAM (an explicit level tree without ``dram_technology``)."""
+
     energy_pj_per_bit: Number
     write_over_read: Number
 
@@ -224,12 +242,16 @@ class DramTechnologyTable(Strict):
 
 
 class NetworkTable(Strict):
+    """On-chip wires (energy per bit-mm, default hop) and a mesh router's area."""
+
     energy_pj_per_bit_per_mm: Number
     default_hop_mm: Number
     router_area_um2: Number
 
 
 class OverheadTable(Strict):
+    """The chip's parts beyond its components (``OVERHEAD_KINDS``), as shares."""
+
     clock_tree_per_logic: Number
     logic_utilization: Number
     macro_halo: Number
@@ -246,6 +268,8 @@ class OverheadTable(Strict):
 
 
 class DummyTable(Strict):
+    """A dummy level: its (zero) energy, leakage and area."""
+
     energy_pj: Number
     leakage_mw: Number
     area_um2: Number
@@ -276,6 +300,9 @@ class EnergyPolynomial(_Provenance):
 
 
 class NodeScaling(Strict):
+    """One node of ``scaling.yaml``: supply range, speed and the factors from the
+    reference node."""
+
     vdd_v: Number
     vmin_v: Number
     vmax_v: Number

@@ -155,6 +155,7 @@ class Dataflow(Strict):
     includes: tuple[Dataflow, ...] = ()
 
     def rule(self, level: str) -> Rule | None:
+        """The rule of the level called ``level``, None when the dataflow has none."""
         for r in self.rules:
             if r.level == level:
                 return r

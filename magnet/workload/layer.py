@@ -215,6 +215,7 @@ def depthwise_conv2d(
     dilation: int | tuple[int, int] = 1,
     batch: int = 1,
 ) -> Layer:
+    """A depthwise conv: one filter per channel (groups = channels, C = K = 1 per group)."""
     return conv2d(
         name,
         in_channels=channels,
@@ -240,6 +241,7 @@ def gemm(name: str = "gemm", *, m: int, k: int, n: int, batch: int = 1) -> Layer
 def fully_connected(
     name: str = "fc", *, in_features: int, out_features: int, batch: int = 1
 ) -> Layer:
+    """A fully connected layer: a GEMM of one row per batch item."""
     return gemm(name, m=1, k=in_features, n=out_features, batch=batch)
 
 

@@ -123,10 +123,12 @@ class ImportSummary(Strict):
 
     @property
     def priced_count(self) -> int:
+        """Nodes priced as layers."""
         return sum(self.priced.values())
 
     @property
     def not_priced_count(self) -> int:
+        """Nodes left out (no MACs magnet prices)."""
         return sum(self.not_priced.values())
 
     def __str__(self) -> str:
