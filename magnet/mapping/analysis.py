@@ -290,9 +290,7 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     """Access counts for every mapping of ``batch`` (see the module docstring)."""
     nest = _nest(layer, batch)
     keep = batch.keep
-    overflow = (nest.tiles_clipped * (keep * operand_bits(arch))[:, :, None]).sum(
-        axis=1
-    ) - tile_capacity_bits(arch)[:, None]
+    overflow = _overflow_bits(arch, keep, nest.tiles_clipped)
     ratio, padded_macs = _padding_ratios(layer, nest)
     spread = _spread(layer, nest)
     moves = _count_moves(layer, keep, nest, spread, ratio, layer.macs / padded_macs)
@@ -301,7 +299,7 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     if isinstance(layer, GemmView):
         _im2col_on_chip(layer, arch, keep, moves.reads, moves.fills)
     return Counts(
-        valid=(overflow <= 0).all(axis=0),
+        valid=np.asarray((overflow <= 0).all(axis=0)),  # the stubs allow a scalar
         overflow_bits=overflow,
         tile_words=nest.tiles_clipped,
         reads=moves.reads,
@@ -316,6 +314,14 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         macs=layer.macs,
         padded_macs=padded_macs,
     )
+
+
+def _overflow_bits(arch: Arch, keep: BoolArray, tiles_clipped: FloatArray) -> FloatArray:
+    """[level, b]: bits of the tiles each level keeps, less the bits it may hold for them
+    (``tile_capacity_bits``); above 0 the mapping overflows the level."""
+    kept_bits = (tiles_clipped * (keep * operand_bits(arch))[:, :, None]).sum(axis=1)
+    overflow: FloatArray = kept_bits - tile_capacity_bits(arch)[:, None]
+    return overflow
 
 
 def _padding_ratios(layer: Layer, nest: _Nest) -> tuple[FloatArray, FloatArray]:
