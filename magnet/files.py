@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that refuses a key given twice in one mapping."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """The mapping of ``node``; a key given twice raises (``<<`` merges may override)."""
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":  # '<<: *anchor' may be overridden
@@ -74,7 +76,7 @@ def read_yaml(path: str | Path) -> Any:
 TIMELOOP_HEADER = "# Timeloop v0.4 input written by magnet"
 #: How the beginning of each kind of file magnet writes looks (by suffix): an HTML report, a
 #: JSON or CSV export of a study, a YAML mapping (``magnet map --output``) or Timeloop input.
-_OURS = {
+_OURS: dict[str, Callable[[str], bool]] = {
     ".html": lambda head: '<meta name="generator" content="magnet">' in head,
     ".json": lambda head: head.strip() == "[]" or (head.startswith("[") and '"number"' in head),
     ".csv": lambda head: head.startswith("number"),
@@ -92,7 +94,8 @@ def refuse_foreign(path: str | Path, field: str) -> None:
         return
     with open(target, "rb") as f:
         head = f.read(4096).decode("utf-8", errors="replace").lstrip()
-    if not _OURS.get(target.suffix.lower(), lambda _: False)(head):
+    ours = _OURS.get(target.suffix.lower())
+    if ours is None or not ours(head):
         raise MagnetError(
             "exists and was not written by magnet: it is left as it is; give a new file name "
             "or remove the file first",

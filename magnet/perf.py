@@ -3,9 +3,12 @@
 The batch evaluator allocates and frees many arrays of a few hundred kilobytes per call.
 glibc serves those with ``mmap`` and returns them to the system on ``free``, so every call
 pays page faults again (measured: 22 ms -> 9 ms per 10,000 mappings). ``tune_allocator``
-asks glibc to keep such memory for reuse. The batch evaluator calls it (once per process),
-so every process that evaluates, a search worker included, runs at the same speed; merely
-importing magnet changes nothing.
+asks glibc to keep such memory for reuse.
+
+It changes the whole process's allocator, so no library call makes it: an entry point opts
+in, once, at its start (the ``magnet`` command, a search worker process, the benchmarks).
+A program that uses magnet as a library calls it itself if it wants the speed; merely
+importing magnet, or evaluating a mapping, changes nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +24,12 @@ _done = False
 
 
 def tune_allocator() -> bool:
-    """Keep freed buffers in the heap (glibc only). Returns True if the setting was applied."""
+    """Keep freed buffers of up to 1 GiB in the heap (glibc ``mallopt``; Linux only).
+
+    A process-wide setting for entry points (see the module docstring), applied once per
+    process; later calls return at once. Returns True if the setting is in effect, False
+    where it cannot be applied (not Linux, no glibc); it never raises.
+    """
     global _done
     if _done:
         return True
@@ -32,8 +40,10 @@ def tune_allocator() -> bool:
         return False
     try:
         libc = ctypes.CDLL(name)
-        ok = libc.mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES) == 1
-        ok = libc.mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES) == 1 and ok
+        mallopt = libc.mallopt
+        mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+        ok: bool = mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES) == 1
+        ok = mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES) == 1 and ok
     except (OSError, AttributeError):
         return False
     _done = ok

@@ -42,9 +42,10 @@ class Plugin:
     description: str = ""
 
 
-def identity_of(obj: Any) -> str:
+def identity_of(obj: object) -> str:
     """See ``_class_identity`` (cached per class object)."""
-    return _class_identity(obj if inspect.isclass(obj) else type(obj))
+    cls: type = obj if isinstance(obj, type) else type(obj)
+    return _class_identity(cls)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -108,10 +109,12 @@ class Registry:
         del self._entries[name]
 
     def get(self, name: str) -> Plugin | None:
+        """The plug-in registered as ``name``, None if there is none."""
         self._ensure_loaded()
         return self._entries.get(name)
 
     def entries(self) -> dict[str, Plugin]:
+        """Every plug-in by name (a copy)."""
         self._ensure_loaded()
         return dict(self._entries)
 

@@ -457,6 +457,8 @@ def test_horowitz45_follows_the_given_node_and_fixed_nodes_override_it(simba):
     buf = storage("sram", 32 * 1024, technology_nm=16.0)
     assert seven.name == "horowitz45-7nm"
     assert seven.energy_pj(buf, "read") == pytest.approx(19.5617 * 0.1798, rel=1e-4)
+    # a whole 16 nm design, clock energy included, prices at 7 nm (it once refused the clock)
+    assert price_arch(simba, [seven]).model_name == "horowitz45-7nm"
 
 
 # ---- eyeriss-normalized ------------------------------------------------------------------

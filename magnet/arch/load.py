@@ -34,6 +34,7 @@ class _LevelFile(StorageLevel):
         return self
 
     def level(self) -> StorageLevel:
+        """The level as magnet holds it (``capacity`` in bytes becomes ``capacity_bits``)."""
         data = self.model_dump(exclude={"capacity"})
         if self.capacity is not None:
             data["capacity_bits"] = self.capacity * 8
@@ -41,6 +42,9 @@ class _LevelFile(StorageLevel):
 
 
 class ArchFile(Strict):
+    """An explicit architecture file: its levels (outermost first), compute level and
+    operating point (``Arch`` holds the same, built from it)."""
+
     name: str = "arch"
     levels: list[_LevelFile]
     compute: ComputeLevel

@@ -102,20 +102,41 @@ class StorageLevel(Strict):
 
     @property
     def instances(self) -> int:
+        """How many instances of the level the chip has (``mesh_x * mesh_y``)."""
         return self.mesh_x * self.mesh_y
 
     @property
+    def is_dram(self) -> bool:
+        """An off-chip DRAM level (``component: dram``)."""
+        return self.component == "dram"
+
+    @property
+    def is_sram(self) -> bool:
+        """An SRAM macro (``component: sram``)."""
+        return self.component == "sram"
+
+    @property
+    def is_dummy(self) -> bool:
+        """A level that only splits a fan-out and keeps nothing (``component: dummy``)."""
+        return self.component == "dummy"
+
+    @property
     def kept(self) -> frozenset[Operand]:
+        """The operands the level keeps (the others bypass it)."""
         return frozenset(parse_operand(k) for k in self.keeps)
 
     def bits(self, operand: Operand) -> int:
+        """Bits of one word of ``operand`` at this level (``operand_bits``, else
+        ``word_bits``)."""
         return self.operand_bits.get(OPERANDS[operand], self.word_bits)
 
     @property
     def access_bits(self) -> int:
+        """Bits one access moves: a block of ``block_words`` words of ``word_bits``."""
         return self.block_words * self.word_bits
 
     def describe_capacity(self) -> str:
+        """The capacity per instance for people: ``64 KiB``, ``24 bits`` or ``unbounded``."""
         if self.capacity_bits is None:
             return "unbounded"
         if self.capacity_bits % 8 == 0:
@@ -144,6 +165,7 @@ class ComputeLevel(Strict):
 
     @property
     def instances(self) -> int:
+        """How many MAC units (``mesh_x * mesh_y``)."""
         return self.mesh_x * self.mesh_y
 
     @property
@@ -207,7 +229,7 @@ class Arch(Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"level names must be unique; repeated: {', '.join(dupes)}")
-        chain = [*self.levels, self.compute]
+        chain: list[StorageLevel | ComputeLevel] = [*self.levels, self.compute]
         for outer, inner in pairwise(chain):
             if inner.mesh_x % outer.mesh_x or inner.mesh_y % outer.mesh_y:
                 raise ValueError(
@@ -223,12 +245,14 @@ class Arch(Strict):
     # ---- derived views (index 0 = innermost storage level) ------------------------------
     @cached_property
     def inner_first(self) -> tuple[StorageLevel, ...]:
+        """The storage levels, innermost first (index 0 fans out to the MACs): the order of
+        every per-level array."""
         return tuple(reversed(self.levels))
 
     @cached_property
     def fanouts(self) -> tuple[tuple[int, int], ...]:
         """(x, y) fan-out below each level, innermost first: level 0 fans out to the MACs."""
-        chain = [self.compute, *self.inner_first]
+        chain: list[StorageLevel | ComputeLevel] = [self.compute, *self.inner_first]
         return tuple(
             (chain[i].mesh_x // chain[i + 1].mesh_x, chain[i].mesh_y // chain[i + 1].mesh_y)
             for i in range(len(self.levels))
@@ -236,6 +260,7 @@ class Arch(Strict):
 
     @property
     def mac_count(self) -> int:
+        """How many MAC units the chip has."""
         return self.compute.instances
 
     @property
@@ -243,12 +268,13 @@ class Arch(Strict):
         """The DRAM's bandwidth in bytes per cycle, the roof of a roofline: the outermost
         DRAM level's ``shared_bandwidth`` (else read + write, when both are limited) in words
         of its ``word_bits``, times its instances. None: unlimited, or no DRAM level."""
-        dram = next((lvl for lvl in self.levels if lvl.component == "dram"), None)
+        dram = next((lvl for lvl in self.levels if lvl.is_dram), None)
         if dram is None:
             return None
         words = dram.shared_bandwidth
-        if words is None and None not in (dram.read_bandwidth, dram.write_bandwidth):
-            words = dram.read_bandwidth + dram.write_bandwidth
+        read, write = dram.read_bandwidth, dram.write_bandwidth
+        if words is None and read is not None and write is not None:
+            words = read + write
         return None if words is None else words * dram.word_bits / 8 * dram.instances
 
     def level_index(self, name: str) -> int:
@@ -259,6 +285,7 @@ class Arch(Strict):
         raise KeyError(name)
 
     def summary(self) -> str:
+        """The architecture in a few lines: MACs, clock, node, and a line per level."""
         lines = [
             f"{self.name}: {self.mac_count} MACs @ {self.clock_ghz:g} GHz, "
             f"{self.technology_nm:g} nm"

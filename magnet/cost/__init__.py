@@ -1,10 +1,28 @@
 """Cost models: the contract (``magnet.cost.base``), built-in tables and models, plug-ins
 (``magnet.cost.registry``) and pricing an architecture (``magnet.cost.pricing``)."""
 
-from magnet.cost.base import ACTIONS, Component, CostModel
+from magnet.cost.base import (
+    ACTIONS,
+    COMPONENT_TYPES,
+    AdderComponent,
+    Component,
+    CostModel,
+    DramComponent,
+    DummyComponent,
+    MacComponent,
+    NocLinkComponent,
+    OverheadComponent,
+    RegfileComponent,
+    RouterComponent,
+    SramComponent,
+    StorageComponent,
+    typed_component,
+)
 from magnet.cost.pricing import (
     NOC_MODELS,
+    ArchComponents,
     ArchCosts,
+    CostChain,
     NocModel,
     address_bits,
     arch_components,
@@ -13,12 +31,26 @@ from magnet.cost.pricing import (
 
 __all__ = [
     "ACTIONS",
+    "COMPONENT_TYPES",
     "NOC_MODELS",
+    "AdderComponent",
+    "ArchComponents",
     "ArchCosts",
     "Component",
+    "CostChain",
     "CostModel",
+    "DramComponent",
+    "DummyComponent",
+    "MacComponent",
+    "NocLinkComponent",
     "NocModel",
+    "OverheadComponent",
+    "RegfileComponent",
+    "RouterComponent",
+    "SramComponent",
+    "StorageComponent",
     "address_bits",
     "arch_components",
     "price_arch",
+    "typed_component",
 ]

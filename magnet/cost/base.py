@@ -13,23 +13,12 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from magnet.errors import MagnetError
 
-# Component classes and the actions magnet asks of each.
-ACTIONS: dict[str, tuple[str, ...]] = {
-    "sram": ("read", "write", "update"),
-    "regfile": ("read", "write", "update"),
-    "dram": ("read", "write", "update"),
-    "dummy": ("read", "write", "update"),
-    "mac": ("compute",),
-    "adder": ("add",),
-    "network": ("transfer",),
-    "router": (),
-    "overhead": (),
-}
-
+#: The actions magnet asks the energy of, for each class of storage.
+STORAGE_ACTIONS: tuple[str, ...] = ("read", "write", "update")
 
 #: The parts of a chip beyond its components, in the order magnet prices them.
 OverheadKind = Literal["clock_tree", "white_space", "control", "io"]
@@ -63,14 +52,285 @@ class Component:
     A storage action moves ``width_bits``; a MAC action is one multiply-accumulate; an add
     is one addition; a network action moves one word over one hop (magnet asks for a word of
     one bit over 1 mm, the energy per bit-mm).
+
+    magnet hands cost models the typed subclass of each class (``SramComponent``,
+    ``MacComponent``, ... see ``COMPONENT_TYPES``), whose properties read the attributes
+    with their types; ``cls``, ``get`` and ``attributes`` work on every component, and a
+    plain ``Component(name, cls, attributes)`` is still accepted everywhere
+    (``typed_component`` turns it into its typed class).
     """
 
     name: str
     cls: str
     attributes: Mapping[str, Any] = field(default_factory=dict)
 
+    #: The values of ``cls`` a typed subclass stands for (empty: any, the plain base).
+    classes: ClassVar[tuple[str, ...]] = ()
+    #: The actions of this class magnet asks the energy of (``ACTIONS``).
+    actions: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        """A typed subclass refuses a ``cls`` it does not stand for; the base takes any."""
+        if self.classes and self.cls not in self.classes:
+            raise ValueError(
+                f"a {type(self).__name__} has class {' or '.join(self.classes)}, not {self.cls!r}"
+            )
+
     def get(self, key: str, default: Any = None) -> Any:
+        """The attribute ``key`` as given (``default`` when absent), any type."""
         return self.attributes.get(key, default)
+
+    @property
+    def technology_nm(self) -> float | None:
+        """The node the component is built in (nm), None when the component does not say."""
+        return self._number("technology_nm")
+
+    def _number(self, key: str) -> float | None:
+        """The attribute ``key`` as a float, None when absent; a value of another
+        type (a string, a boolean) raises ``MagnetError`` naming the component and field.
+        Ranges are the cost models' to check."""
+        value = self.attributes.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise self._type_error(key, value, "a number")
+        return float(value)
+
+    def _text(self, key: str) -> str | None:
+        """The attribute ``key`` as a string, None when absent (``MagnetError`` otherwise)."""
+        value = self.attributes.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        raise self._type_error(key, value, "a string")
+
+    def _type_error(self, key: str, value: object, expected: str) -> MagnetError:
+        return MagnetError(
+            f"{key} = {value!r}; expected {expected}",
+            source=f"component {self.name!r} ({self.cls})",
+            field=key,
+        )
+
+
+@dataclass(frozen=True)
+class StorageComponent(Component):
+    """One instance of a storage level: ``sram``, ``regfile``, ``dram`` or ``dummy``."""
+
+    classes: ClassVar[tuple[str, ...]] = ("sram", "regfile", "dram", "dummy")
+    actions: ClassVar[tuple[str, ...]] = STORAGE_ACTIONS
+
+    @property
+    def capacity_bits(self) -> float | None:
+        """Bits one instance holds; None when unbounded (DRAM) or not given."""
+        return self._number("capacity_bits")
+
+    @property
+    def width_bits(self) -> float | None:
+        """Bits one access moves (a block of words), None when not given."""
+        return self._number("width_bits")
+
+    @property
+    def word_bits(self) -> float | None:
+        """Bits of one word, None when not given."""
+        return self._number("word_bits")
+
+    @property
+    def access_bits(self) -> float | None:
+        """Bits one access moves: ``width_bits``, else ``word_bits`` (None if neither)."""
+        width = self.width_bits
+        return width if width is not None else self.word_bits
+
+    @property
+    def banks(self) -> float:
+        """Banks one instance is split into (1 when not given); an access touches one."""
+        banks = self._number("banks")
+        return 1.0 if banks is None else banks
+
+
+@dataclass(frozen=True)
+class SramComponent(StorageComponent):
+    """An SRAM macro (``cls == "sram"``)."""
+
+    cls: str = "sram"
+    classes: ClassVar[tuple[str, ...]] = ("sram",)
+
+
+@dataclass(frozen=True)
+class RegfileComponent(StorageComponent):
+    """A register file (``cls == "regfile"``): flip-flops or latches, small."""
+
+    cls: str = "regfile"
+    classes: ClassVar[tuple[str, ...]] = ("regfile",)
+
+
+@dataclass(frozen=True)
+class DramComponent(StorageComponent):
+    """Off-chip DRAM (``cls == "dram"``): priced per bit moved, no area on the chip."""
+
+    cls: str = "dram"
+    classes: ClassVar[tuple[str, ...]] = ("dram",)
+
+    @property
+    def dram_technology(self) -> str | None:
+        """The DRAM technology (a row of ``magnet/cost/tables/dram.yaml``), None: generic."""
+        return self._text("dram_technology")
+
+
+@dataclass(frozen=True)
+class DummyComponent(StorageComponent):
+    """A level that keeps nothing (``cls == "dummy"``): it only splits a fan-out; free."""
+
+    cls: str = "dummy"
+    classes: ClassVar[tuple[str, ...]] = ("dummy",)
+
+
+@dataclass(frozen=True)
+class MacComponent(Component):
+    """One multiply-accumulate unit (``cls == "mac"``); its action is ``compute``."""
+
+    cls: str = "mac"
+    classes: ClassVar[tuple[str, ...]] = ("mac",)
+    actions: ClassVar[tuple[str, ...]] = ("compute",)
+
+    @property
+    def bits(self) -> float | None:
+        """Width of the wider multiplier operand, None when not given."""
+        return self._number("bits")
+
+    @property
+    def weight_bits(self) -> float | None:
+        """Width of the weight operand, None when not given."""
+        return self._number("weight_bits")
+
+    @property
+    def activation_bits(self) -> float | None:
+        """Width of the activation (input) operand, None when not given."""
+        return self._number("activation_bits")
+
+    @property
+    def accum_bits(self) -> float | None:
+        """Width of the accumulator, None when not given."""
+        return self._number("accum_bits")
+
+    @property
+    def datatype(self) -> str | None:
+        """``int`` or ``float`` (cost models check the value), None when not given."""
+        return self._text("datatype")
+
+    @property
+    def format(self) -> str | None:
+        """The number format (``int8``, ``fp16``, ``bf16``...), None when not given."""
+        return self._text("format")
+
+
+@dataclass(frozen=True)
+class AdderComponent(Component):
+    """One adder (``cls == "adder"``): an add of an adder tree or of address generation."""
+
+    cls: str = "adder"
+    classes: ClassVar[tuple[str, ...]] = ("adder",)
+    actions: ClassVar[tuple[str, ...]] = ("add",)
+
+    @property
+    def bits(self) -> float | None:
+        """Width of the add, None when not given."""
+        return self._number("bits")
+
+    @property
+    def datatype(self) -> str | None:
+        """``int`` or ``float``, None when not given."""
+        return self._text("datatype")
+
+
+@dataclass(frozen=True)
+class NocLinkComponent(Component):
+    """One link of the on-chip network (``cls == "network"``): its action, ``transfer``,
+    moves one ``word_bits`` word over one hop of ``hop_mm``."""
+
+    cls: str = "network"
+    classes: ClassVar[tuple[str, ...]] = ("network",)
+    actions: ClassVar[tuple[str, ...]] = ("transfer",)
+
+    @property
+    def word_bits(self) -> float | None:
+        """Bits of one word moved, None when not given."""
+        return self._number("word_bits")
+
+    @property
+    def hop_mm(self) -> float | None:
+        """Length of one hop in millimetres, None when not given (a model's default)."""
+        return self._number("hop_mm")
+
+    @property
+    def network(self) -> str | None:
+        """The fan-out's network: ``tree``, ``mesh`` or ``systolic``; None when not given."""
+        return self._text("network")
+
+
+@dataclass(frozen=True)
+class RouterComponent(Component):
+    """One router of a mesh network (``cls == "router"``): area only, no actions."""
+
+    cls: str = "router"
+    classes: ClassVar[tuple[str, ...]] = ("router",)
+
+
+@dataclass(frozen=True)
+class OverheadComponent(Component):
+    """One part of a chip beyond its components (``cls == "overhead"``): area only, priced
+    from the areas before it (see ``Component``)."""
+
+    cls: str = "overhead"
+    classes: ClassVar[tuple[str, ...]] = ("overhead",)
+
+    @property
+    def kind(self) -> str | None:
+        """Which overhead: one of ``OVERHEAD_KINDS`` (cost models check), None: not given."""
+        return self._text("kind")
+
+    @property
+    def logic_area_um2(self) -> float | None:
+        """Area of the placed standard cells priced before this overhead (um^2)."""
+        return self._number("logic_area_um2")
+
+    @property
+    def macro_area_um2(self) -> float | None:
+        """Area of the SRAM macros (um^2)."""
+        return self._number("macro_area_um2")
+
+    @property
+    def chip_area_um2(self) -> float | None:
+        """Area of everything priced before this overhead (um^2)."""
+        return self._number("chip_area_um2")
+
+
+#: The typed class of each storage class (``StorageLevel.component``).
+STORAGE_TYPES: dict[str, type[StorageComponent]] = {
+    "sram": SramComponent,
+    "regfile": RegfileComponent,
+    "dram": DramComponent,
+    "dummy": DummyComponent,
+}
+#: The typed class of each component class (``Component.cls``), in the order magnet asks.
+COMPONENT_TYPES: dict[str, type[Component]] = {
+    **STORAGE_TYPES,
+    "mac": MacComponent,
+    "adder": AdderComponent,
+    "network": NocLinkComponent,
+    "router": RouterComponent,
+    "overhead": OverheadComponent,
+}
+#: Component classes and the actions magnet asks of each.
+ACTIONS: dict[str, tuple[str, ...]] = {name: kind.actions for name, kind in COMPONENT_TYPES.items()}
+
+
+def typed_component(component: Component) -> Component:
+    """``component`` as its typed class (``COMPONENT_TYPES[component.cls]``): itself when it
+    is one already, else a copy with the same name and attributes. A component of a class
+    magnet does not know is returned as it is."""
+    kind = COMPONENT_TYPES.get(component.cls)
+    if kind is None or isinstance(component, kind):
+        return component
+    return kind(component.name, component.cls, component.attributes)
 
 
 class CostModel(ABC):
@@ -87,7 +347,10 @@ class CostModel(ABC):
     Contract v2 (magnet 0.3): ``leakage_pj_per_cycle`` became ``leakage_mw``, a power. A
     model that returned pJ per cycle at 1 GHz returns the same number as milliwatts.
     Components a model declines go to the next model in the chain, finally to the built-in
-    tables. Results are cached per architecture, so methods may be slow.
+    tables. Results are cached per architecture, so methods may be slow. The components
+    magnet passes are of their typed class (``SramComponent``, ``MacComponent``, ...: see
+    ``COMPONENT_TYPES``), so a model may test ``isinstance`` or read typed properties; a
+    model that reads ``cls`` and ``get`` works as well.
     """
 
     #: Name used on the command line (``--cost-model NAME``) and in reports.

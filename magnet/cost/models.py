@@ -28,12 +28,25 @@ import functools
 import itertools
 import math
 import warnings
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from magnet.cost.base import ACTIONS, Component, CostModel
+from magnet.cost.base import (
+    ACTIONS,
+    COMPONENT_TYPES,
+    STORAGE_TYPES,
+    Component,
+    CostModel,
+    DummyComponent,
+    MacComponent,
+    NocLinkComponent,
+    SramComponent,
+    typed_component,
+)
 from magnet.cost.registry import _register
 from magnet.cost.tables import (
     ScalingFactors,
@@ -97,6 +110,11 @@ def _check_action(model: CostModel, component: Component, action: str) -> None:
         )
 
 
+def _is_mac(component: Component) -> bool:
+    """A MAC unit (of its typed class, or a plain ``Component`` of class ``mac``)."""
+    return isinstance(typed_component(component), MacComponent)
+
+
 @functools.cache
 def _factors(technology_nm: float) -> ScalingFactors:
     """The built-in node factors (``scaling.yaml``) from 45 nm to ``technology_nm``."""
@@ -127,17 +145,25 @@ class _HorowitzAtNode(TableCostModel):
 
     @staticmethod
     def _here(component: Component) -> Component:
+        """``component`` without its node (of the same class), so the table's node prices it."""
         attributes = {k: v for k, v in component.attributes.items() if k != "technology_nm"}
-        return Component(component.name, component.cls, attributes)
+        return replace(component, attributes=attributes)
 
     def energy_pj(self, component: Component, action: str) -> float:
+        """The table's energy at this model's node."""
         return super().energy_pj(self._here(component), action)
 
     def leakage_mw(self, component: Component) -> float:
+        """The table's leakage at this model's node."""
         return super().leakage_mw(self._here(component))
 
     def area_um2(self, component: Component) -> float | None:
+        """The table's area at this model's node."""
         return super().area_um2(self._here(component))
+
+    def clock_pj_per_cycle(self, component: Component) -> float:
+        """The table's clock energy at this model's node."""
+        return super().clock_pj_per_cycle(self._here(component))
 
 
 def _at_node(node: float) -> type[_HorowitzAtNode]:
@@ -165,6 +191,8 @@ EYERISS_RF_MAX_BITS = KIB_BITS
 EYERISS_NETWORK_MM = 1.0
 #: The unit: a 16-bit integer MAC with a 16-bit accumulator (Eyeriss keeps 16-bit psums).
 EYERISS_UNIT_MAC = {"bits": 16, "accum_bits": 16, "datatype": "int"}
+#: ``EYERISS_RELATIVE`` by typed component class.
+_EYERISS_RELATIVE_BY_TYPE = {COMPONENT_TYPES[cls]: x for cls, x in EYERISS_RELATIVE.items()}
 
 
 class EyerissNormalized(CostModel):
@@ -195,28 +223,28 @@ class EyerissNormalized(CostModel):
     def supports(self, component: Component) -> bool:
         """Eyeriss's table has MACs, storage and the array network; adders, routers and
         overheads go to the next model."""
-        return component.cls in (*EYERISS_RELATIVE, "dummy")
+        return isinstance(typed_component(component), _EYERISS_CLASSES)
 
     def unit_pj(self, component: Component) -> float:
+        """The energy of Eyeriss's unit, one 16-bit MAC (pJ), at the component's node."""
         if self.mac_pj is not None:
             return self.mac_pj
         return _table_mac16_pj(_node(component, self.technology_nm))
 
     def relative(self, component: Component) -> float:
         """The Eyeriss multiple of one 16-bit MAC for one 16-bit word of ``component``."""
-        cls = component.cls
-        if cls == "sram":
-            capacity = component.get("capacity_bits")
+        typed = typed_component(component)
+        if isinstance(typed, SramComponent):
+            capacity = typed.get("capacity_bits")
             if capacity is not None and capacity <= EYERISS_RF_MAX_BITS:
                 return EYERISS_RELATIVE["regfile"]
-        return EYERISS_RELATIVE.get(cls, 0.0)
+        return _EYERISS_RELATIVE_BY_TYPE.get(type(typed), 0.0)
 
     def _sixteenths(self, component: Component) -> float:
         """Bits moved by one action / 16 (and hop length / 1 mm for a network)."""
-        cls = component.cls
-        if cls == "mac":
+        if isinstance(component, MacComponent):
             return _number(self, component, "bits", 8) / 16
-        if cls == "network":
+        if isinstance(component, NocLinkComponent):
             hop_mm = component.get("hop_mm", EYERISS_NETWORK_MM)
             if not (isinstance(hop_mm, int | float) and math.isfinite(hop_mm) and hop_mm >= 0):
                 raise _error(self, component, f"hop_mm = {hop_mm!r}; expected >= 0", "hop_mm")
@@ -224,30 +252,41 @@ class EyerissNormalized(CostModel):
         return _width_bits(self, component) / 16
 
     def energy_pj(self, component: Component, action: str) -> float:
+        """relative cost x (bits moved / 16) x the unit (see the class docstring)."""
         _check_action(self, component, action)
-        if component.cls == "dummy":
+        typed = typed_component(component)
+        if isinstance(typed, DummyComponent):
             return 0.0
-        return self.relative(component) * self._sixteenths(component) * self.unit_pj(component)
+        return self.relative(typed) * self._sixteenths(typed) * self.unit_pj(typed)
 
     def leakage_mw(self, component: Component) -> float:
+        """Eyeriss's table has no leakage: 0."""
         return 0.0
 
     def area_um2(self, component: Component) -> float | None:
+        """Eyeriss's table has no area: None."""
         return None
 
     def describe(self, component: Component) -> str:
-        if component.cls == "dummy":
+        """How the energy is made up, for ``magnet costs``."""
+        typed = typed_component(component)
+        if isinstance(typed, DummyComponent):
             return "0"
-        what = "16-bit word-mm" if component.cls == "network" else "16-bit words"
+        what = "16-bit word-mm" if isinstance(typed, NocLinkComponent) else "16-bit words"
         return (
-            f"{self.relative(component):g}x MAC x {self._sixteenths(component):g} {what} x "
-            f"{self.unit_pj(component):.4g} pJ"
+            f"{self.relative(typed):g}x MAC x {self._sixteenths(typed):g} {what} x "
+            f"{self.unit_pj(typed):.4g} pJ"
         )
+
+
+#: What ``EyerissNormalized`` prices: the classes of ``EYERISS_RELATIVE`` and dummies.
+_EYERISS_CLASSES = (*_EYERISS_RELATIVE_BY_TYPE, DummyComponent)
 
 
 @functools.cache
 def _table_mac16_pj(technology_nm: float) -> float:
-    component = Component("eyeriss-unit", "mac", dict(EYERISS_UNIT_MAC))
+    """Eyeriss's unit, the built-in table's 16-bit int MAC, at ``technology_nm`` (pJ)."""
+    component = MacComponent("eyeriss-unit", attributes=dict(EYERISS_UNIT_MAC))
     return TableCostModel(technology_nm).energy_pj(component, "compute")
 
 
@@ -266,10 +305,19 @@ class SramRow(Strict):
     area_um2: float | None = Field(None, gt=0)
 
 
+#: The storage classes a datasheet's SRAM rows may price.
+SheetStorageClass = Literal["sram", "regfile"]
+
+
+def _sram_only() -> list[SheetStorageClass]:
+    """The default ``sram.classes``: SRAM alone."""
+    return ["sram"]
+
+
 class SramSection(Strict):
     """Rows on a full grid: every capacity at every width, each pair once."""
 
-    classes: list[Literal["sram", "regfile"]] = Field(default_factory=lambda: ["sram"])
+    classes: list[SheetStorageClass] = Field(default_factory=_sram_only)
     rows: list[SramRow] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -395,6 +443,16 @@ def loglog_interpolate(
     return value, max(how_x, how_y, key=order.index)
 
 
+#: What the grids of a datasheet interpolate, from each SRAM row (None: not given).
+_SHEET_VALUES: dict[str, Callable[[SramRow], float | None]] = {
+    "read": lambda r: r.read_pj,
+    "write": lambda r: r.write_pj,
+    "update": lambda r: r.update_pj if r.update_pj is not None else r.write_pj,
+    "leakage": lambda r: r.leakage_uw / 1000.0,  # uW -> mW
+    "area": lambda r: r.area_um2,
+}
+
+
 class DatasheetCostModel(CostModel):
     """Measured SRAM macros (and MACs) from a YAML datasheet: ``table:FILE.yaml``.
 
@@ -436,33 +494,35 @@ class DatasheetCostModel(CostModel):
                     source=str(self.path),
                     field="technology_nm",
                 ) from None
+        #: per quantity (read, write, update, leakage, area): (bytes, bits) -> value; area
+        #: only when the rows give it (on every row or none: ``SramSection``)
         self._grid: dict[str, dict[tuple[float, float], float]] = {}
         if sheet.sram is not None:
             rows = sheet.sram.rows
             self._caps = sorted({float(r.capacity_bytes) for r in rows})
             self._widths = sorted({float(r.width_bits) for r in rows})
-            for key, get in {
-                "read": lambda r: r.read_pj,
-                "write": lambda r: r.write_pj,
-                "update": lambda r: r.update_pj if r.update_pj is not None else r.write_pj,
-                "leakage": lambda r: r.leakage_uw / 1000.0,  # uW -> mW
-                "area": lambda r: r.area_um2,
-            }.items():
-                self._grid[key] = {
-                    (float(r.capacity_bytes), float(r.width_bits)): get(r) for r in rows
-                }
+            for key, get in _SHEET_VALUES.items():
+                found = {(float(r.capacity_bytes), float(r.width_bits)): get(r) for r in rows}
+                if None not in found.values():
+                    self._grid[key] = {
+                        at: value for at, value in found.items() if value is not None
+                    }
         self._macs = {row.format: row for row in sheet.mac}
+        #: The storage classes the SRAM rows price (``sram.classes``).
+        self._storage_types = tuple(
+            STORAGE_TYPES[cls] for cls in (sheet.sram.classes if sheet.sram is not None else ())
+        )
 
     # -- lookups ----------------------------------------------------------------------------
     def _is_storage(self, component: Component) -> bool:
-        return self.sheet.sram is not None and component.cls in self.sheet.sram.classes
+        return isinstance(typed_component(component), self._storage_types)
 
     def _bank(self, component: Component) -> tuple[float, float, float]:
         capacity = _number(self, component, "capacity_bits")
         banks = _number(self, component, "banks", 1)
         return capacity / banks / _BITS_PER_BYTE, _width_bits(self, component), banks
 
-    def _lookup(self, component: Component, key: str) -> float | None:
+    def _lookup(self, component: Component, key: str) -> float:
         bank_bytes, width, _ = self._bank(component)
         extrapolate = self.sheet.outside_range == "extrapolate"
         found = loglog_interpolate(
@@ -534,46 +594,54 @@ class DatasheetCostModel(CostModel):
                 "technology_nm",
             )
         there, here = _factors(float(node)), _factors(sheet.technology_nm)
-        return getattr(there, kind) / getattr(here, kind)
+        ratio: float = getattr(there, kind) / getattr(here, kind)
+        return ratio
 
     # -- the contract -----------------------------------------------------------------------
     def supports(self, component: Component) -> bool:
+        """The storage classes of the SRAM rows and, if the sheet has MAC rows, MACs; with
+        ``outside_range: decline``, only the ones the rows cover."""
         decline = self.sheet.outside_range == "decline"
         if self._is_storage(component):
             return self._in_range(component) if decline else True
-        if component.cls == "mac" and self._macs:
+        if _is_mac(component) and self._macs:
             return self._mac_format(component) in self._macs if decline else True
         return False
 
     def energy_pj(self, component: Component, action: str) -> float:
+        """The MAC row's energy, or the action's energy interpolated over the SRAM rows."""
         _check_action(self, component, action)
         scale = self._scale(component, "dynamic_energy")
-        if component.cls == "mac":
+        if _is_mac(component):
             return self._mac(component).energy_pj * scale
         if not self._is_storage(component):
             raise _error(self, component, "the datasheet does not price this class", "class")
         return self._lookup(component, action) * scale
 
     def leakage_mw(self, component: Component) -> float:
+        """The MAC row's leakage, or a bank's interpolated leakage times ``banks``."""
         scale = self._scale(component, "leakage")
-        if component.cls == "mac":
+        if _is_mac(component):
             return self._mac(component).leakage_uw / 1000.0 * scale  # uW -> mW
         _, _, banks = self._bank(component)
         return self._lookup(component, "leakage") * banks * scale
 
     def area_um2(self, component: Component) -> float | None:
-        if component.cls == "mac":
+        """The MAC row's area, or a bank's interpolated area times ``banks``; None when the
+        rows give no area."""
+        if _is_mac(component):
             area = self._mac(component).area_um2
             return None if area is None else area * self._scale(component, "area")
-        if None in self._grid["area"].values():
+        if "area" not in self._grid:
             return None
         _, _, banks = self._bank(component)
         return self._lookup(component, "area") * banks * self._scale(component, "area")
 
     def describe(self, component: Component) -> str | None:
+        """Which row priced the component, or how it was interpolated or extrapolated."""
         if component.name in self.extrapolated:
             return self.extrapolated[component.name]
-        if component.cls == "mac":
+        if _is_mac(component):
             return f"MAC row {self._mac_format(component)}"
         bank_bytes, width, _ = self._bank(component)
         found = loglog_interpolate(self._caps, self._widths, self._grid["read"], bank_bytes, width)
@@ -651,11 +719,11 @@ class SramAnalytical(CostModel):
         self.leak_per_um2 = table.leakage_mw(cal) / area
 
     @staticmethod
-    def calibration_component(technology_nm: float = 45.0) -> Component:
-        return Component(
+    def calibration_component(technology_nm: float = 45.0) -> SramComponent:
+        """The SRAM the model is calibrated at: 32 KiB, 64-bit access, one bank."""
+        return SramComponent(
             "sram-calibration",
-            "sram",
-            {
+            attributes={
                 "capacity_bits": SRAM_CAL_BYTES * _BITS_PER_BYTE,
                 "width_bits": SRAM_CAL_WIDTH_BITS,
                 "banks": 1,
@@ -664,10 +732,12 @@ class SramAnalytical(CostModel):
         )
 
     def supports(self, component: Component) -> bool:
-        return component.cls == "sram"
+        """SRAM only; the rest goes to the next model."""
+        return isinstance(typed_component(component), SramComponent)
 
     def _shape(self, component: Component) -> tuple[float, float, float, float, float]:
-        if component.cls != "sram":
+        """(capacity bits, banks, width bits, rows, columns) of one bank of an SRAM."""
+        if not isinstance(typed_component(component), SramComponent):
             raise _error(self, component, "sram-analytical prices only sram", "class")
         capacity = _number(self, component, "capacity_bits")
         banks = _number(self, component, "banks", 1)
@@ -676,6 +746,7 @@ class SramAnalytical(CostModel):
         return capacity, banks, width, rows, columns
 
     def read_pj_45nm(self, component: Component) -> float:
+        """Energy of one read at 45 nm (pJ): the sum of the class docstring."""
         capacity, banks, width, rows, columns = self._shape(component)
         w = width / SRAM_CAL_WIDTH_BITS
         shares = SRAM_ENERGY_SHARES
@@ -689,24 +760,29 @@ class SramAnalytical(CostModel):
         )
 
     def area_um2_45nm(self, component: Component) -> float:
+        """Area of one instance at 45 nm (um^2): bit cells plus each bank's periphery."""
         capacity, banks, width, rows, columns = self._shape(component)
         periphery = self.a_col * columns + self.a_row * rows + self.a_io * width
         return capacity * self.cell_um2 + banks * periphery
 
     def energy_pj(self, component: Component, action: str) -> float:
+        """A read, or a write / update (``write_over_read`` reads), at the node."""
         _check_action(self, component, action)
         read = self.read_pj_45nm(component)
         energy = read if action == "read" else read * self.write_over_read
         return energy * _factors(_node(component, self.technology_nm)).dynamic_energy
 
     def leakage_mw(self, component: Component) -> float:
+        """Area times the table's leakage per um^2 of an SRAM macro, at the node."""
         leak = self.area_um2_45nm(component) * self.leak_per_um2
         return leak * _factors(_node(component, self.technology_nm)).leakage
 
     def area_um2(self, component: Component) -> float | None:
+        """Area at the node (um^2)."""
         return self.area_um2_45nm(component) * _factors(_node(component, self.technology_nm)).area
 
     def describe(self, component: Component) -> str:
+        """The organisation of a bank: rows, columns, column mux, banks."""
         _, banks, width, rows, columns = self._shape(component)
         return f"{rows:.0f} rows x {columns:.0f} cols, mux {columns / width:.3g}, {banks:g} bank(s)"
 

@@ -55,6 +55,7 @@ class OperatingPoint:
     vmax_v: float
 
     def as_record(self) -> dict[str, float]:
+        """The point as a plain record (what results store)."""
         return {
             "clock_ghz": self.clock_ghz,
             "voltage_v": self.voltage_v,
@@ -70,8 +71,8 @@ def speed(node: ScalingFactors, voltage_v: float) -> float:
     the threshold)."""
     if voltage_v <= node.vt_v:
         return 0.0
-    law = (voltage_v - node.vt_v) ** node.alpha / voltage_v
-    nominal = (node.vdd_v - node.vt_v) ** node.alpha / node.vdd_v
+    law: float = (voltage_v - node.vt_v) ** node.alpha / voltage_v
+    nominal: float = (node.vdd_v - node.vt_v) ** node.alpha / node.vdd_v
     return law / nominal / node.delay
 
 
@@ -108,6 +109,7 @@ def resolve(
                 field="clock_ghz",
             )
         return _point(node, clock_ghz if clock_ghz is not None else top, voltage_v, top)
+    assert clock_ghz is not None  # one of the two is given (checked above)
     highest = fmax_ghz(technology_nm, node.vmax_v, reference)
     if clock_ghz > highest * (1 + CLOCK_TOLERANCE):
         raise DesignInfeasible(
@@ -130,6 +132,7 @@ def resolve(
 
 
 def _check_range(node: ScalingFactors, voltage_v: float) -> None:
+    """Refuse a supply outside the node's range (as infeasible)."""
     if not node.vmin_v - 1e-9 <= voltage_v <= node.vmax_v + 1e-9:
         raise DesignInfeasible(
             f"{voltage_v:g} V is outside the supply range of {node.technology_nm:g} nm; "
@@ -139,6 +142,7 @@ def _check_range(node: ScalingFactors, voltage_v: float) -> None:
 
 
 def _point(node: ScalingFactors, clock_ghz: float, voltage_v: float, top: float) -> OperatingPoint:
+    """The operating point at ``clock_ghz`` and ``voltage_v`` (fmax ``top``) on ``node``."""
     return OperatingPoint(
         clock_ghz=clock_ghz,
         voltage_v=voltage_v,

@@ -9,13 +9,30 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 import numpy as np
+import numpy.typing as npt
 
-from magnet.arch.spec import Arch, StorageLevel
-from magnet.cost.base import OVERHEAD_KINDS, Component, CostModel, checked
+from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.cost.base import (
+    OVERHEAD_KINDS,
+    STORAGE_TYPES,
+    AdderComponent,
+    Component,
+    CostModel,
+    DramComponent,
+    MacComponent,
+    NocLinkComponent,
+    OverheadComponent,
+    RouterComponent,
+    StorageComponent,
+    checked,
+)
 from magnet.errors import MagnetError
+
+#: An array of floats; its axes are said where it is made.
+FloatArray = npt.NDArray[np.float64]
 
 #: How the on-chip network (NoC) is priced: ``wires`` (bits x distance x energy per bit-mm,
 #: plus the adds of network reductions) or ``none`` (free, as Timeloop's legacy network).
@@ -73,6 +90,7 @@ class ArchCosts:
 
     @property
     def area_mm2_by_component(self) -> dict[str, float]:
+        """Area (mm^2, all instances) by component, overheads included."""
         return {k: v / 1e6 for k, v in self.area_um2_by_component.items()}
 
 
@@ -90,63 +108,81 @@ def _tree_widths(inputs: int, product_bits: int) -> list[int]:
     return widths
 
 
-def arch_components(arch: Arch) -> tuple[list[Component], Component, list[Component | None]]:
-    """The priced components of an architecture: storage (innermost first), MAC, networks."""
+class ArchComponents(NamedTuple):
+    """The priced components of an architecture, each of its typed class."""
+
+    storage: list[StorageComponent]  # one per storage level, innermost first
+    mac: MacComponent
+    networks: list[NocLinkComponent | None]  # the fan-out below each level (None: no fan-out)
+
+
+def arch_components(arch: Arch) -> ArchComponents:
+    """The priced components of an architecture: storage (innermost first), MAC, networks
+    (a ``NocLinkComponent`` per fan-out of more than one child: one bit over 1 mm)."""
     node = arch.technology_nm
-    storage = [
-        Component(
-            name=lvl.name,
-            cls=lvl.component,
-            attributes={
-                "capacity_bits": lvl.capacity_bits,
-                "width_bits": lvl.access_bits,
-                "word_bits": lvl.word_bits,
-                "banks": int(lvl.attributes.get("banks", 1)),
-                "technology_nm": node,
-                **{k: v for k, v in lvl.attributes.items() if k != "banks"},
-            },
-        )
-        for lvl in arch.inner_first
-    ]
-    c = arch.compute
-    mac = Component(
-        name=c.name,
-        cls="mac",
+    return ArchComponents(
+        storage=[_storage_component(lvl, node) for lvl in arch.inner_first],
+        mac=_mac_component(arch.compute, node),
+        networks=[
+            None if fx * fy == 1 else _noc_link(lvl, node)
+            for lvl, (fx, fy) in zip(arch.inner_first, arch.fanouts, strict=True)
+        ],
+    )
+
+
+def _storage_component(level: StorageLevel, technology_nm: float) -> StorageComponent:
+    """One instance of ``level`` as its typed component (``STORAGE_TYPES``)."""
+    return STORAGE_TYPES[level.component](
+        name=level.name,
+        cls=level.component,
         attributes={
-            **c.attributes,
-            "bits": c.operand_bits,
-            "weight_bits": c.weight_bits,
-            "activation_bits": c.activation_bits,
-            "accum_bits": c.accum_bits,
-            "datatype": c.datatype,
-            "format": c.format,
-            "technology_nm": node,
+            "capacity_bits": level.capacity_bits,
+            "width_bits": level.access_bits,
+            "word_bits": level.word_bits,
+            "banks": int(level.attributes.get("banks", 1)),
+            "technology_nm": technology_nm,
+            **{k: v for k, v in level.attributes.items() if k != "banks"},
         },
     )
-    networks: list[Component | None] = []
-    for lvl, (fx, fy) in zip(arch.inner_first, arch.fanouts, strict=True):
-        if fx * fy == 1:
-            networks.append(None)
-            continue
-        networks.append(
-            Component(
-                name=f"{lvl.name}.network",
-                cls="network",
-                attributes={
-                    "word_bits": 1,
-                    "hop_mm": 1.0,
-                    "network": lvl.fanout.network,
-                    "technology_nm": node,
-                },
-            )
-        )
-    return storage, mac, networks
 
 
-class _Chain:
-    """The first model of a chain that supports a component prices it (built-in last)."""
+def _mac_component(compute: ComputeLevel, technology_nm: float) -> MacComponent:
+    """One MAC unit of the compute level."""
+    return MacComponent(
+        name=compute.name,
+        attributes={
+            **compute.attributes,
+            "bits": compute.operand_bits,
+            "weight_bits": compute.weight_bits,
+            "activation_bits": compute.activation_bits,
+            "accum_bits": compute.accum_bits,
+            "datatype": compute.datatype,
+            "format": compute.format,
+            "technology_nm": technology_nm,
+        },
+    )
 
-    def __init__(self, arch: Arch, models: CostModel | list[CostModel] | None):
+
+def _noc_link(level: StorageLevel, technology_nm: float) -> NocLinkComponent:
+    """The network of the fan-out below ``level``, priced per bit and millimetre."""
+    return NocLinkComponent(
+        name=f"{level.name}.network",
+        attributes={
+            "word_bits": 1,
+            "hop_mm": 1.0,
+            "network": level.fanout.network,
+            "technology_nm": technology_nm,
+        },
+    )
+
+
+class CostChain:
+    """The models that price one architecture, first first: the first model whose
+    ``supports`` is True prices a component; the built-in table of the architecture's node
+    comes last and prices every class. Numbers are checked (``checked``) and at the node's
+    nominal supply; ``sources`` records which model priced each component, by name."""
+
+    def __init__(self, arch: Arch, models: CostModel | list[CostModel] | None) -> None:
         self.chain: list[CostModel] = (
             []
             if models is None
@@ -156,6 +192,7 @@ class _Chain:
         self.sources: dict[str, str] = {}
 
     def pick(self, comp: Component) -> CostModel:
+        """The model that prices ``comp`` (appending the built-in table when none does)."""
         for model in self.chain:
             if model.supports(comp):
                 self.sources[comp.name] = model.name
@@ -166,24 +203,29 @@ class _Chain:
         return self.pick(comp)
 
     def energy(self, comp: Component, action: str) -> float:
+        """Energy of one ``action`` of one instance of ``comp`` (pJ)."""
         model = self.pick(comp)
         return checked(model.energy_pj(comp, action), model, comp, f"{action} energy")
 
     def leak(self, comp: Component) -> float:
+        """Leakage power of one instance of ``comp`` (mW)."""
         model = self.pick(comp)
         return checked(model.leakage_mw(comp), model, comp, "leakage")
 
     def clock(self, comp: Component) -> float:
+        """Clock energy per cycle of one instance of ``comp`` (pJ)."""
         model = self.pick(comp)
         return checked(model.clock_pj_per_cycle(comp), model, comp, "clock energy")
 
     def area(self, comp: Component) -> float | None:
+        """Area of one instance of ``comp`` (um^2), None when its model has no area."""
         model = self.pick(comp)
         value = model.area_um2(comp)
         return None if value is None else checked(value, model, comp, "area")
 
     @property
     def name(self) -> str:
+        """The names of the models that priced something, in chain order, joined by +."""
         order = [m.name for m in self.chain]
         return "+".join(sorted(set(self.sources.values()), key=order.index))
 
@@ -207,78 +249,44 @@ def price_arch(
     """Ask the chain of models (then the built-in table) for every component's costs.
 
     ``noc="none"`` charges no wire energy and no network reduction adds (Timeloop
-    parity: its legacy network is free unless given an energy).
+    parity: its legacy network is free unless given an energy). Each component is asked in
+    a fixed order (storage, MAC, adds, networks, areas), so a model that keeps notes
+    (``describe``) sees the same sequence on every call.
     """
     if noc not in NOC_MODELS:
         raise MagnetError(
             f"unknown NoC model {noc!r}; allowed: {', '.join(NOC_MODELS)}",
             field="--noc",
         )
-    chain = _Chain(arch, models)
+    chain = CostChain(arch, models)
     volts = _voltage_factor(arch)
     dynamic = volts**2  # C V^2
-    storage, mac, networks = arch_components(arch)
-    nl = len(storage)
-    dram = np.array([c.cls == "dram" for c in storage])
-    scale = np.where(dram, 1.0, dynamic)  # DRAM energy is set by the DRAM, not our supply
-    read = np.array([chain.energy(c, "read") for c in storage]) * scale
-    write = np.array([chain.energy(c, "write") for c in storage]) * scale
-    update = np.array([chain.energy(c, "update") for c in storage]) * scale
-    # leakage ~ V (assumption: off-current held, power = I_off x V); clock ~ C V^2
-    leaks = np.array([chain.leak(c) for c in storage]) * volts
-    clocks = np.array([chain.clock(c) for c in storage]) * dynamic
-
-    c = arch.compute
-    mac_pj = chain.energy(mac, "compute") * dynamic
-
-    def add_pj(bits: int, datatype: str = c.datatype, name: str = c.name) -> float:
-        adder = Component(
-            name=f"{name}.add{bits}",
-            cls="adder",
-            attributes={"bits": bits, "datatype": datatype, "technology_nm": arch.technology_nm},
-        )
-        return chain.energy(adder, "add") * dynamic
-
-    accum_add = add_pj(c.accum_bits)
-    # address generation: an integer add at the address width per access (Horowitz's adder)
-    control = np.array(
-        [
-            0.0 if lvl.component == "dummy" else add_pj(address_bits(lvl), "int", lvl.name)
-            for lvl in arch.inner_first
-        ]
-    )
-    product_bits = c.weight_bits + c.activation_bits if c.datatype == "int" else c.accum_bits
-    tree: list[np.ndarray | None] = []
-    reduce_add = np.zeros(nl)
-    for li, (lvl, (fx, fy)) in enumerate(zip(arch.inner_first, arch.fanouts, strict=True)):
-        if lvl.fanout.reduction == "adder_tree" and fx * fy > 1:
-            tree.append(
-                _adder_tree_pj(fx * fy, product_bits, lambda w: add_pj(min(w, c.accum_bits)))
-            )
-        else:
-            tree.append(None)
-            if fx * fy > 1 and noc == "wires":
-                reduce_add[li] = accum_add
+    parts = arch_components(arch)
+    storage = _price_storage(chain, parts.storage, volts, dynamic)
+    mac_pj = chain.energy(parts.mac, "compute") * dynamic
+    adds = _Adds(chain, arch.technology_nm, dynamic, arch.compute)
+    accum_add = adds(arch.compute.accum_bits)
+    control = _control_pj(arch, adds)
+    tree, reduce_add = _reductions(arch, adds, accum_add, noc)
     wire = np.array(
         [
             0.0 if n is None or noc == "none" else chain.energy(n, "transfer") * dynamic
-            for n in networks
+            for n in parts.networks
         ]
     )
-
-    areas, known, pitch = _floorplan(arch, chain, storage, mac)
+    areas, known, pitch = _floorplan(arch, chain, parts.storage, parts.mac)
     return ArchCosts(
-        read_pj=read,
-        write_pj=write,
-        update_pj=update,
-        leak_mw=leaks,
-        clock_pj_per_cycle=clocks,
+        read_pj=storage.read_pj,
+        write_pj=storage.write_pj,
+        update_pj=storage.update_pj,
+        leak_mw=storage.leak_mw,
+        clock_pj_per_cycle=storage.clock_pj_per_cycle,
         control_pj_per_access=control,
         mac_pj=mac_pj,
-        mac_leak_mw=chain.leak(mac) * volts,
-        mac_clock_pj_per_cycle=chain.clock(mac) * dynamic,
+        mac_leak_mw=chain.leak(parts.mac) * volts,
+        mac_clock_pj_per_cycle=chain.clock(parts.mac) * dynamic,
         accum_add_pj=accum_add,
-        tree_pj=tuple(tree),
+        tree_pj=tree,
         reduce_add_pj=reduce_add,
         wire_pj_per_bit_mm=wire,
         pitch_mm=pitch,
@@ -289,6 +297,85 @@ def price_arch(
         model_identity=chain.identity,
         sources=dict(chain.sources),
     )
+
+
+class _StoragePrices(NamedTuple):
+    """Per storage level (innermost first), at the architecture's supply."""
+
+    read_pj: FloatArray
+    write_pj: FloatArray
+    update_pj: FloatArray
+    leak_mw: FloatArray
+    clock_pj_per_cycle: FloatArray
+
+
+def _price_storage(
+    chain: CostChain, storage: list[StorageComponent], volts: float, dynamic: float
+) -> _StoragePrices:
+    """Energy per access, leakage and clock of every storage level's instance. DRAM energy
+    is set by the DRAM, not by the chip's supply: it is not scaled."""
+    scale = np.where([isinstance(c, DramComponent) for c in storage], 1.0, dynamic)
+    read = np.array([chain.energy(c, "read") for c in storage]) * scale
+    write = np.array([chain.energy(c, "write") for c in storage]) * scale
+    update = np.array([chain.energy(c, "update") for c in storage]) * scale
+    # leakage ~ V (assumption: off-current held, power = I_off x V); clock ~ C V^2
+    leaks = np.array([chain.leak(c) for c in storage]) * volts
+    clocks = np.array([chain.clock(c) for c in storage]) * dynamic
+    return _StoragePrices(read, write, update, leaks, clocks)
+
+
+@dataclass(frozen=True)
+class _Adds:
+    """Prices one add (an ``AdderComponent``) at the architecture's supply: by default in
+    the MAC's datatype, named after the compute level."""
+
+    chain: CostChain
+    technology_nm: float
+    dynamic: float
+    compute: ComputeLevel
+
+    def __call__(self, bits: int, datatype: str | None = None, owner: str | None = None) -> float:
+        """Energy of one ``bits``-wide add (pJ) in ``datatype`` for the component ``owner``."""
+        adder = AdderComponent(
+            name=f"{owner or self.compute.name}.add{bits}",
+            attributes={
+                "bits": bits,
+                "datatype": datatype or self.compute.datatype,
+                "technology_nm": self.technology_nm,
+            },
+        )
+        return self.chain.energy(adder, "add") * self.dynamic
+
+
+def _control_pj(arch: Arch, adds: _Adds) -> FloatArray:
+    """Address generation per access of each level: an integer add at the address width
+    (Horowitz's adder); a dummy level has no addresses."""
+    return np.array(
+        [
+            0.0 if lvl.is_dummy else adds(address_bits(lvl), "int", lvl.name)
+            for lvl in arch.inner_first
+        ]
+    )
+
+
+def _reductions(
+    arch: Arch, adds: _Adds, accum_add: float, noc: NocModel
+) -> tuple[tuple[FloatArray | None, ...], FloatArray]:
+    """Per fan-out (innermost first): the adder tree's energies ``[r]`` when its children
+    are reduced in one (else None), and the add of one network reduction (0 when the
+    fan-out has one child, reduces in a tree, or ``noc == "none"``)."""
+    c = arch.compute
+    product_bits = c.weight_bits + c.activation_bits if c.datatype == "int" else c.accum_bits
+    tree: list[FloatArray | None] = []
+    reduce_add = np.zeros(len(arch.levels))
+    for li, (lvl, (fx, fy)) in enumerate(zip(arch.inner_first, arch.fanouts, strict=True)):
+        if lvl.fanout.reduction == "adder_tree" and fx * fy > 1:
+            tree.append(_adder_tree_pj(fx * fy, product_bits, lambda w: adds(min(w, c.accum_bits))))
+        else:
+            tree.append(None)
+            if fx * fy > 1 and noc == "wires":
+                reduce_add[li] = accum_add
+    return tuple(tree), reduce_add
 
 
 #: Address width of a DRAM access (assumption: a 32-bit byte address, 4 GiB, generated on
@@ -326,50 +413,80 @@ def _voltage_factor(arch: Arch) -> float:
 
 
 def _floorplan(
-    arch: Arch, chain: _Chain, storage: list[Component], mac: Component
-) -> tuple[dict[str, float], bool, np.ndarray]:
-    """Area by component (all instances, overheads included) and the children's pitch of
-    every fan-out: a child's side is the square root of its area (the child instance and
-    everything below it, its share of the overheads included)."""
-    node = arch.technology_nm
-    levels = arch.inner_first
+    arch: Arch, chain: CostChain, storage: list[StorageComponent], mac: MacComponent
+) -> tuple[dict[str, float], bool, FloatArray]:
+    """Area by component (all instances, overheads included), whether the models gave any
+    area, and the children's pitch of every fan-out (innermost first, mm)."""
     mac_area = chain.area(mac)
     per_instance = [chain.area(comp) for comp in storage]
     known = mac_area is not None and any(a is not None for a in per_instance)
+    areas = _component_areas(arch, chain, mac_area, per_instance)
+    components = sum(areas.values())
+    total = _add_overheads(arch, chain, areas)
+    # the overheads spread between the children of non-dense fan-outs, in proportion to area
+    spread = total / max(components, 1e-30)
+    pitch = _pitches(arch, areas, mac_area, per_instance, known, spread)
+    return areas, known, pitch
+
+
+def _component_areas(
+    arch: Arch, chain: CostChain, mac_area: float | None, per_instance: list[float | None]
+) -> dict[str, float]:
+    """Area (um^2, all instances) of every storage level the models priced (outermost
+    first), the MACs and, when a fan-out is a mesh, its routers (one per child)."""
     areas: dict[str, float] = {}
     for lvl, a in zip(arch.levels, reversed(per_instance), strict=True):
         if a is not None:
             areas[lvl.name] = a * lvl.instances
     areas[arch.compute.name] = (mac_area or 0.0) * arch.compute.instances
-    # routers: one per child of a mesh fan-out
     router_um2 = 0.0
-    for lvl, (fx, fy) in zip(levels, arch.fanouts, strict=True):
+    for lvl, (fx, fy) in zip(arch.inner_first, arch.fanouts, strict=True):
         if lvl.fanout.network == "mesh" and fx * fy > 1:
-            router = Component(f"{lvl.name}.router", "router", {"technology_nm": node})
-            each = chain.area(router) or 0.0
-            router_um2 += each * lvl.instances * fx * fy
+            attributes = {"technology_nm": arch.technology_nm}
+            each = chain.area(RouterComponent(f"{lvl.name}.router", attributes=attributes))
+            router_um2 += (each or 0.0) * lvl.instances * fx * fy
     if router_um2:
         areas["routers"] = router_um2
+    return areas
+
+
+def _add_overheads(arch: Arch, chain: CostChain, areas: dict[str, float]) -> float:
+    """Price the overheads (``OVERHEAD_KINDS``, in order, each from the areas priced before
+    it) into ``areas``; returns the chip's total area (um^2)."""
     components = sum(areas.values())
-    macros = sum(areas.get(lvl.name, 0.0) for lvl in arch.levels if lvl.component == "sram")
+    macros = sum(areas.get(lvl.name, 0.0) for lvl in arch.levels if lvl.is_sram)
     logic = components - macros  # MACs, register files, routers: placed standard cells
     total = components
-    for kind in OVERHEAD_KINDS:  # each priced from what is priced before it
+    for kind in OVERHEAD_KINDS:
         attributes = {
             "kind": kind,
             "logic_area_um2": logic,
             "macro_area_um2": macros,
             "chip_area_um2": total,
-            "technology_nm": node,
+            "technology_nm": arch.technology_nm,
         }
-        extra = chain.area(Component(kind, "overhead", attributes))
+        extra = chain.area(OverheadComponent(kind, attributes=attributes))
         if extra:
             areas[kind] = extra
             total += extra
             if kind == "clock_tree":
                 logic += extra
-    # the overheads spread between the children of non-dense fan-outs, in proportion to area
-    spread = total / max(components, 1e-30)
+    return total
+
+
+def _pitches(
+    arch: Arch,
+    areas: dict[str, float],
+    mac_area: float | None,
+    per_instance: list[float | None],
+    known: bool,
+    spread: float,
+) -> FloatArray:
+    """float[level]: the pitch (mm) of the children of every fan-out, innermost first: a
+    fan-out's own ``pitch_mm``, else the square root of a child's area (the child instance
+    and everything below it; outside dense fan-outs, ``spread`` times that, its share of the
+    overheads), else ``DEFAULT_PITCH_MM``."""
+    levels = arch.inner_first
     pitch = np.full(len(levels), DEFAULT_PITCH_MM)
     below = mac_area or 0.0  # component area of one child of fan-out 0 (a MAC)
     for li, lvl in enumerate(levels):
@@ -382,4 +499,4 @@ def _floorplan(
         if lvl.fanout.network == "mesh" and fx * fy > 1 and "routers" in areas:
             below += areas["routers"] / (lvl.instances * fx * fy)
         below = (per_instance[li] or 0.0) + fx * fy * below
-    return areas, known, pitch
+    return pitch

@@ -37,15 +37,15 @@ import inspect
 import pickle
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypedDict
 
 from magnet.arch.spec import Arch
-from magnet.cost.base import ACTIONS, Component, CostModel, checked
+from magnet.cost.base import Component, CostModel, checked
 from magnet.errors import DesignInfeasible, MagnetError, PluginError, user_traceback
-from magnet.registry import REGISTERED, Registry, digest, identity_of
+from magnet.registry import REGISTERED, Plugin, Registry, digest, identity_of
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -158,8 +158,9 @@ def available_cost_models(refresh: bool = False) -> dict[str, str]:
     out = {name: entry.description for name, entry in COST_MODELS.entries().items()}
     for name, eps in _entry_points(refresh).items():
         if name not in out:
+            dist = eps[0].dist
             out[name] = f"entry point {eps[0].value}" + (
-                f" (distribution {eps[0].dist.name})" if getattr(eps[0], "dist", None) else ""
+                f" (distribution {dist.name})" if dist is not None else ""
             )
     return out
 
@@ -263,6 +264,7 @@ def _file_class(file_text: str, class_name: str | None, spec: str) -> tuple[type
 def _construct(
     cls: type[CostModel], argument: str | None, technology_nm: float | None, what: str
 ) -> CostModel:
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(cls).parameters
     except (TypeError, ValueError):
@@ -284,7 +286,7 @@ def _construct(
     return model
 
 
-def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
+def load_cost_model(spec: str | CostModel, technology_nm: float | None = None) -> CostModel:
     """The cost model ``spec`` names (see the module docstring), wrapped in ``_Guarded``.
 
     ``technology_nm`` goes to constructors that take it (``horowitz45`` then prices that
@@ -300,48 +302,29 @@ def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
     if not isinstance(spec, str) or not spec.strip():
         raise MagnetError(f"empty cost-model spec {spec!r}; {_allowed()}", field="--cost-model")
     spec = spec.strip()
-
     file_spec = _split_file_spec(spec)
     if file_spec is not None:
-        cls, canonical = _file_class(*file_spec, spec)
-        model = _construct(cls, None, technology_nm, f"cost model {canonical}")
-        source = Path(canonical.rpartition(":")[0]).read_bytes()
-        identity = f"{canonical}@{digest(source)}"
-        return _Guarded(model, canonical, technology_nm, reloadable=True, identity=identity)
+        return _load_file_model(*file_spec, spec, technology_nm)
+    return _load_named_model(spec, technology_nm)
 
+
+def _load_file_model(
+    file_text: str, class_name: str | None, spec: str, technology_nm: float | None
+) -> _Guarded:
+    """``FILE.py[:CLASS]``: the class imported from the file, identified by the file's
+    path, class and a hash of the file."""
+    cls, canonical = _file_class(file_text, class_name, spec)
+    model = _construct(cls, None, technology_nm, f"cost model {canonical}")
+    source = Path(canonical.rpartition(":")[0]).read_bytes()
+    identity = f"{canonical}@{digest(source)}"
+    return _Guarded(model, canonical, technology_nm, reloadable=True, identity=identity)
+
+
+def _load_named_model(spec: str, technology_nm: float | None) -> _Guarded:
+    """``NAME[:ARGUMENT]``: a registered model or an entry point, identified by its spec,
+    its class and (for a file argument such as a datasheet) a hash of the file."""
     name, sep, argument = spec.partition(":")
-    entry = COST_MODELS.get(name)
-    eps = _entry_points().get(name, [])
-    if entry is not None and eps:
-        raise MagnetError(
-            f"cost-model name {name!r} is both {entry.origin} ({entry.identity.split('@')[0]}) "
-            f"and an entry point ({eps[0].value}); names must be "
-            "unique: rename the entry point"
-        )
-    if len(eps) > 1:
-        raise MagnetError(
-            f"cost-model name {name!r} is offered by several entry points "
-            f"({', '.join(ep.value for ep in eps)}); names must be unique"
-        )
-    if entry is not None:
-        cls, what = entry.obj, f"cost model {name!r}"
-    elif eps:
-        ep = eps[0]
-        what = f"entry point {name!r} ({ep.value})"
-        try:
-            loaded = ep.load()
-        except Exception as exc:
-            raise MagnetError(f"loading failed: {type(exc).__name__}: {exc}", source=what) from exc
-        cls = _check_class(loaded, what)
-    else:
-        if re.search(r"[/\\]|\.\w+$", name):
-            raise MagnetError(
-                f"unknown cost model {spec!r}: it looks like a file, but a plug-in must be "
-                f"given as FILE.py:CLASS and a datasheet as table:FILE.yaml; {_allowed()}",
-                field="--cost-model",
-            )
-        raise MagnetError(f"unknown cost model {name!r}; {_allowed()}", field="--cost-model")
-
+    entry, cls, what = _named_class(name, spec)
     wants = getattr(cls, "spec_argument", None)  # e.g. "FILE.yaml" for table:FILE.yaml
     if sep and not wants:
         raise MagnetError(
@@ -362,6 +345,41 @@ def load_cost_model(spec: str, technology_nm: float | None = None) -> CostModel:
     return _Guarded(
         model, canonical, technology_nm, reloadable=True, identity=f"{canonical}={identity}"
     )
+
+
+def _named_class(name: str, spec: str) -> tuple[Plugin | None, type[CostModel], str]:
+    """The registry entry (None for an entry point), the class and how errors name it, of
+    the cost model called ``name``; a name offered twice, or by nothing, is refused."""
+    entry = COST_MODELS.get(name)
+    eps = _entry_points().get(name, [])
+    if entry is not None and eps:
+        raise MagnetError(
+            f"cost-model name {name!r} is both {entry.origin} ({entry.identity.split('@')[0]}) "
+            f"and an entry point ({eps[0].value}); names must be "
+            "unique: rename the entry point"
+        )
+    if len(eps) > 1:
+        raise MagnetError(
+            f"cost-model name {name!r} is offered by several entry points "
+            f"({', '.join(ep.value for ep in eps)}); names must be unique"
+        )
+    if entry is not None:
+        return entry, entry.obj, f"cost model {name!r}"
+    if eps:
+        ep = eps[0]
+        what = f"entry point {name!r} ({ep.value})"
+        try:
+            loaded = ep.load()
+        except Exception as exc:
+            raise MagnetError(f"loading failed: {type(exc).__name__}: {exc}", source=what) from exc
+        return None, _check_class(loaded, what), what
+    if re.search(r"[/\\]|\.\w+$", name):
+        raise MagnetError(
+            f"unknown cost model {spec!r}: it looks like a file, but a plug-in must be "
+            f"given as FILE.py:CLASS and a datasheet as table:FILE.yaml; {_allowed()}",
+            field="--cost-model",
+        )
+    raise MagnetError(f"unknown cost model {name!r}; {_allowed()}", field="--cost-model")
 
 
 def _instance_identity(model: CostModel) -> str:
@@ -473,33 +491,56 @@ class _Guarded(CostModel):
             ) from exc
 
     def supports(self, component: Component) -> bool:
+        """The model's answer (see ``_call`` for its errors)."""
         return bool(self._call("supports", component, what="supports() answer"))
 
     def energy_pj(self, component: Component, action: str) -> float:
+        """The model's energy, checked (``checked``)."""
         value = self._call("energy_pj", component, action, what=f"{action!r} energy")
         return checked(value, self, component, f"{action} energy")
 
     def leakage_mw(self, component: Component) -> float:
+        """The model's leakage, checked."""
         value = self._call("leakage_mw", component, what="leakage")
         return checked(value, self, component, "leakage")
 
     def area_um2(self, component: Component) -> float | None:
+        """The model's area (None: it has none), checked."""
         value = self._call("area_um2", component, what="area")
         return None if value is None else checked(value, self, component, "area")
 
     def clock_pj_per_cycle(self, component: Component) -> float:
+        """The model's clock energy, checked."""
         value = self._call("clock_pj_per_cycle", component, what="clock energy")
         return checked(value, self, component, "clock energy")
 
     def describe(self, component: Component) -> str | None:
+        """The model's note on the component, None when it has no ``describe``."""
         note = getattr(self.inner, "describe", None)
         return None if note is None else self._call("describe", component, what="description")
 
 
 # ---- describing an architecture's costs --------------------------------------------------
-def describe_costs(
-    arch: Arch, models: CostModel | list[CostModel] | None = None
-) -> list[dict[str, Any]]:
+#: What ``describe_costs`` says of one component (see there). ``class`` is a Python keyword,
+#: hence the functional form.
+CostRow = TypedDict(
+    "CostRow",
+    {
+        "component": str,
+        "class": str,  # the component class (``Component.cls``)
+        "role": str,  # storage, compute or network
+        "instances": int | None,  # None for a network (priced per word and hop)
+        "model": str,
+        "energy_pj": dict[str, float],  # action -> pJ
+        "leakage_mw": float,
+        "area_um2": float | None,
+        "attributes": dict[str, Any],
+        "note": str | None,
+    },
+)
+
+
+def describe_costs(arch: Arch, models: CostModel | list[CostModel] | None = None) -> list[CostRow]:
     """For every priced component of ``arch``: the model that priced it and its numbers.
 
     Same chain as ``price_arch`` (first model whose ``supports`` is True, the built-in table
@@ -508,40 +549,26 @@ def describe_costs(
     network), ``instances``, ``model``, ``energy_pj`` (action -> pJ), ``leakage_mw``,
     ``area_um2`` (None if the model has no area), ``attributes`` and ``note`` (the model's
     ``describe(component)`` if it has one, e.g. "interpolated" / "extrapolated").
+    Energies and leakage are at the node's nominal supply (``price_arch`` scales them to
+    the architecture's).
     """
-    from magnet.cost import arch_components
-    from magnet.cost.tables import builtin_cost_model
+    from magnet.cost.pricing import CostChain, arch_components
 
-    chain: list[CostModel] = (
-        [] if models is None else (list(models) if isinstance(models, list | tuple) else [models])
-    )
-    fallback: list[CostModel] = []
-
-    def pick(comp: Component) -> CostModel:
-        for model in chain:
-            if model.supports(comp):
-                return model
-        if not fallback:
-            fallback.append(builtin_cost_model(arch.technology_nm))
-        return fallback[0]
-
-    storage, mac, networks = arch_components(arch)
+    chain = CostChain(arch, models)
+    parts = arch_components(arch)
     rows: list[tuple[Component, str, int | None]] = [
         (comp, "storage", lvl.instances)
-        for comp, lvl in zip(storage, arch.inner_first, strict=True)
+        for comp, lvl in zip(parts.storage, arch.inner_first, strict=True)
     ]
-    rows.append((mac, "compute", arch.compute.instances))
-    rows.extend((net, "network", None) for net in networks if net is not None)
+    rows.append((parts.mac, "compute", arch.compute.instances))
+    rows.extend((net, "network", None) for net in parts.networks if net is not None)
 
-    out: list[dict[str, Any]] = []
+    out: list[CostRow] = []
     for comp, role, instances in rows:
-        model = pick(comp)
-        energies = {
-            action: checked(model.energy_pj(comp, action), model, comp, f"{action} energy")
-            for action in ACTIONS[comp.cls]
-        }
-        leakage = checked(model.leakage_mw(comp), model, comp, "leakage")
-        area = model.area_um2(comp)
+        model = chain.pick(comp)
+        energies = {action: chain.energy(comp, action) for action in comp.actions}
+        leakage = chain.leak(comp)
+        area = chain.area(comp)
         note = getattr(model, "describe", None)
         out.append(
             {
@@ -552,7 +579,7 @@ def describe_costs(
                 "model": model.name,
                 "energy_pj": energies,
                 "leakage_mw": leakage,
-                "area_um2": None if area is None else checked(area, model, comp, "area"),
+                "area_um2": area,
                 "attributes": dict(comp.attributes),
                 "note": None if note is None else note(comp),
             }
@@ -560,7 +587,7 @@ def describe_costs(
     return out
 
 
-def costs_table(rows: list[dict[str, Any]]) -> str:
+def costs_table(rows: list[CostRow]) -> str:
     """``describe_costs`` rows as a plain-text table (for a ``magnet costs`` command)."""
 
     def num(value: float | None) -> str:

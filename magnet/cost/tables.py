@@ -32,7 +32,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from pydantic import (
     BaseModel,
@@ -42,7 +42,22 @@ from pydantic import (
     model_validator,
 )
 
-from magnet.cost.base import ACTIONS, OVERHEAD_KINDS, Component, CostModel
+from magnet.cost.base import (
+    ACTIONS,
+    OVERHEAD_KINDS,
+    AdderComponent,
+    Component,
+    CostModel,
+    DramComponent,
+    DummyComponent,
+    MacComponent,
+    NocLinkComponent,
+    OverheadComponent,
+    RegfileComponent,
+    RouterComponent,
+    SramComponent,
+    typed_component,
+)
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
 from magnet.strict import Strict
@@ -106,6 +121,9 @@ def _rows_by_bits(rows: list[OperationRow]) -> list[OperationRow]:
 
 
 class MacTable(Strict):
+    """Arithmetic at the table's node: multiply and add rows (int and float), the bf16
+    ratios and the leakage of logic per um^2."""
+
     int_multiply: list[OperationRow]
     int_add: list[OperationRow]
     float_multiply: list[OperationRow]
@@ -120,12 +138,16 @@ class MacTable(Strict):
 
 
 class PublishedRead(_Provenance):
+    """A published SRAM read energy the fit is checked against."""
+
     capacity_bytes: int = Field(gt=0)
     width_bits: int = Field(gt=0)
     energy_pj: float = Field(gt=0)
 
 
 class FitCheck(Strict):
+    """How far the SRAM fit lands from one published read."""
+
     capacity_bytes: int = Field(gt=0)
     published_pj: float = Field(gt=0)
     fitted_pj: float = Field(gt=0)
@@ -133,6 +155,8 @@ class FitCheck(Strict):
 
 
 class SramFit(Strict):
+    """The SRAM energy fit: ``e0 * (bank / reference) ** alpha * (width / reference) ** beta``."""
+
     reference_capacity_bytes: int = Field(gt=0)
     reference_width_bits: int = Field(gt=0)
     e0_pj: Number
@@ -142,6 +166,9 @@ class SramFit(Strict):
 
 
 class SramTable(Strict):
+    """SRAM macros: the published reads, the fit, write / read, leakage, cell area and
+    array efficiency."""
+
     published_reads: list[PublishedRead] = Field(min_length=2)
     fit: SramFit
     write_over_read: Number
@@ -157,6 +184,8 @@ class SramTable(Strict):
 
 
 class RegfileTable(Strict):
+    """Register files (up to ``max_capacity_bits``): energy per bit, decoder, area, leakage."""
+
     max_capacity_bits: Number
     energy_pj_per_bit: Number
     decoder_pj: Number
@@ -166,11 +195,15 @@ class RegfileTable(Strict):
 
 
 class ClockTable(Strict):
+    """Clock energy per clocked bit per cycle and the share the clock tree adds."""
+
     energy_pj_per_bit_per_cycle: Number
     distribution_over_leaves: Number
 
 
 class DramTable(Strict):
+    """The generic DRAM (an explicit level tree without ``dram_technology``)."""
+
     energy_pj_per_bit: Number
     write_over_read: Number
 
@@ -209,12 +242,16 @@ class DramTechnologyTable(Strict):
 
 
 class NetworkTable(Strict):
+    """On-chip wires (energy per bit-mm, default hop) and a mesh router's area."""
+
     energy_pj_per_bit_per_mm: Number
     default_hop_mm: Number
     router_area_um2: Number
 
 
 class OverheadTable(Strict):
+    """The chip's parts beyond its components (``OVERHEAD_KINDS``), as shares."""
+
     clock_tree_per_logic: Number
     logic_utilization: Number
     macro_halo: Number
@@ -231,6 +268,8 @@ class OverheadTable(Strict):
 
 
 class DummyTable(Strict):
+    """A dummy level: its (zero) energy, leakage and area."""
+
     energy_pj: Number
     leakage_mw: Number
     area_um2: Number
@@ -261,6 +300,9 @@ class EnergyPolynomial(_Provenance):
 
 
 class NodeScaling(Strict):
+    """One node of ``scaling.yaml``: supply range, speed and the factors from the
+    reference node."""
+
     vdd_v: Number
     vmin_v: Number
     vmax_v: Number
@@ -307,7 +349,12 @@ _FACTOR_KEYS = ("dynamic_energy", "wire_energy", "leakage", "area")
 _POSITIVE_KEYS = (*_FACTOR_KEYS, "delay", "vdd_v", "vmin_v", "vmax_v", "vt_v")
 
 
-def _load(path: Path, schema: type[BaseModel]) -> Any:
+_Table = TypeVar("_Table", bound=BaseModel)
+
+
+def _load(path: Path, schema: type[_Table]) -> _Table:
+    """Read the YAML table at ``path`` and validate it against ``schema``; every problem
+    is named in one ``MagnetError`` (the first as its field)."""
     data = read_yaml(path)
     try:
         return schema.model_validate(data)
@@ -378,9 +425,10 @@ def scaling_factors(technology_nm: float, scaling: ScalingTable) -> ScalingFacto
     t = 0.0 if upper == lower else math.log(node / lower) / math.log(upper / lower)
 
     def factor(key: str) -> float:
-        low = getattr(scaling.nodes[lower], key).value
-        high = getattr(scaling.nodes[upper], key).value
-        return low if t == 0 else low * (high / low) ** t
+        low: float = getattr(scaling.nodes[lower], key).value
+        high: float = getattr(scaling.nodes[upper], key).value
+        value: float = low if t == 0 else low * (high / low) ** t
+        return value
 
     return ScalingFactors(
         technology_nm=node,
@@ -427,6 +475,13 @@ def _interpolate(
 
 
 # ---- the cost model ----------------------------------------------------------------------
+def _storage_energy(read_pj: float, write_over_read: Number, action: str, factor: float) -> float:
+    """One storage action at the table's node times ``factor``: a read, or a write (an
+    update, the read-modify-write of a partial sum, is priced as a write)."""
+    energy_pj = read_pj if action == "read" else read_pj * write_over_read.value
+    return energy_pj * factor
+
+
 class TableCostModel(CostModel):
     """Prices every class of ``ACTIONS`` from the built-in tables at one technology node.
 
@@ -460,92 +515,156 @@ class TableCostModel(CostModel):
 
     # -- the contract ----------------------------------------------------------------------
     def supports(self, component: Component) -> bool:
+        """Every class of ``ACTIONS``; nothing else."""
         return component.cls in ACTIONS
 
     def energy_pj(self, component: Component, action: str) -> float:
-        self._check_component(component)
-        allowed = ACTIONS[component.cls]
+        """Energy of one ``action`` of one instance (pJ) at this model's node."""
+        typed = self._check_component(component)
+        allowed = ACTIONS[typed.cls]
         if action not in allowed:
             raise self._error(
-                component,
-                f"unknown action {action!r} for a {component.cls}; allowed: {', '.join(allowed)}",
+                typed,
+                f"unknown action {action!r} for a {typed.cls}; allowed: {', '.join(allowed)}",
                 field="action",
             )
-        cls, factors = component.cls, self.factors
-        if cls == "mac":
-            return self._mac_energy_pj(component) * factors.dynamic_energy
-        if cls == "adder":
-            return self._add_row(component)[0] * factors.dynamic_energy
-        if cls == "network":
-            return self._network_energy_pj(component) * factors.wire_energy
-        if cls == "dummy":
-            return self.table.dummy.energy_pj.value
-        if cls == "sram":
-            read_pj = self._sram_read_pj(component)
-            write_over_read, factor = self.table.sram.write_over_read, factors.dynamic_energy
-        elif cls == "regfile":
-            read_pj = self._regfile_read_pj(component)
-            write_over_read, factor = self.table.regfile.write_over_read, factors.dynamic_energy
-        else:  # dram
-            read_pj, write_over_read = self._dram_read_pj(component)
-            factor = factors.dram_energy
-        # An update (read-modify-write of a partial sum) is priced as a write.
-        energy_pj = read_pj if action == "read" else read_pj * write_over_read.value
-        return energy_pj * factor
+        return self._energy(typed, action)
 
     def leakage_mw(self, component: Component) -> float:
-        self._check_component(component)
-        cls, table = component.cls, self.table
-        if cls == "mac":
-            density = table.mac.leakage_mw_per_um2.value
-            leakage_mw = self._mac_area_um2(component) * density
-        elif cls == "sram":
-            bits = self._capacity_bits(component)
-            leakage_mw = bits * table.sram.leakage_mw_per_bit.value
-        elif cls == "regfile":
-            bits = self._regfile_capacity_bits(component)
-            leakage_mw = bits * table.regfile.leakage_mw_per_bit.value
-        elif cls == "dummy":
-            return table.dummy.leakage_mw.value
-        else:  # dram, network, adder (part of a MAC), router and overhead: not modelled
-            return 0.0
-        return leakage_mw * self.factors.leakage
+        """Leakage power of one instance (mW); 0 for what the tables do not model (DRAM,
+        wires, adders inside a MAC, routers, overheads)."""
+        return self._leakage(self._check_component(component))
 
     def clock_pj_per_cycle(self, component: Component) -> float:
-        self._check_component(component)
-        if component.cls == "regfile":
-            self._regfile_capacity_bits(component)
-            bits = self._width_bits(component)  # entries are clock-gated; one port register
-        elif component.cls == "mac":  # its input register; weights and sums sit in levels
-            bits = self._number(component, "activation_bits", default=8, minimum=1)
-        else:  # SRAM macros clock inside their access energy; DRAM, wires: none
-            return 0.0
+        """Clock energy per cycle (pJ) of a register file's port register or a MAC's input
+        register; SRAM macros clock inside their access energy, the rest has none."""
+        return self._clock(self._check_component(component))
+
+    def area_um2(self, component: Component) -> float | None:
+        """Area of one instance (um^2); None for DRAM (off chip), wires (over the logic) and
+        adders (inside a MAC)."""
+        return self._area(self._check_component(component))
+
+    # -- dispatch by component class ---------------------------------------------------------
+    @functools.singledispatchmethod
+    def _energy(self, component: Component, action: str) -> float:
+        """Energy of ``action`` on a component the tables price (routers and overheads have
+        no actions: ``energy_pj`` refuses them before this)."""
+        raise self._error(component, f"a {component.cls} has no actions", field="action")
+
+    @_energy.register
+    def _(self, component: MacComponent, action: str) -> float:
+        return self._mac_energy_pj(component) * self.factors.dynamic_energy
+
+    @_energy.register
+    def _(self, component: AdderComponent, action: str) -> float:
+        return self._add_row(component)[0] * self.factors.dynamic_energy
+
+    @_energy.register
+    def _(self, component: NocLinkComponent, action: str) -> float:
+        return self._network_energy_pj(component) * self.factors.wire_energy
+
+    @_energy.register
+    def _(self, component: DummyComponent, action: str) -> float:
+        return self.table.dummy.energy_pj.value
+
+    @_energy.register
+    def _(self, component: SramComponent, action: str) -> float:
+        read_pj = self._sram_read_pj(component)
+        return _storage_energy(
+            read_pj, self.table.sram.write_over_read, action, self.factors.dynamic_energy
+        )
+
+    @_energy.register
+    def _(self, component: RegfileComponent, action: str) -> float:
+        read_pj = self._regfile_read_pj(component)
+        return _storage_energy(
+            read_pj, self.table.regfile.write_over_read, action, self.factors.dynamic_energy
+        )
+
+    @_energy.register
+    def _(self, component: DramComponent, action: str) -> float:
+        read_pj, write_over_read = self._dram_read_pj(component)
+        return _storage_energy(read_pj, write_over_read, action, self.factors.dram_energy)
+
+    @functools.singledispatchmethod
+    def _leakage(self, component: Component) -> float:
+        """DRAM, network, adder (part of a MAC), router and overhead: not modelled."""
+        return 0.0
+
+    @_leakage.register
+    def _(self, component: MacComponent) -> float:
+        density = self.table.mac.leakage_mw_per_um2.value
+        return self._mac_area_um2(component) * density * self.factors.leakage
+
+    @_leakage.register
+    def _(self, component: SramComponent) -> float:
+        bits = self._capacity_bits(component)
+        return bits * self.table.sram.leakage_mw_per_bit.value * self.factors.leakage
+
+    @_leakage.register
+    def _(self, component: RegfileComponent) -> float:
+        bits = self._regfile_capacity_bits(component)
+        return bits * self.table.regfile.leakage_mw_per_bit.value * self.factors.leakage
+
+    @_leakage.register
+    def _(self, component: DummyComponent) -> float:
+        return self.table.dummy.leakage_mw.value
+
+    @functools.singledispatchmethod
+    def _clock(self, component: Component) -> float:
+        """SRAM macros clock inside their access energy; DRAM, wires: none."""
+        return 0.0
+
+    @_clock.register
+    def _(self, component: RegfileComponent) -> float:
+        self._regfile_capacity_bits(component)
+        return self._clock_pj(self._width_bits(component))  # entries clock-gated; one port
+
+    @_clock.register
+    def _(self, component: MacComponent) -> float:
+        # its input register; weights and sums sit in levels
+        return self._clock_pj(self._number(component, "activation_bits", default=8, minimum=1))
+
+    def _clock_pj(self, bits: float) -> float:
+        """Clock energy per cycle of ``bits`` flip-flops and their share of the clock tree."""
         clock = self.table.clock
         tree = 1 + clock.distribution_over_leaves.value
         per_bit = clock.energy_pj_per_bit_per_cycle.value * tree
         return bits * per_bit * self.factors.dynamic_energy
 
-    def area_um2(self, component: Component) -> float | None:
-        self._check_component(component)
-        cls, table = component.cls, self.table
-        if cls == "mac":
-            area = self._mac_area_um2(component)
-        elif cls == "sram":
-            per_bit = table.sram.bitcell_area_um2.value / table.sram.array_efficiency.value
-            area = self._capacity_bits(component) * per_bit
-        elif cls == "regfile":
-            area = self._regfile_capacity_bits(component) * table.regfile.area_um2_per_bit.value
-        elif cls == "dummy":
-            return table.dummy.area_um2.value
-        elif cls == "router":
-            area = table.network.router_area_um2.value
-        elif cls == "overhead":
-            return self._overhead_um2(component)
-        else:  # dram (off chip), network (wires over logic), adder (inside a MAC)
-            return None
+    @functools.singledispatchmethod
+    def _area(self, component: Component) -> float | None:
+        """DRAM (off chip), network (wires over logic), adder (inside a MAC): no area."""
+        return None
+
+    @_area.register
+    def _(self, component: MacComponent) -> float | None:
+        return self._mac_area_um2(component) * self.factors.area
+
+    @_area.register
+    def _(self, component: SramComponent) -> float | None:
+        per_bit = self.table.sram.bitcell_area_um2.value / self.table.sram.array_efficiency.value
+        return self._capacity_bits(component) * per_bit * self.factors.area
+
+    @_area.register
+    def _(self, component: RegfileComponent) -> float | None:
+        area = self._regfile_capacity_bits(component) * self.table.regfile.area_um2_per_bit.value
         return area * self.factors.area
 
-    def _overhead_um2(self, component: Component) -> float:
+    @_area.register
+    def _(self, component: DummyComponent) -> float | None:
+        return self.table.dummy.area_um2.value
+
+    @_area.register
+    def _(self, component: RouterComponent) -> float | None:
+        return self.table.network.router_area_um2.value * self.factors.area
+
+    @_area.register
+    def _(self, component: OverheadComponent) -> float | None:
+        return self._overhead_um2(component)
+
+    def _overhead_um2(self, component: OverheadComponent) -> float:
         """Area of one overhead ``kind`` (``OVERHEAD_KINDS``) from the areas it is based on
         (``logic_area_um2``, ``macro_area_um2``, ``chip_area_um2``: what is priced before it)."""
         kind, table = component.get("kind"), self.table.overhead
@@ -625,11 +744,12 @@ class TableCostModel(CostModel):
         banks = self._number(component, "banks", default=1, minimum=1, integer=True)
         bank_bytes = self._capacity_bits(component) / banks / _BITS_PER_BYTE
         width_bits = self._width_bits(component)
-        return (
+        read_pj: float = (
             fit.e0_pj.value
             * (bank_bytes / fit.reference_capacity_bytes) ** fit.alpha.value
             * (width_bits / fit.reference_width_bits) ** fit.beta.value
         )
+        return read_pj
 
     def _regfile_read_pj(self, component: Component) -> float:
         capacity = self._regfile_capacity_bits(component)
@@ -671,7 +791,9 @@ class TableCostModel(CostModel):
         return word_bits * hop_mm * self.table.network.energy_pj_per_bit_per_mm.value
 
     # -- attribute checks ------------------------------------------------------------------
-    def _check_component(self, component: Component) -> None:
+    def _check_component(self, component: Component) -> Component:
+        """``component`` as its typed class, once its class and node are checked: a class
+        outside ``ACTIONS``, or a node other than this model's, raises ``MagnetError``."""
         if component.cls not in ACTIONS:
             raise self._error(
                 component,
@@ -690,6 +812,7 @@ class TableCostModel(CostModel):
                 f"{self.technology_nm:g} nm; use the model for {node!r} nm or drop the attribute",
                 field="technology_nm",
             )
+        return typed_component(component)
 
     def _capacity_bits(self, component: Component) -> float:
         return self._number(component, "capacity_bits", minimum=1)

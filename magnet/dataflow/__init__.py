@@ -37,7 +37,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
-from magnet.arch.spec import Arch
+from magnet.arch.spec import Arch, StorageLevel
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.strict import Strict
@@ -155,6 +155,7 @@ class Dataflow(Strict):
     includes: tuple[Dataflow, ...] = ()
 
     def rule(self, level: str) -> Rule | None:
+        """The rule of the level called ``level``, None when the dataflow has none."""
         for r in self.rules:
             if r.level == level:
                 return r
@@ -234,7 +235,7 @@ def without_levels(arch: Arch, flow: Dataflow, names: tuple[str, ...]) -> tuple[
                 "pipeline's registers always hold their data)",
                 field="optional",
             )
-    levels: list = []
+    levels: list[StorageLevel] = []
     new_rules: dict[str, Rule] = {}
     below = -1  # the kept level below the current one (-1: the MACs)
     for i in keep:

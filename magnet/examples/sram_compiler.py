@@ -36,14 +36,34 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-
-import yaml
+from typing import Literal, TypedDict
 
 from magnet.cost.base import Component, CostModel
 from magnet.cost.tables import load_scaling_table, scaling_factors
 from magnet.errors import MagnetError
+from magnet.files import read_yaml
 
 DATASHEET = Path(__file__).resolve().parent / "sram_compiler_28nm.yaml"
+
+
+class SramRow(TypedDict):
+    """One SRAM macro of the datasheet (``sram.rows``)."""
+
+    capacity_bytes: int
+    width_bits: int
+    read_pj: float
+    write_pj: float
+    leakage_uw: float
+    area_um2: float
+
+
+class MacRow(TypedDict):
+    """One MAC of the library (``mac``), by number format."""
+
+    format: str
+    energy_pj: float
+    leakage_uw: float
+    area_um2: float
 
 
 def _power_law(x: float, x0: float, x1: float, y0: float, y1: float) -> float:
@@ -52,7 +72,7 @@ def _power_law(x: float, x0: float, x1: float, y0: float, y1: float) -> float:
         return y0
     t = math.log(x / x0) / math.log(x1 / x0)
     if y0 > 0 and y1 > 0:
-        return y0 * (y1 / y0) ** t
+        return y0 * float((y1 / y0) ** t)
     return y0 + (y1 - y0) * t  # a zero (no leakage): linear in the value
 
 
@@ -73,12 +93,14 @@ class SramCompiler(CostModel):
 
     def __init__(self, datasheet: str | Path = DATASHEET) -> None:
         self.path = Path(datasheet)
-        sheet = yaml.safe_load(self.path.read_text(encoding="utf-8"))
+        sheet = read_yaml(self.path)  # magnet's YAML reader: a key given twice is an error
         self.node_nm = float(sheet["technology_nm"])
-        self.rows = {(r["capacity_bytes"], r["width_bits"]): r for r in sheet["sram"]["rows"]}
+        rows: list[SramRow] = sheet["sram"]["rows"]
+        self.rows = {(r["capacity_bytes"], r["width_bits"]): r for r in rows}
         self.capacities = sorted({float(c) for c, _ in self.rows})
         self.widths = sorted({float(w) for _, w in self.rows})
-        self.macs = {row["format"]: row for row in sheet.get("mac", [])}
+        macs: list[MacRow] = sheet.get("mac", [])
+        self.macs = {row["format"]: row for row in macs}
         self.scaling = load_scaling_table()
 
     # -- the contract ----------------------------------------------------------------------
@@ -89,25 +111,32 @@ class SramCompiler(CostModel):
         return component.cls == "mac" and self._format(component) in self.macs
 
     def energy_pj(self, component: Component, action: str) -> float:
+        """The MAC row's energy, or the SRAM rows' read / write energy (an update is a
+        write) interpolated at the bank, scaled to the component's node."""
         scale = self._node_factor(component, "dynamic_energy")
         if component.cls == "mac":
             return self.macs[self._format(component)]["energy_pj"] * scale
-        column = {"read": "read_pj", "write": "write_pj", "update": "write_pj"}[action]
+        # an update (the read-modify-write of a partial sum) is priced as a write
+        column: Literal["read_pj", "write_pj"] = "read_pj" if action == "read" else "write_pj"
         return self._interpolate(component, lambda row: row[column]) * scale
 
     def leakage_mw(self, component: Component) -> float:
+        """The MAC row's leakage, or a bank's interpolated leakage times its banks (mW)."""
         scale = self._node_factor(component, "leakage")
         if component.cls == "mac":
             return self.macs[self._format(component)]["leakage_uw"] / 1000.0 * scale  # uW -> mW
         bank = self._interpolate(component, lambda row: row["leakage_uw"] / 1000.0)
-        return bank * component.get("banks", 1) * scale
+        banks: float = component.get("banks", 1)
+        return bank * banks * scale
 
     def area_um2(self, component: Component) -> float | None:
+        """The MAC row's area, or a bank's interpolated area times its banks (um^2)."""
         scale = self._node_factor(component, "area")
         if component.cls == "mac":
             return self.macs[self._format(component)]["area_um2"] * scale
         bank = self._interpolate(component, lambda row: row["area_um2"])
-        return bank * component.get("banks", 1) * scale
+        banks: float = component.get("banks", 1)
+        return bank * banks * scale
 
     # -- helpers -----------------------------------------------------------------------------
     @staticmethod
@@ -119,8 +148,10 @@ class SramCompiler(CostModel):
 
     @staticmethod
     def _bank(component: Component) -> tuple[float, float]:
-        bank_bytes = component.get("capacity_bits") / component.get("banks", 1) / 8
-        return bank_bytes, component.get("width_bits") or component.get("word_bits")
+        """(bytes of one bank, bits of one access)."""
+        bank_bytes: float = component.get("capacity_bits") / component.get("banks", 1) / 8
+        width: float = component.get("width_bits") or component.get("word_bits")
+        return bank_bytes, width
 
     def _in_range(self, component: Component) -> bool:
         bank_bytes, width = self._bank(component)
@@ -129,7 +160,9 @@ class SramCompiler(CostModel):
             _neighbours(self.widths, width),
         )
 
-    def _interpolate(self, component: Component, value: Callable[[dict], float]) -> float:
+    def _interpolate(self, component: Component, value: Callable[[SramRow], float]) -> float:
+        """``value`` of the rows at the component's bank: a power law in width on the two
+        capacity lines around it, then in capacity between them; outside: refused."""
         bank_bytes, width = self._bank(component)
         caps = _neighbours(self.capacities, bank_bytes)
         widths = _neighbours(self.widths, width)
@@ -151,9 +184,11 @@ class SramCompiler(CostModel):
         return _power_law(bank_bytes, c0, c1, low, high)
 
     def _node_factor(self, component: Component, kind: str) -> float:
+        """magnet's node factor ``kind`` from the datasheet's node to the component's."""
         node = component.get("technology_nm")
         if node is None or node == self.node_nm:
             return 1.0
         there = scaling_factors(node, self.scaling)
         here = scaling_factors(self.node_nm, self.scaling)
-        return getattr(there, kind) / getattr(here, kind)
+        ratio: float = getattr(there, kind) / getattr(here, kind)
+        return ratio

@@ -25,7 +25,18 @@ from pydantic import Field, ValidationError
 
 from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
 from magnet.cost import NocModel
-from magnet.cost.base import Component, CostModel, OverheadKind
+from magnet.cost.base import (
+    AdderComponent,
+    Component,
+    CostModel,
+    DummyComponent,
+    MacComponent,
+    NocLinkComponent,
+    OverheadComponent,
+    OverheadKind,
+    RouterComponent,
+    typed_component,
+)
 from magnet.dataflow import Dataflow, Rule
 from magnet.design import CostSpec, Design, build_design
 from magnet.errors import MagnetError, validation_message
@@ -118,12 +129,19 @@ class ErtCostModel(CostModel):
         self.overhead_area_um2 = overhead_area_um2 or {}
 
     def supports(self, component: Component) -> bool:
+        """The components the tables name, and the ones Timeloop has none for (networks,
+        dummies, adders, routers, overheads)."""
         base = component.name.removesuffix(".network")
-        free = ("network", "dummy", "adder", "router", "overhead")
-        return base in self.energy or base in self.area or component.cls in free
+        return (
+            base in self.energy
+            or base in self.area
+            or isinstance(typed_component(component), _PRICED_HERE)
+        )
 
     def energy_pj(self, component: Component, action: str) -> float:
-        if component.cls in ("network", "dummy", "adder"):
+        """The ERT's energy of ``action`` (an update without one is a write); networks,
+        dummies and adders are free, as in Timeloop."""
+        if isinstance(typed_component(component), _FREE):
             return 0.0
         table = self.energy.get(component.name, {})
         if action == "update" and "update" not in table:
@@ -134,19 +152,28 @@ class ErtCostModel(CostModel):
         """The ERT's ``leak`` is energy per cycle; the architectures read here run at 1 GHz
         (``Arch.clock_ghz`` default: Timeloop counts cycles, not seconds), where 1 pJ per
         cycle is 1 mW, so static energy stays ``leak`` x cycles as in Timeloop."""
-        if component.cls == "mac":
+        if isinstance(typed_component(component), MacComponent):
             return 0.0  # Timeloop does not charge arithmetic leakage
         return float(self.energy.get(component.name, {}).get("leak", 0.0)) * TIMELOOP_CLOCK_GHZ
 
     def area_um2(self, component: Component) -> float | None:
         """The ART's area; routers and the chip's overheads (which Timeloop has no
         component for) from the ``magnet`` block of a file magnet wrote, else none."""
-        if component.cls == "router":
+        typed = typed_component(component)
+        if isinstance(typed, RouterComponent):
             return self.router_area_um2
-        if component.cls == "overhead":
-            return self.overhead_area_um2.get(component.get("kind"))
+        if isinstance(typed, OverheadComponent):
+            kind = typed.kind
+            return None if kind is None else self.overhead_area_um2.get(kind)
         value = self.area.get(component.name)
         return None if value is None else float(value)
+
+
+#: What Timeloop charges no energy for: networks (its legacy network is free), dummies and
+#: adds outside the MACs.
+_FREE = (NocLinkComponent, DummyComponent, AdderComponent)
+#: What the ERT cost model prices although the tables do not name it.
+_PRICED_HERE = (*_FREE, RouterComponent, OverheadComponent)
 
 
 def load_timeloop(path: str | Path) -> TimeloopInput:
@@ -287,6 +314,8 @@ def _arch(
     name: str,
     extra: MagnetExtensions,
 ) -> Arch:
+    """The architecture of the flattened tree: its storage components (outermost first)
+    and the compute unit, which must come last."""
     if not _is_compute(components[-1]):
         raise MagnetError(
             f"the innermost component {components[-1]['name']!r} (class "
@@ -294,80 +323,14 @@ def _arch(
             source=src,
             field="architecture",
         )
-    names = {_instances(comp["name"], src)[0] for comp in components[:-1]}
-    for key in ("operand_bits", "capacity_bits", "shared_bandwidth", "streaming", "fanout"):
-        unknown = sorted(set(getattr(extra, key)) - names)
-        if unknown:
-            raise MagnetError(
-                f"names levels the architecture does not have: {', '.join(unknown)}; "
-                f"levels: {', '.join(sorted(names))}",
-                source=src,
-                field=f"magnet.{key}",
-            )
+    _check_extension_levels(extra, {_instances(c["name"], src)[0] for c in components[:-1]}, src)
     levels = []
     technology = None
     for comp in components[:-1]:
-        base, count = _instances(comp["name"], src)
-        where = f"architecture.{base}"
-        attrs = comp["attributes"]
-        cls_key = comp["class"].lower()
-        if cls_key not in _STORAGE_CLASSES:
-            raise MagnetError(
-                f"unknown storage class {comp['class']!r}; "
-                f"known: {', '.join(sorted(_STORAGE_CLASSES))}",
-                source=src,
-                field=where,
-            )
-        cls = _STORAGE_CLASSES[cls_key]
-        word_bits = _number(attrs, "datawidth", src, where) or _number(
-            attrs, "word_bits", src, where
-        )
-        width = _number(attrs, "width", src, where) or word_bits or 8
-        word_bits = word_bits or width
-        depth = _number(attrs, "depth", src, where)
-        block = max(1, int(width // word_bits))
-        mesh_x, mesh_y = _mesh(attrs, count, src, where)
-        capacity = None if cls in ("dram", "dummy") or depth is None else int(depth * width)
-        capacity = extra.capacity_bits.get(base, capacity)
-        tech = _technology(attrs.get("technology"))
+        level, tech = _storage_level(comp, keeps, src, extra)
+        levels.append(level)
         technology = technology or tech
-        levels.append(
-            StorageLevel(
-                name=base,
-                component=cls,
-                capacity_bits=capacity,
-                word_bits=int(word_bits),
-                block_words=block,
-                read_bandwidth=_number(attrs, "read_bandwidth", src, where) or None,
-                write_bandwidth=_number(attrs, "write_bandwidth", src, where) or None,
-                shared_bandwidth=extra.shared_bandwidth.get(base)
-                or _number(attrs, "shared_bandwidth", src, where)
-                or None,
-                keeps=keeps.get(base, ("weights", "inputs", "outputs")),
-                mesh_x=mesh_x,
-                mesh_y=mesh_y,
-                operand_bits=extra.operand_bits.get(base, {}),
-                streaming=base in extra.streaming,
-                fanout=extra.fanout.get(base, Fanout()),
-                attributes={
-                    "banks": int(_number(attrs, "n_banks", src, where) or 1),
-                    "timeloop_class": comp["class"],
-                },
-            )
-        )
-    mac = components[-1]
-    base, count = _instances(mac["name"], src)
-    attrs = mac["attributes"]
-    mesh_x, mesh_y = _mesh(attrs, count, src, f"architecture.{base}")
-    bits = int(attrs.get("multiplier_width", attrs.get("width", 8)) or 8)
-    compute = ComputeLevel(
-        name=base,
-        mesh_x=mesh_x,
-        mesh_y=mesh_y,
-        weight_bits=bits,
-        activation_bits=bits,
-        accum_bits=max(bits, int(attrs.get("adder_width", 2 * bits) or 2 * bits)),
-    )
+    compute = _compute_level(components[-1], src)
     try:
         return Arch(
             name=name,
@@ -380,6 +343,84 @@ def _arch(
         )
     except ValueError as exc:
         raise MagnetError(str(exc), source=src, field="architecture") from None
+
+
+def _check_extension_levels(extra: MagnetExtensions, names: set[str], src: str) -> None:
+    """The ``magnet`` block names only levels the architecture has."""
+    for key in ("operand_bits", "capacity_bits", "shared_bandwidth", "streaming", "fanout"):
+        unknown = sorted(set(getattr(extra, key)) - names)
+        if unknown:
+            raise MagnetError(
+                f"names levels the architecture does not have: {', '.join(unknown)}; "
+                f"levels: {', '.join(sorted(names))}",
+                source=src,
+                field=f"magnet.{key}",
+            )
+
+
+def _storage_level(
+    comp: dict[str, Any], keeps: dict[str, tuple[str, ...]], src: str, extra: MagnetExtensions
+) -> tuple[StorageLevel, float | None]:
+    """One storage component as a level (with what the ``magnet`` block adds), and the
+    technology node it states (None when it states none)."""
+    base, count = _instances(comp["name"], src)
+    where = f"architecture.{base}"
+    attrs = comp["attributes"]
+    cls_key = comp["class"].lower()
+    if cls_key not in _STORAGE_CLASSES:
+        raise MagnetError(
+            f"unknown storage class {comp['class']!r}; "
+            f"known: {', '.join(sorted(_STORAGE_CLASSES))}",
+            source=src,
+            field=where,
+        )
+    cls = _STORAGE_CLASSES[cls_key]
+    word_bits = _number(attrs, "datawidth", src, where) or _number(attrs, "word_bits", src, where)
+    width = _number(attrs, "width", src, where) or word_bits or 8
+    word_bits = word_bits or width
+    depth = _number(attrs, "depth", src, where)
+    mesh_x, mesh_y = _mesh(attrs, count, src, where)
+    capacity = None if cls in ("dram", "dummy") or depth is None else int(depth * width)
+    level = StorageLevel(
+        name=base,
+        component=cls,
+        capacity_bits=extra.capacity_bits.get(base, capacity),
+        word_bits=int(word_bits),
+        block_words=max(1, int(width // word_bits)),
+        read_bandwidth=_number(attrs, "read_bandwidth", src, where) or None,
+        write_bandwidth=_number(attrs, "write_bandwidth", src, where) or None,
+        shared_bandwidth=extra.shared_bandwidth.get(base)
+        or _number(attrs, "shared_bandwidth", src, where)
+        or None,
+        keeps=keeps.get(base, ("weights", "inputs", "outputs")),
+        mesh_x=mesh_x,
+        mesh_y=mesh_y,
+        operand_bits=extra.operand_bits.get(base, {}),
+        streaming=base in extra.streaming,
+        fanout=extra.fanout.get(base, Fanout()),
+        attributes={
+            "banks": int(_number(attrs, "n_banks", src, where) or 1),
+            "timeloop_class": comp["class"],
+        },
+    )
+    return level, _technology(attrs.get("technology"))
+
+
+def _compute_level(mac: dict[str, Any], src: str) -> ComputeLevel:
+    """The compute unit: ``multiplier_width`` (else ``width``, else 8) bits per operand and
+    an ``adder_width`` accumulator (else twice the operand, at least the operand)."""
+    base, count = _instances(mac["name"], src)
+    attrs = mac["attributes"]
+    mesh_x, mesh_y = _mesh(attrs, count, src, f"architecture.{base}")
+    bits = int(attrs.get("multiplier_width", attrs.get("width", 8)) or 8)
+    return ComputeLevel(
+        name=base,
+        mesh_x=mesh_x,
+        mesh_y=mesh_y,
+        weight_bits=bits,
+        activation_bits=bits,
+        accum_bits=max(bits, int(attrs.get("adder_width", 2 * bits) or 2 * bits)),
+    )
 
 
 def _mesh(attrs: dict[str, Any], count: int, src: str, where: str) -> tuple[int, int]:
@@ -462,7 +503,7 @@ def _layer(shape: dict[str, Any], values: dict[str, int], coeffs: dict[str, int]
     )
 
 
-_EXPECTED = {
+_EXPECTED: dict[str, set[tuple[str, ...]]] = {
     "weights": {("G",), ("K",), ("C",), ("R",), ("S",)},
     "inputs": {("N",), ("G",), ("C",), ("P", "R"), ("Q", "S")},
     "outputs": {("N",), ("G",), ("K",), ("P",), ("Q",)},
@@ -478,7 +519,7 @@ def _check_projections(shape: dict[str, Any], src: str) -> None:
             role = (
                 "inputs" if any(len(rank) > 1 for rank in ds.get("projection", [])) else "weights"
             )
-        ranks = set()
+        ranks: set[tuple[str, ...]] = set()
         for rank in ds.get("projection") or []:
             dims = tuple(
                 sorted((parse_dim(term[0]).name for term in rank), key=lambda d: "PQRS".find(d))
@@ -560,7 +601,8 @@ def _mapping(directives: list[dict[str, Any]], arch: Arch, src: str) -> Mapping:
             split = d.get("split")
             if split is None:
                 split = len(ordered_inner_first) if fx > 1 or fy == 1 else 0
-            sx, sy = {}, {}
+            sx: dict[str, int] = {}
+            sy: dict[str, int] = {}
             for pos, dim in enumerate(ordered_inner_first):
                 if dim in factors:
                     (sx if pos < int(split) else sy)[dim] = factors[dim]
@@ -595,7 +637,8 @@ def _ert(ert: Any, art: Any, extra: MagnetExtensions) -> ErtCostModel | None:
     for table in (art or {}).get("tables") or []:
         base = _leaf_name(table["name"])
         area[base] = float(table["area"])
-    return ErtCostModel(energy, area, extra.router_area_um2, dict(extra.overhead_area_um2))
+    overheads = {str(kind): um2 for kind, um2 in extra.overhead_area_um2.items()}
+    return ErtCostModel(energy, area, extra.router_area_um2, overheads)
 
 
 def _leaf_name(full: Any) -> str:

@@ -33,13 +33,12 @@ prices another mapping of the same design only approximately.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from magnet.arch.spec import Fanout, StorageLevel
+from magnet.arch.spec import ComputeLevel, Fanout, StorageLevel
 from magnet.cost.base import OVERHEAD_KINDS
 from magnet.errors import MagnetError
 from magnet.files import TIMELOOP_HEADER, refuse_foreign, write_atomic
@@ -184,7 +183,7 @@ def _architecture(result: Result, levels: list[_Written]) -> dict[str, Any]:
             "datawidth": lvl.word_bits,
             "n_words": lvl.block_words,
         }
-        if lvl.component == "dummy":
+        if lvl.is_dummy:
             attrs["depth"] = 1  # keeps nothing (as Timeloop's own inter-PE dummies)
         elif lvl.capacity_bits is not None:
             # whole blocks (the bits beyond the last whole block: magnet.capacity_bits)
@@ -368,7 +367,7 @@ def _art(result: Result) -> list[dict[str, Any]]:
     arch, areas = result.arch, result.costs.area_um2_by_component
     if not result.costs.area_known:
         return []
-    parts = [*arch.levels, arch.compute]
+    parts: list[StorageLevel | ComputeLevel] = [*arch.levels, arch.compute]
     return [
         {"name": _path(p.name, p.instances), "area": areas[p.name] / p.instances}
         for p in parts
@@ -383,10 +382,11 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
     layer = layer_view(result.layer, arch)
     areas = costs.area_um2_by_component if costs.area_known else {}
     # routers of the written tree (a dummy level takes the Y half of a split fan-out)
-    chain = [w.level for w in levels] + [arch.compute]
+    parents = [w.level for w in levels]
+    children: list[StorageLevel | ComputeLevel] = [*parents[1:], arch.compute]
     routers = sum(
         child.instances
-        for parent, child in pairwise(chain)
+        for parent, child in zip(parents, children, strict=True)
         if parent.fanout.network == "mesh" and child.instances > parent.instances
     )
     return {
@@ -398,7 +398,7 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             lvl.name: lvl.capacity_bits
             for lvl in arch.levels
             if lvl.capacity_bits is not None
-            and lvl.component != "dummy"
+            and not lvl.is_dummy
             and lvl.capacity_bits % lvl.access_bits
         },
         "shared_bandwidth": {

@@ -35,14 +35,26 @@ reads by real/padded MACs.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from magnet.arch.spec import Arch
 from magnet.mapping.mapping import MappingBatch
 from magnet.workload.dims import NUM_DIMS, RELEVANT, Dim, Operand
 from magnet.workload.layer import GemmView, Layer, operand_words
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+#: Arrays of counts and factors (float64, or float32 where the name says so); the axes are
+#: said where each array is made.
+FloatArray = npt.NDArray[np.floating[Any]]
+IntArray = npt.NDArray[np.integer[Any]]
+BoolArray = npt.NDArray[np.bool_]
 
 W_, I_, O_ = Operand.W, Operand.I, Operand.O
 N_, G_, K_, C_, P_, Q_, R_, S_ = (int(d) for d in Dim)
@@ -61,32 +73,37 @@ class Counts:
     Level 0 is the innermost storage level; counts are per instance of the level.
     """
 
-    valid: np.ndarray  # bool[batch]
-    overflow_bits: np.ndarray  # [level, batch]: data kept minus capacity (> 0: overflow)
-    tile_words: np.ndarray  # [level, operand, batch]: tile per instance (clipped to layer)
-    reads: np.ndarray  # [level, operand, batch]
-    fills: np.ndarray  # [level, operand, batch]
-    updates: np.ndarray  # [level, operand, batch]
-    instances: np.ndarray  # [level, batch]: instances holding data
-    mac_instances: np.ndarray  # [batch]: MAC units doing work
-    compute_cycles: np.ndarray  # [batch]: temporal iterations (padded)
-    fanout_words: np.ndarray  # [level, operand, batch]: distinct words crossing the fan-out
+    valid: BoolArray  # bool[batch]
+    overflow_bits: FloatArray  # [level, batch]: data kept minus capacity (> 0: overflow)
+    tile_words: FloatArray  # [level, operand, batch]: tile per instance (clipped to layer)
+    reads: FloatArray  # [level, operand, batch]
+    fills: FloatArray  # [level, operand, batch]
+    updates: FloatArray  # [level, operand, batch]
+    instances: FloatArray  # [level, batch]: instances holding data
+    mac_instances: FloatArray  # [batch]: MAC units doing work
+    compute_cycles: FloatArray  # [batch]: temporal iterations (padded)
+    fanout_words: FloatArray  # [level, operand, batch]: distinct words crossing the fan-out
     # below a level, all its instances together (outputs: after the reduction there)
-    fanout_degree: np.ndarray  # [level, operand, batch]: children per word (multicast or
+    fanout_degree: FloatArray  # [level, operand, batch]: children per word (multicast or
     # reduction degree, >= 1)
-    readback_words: np.ndarray  # [level, batch]: partial sums sent back down (to one child)
+    readback_words: FloatArray  # [level, batch]: partial sums sent back down (to one child)
     macs: int  # real MACs of the layer
-    padded_macs: np.ndarray  # [batch]
+    padded_macs: FloatArray  # [batch]
 
-    def take(self, index: list[int] | np.ndarray) -> Counts:
+    def take(self, index: list[int] | npt.NDArray[np.integer[Any]]) -> Counts:
         """The counts of the mappings at ``index`` (a batch of them)."""
         return take_batch(self, index, keep=("macs",))
 
 
-def take_batch(obj, index, keep: tuple[str, ...]):
+_Batched = TypeVar("_Batched", bound="DataclassInstance")
+
+
+def take_batch(
+    obj: _Batched, index: list[int] | npt.NDArray[np.integer[Any]], keep: tuple[str, ...]
+) -> _Batched:
     """A copy of a dataclass of batch-last arrays restricted to ``index``; fields named in
     ``keep`` are not per mapping; nested dataclasses with ``take`` are taken too."""
-    changes = {}
+    changes: dict[str, Any] = {}
     for f in fields(obj):
         if f.name in keep:
             continue
@@ -99,14 +116,14 @@ def take_batch(obj, index, keep: tuple[str, ...]):
     return replace(obj, **changes)
 
 
-def operand_bits(arch: Arch) -> np.ndarray:
+def operand_bits(arch: Arch) -> npt.NDArray[np.float64]:
     """float[level, operand]: bits of a word of each operand at each level (innermost first)."""
     return np.array(
         [[lvl.bits(Operand(o)) for o in range(3)] for lvl in arch.inner_first], dtype=float
     )
 
 
-def tile_capacity_bits(arch: Arch) -> np.ndarray:
+def tile_capacity_bits(arch: Arch) -> npt.NDArray[np.float64]:
     """float[level]: the bits the tiles kept at each level may take (innermost first); inf
     when unbounded, or when the level streams (its capacity does not limit the tiles)."""
     return np.array(
@@ -120,25 +137,30 @@ def tile_capacity_bits(arch: Arch) -> np.ndarray:
 class _Dims:
     """Compact indices of the dimensions a batch uses (layer extent > 1 or a factor > 1)."""
 
-    def __init__(self, layer: Layer, batch: MappingBatch):
+    def __init__(self, layer: Layer, batch: MappingBatch) -> None:
         used = np.array(layer.dims) > 1
         for arr in (batch.factors_t, batch.spatial_x, batch.spatial_y):
             used |= arr.max(axis=(0, 2)) > 1
-        self.used = used
-        self.index = np.full(NUM_DIMS, -1)
+        self.used: BoolArray = used  # bool[dim]
+        self.index: IntArray = np.full(NUM_DIMS, -1)  # [dim]: compact index, -1 unused
         self.index[used] = np.arange(int(used.sum()))
         self.count = int(used.sum())
 
-    def of(self, dims) -> list[int]:
+    def of(self, dims: Iterable[int]) -> list[int]:
+        """Compact indices of the listed dimensions that are in use."""
         return [int(self.index[d]) for d in dims if self.index[d] >= 0]
 
-    def take(self, x: np.ndarray, d: int) -> np.ndarray | float:
+    def take(self, x: FloatArray, d: int) -> FloatArray | float:
         """``x[..., d, :]`` (dims on axis -2), or 1 when the dimension is unused."""
         i = self.index[d]
         return x[..., i, :] if i >= 0 else 1.0
 
+    def take_used(self, x: FloatArray, d: int) -> FloatArray:
+        """``x[..., d, :]`` of a dimension in use (``index[d] >= 0``)."""
+        return x[..., self.index[d], :]
 
-def _prod(x: np.ndarray, idx: list[int]) -> np.ndarray:
+
+def _prod(x: FloatArray, idx: list[int]) -> FloatArray:
     """Product over the listed dims (axis -2) of ``x[..., dim, batch]``."""
     if not idx:
         return np.ones(x.shape[:-2] + x.shape[-1:])
@@ -148,18 +170,22 @@ def _prod(x: np.ndarray, idx: list[int]) -> np.ndarray:
     return out
 
 
-def _window(dims: _Dims, e: np.ndarray, pos: int, win: int, stride: int, dil: int):
+def _window(
+    dims: _Dims, e: FloatArray, pos: int, win: int, stride: int, dil: int
+) -> FloatArray | float:
+    """Extent of the sliding-window box along one axis: ``stride * (P' - 1) + dil * (R' - 1)
+    + 1`` of the extents ``e`` of the axis' output (``pos``) and window (``win``) dims."""
     return stride * (dims.take(e, pos) - 1) + dil * (dims.take(e, win) - 1) + 1
 
 
-def _tiles(dims: _Dims, extent: np.ndarray, layer: Layer) -> np.ndarray:
+def _tiles(dims: _Dims, extent: FloatArray, layer: Layer) -> FloatArray:
     """Tile sizes (words): extents ``[..., dim, batch]`` -> ``[..., operand, batch]``."""
     shape = extent.shape[:-2] + extent.shape[-1:]
     words = operand_words(layer, lambda d: dims.take(extent, int(d)), axis=-2, shape=shape)
     return np.asarray(words, dtype=np.float64)
 
 
-def _distinct_starts(n: np.ndarray, m: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _distinct_starts(n: FloatArray, m: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     """How many distinct values ``a*i + b*j`` take for ``i < n``, ``j < m`` (a, b > 0).
 
     With g = gcd(a, b), pairs (i, j) and (i + b/g, j - a/g) coincide; counting the first
@@ -182,7 +208,7 @@ def _distinct_positions(n: int, m: int, a: int, b: int) -> int:
     return n * m - max(0, n - b // g) * max(0, m - a // g)
 
 
-def _above(x: np.ndarray) -> np.ndarray:
+def _above(x: FloatArray) -> FloatArray:
     """``out[l] = prod(x[m] for m > l)`` over the first axis."""
     out = np.ones_like(x)
     for li in range(len(x) - 2, -1, -1):
@@ -190,193 +216,327 @@ def _above(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
-    """Access counts for every mapping of ``batch`` (see the module docstring)."""
+@dataclass(frozen=True)
+class _Nest:
+    """The loop nest of a batch, over the dimensions it uses (``dims``). Arrays put the
+    batch last: ``[l, d, b]`` is level (innermost first), used dimension, mapping.
+
+    Factors and extents are small integers: float32 holds them exactly and halves the
+    memory traffic; products of many factors are taken in float64.
+    """
+
+    dims: _Dims
+    t: FloatArray  # float32[l, d, b]: temporal factors
+    s: FloatArray  # float32[l, d, b]: spatial factors (x times y) of the fan-out below l
+    rank: IntArray  # int8[l, d, b]: position among the level's temporal loops, 0 innermost
+    rank_if_active: IntArray  # int8[l, d, b]: rank, pushed past every loop when t == 1
+    t_minus_1: FloatArray  # float32[l, d, b]
+    ts: FloatArray  # float32[l, d, b]: t * s
+    extent: FloatArray  # float32[l, d, b]: extent of each dim in the tile at level l
+    real: FloatArray  # float64[d, 1]: the layer's extents
+    tiles: FloatArray  # [l, operand, b]: tile words, padded
+    tiles_clipped: FloatArray  # [l, operand, b]: tile words within the layer
+    perfect: bool  # every factor product equals the layer's extent
+    above: FloatArray  # float64[l, b]: product of the temporal loops of the levels above l
+    iterations: FloatArray  # float64[b]: temporal iterations of the whole nest (padded)
+
+    @property
+    def padded(self) -> FloatArray:
+        """float32[d, b]: the extents the nest covers (at least the layer's)."""
+        padded: FloatArray = self.extent[-1]
+        return padded
+
+
+def _nest(layer: Layer, batch: MappingBatch) -> _Nest:
+    """The loop nest of ``batch``: factors, ranks, tile extents and tile sizes."""
     dims = _Dims(layer, batch)
-    keep = batch.keep
-    nl, _, nb = batch.factors_t.shape
     used = dims.used
-    # Factors and extents are small integers: float32 holds them exactly and halves the memory
-    # traffic; products of many factors are taken in float64.
-    t = batch.factors_t[:, used].astype(np.float32)  # [l, d, b]
+    t = batch.factors_t[:, used].astype(np.float32)
     s = (batch.spatial_x[:, used] * batch.spatial_y[:, used]).astype(np.float32)
     rank = batch.rank[:, used].astype(np.int8)
     ts = t * s
-    extent = ts.copy()  # [l, d, b]: extent of each dim in the tile at level l
-    for li in range(1, nl):
+    extent = ts.copy()
+    for li in range(1, len(t)):
         extent[li] *= extent[li - 1]
-    padded = extent[-1]  # [d, b]
-    real = np.array(layer.dims, dtype=np.float64)[dims.used][:, None]
-    tiles = _tiles(dims, extent, layer)  # [l, operand, b], padded
-    perfect = bool((padded == real).all())
-    tiles_clipped = tiles if perfect else _tiles(dims, np.minimum(extent, real), layer)
-
-    # ---- capacity ---------------------------------------------------------------------
-    bits = operand_bits(arch)
-    cap = tile_capacity_bits(arch)
-    overflow = (tiles_clipped * (keep * bits)[:, :, None]).sum(axis=1) - cap[:, None]
-    valid = (overflow <= 0).all(axis=0)
-
-    # ---- temporal loops ----------------------------------------------------------------
-    act = t > 1
+    real = np.array(layer.dims, dtype=np.float64)[used][:, None]
+    tiles = _tiles(dims, extent, layer)
+    perfect = bool((extent[-1] == real).all())
     level_prod = t.prod(axis=1, dtype=np.float64)  # [l, b]
-    above = _above(level_prod)  # product of all temporal loops of levels > l
-    iterations = above[0] * level_prod[0]
+    above = _above(level_prod)
+    return _Nest(
+        dims=dims,
+        t=t,
+        s=s,
+        rank=rank,
+        # inactive loops never stop a stationary run
+        rank_if_active=rank + (~(t > 1)) * np.int8(_BIG),
+        t_minus_1=t - 1,
+        ts=ts,
+        extent=extent,
+        real=real,
+        tiles=tiles,
+        tiles_clipped=tiles if perfect else _tiles(dims, np.minimum(extent, real), layer),
+        perfect=perfect,
+        above=above,
+        iterations=above[0] * level_prod[0],
+    )
 
+
+#: A rank past every loop (of an inactive loop, or of no loop at all).
+_BIG = NUM_DIMS + 1
+
+
+def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
+    """Access counts for every mapping of ``batch`` (see the module docstring)."""
+    nest = _nest(layer, batch)
+    keep = batch.keep
+    overflow = _overflow_bits(arch, keep, nest.tiles_clipped)
+    ratio, padded_macs = _padding_ratios(layer, nest)
+    spread = _spread(layer, nest)
+    moves = _count_moves(layer, keep, nest, spread, ratio, layer.macs / padded_macs)
+    if not nest.perfect:
+        _at_least_real_words(layer, keep, spread.instances, moves)
+    if isinstance(layer, GemmView):
+        _im2col_on_chip(layer, arch, keep, moves.reads, moves.fills)
+    return Counts(
+        valid=np.asarray((overflow <= 0).all(axis=0)),  # the stubs allow a scalar
+        overflow_bits=overflow,
+        tile_words=nest.tiles_clipped,
+        reads=moves.reads,
+        fills=moves.fills,
+        updates=moves.updates,
+        instances=spread.instances,
+        mac_instances=spread.mac_instances,
+        compute_cycles=nest.iterations,
+        fanout_words=moves.fanout_words,
+        fanout_degree=spread.degree,
+        readback_words=moves.readback,
+        macs=layer.macs,
+        padded_macs=padded_macs,
+    )
+
+
+def _overflow_bits(arch: Arch, keep: BoolArray, tiles_clipped: FloatArray) -> FloatArray:
+    """[level, b]: bits of the tiles each level keeps, less the bits it may hold for them
+    (``tile_capacity_bits``); above 0 the mapping overflows the level."""
+    kept_bits = (tiles_clipped * (keep * operand_bits(arch))[:, :, None]).sum(axis=1)
+    overflow: FloatArray = kept_bits - tile_capacity_bits(arch)[:, None]
+    return overflow
+
+
+def _padding_ratios(layer: Layer, nest: _Nest) -> tuple[FloatArray, FloatArray]:
+    """([operand, b]: real / padded words of each operand, [b]: padded MACs).
+
+    Inputs: the padded window box can hold gap words no MAC reads (stride > window), so
+    take the larger of the box ratio and the per-dimension ratio: never below the real need.
+    """
+    padded = nest.padded
     real_sizes = np.array([layer.operand_size(op) for op in Operand], dtype=float)
-    ratio = real_sizes[:, None] / _tiles(dims, padded, layer)  # [operand, b]
-    # Inputs: the padded window box can hold gap words no MAC reads (stride > window), so take
-    # the larger of the box ratio and the per-dimension ratio: never below the real need.
-    ratio[I_] = np.maximum(ratio[I_], _prod(real / padded, dims.of(RELEVANT[I_])))
-    padded_macs = padded.prod(axis=0, dtype=np.float64)
-    mac_ratio = layer.macs / padded_macs
+    ratio = real_sizes[:, None] / _tiles(nest.dims, padded, layer)
+    ratio[I_] = np.maximum(ratio[I_], _prod(nest.real / padded, nest.dims.of(RELEVANT[I_])))
+    return ratio, padded.prod(axis=0, dtype=np.float64)
 
-    # ---- instances, partitions and distinct children of each fan-out ---------------------
-    s_level = s.prod(axis=1, dtype=np.float64)  # [l, b]
+
+@dataclass(frozen=True)
+class _Spread:
+    """How the batch spreads over the instances of each level (``[l, b]`` unless said)."""
+
+    s_level: FloatArray  # children of one instance that the fan-out below l uses
+    instances: FloatArray  # instances of level l holding data
+    mac_instances: FloatArray  # [b]: MACs doing work
+    partition_out: FloatArray  # outputs one instance of level l ever touches
+    partition_out_mac: FloatArray  # [b]: outputs one MAC ever touches
+    distinct: FloatArray  # [l, operand, b]: children of one instance that need distinct data
+    degree: FloatArray  # [l, operand, b]: children per datum, the multicast (W, I) or
+    # reduction (O) degree of the fan-out below l (>= 1)
+
+
+def _spread(layer: Layer, nest: _Nest) -> _Spread:
+    """Instances in use, output partitions and distinct children of every fan-out."""
+    dims, s = nest.dims, nest.s
+    s_level = s.prod(axis=1, dtype=np.float64)
     instances = _above(s_level)
-    mac_instances = instances[0] * s_level[0]
     out_idx = dims.of(_SINGLE_AXIS[O_])
     s_out = _prod(s, out_idx)
-    out_total = _prod(padded, out_idx)
+    out_total = _prod(nest.padded, out_idx)
     above_out = _above(s_out)
-    partition_out = out_total / above_out  # outputs an instance of level l ever touches
-    partition_out_mac = out_total / (above_out[0] * s_out[0])
+    distinct = _distinct_children(layer, nest)
+    return _Spread(
+        s_level=s_level,
+        instances=instances,
+        mac_instances=instances[0] * s_level[0],
+        partition_out=out_total / above_out,
+        partition_out_mac=out_total / (above_out[0] * s_out[0]),
+        distinct=distinct,
+        degree=np.maximum(1.0, s_level[:, None, :] / np.maximum(distinct, 1.0)),
+    )
 
+
+def _distinct_children(layer: Layer, nest: _Nest) -> FloatArray:
+    """[l, operand, b]: children of one instance of l that need distinct data; along a
+    sliding axis, children whose windows start at the same place count once."""
+    dims, s = nest.dims, nest.s
+    nl, _, nb = s.shape
     distinct = np.empty((nl, 3, nb))
     for op in Operand:
         distinct[:, op] = _prod(s, dims.of(_SINGLE_AXIS[op]))
-    below_s = extent / ts
+    below_s = nest.extent / nest.ts
     for pos, win, stride, dil in (
         (P_, R_, layer.wstride, layer.wdilation),
         (Q_, S_, layer.hstride, layer.hdilation),
     ):
         if dims.index[pos] >= 0 and dims.index[win] >= 0:
             distinct[:, I_] *= _distinct_starts(
-                dims.take(s, pos),
-                dims.take(s, win),
-                stride * dims.take(below_s, pos),
-                dil * dims.take(below_s, win),
+                dims.take_used(s, pos),
+                dims.take_used(s, win),
+                stride * dims.take_used(below_s, pos),
+                dil * dims.take_used(below_s, win),
             )
         else:
             distinct[:, I_] *= dims.take(s, pos) * dims.take(s, win)
+    return distinct
 
-    sliding = (layer.R > 1 or layer.S > 1) and bool(keep[:, I_].any())
-    big = NUM_DIMS + 1
 
-    t_minus_1 = t - 1
-    rank_if_active = rank + (~act) * np.int8(big)  # inactive loops never stop a stationary run
+class _TileFills:
+    """Words moved into each level's tile of an operand over the run (first fill
+    included): ``of(op)`` is ``[l, b]``."""
 
-    weights: dict[int, np.ndarray] = {}  # level -> times each of its loops advances
+    def __init__(self, layer: Layer, keep: BoolArray, nest: _Nest) -> None:
+        self.layer, self.keep, self.nest = layer, keep, nest
+        self.sliding = (layer.R > 1 or layer.S > 1) and bool(keep[:, I_].any())
+        #: level -> times each of its loops advances (shared by the levels below it)
+        self.weights: dict[int, FloatArray] = {}
 
-    def deltas(op: Operand) -> np.ndarray:
-        """[l, b]: words moved into each level's tile over the run (first fill included)."""
-        relevant = dims.of(RELEVANT[op])
+    def of(self, op: Operand) -> FloatArray:
+        """A level is refilled each time a loop above its stationary run moves the tile;
+        inputs with a sliding window fetch only the new part (``_input_deltas``)."""
+        nest = self.nest
+        nl, _, nb = nest.t.shape
+        relevant = nest.dims.of(RELEVANT[op])
         if relevant:
-            first = rank_if_active[:, relevant].min(axis=1)  # innermost relevant loop per level
+            first = nest.rank_if_active[:, relevant].min(axis=1)  # innermost relevant loop
         else:
-            first = np.full((nl, nb), big, dtype=np.int8)
+            first = np.full((nl, nb), _BIG, dtype=np.int8)
         # product of the loops from the innermost relevant one outwards, and all levels above
-        outer = (1 + (rank >= first[:, None]) * t_minus_1).prod(axis=1, dtype=np.float64) * above
+        outer = (1 + (nest.rank >= first[:, None]) * nest.t_minus_1).prod(
+            axis=1, dtype=np.float64
+        ) * nest.above
         mult = np.ones((nl, nb))
         for li in range(nl - 2, -1, -1):
-            has = first[li + 1] < big
+            has = first[li + 1] < _BIG
             mult[li] = mult[li + 1] + has * (outer[li + 1] - mult[li + 1])
-        out = tiles[:, op] * mult
-        if op is I_ and sliding:
+        out = nest.tiles[:, op] * mult
+        if op is I_ and self.sliding:
             for li in range(nl - 1):
-                if keep[li, I_]:
-                    out[li] = _input_deltas(
-                        dims,
-                        layer,
-                        li,
-                        tiles[li, I_],
-                        extent,
-                        t,
-                        rank,
-                        rank_if_active,
-                        above,
-                        weights,
-                    )
+                if self.keep[li, I_]:
+                    out[li] = _input_deltas(self.layer, nest, li, self.weights)
         return out
 
-    reads = np.zeros((nl, 3, nb))
-    fills = np.zeros((nl, 3, nb))
-    updates = np.zeros((nl, 3, nb))
-    fan_words = np.zeros((nl, 3, nb))
-    readback = np.zeros((nl, nb))
-    # children of one instance per distinct datum: the multicast (W, I) or reduction (O)
-    # degree of each fan-out
-    degree = np.maximum(1.0, s_level[:, None, :] / np.maximum(distinct, 1.0))
+
+@dataclass(frozen=True)
+class _Moves:
+    """What the counts move (see ``Counts``): ``[l, operand, b]``, ``readback`` ``[l, b]``."""
+
+    reads: FloatArray
+    fills: FloatArray
+    updates: FloatArray
+    fanout_words: FloatArray
+    readback: FloatArray
+
+    @staticmethod
+    def zeros(nl: int, nb: int) -> _Moves:
+        """No moves yet, for ``nl`` levels and ``nb`` mappings."""
+        shape = (nl, 3, nb)
+        return _Moves(
+            np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros((nl, nb))
+        )
+
+
+def _count_moves(
+    layer: Layer,
+    keep: BoolArray,
+    nest: _Nest,
+    spread: _Spread,
+    ratio: FloatArray,
+    mac_ratio: FloatArray,
+) -> _Moves:
+    """Reads, fills, updates and fan-out words of every keeper of every operand, walking
+    the keepers from the MACs outwards (each level is the parent of the keeper below it)."""
+    nl, _, nb = nest.t.shape
+    moves = _Moves.zeros(nl, nb)
+    fills_of = _TileFills(layer, keep, nest)
     for op in Operand:
         keepers = [li for li in range(nl) if keep[li, op]]
-        if not keepers:
-            continue
-        padded_delta = deltas(op)
-        delta_all = padded_delta * ratio[op]
-        child = -1
-        child_delta = iterations * mac_ratio
-        child_part = partition_out_mac * ratio[O_]
-        for li in keepers:
-            # words leaving one instance of each level between the child and this parent:
-            # what each child receives, times the distinct data sets below that level
-            served = np.ones(nb)
-            for j in range(child + 1, li + 1):
-                served = served * distinct[j, op]
-                fan_words[j, op] += child_delta * served * instances[j]
-                if op is O_:
-                    readback[j] += (child_delta - child_part) * served * instances[j]
+        if keepers:
+            _count_operand(
+                op, keepers, fills_of.of(op) * ratio[op], nest, spread, ratio, mac_ratio, moves
+            )
+    return moves
+
+
+def _count_operand(
+    op: Operand,
+    keepers: list[int],
+    delta_all: FloatArray,
+    nest: _Nest,
+    spread: _Spread,
+    ratio: FloatArray,
+    mac_ratio: FloatArray,
+    moves: _Moves,
+) -> None:
+    """Add the moves of ``op`` to ``moves``: what each keeper sends its child (the MACs
+    below the innermost) and the fan-out words between them; ``delta_all`` ``[l, b]`` is the
+    words moved into each level's tile, scaled to the real layer."""
+    nb = nest.t.shape[2]
+    child = -1
+    child_delta = nest.iterations * mac_ratio
+    child_part = spread.partition_out_mac * ratio[O_]
+    for li in keepers:
+        # words leaving one instance of each level between the child and this parent:
+        # what each child receives, times the distinct data sets below that level
+        served = np.ones(nb)
+        for j in range(child + 1, li + 1):
+            served = served * spread.distinct[j, op]
+            moves.fanout_words[j, op] += child_delta * served * spread.instances[j]
             if op is O_:
-                updates[li, op] = child_delta * served
-                reads[li, op] = (child_delta - child_part) * served
-            else:
-                reads[li, op] = child_delta * served
-            delta = delta_all[li]
-            part = partition_out[li] * ratio[O_]
-            if li != keepers[-1]:
-                fills[li, op] = delta - part if op is O_ else delta
-            child, child_delta, child_part = li, delta, part
+                moves.readback[j] += (child_delta - child_part) * served * spread.instances[j]
+        if op is O_:
+            moves.updates[li, op] = child_delta * served
+            moves.reads[li, op] = (child_delta - child_part) * served
+        else:
+            moves.reads[li, op] = child_delta * served
+        delta = delta_all[li]
+        part = spread.partition_out[li] * ratio[O_]
+        if li != keepers[-1]:
+            moves.fills[li, op] = delta - part if op is O_ else delta
+        child, child_delta, child_part = li, delta, part
 
-    # Padding can spread one real word over padded children (a multicast of a word no padded
-    # child needs, a reduction of padded partial sums): the scaled counts then fall below one
-    # move per real word. No keeper moves less than the words the layer really uses.
-    if not perfect:
-        real_words = [
-            layer.operand_size(W_),
-            layer.N
-            * layer.G
-            * layer.C
-            * _distinct_positions(layer.P, layer.R, layer.wstride, layer.wdilation)
-            * _distinct_positions(layer.Q, layer.S, layer.hstride, layer.hdilation),
-            layer.operand_size(O_),
-        ]
-        for op in Operand:
-            keepers = [li for li in range(nl) if keep[li, op]]
-            for li in keepers:
-                floor = real_words[op] / instances[li]
-                moved = updates if op is O_ else reads
-                moved[li, op] = np.maximum(moved[li, op], floor)
-                if op is not O_ and li != keepers[-1]:
-                    fills[li, op] = np.maximum(fills[li, op], floor)
 
-    if isinstance(layer, GemmView):
-        _im2col_on_chip(layer, arch, keep, reads, fills)
-
-    return Counts(
-        valid=valid,
-        overflow_bits=overflow,
-        tile_words=tiles_clipped,
-        reads=reads,
-        fills=fills,
-        updates=updates,
-        instances=instances,
-        mac_instances=mac_instances,
-        compute_cycles=iterations,
-        fanout_words=fan_words,
-        fanout_degree=degree,
-        readback_words=readback,
-        macs=layer.macs,
-        padded_macs=padded_macs,
-    )
+def _at_least_real_words(
+    layer: Layer, keep: BoolArray, instances: FloatArray, moves: _Moves
+) -> None:
+    """Padding can spread one real word over padded children (a multicast of a word no
+    padded child needs, a reduction of padded partial sums): the scaled counts then fall
+    below one move per real word. No keeper moves less than the words the layer really
+    uses."""
+    real_words = [
+        layer.operand_size(W_),
+        layer.N
+        * layer.G
+        * layer.C
+        * _distinct_positions(layer.P, layer.R, layer.wstride, layer.wdilation)
+        * _distinct_positions(layer.Q, layer.S, layer.hstride, layer.hdilation),
+        layer.operand_size(O_),
+    ]
+    nl = len(keep)
+    for op in Operand:
+        keepers = [li for li in range(nl) if keep[li, op]]
+        for li in keepers:
+            floor = real_words[op] / instances[li]
+            moved = moves.updates if op is O_ else moves.reads
+            moved[li, op] = np.maximum(moved[li, op], floor)
+            if op is not O_ and li != keepers[-1]:
+                moves.fills[li, op] = np.maximum(moves.fills[li, op], floor)
 
 
 def _im2col_on_chip(
@@ -398,27 +558,16 @@ def _im2col_on_chip(
     keepers = [li for li in range(len(arch.levels)) if keep[li, I_]]
     for li in keepers:
         below = [k for k in keepers if k < li]
-        if arch.inner_first[li].component != "dram" or not below:
+        if not arch.inner_first[li].is_dram or not below:
             continue
-        if arch.inner_first[below[-1]].component != "sram":
+        if not arch.inner_first[below[-1]].is_sram:
             continue  # no buffer to expand it: DRAM sends the im2col words themselves
         reads[li, I_] = reads[li, I_] * tensor / im2col
         fills[below[-1], I_] = fills[below[-1], I_] * tensor / im2col
 
 
-def _input_deltas(
-    dims: _Dims,
-    layer: Layer,
-    li: int,
-    tile: np.ndarray,
-    extent: np.ndarray,
-    t: np.ndarray,
-    rank: np.ndarray,
-    rank_if_active: np.ndarray,
-    above: np.ndarray,
-    weights: dict[int, np.ndarray],
-) -> np.ndarray:
-    """Fills of the input tile of level ``li`` with sliding-window reuse.
+def _input_deltas(layer: Layer, nest: _Nest, li: int, weights: dict[int, FloatArray]) -> FloatArray:
+    """[b]: fills of the input tile of level ``li`` with sliding-window reuse.
 
     Every temporal loop above the level is a kind of transition: it advances while the loops
     inside it wrap back, so the tile moves by ``step - sum(inner wraps)`` along each window
@@ -426,72 +575,116 @@ def _input_deltas(
     window axis by less than the tile fetches only the new part; any other move refills the
     tile. As in Timeloop, the first loop that moves sets a direction, and a later partial move
     in another direction refills fully. Loop j advances ``(f_j - 1) * prod(loops outside j)``
-    times. Arrays are ``[dim, batch]`` for the loops of one level (masks as arithmetic:
-    ``np.where`` is slow on these shapes).
+    times (``weights``, cached per level). Arrays are ``[dim, batch]`` for the loops of one
+    level (masks as arithmetic: ``np.where`` is slow on these shapes).
     """
-    nb = tile.shape[0]
-    axes = (  # ([(dim, coefficient)], extent of the tile along the axis)
-        (
-            [(P_, layer.wstride), (R_, layer.wdilation)],
-            _window(dims, extent[li], P_, R_, layer.wstride, layer.wdilation),
-        ),
-        (
-            [(Q_, layer.hstride), (S_, layer.hdilation)],
-            _window(dims, extent[li], Q_, S_, layer.hstride, layer.hdilation),
-        ),
-    )
-    hard_dims = dims.of((N_, G_, C_))
-    wrapped = [np.zeros(nb, np.float32), np.zeros(nb, np.float32)]  # wraps of levels li < . < m
-    hard_below = np.zeros(nb, dtype=bool)
-    g0 = np.zeros(nb, dtype=np.int8)
-    found = np.zeros(nb, dtype=bool)
+    tile = nest.tiles[li, I_]
+    walk = _WindowWalk(layer, nest.dims, nest.extent[li], tile)
     per_level = []
-    for m in range(li + 1, len(t)):
-        f, r, ra = t[m], rank[m], rank_if_active[m]
-        step = extent[m] / f  # float32: window positions stay far below 2**24
-        moves = []
-        for k, (terms, _ext) in enumerate(axes):
-            d_move = np.broadcast_to(-wrapped[k], f.shape).copy()
-            for dim, coef in terms:
-                i = dims.index[dim]
-                if i < 0:
-                    continue
-                wrap = coef * (f[i] - 1) * step[i]
-                d_move -= (r[i] < r) * wrap
-                d_move[i] += coef * step[i]
-                wrapped[k] = wrapped[k] + wrap
-            moves.append(d_move)
-        n_moved = np.broadcast_to(hard_below, f.shape).astype(np.int8)
+    for m in range(li + 1, len(nest.t)):
+        if m not in weights:
+            weights[m] = _loop_weights(nest.t[m], nest.rank[m], nest.above[m])
+        per_level.append(
+            walk.level(nest.t[m], nest.rank[m], nest.rank_if_active[m], nest.extent[m], weights[m])
+        )
+    total: FloatArray = tile.copy()
+    for level in per_level:
+        partial = level.partial & ((walk.g0 == 0) | (level.grad == walk.g0))
+        per_move = partial * level.new_words + (level.moved & ~partial) * tile
+        total += (level.weight * per_move).sum(axis=0)
+    return total
+
+
+def _loop_weights(f: FloatArray, r: IntArray, above: FloatArray) -> FloatArray:
+    """[dim, b]: how many times each loop of one level advances over the run: ``(f - 1)``
+    times the product of the loops outside it (of this level, ranks above, and ``above``)."""
+    inside = (1 + (r[None, :, :] <= r[:, None, :]) * (f - 1)[None, :, :]).prod(
+        axis=1, dtype=np.float64
+    )
+    weights: FloatArray = (f - 1) * (f.prod(axis=0, dtype=np.float64) / inside) * above
+    return weights
+
+
+class _LevelMoves(NamedTuple):
+    """How the loops of one level above the tile move it (arrays ``[dim, b]``)."""
+
+    weight: FloatArray  # times each loop advances
+    grad: IntArray  # int8 direction of a partial move: 1/2 along +-width, 3/4 +-height, else 0
+    partial: BoolArray  # the loop moves the tile along one axis, by less than the tile
+    new_words: FloatArray  # words a partial move fetches
+    moved: BoolArray  # the loop moves the tile at all
+
+
+class _WindowWalk:
+    """The walk up the levels above an input tile, innermost first: what the loops inside
+    each level left behind (their wraps along each window axis, whether an N, G or C loop
+    moved) and the direction the first moving loop set (``g0``, 0 until one moves)."""
+
+    def __init__(self, layer: Layer, dims: _Dims, extent: FloatArray, tile: FloatArray) -> None:
+        nb = tile.shape[0]
+        self.dims, self.tile = dims, tile
+        #: ([(dim, coefficient)], extent of the tile along the axis) for width, height
+        self.axes = (
+            (
+                [(P_, layer.wstride), (R_, layer.wdilation)],
+                _window(dims, extent, P_, R_, layer.wstride, layer.wdilation),
+            ),
+            (
+                [(Q_, layer.hstride), (S_, layer.hdilation)],
+                _window(dims, extent, Q_, S_, layer.hstride, layer.hdilation),
+            ),
+        )
+        self.hard_dims = dims.of((N_, G_, C_))
+        self.wrapped = [np.zeros(nb, np.float32), np.zeros(nb, np.float32)]
+        self.hard_below = np.zeros(nb, dtype=bool)
+        self.g0 = np.zeros(nb, dtype=np.int8)
+        self.found = np.zeros(nb, dtype=bool)
+
+    def level(
+        self, f: FloatArray, r: IntArray, ra: IntArray, extent: FloatArray, weight: FloatArray
+    ) -> _LevelMoves:
+        """The moves of the loops of one level (factors ``f``, ranks ``r``, ranks of the
+        active loops ``ra``, tile extents ``extent``), after the levels below it."""
+        moves = self._axis_moves(f, r, extent / f)  # step: float32, positions far below 2**24
+        n_moved = np.broadcast_to(self.hard_below, f.shape).astype(np.int8)
         hard = np.zeros(f.shape, dtype=bool)
-        for i in hard_dims:
+        for i in self.hard_dims:
             hard |= ra[i] <= r  # an active N, G or C loop at or inside this loop
-            hard_below = hard_below | (f[i] > 1)
+            self.hard_below = self.hard_below | (f[i] > 1)
         n_moved = n_moved | hard
         moved = [mv != 0 for mv in moves]
         n_moved = n_moved + moved[0] + moved[1]
         single = n_moved == 1
         abs_w, abs_h = np.abs(moves[0]), np.abs(moves[1])
-        part_w = single & moved[0] & (abs_w < axes[0][1])
-        part_h = single & moved[1] & (abs_h < axes[1][1])
+        part_w = single & moved[0] & (abs_w < self.axes[0][1])
+        part_h = single & moved[1] & (abs_h < self.axes[1][1])
         grad = part_w * (1 + (moves[0] < 0)).astype(np.int8)
         grad += part_h * (3 + (moves[1] < 0)).astype(np.int8)
         innermost = ra.min(axis=0)
-        now = ~found & (innermost <= NUM_DIMS)
+        now = ~self.found & (innermost <= NUM_DIMS)
         g_here = ((ra == innermost) * grad).sum(axis=0).astype(np.int8)
-        g0 = g0 + now * (g_here - g0)
-        found |= now
-        if m not in weights:
-            inside = (1 + (r[None, :, :] <= r[:, None, :]) * (f - 1)[None, :, :]).prod(
-                axis=1, dtype=np.float64
-            )
-            weights[m] = (f - 1) * (f.prod(axis=0, dtype=np.float64) / inside) * above[m]
-        weight = weights[m]
+        self.g0 = self.g0 + now * (g_here - self.g0)
+        self.found |= now
         # new words = move x (tile / extent along the axis); the quotient is a whole number
-        new_words = (part_w * abs_w) * (tile / axes[0][1]) + (part_h * abs_h) * (tile / axes[1][1])
-        per_level.append((weight, grad, part_w | part_h, new_words, n_moved > 0))
-    total = tile.copy()
-    for weight, grad, partial, new_words, moved_any in per_level:
-        partial = partial & ((g0 == 0) | (grad == g0))
-        per_move = partial * new_words + (moved_any & ~partial) * tile
-        total += (weight * per_move).sum(axis=0)
-    return total
+        tile = self.tile
+        new_words = (part_w * abs_w) * (tile / self.axes[0][1]) + (part_h * abs_h) * (
+            tile / self.axes[1][1]
+        )
+        return _LevelMoves(weight, grad, part_w | part_h, new_words, n_moved > 0)
+
+    def _axis_moves(self, f: FloatArray, r: IntArray, step: FloatArray) -> list[FloatArray]:
+        """[dim, b] per window axis: how far each loop moves the tile when it advances (its
+        step, less the wraps of the loops inside it and of the levels below)."""
+        moves = []
+        for k, (terms, _extent) in enumerate(self.axes):
+            d_move = np.broadcast_to(-self.wrapped[k], f.shape).copy()
+            for dim, coef in terms:
+                i = self.dims.index[dim]
+                if i < 0:
+                    continue
+                wrap = coef * (f[i] - 1) * step[i]
+                d_move -= (r[i] < r) * wrap
+                d_move[i] += coef * step[i]
+                self.wrapped[k] = self.wrapped[k] + wrap
+            moves.append(d_move)
+        return moves

@@ -30,17 +30,24 @@ from __future__ import annotations
 import warnings
 from collections.abc import Collection
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
 from magnet.arch.spec import Arch
 from magnet.cost import ArchCosts
 from magnet.errors import InvalidMappingError
-from magnet.mapping.analysis import Counts, analyze, operand_bits, take_batch
+from magnet.mapping.analysis import (
+    BoolArray,
+    Counts,
+    FloatArray,
+    IntArray,
+    analyze,
+    operand_bits,
+    take_batch,
+)
 from magnet.mapping.mapping import Mapping, MappingBatch, check_coverage, to_batch
 from magnet.mapping.records import LayerRecord, MapperStats
-from magnet.perf import tune_allocator
 from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer
 
@@ -58,53 +65,58 @@ class BatchResult:
     """Energy and time of a batch of mappings. Arrays put the batch last."""
 
     counts: Counts
-    energy_pj: np.ndarray  # [batch]
-    access_energy_pj: np.ndarray  # [level, operand, action, batch]
-    clock_pj: np.ndarray  # [level, batch]: clock of the level's clocked instances
-    control_pj: np.ndarray  # [level, batch]: address generation of the level's accesses
-    static_pj: np.ndarray  # [level, batch]: leakage of the level's powered instances
-    network_pj: np.ndarray  # [level, batch]: the fan-out below the level
-    math_pj: np.ndarray  # [batch]
-    mac_clock_pj: np.ndarray  # [batch]
-    mac_static_pj: np.ndarray  # [batch]
-    dram: np.ndarray  # bool[level]: DRAM levels (their accesses are the "dram" category)
-    latency_cycles: np.ndarray  # [batch], whole cycles
-    level_cycles: np.ndarray  # [level, batch]: cycles each level's bandwidth needs
-    bottleneck: np.ndarray  # int[batch]: -1 compute, else level index (innermost first)
-    utilization: np.ndarray  # [batch]
+    energy_pj: FloatArray  # [batch]
+    access_energy_pj: FloatArray  # [level, operand, action, batch]
+    clock_pj: FloatArray  # [level, batch]: clock of the level's clocked instances
+    control_pj: FloatArray  # [level, batch]: address generation of the level's accesses
+    static_pj: FloatArray  # [level, batch]: leakage of the level's powered instances
+    network_pj: FloatArray  # [level, batch]: the fan-out below the level
+    math_pj: FloatArray  # [batch]
+    mac_clock_pj: FloatArray  # [batch]
+    mac_static_pj: FloatArray  # [batch]
+    dram: BoolArray  # bool[level]: DRAM levels (their accesses are the "dram" category)
+    latency_cycles: FloatArray  # [batch], whole cycles
+    level_cycles: FloatArray  # [level, batch]: cycles each level's bandwidth needs
+    bottleneck: IntArray  # int[batch]: -1 compute, else level index (innermost first)
+    utilization: FloatArray  # [batch]
 
     @property
-    def valid(self) -> np.ndarray:
+    def valid(self) -> BoolArray:
+        """bool[batch]: the mappings whose tiles fit every level."""
         return self.counts.valid
 
-    def take(self, index: list[int] | np.ndarray) -> BatchResult:
+    def take(self, index: list[int] | IntArray) -> BatchResult:
         """The results of the mappings at ``index`` (no re-evaluation)."""
         return take_batch(self, index, keep=("dram",))
 
     @property
-    def edp(self) -> np.ndarray:
-        return self.energy_pj * self.latency_cycles
+    def edp(self) -> FloatArray:
+        """[batch]: energy-delay product, pJ x cycles."""
+        edp: FloatArray = self.energy_pj * self.latency_cycles
+        return edp
 
-    def dram_bytes(self, arch: Arch) -> np.ndarray:
+    def dram_bytes(self, arch: Arch) -> FloatArray:
         """[operand, batch]: bytes moved to and from DRAM (reads, fills and updates of the
         DRAM levels, all instances, at each operand's width there)."""
         bits = operand_bits(arch)
         c = self.counts
         moved = (c.reads + c.fills + c.updates) * c.instances[:, None, :]
-        return (moved[self.dram] * bits[self.dram][:, :, None]).sum(axis=0) / 8
+        dram_bytes: FloatArray = (moved[self.dram] * bits[self.dram][:, :, None]).sum(axis=0) / 8
+        return dram_bytes
 
     @property
-    def level_energy_pj(self) -> np.ndarray:
+    def level_energy_pj(self) -> FloatArray:
         """[level, batch]: accesses, clock, control, static and the network below it."""
-        return (
+        energy: FloatArray = (
             self.access_energy_pj.sum(axis=(1, 2))
             + self.clock_pj
             + self.control_pj
             + self.static_pj
             + self.network_pj
         )
+        return energy
 
-    def category_pj(self) -> dict[str, np.ndarray]:
+    def category_pj(self) -> dict[str, FloatArray]:
         """Energy by category (``CATEGORIES``), each ``[batch]``; they add up to the total."""
         access = self.access_energy_pj.sum(axis=(1, 2))
         return {
@@ -129,32 +141,73 @@ def evaluate_batch(
     """Price every mapping of ``batch`` (of ``layer_view(layer, arch)``); invalid ones
     (overflow) are priced but flagged. ``on_chip``: operands whose DRAM traffic a network
     keeps on chip (``magnet.mapping.network``): their DRAM reads and updates are not
-    charged, in energy or in DRAM cycles; the on-chip levels' counts stay as they are."""
-    tune_allocator()
-    levels = arch.inner_first
-    dram = np.array([lvl.component == "dram" for lvl in levels])
+    charged, in energy or in DRAM cycles; the on-chip levels' counts stay as they are.
+
+    Never changes process-wide settings: a long run of batches is faster once the entry
+    point has called ``magnet.perf.tune_allocator``."""
+    dram = np.array([lvl.is_dram for lvl in arch.inner_first])
     counts = analyze(layer, arch, batch)
     if on_chip:
         counts = _without_dram(counts, dram, on_chip)
-    nl = len(levels)
-    bits = operand_bits(arch)
-    access_bits = np.array([lvl.access_bits for lvl in levels], dtype=float)
-    block = np.maximum(1.0, np.floor(access_bits[:, None] / bits))  # [level, operand]
+    access_energy, control = _access_energy(arch, counts, costs)
+    level_cycles = _level_cycles(arch, counts)
+    slowest = level_cycles.max(axis=0)
+    compute = _pipeline_cycles(arch, batch, counts)
+    latency = np.maximum(compute, np.ceil(slowest - 1e-9))
+    upkeep = _upkeep(arch, counts, costs, latency)
+    network, tree_pj = _fanouts(arch, counts, costs, batch.size)
+    math = counts.macs * costs.mac_pj + tree_pj
+    energy = (
+        _sum_rows(access_energy)
+        + _sum_rows(upkeep.clock_pj)
+        + _sum_rows(control)
+        + _sum_rows(upkeep.static_pj)
+        + _sum_rows(network)
+    )
+    return BatchResult(
+        counts=counts,
+        energy_pj=energy + math + upkeep.mac_clock_pj + upkeep.mac_static_pj,
+        access_energy_pj=access_energy,
+        clock_pj=upkeep.clock_pj,
+        control_pj=control,
+        static_pj=upkeep.static_pj,
+        network_pj=network,
+        math_pj=math,
+        mac_clock_pj=upkeep.mac_clock_pj,
+        mac_static_pj=upkeep.mac_static_pj,
+        dram=dram,
+        latency_cycles=latency,
+        level_cycles=level_cycles,
+        bottleneck=np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1),
+        utilization=counts.macs / (latency * arch.mac_count),
+    )
 
+
+def _access_energy(arch: Arch, counts: Counts, costs: ArchCosts) -> tuple[FloatArray, FloatArray]:
+    """([level, operand, action, batch]: energy of the reads, fills and updates of every
+    level, all instances; [level, batch]: their address generation). An access moves a
+    block (``access_bits``) of whole words of the operand."""
+    levels = arch.inner_first
+    nl, nb = len(levels), counts.valid.shape[0]
+    access_bits = np.array([lvl.access_bits for lvl in levels], dtype=float)
+    block = np.maximum(1.0, np.floor(access_bits[:, None] / operand_bits(arch)))  # [l, operand]
     action_pj = np.stack([costs.read_pj, costs.write_pj, costs.update_pj], axis=1)  # [l, a]
-    access_energy = np.empty((nl, 3, 3, batch.size))
-    accesses_total = np.zeros((nl, batch.size))  # [level, batch]: accesses of all instances
+    access_energy = np.empty((nl, 3, 3, nb))
+    accesses_total = np.zeros((nl, nb))  # [level, batch]: accesses of all instances
     for a, count in enumerate((counts.reads, counts.fills, counts.updates)):
         accesses = np.ceil(count / block[:, :, None] - 1e-9) * counts.instances[:, None]
         access_energy[:, :, a] = accesses * action_pj[:, a, None, None]
         accesses_total += accesses.sum(axis=1)
-    control = costs.control_pj_per_access[:, None] * accesses_total
+    return access_energy, costs.control_pj_per_access[:, None] * accesses_total
 
-    # cycles: compute vs. the bandwidth of each level (words per cycle per instance)
+
+def _level_cycles(arch: Arch, counts: Counts) -> FloatArray:
+    """[level, batch]: the cycles each level's bandwidth needs (words per cycle per
+    instance: reads, writes, and both together against their limits)."""
     read_words = counts.reads.sum(axis=1)
     write_words = (counts.fills + counts.updates).sum(axis=1)
-    level_cycles = np.zeros_like(read_words)
-    for li, lvl in enumerate(levels):
+    level_cycles: FloatArray = np.zeros_like(read_words)
+    for li, lvl in enumerate(arch.inner_first):
         for words, bw in (
             (read_words[li], lvl.read_bandwidth),
             (write_words[li], lvl.write_bandwidth),
@@ -162,65 +215,54 @@ def evaluate_batch(
         ):
             if bw is not None:
                 level_cycles[li] = np.maximum(level_cycles[li], words / bw)
-    slowest = level_cycles.max(axis=0)
-    compute = _pipeline_cycles(arch, batch, counts)
-    latency = np.maximum(compute, np.ceil(slowest - 1e-9))
-    bottleneck = np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1)
+    return level_cycles
 
-    # clock: every clocked instance (the ones in use, under clock gating) every cycle;
-    # static: leakage power of every powered instance (the ones in use, under power gating)
-    # for the run's duration: mW x ns = pJ
-    every = np.array([lvl.instances for lvl in levels], dtype=float)[:, None]
+
+class _Upkeep(NamedTuple):
+    """Energy that runs with the clock, not with the accesses (pJ)."""
+
+    clock_pj: FloatArray  # [level, batch]
+    static_pj: FloatArray  # [level, batch]
+    mac_clock_pj: FloatArray  # [batch]
+    mac_static_pj: FloatArray  # [batch]
+
+
+def _upkeep(arch: Arch, counts: Counts, costs: ArchCosts, latency: FloatArray) -> _Upkeep:
+    """Clock: every clocked instance (the ones in use, under clock gating) every cycle;
+    static: leakage power of every powered instance (the ones in use, under power gating)
+    for the run's duration (mW x ns = pJ)."""
+    every = np.array([lvl.instances for lvl in arch.inner_first], dtype=float)[:, None]
     leaking = counts.instances if arch.power_gating else every
     clocked = counts.instances if arch.clock_gating else every
     run_ns = latency / arch.clock_ghz
-    clock = costs.clock_pj_per_cycle[:, None] * clocked * latency
-    static = costs.leak_mw[:, None] * leaking * run_ns
     macs_leaking = counts.mac_instances if arch.power_gating else arch.mac_count
     macs_clocked = counts.mac_instances if arch.clock_gating else arch.mac_count
-    mac_clock = costs.mac_clock_pj_per_cycle * macs_clocked * latency
-    mac_static = costs.mac_leak_mw * macs_leaking * run_ns
-
-    network, tree_pj = _fanouts(arch, counts, costs, batch.size)
-    math = counts.macs * costs.mac_pj + tree_pj
-    energy = (
-        _sum_rows(access_energy)
-        + _sum_rows(clock)
-        + _sum_rows(control)
-        + _sum_rows(static)
-        + _sum_rows(network)
-    )
-    return BatchResult(
-        counts=counts,
-        energy_pj=energy + math + mac_clock + mac_static,
-        access_energy_pj=access_energy,
-        clock_pj=clock,
-        control_pj=control,
-        static_pj=static,
-        network_pj=network,
-        math_pj=math,
-        mac_clock_pj=mac_clock,
-        mac_static_pj=mac_static,
-        dram=dram,
-        latency_cycles=latency,
-        level_cycles=level_cycles,
-        bottleneck=bottleneck,
-        utilization=counts.macs / (latency * arch.mac_count),
+    return _Upkeep(
+        clock_pj=costs.clock_pj_per_cycle[:, None] * clocked * latency,
+        static_pj=costs.leak_mw[:, None] * leaking * run_ns,
+        mac_clock_pj=costs.mac_clock_pj_per_cycle * macs_clocked * latency,
+        mac_static_pj=costs.mac_leak_mw * macs_leaking * run_ns,
     )
 
 
-def _without_dram(counts: Counts, dram: np.ndarray, operands: Collection[Operand]) -> Counts:
+def _without_dram(counts: Counts, dram: BoolArray, operands: Collection[Operand]) -> Counts:
     """``counts`` with no reads, fills or updates of ``operands`` at the ``dram`` levels."""
-    rows, cols = np.flatnonzero(dram), [int(op) for op in operands]
-    changes = {}
-    for action in ACTIONS:
-        moved = getattr(counts, action).copy()  # [level, operand, batch]
-        moved[np.ix_(rows, cols)] = 0.0
-        changes[action] = moved
-    return replace(counts, **changes)
+    rows, cols = np.flatnonzero(dram), np.array([int(op) for op in operands], dtype=np.intp)
+
+    def cleared(moved: FloatArray) -> FloatArray:  # [level, operand, batch]
+        out = moved.copy()
+        out[np.ix_(rows, cols)] = 0.0
+        return out
+
+    return replace(
+        counts,
+        reads=cleared(counts.reads),
+        fills=cleared(counts.fills),
+        updates=cleared(counts.updates),
+    )
 
 
-def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[FloatArray, FloatArray]:
     """Wire and reduction energy of every fan-out ([level, batch]) and the adder trees'
     correction to the MACs' accumulations ([batch])."""
     c = arch.compute
@@ -233,10 +275,11 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[np.n
             continue
         words, degree = counts.fanout_words[li], counts.fanout_degree[li]
         reduced = np.rint(degree[Operand.O]).astype(np.int64)
-        in_datapath = costs.tree_pj[li] is not None  # partial sums stay in the vector MAC
-        if in_datapath:  # lanes merged in the vector MAC's adder tree
+        tree_pj = costs.tree_pj[li]
+        in_datapath = tree_pj is not None  # partial sums stay in the vector MAC
+        if tree_pj is not None:  # lanes merged in the vector MAC's adder tree
             r = np.minimum(reduced, fx * fy)
-            tree += words[Operand.O] * (costs.tree_pj[li][r] - (r - 1) * costs.accum_add_pj)
+            tree += words[Operand.O] * (tree_pj[r] - (r - 1) * costs.accum_add_pj)
         else:
             network[li] += words[Operand.O] * (reduced - 1) * costs.reduce_add_pj[li]
         wire = costs.wire_pj_per_bit_mm[li] * costs.pitch_mm[li]
@@ -255,7 +298,7 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[np.n
     return network, tree
 
 
-def _pipeline_cycles(arch: Arch, batch: MappingBatch, counts: Counts) -> np.ndarray:
+def _pipeline_cycles(arch: Arch, batch: MappingBatch, counts: Counts) -> FloatArray:
     """Compute cycles: the temporal iterations, plus a systolic array's skew per fold.
 
     With a ``SystolicPipeline``, a fold is one pass of the loops at the register that keeps
@@ -274,18 +317,19 @@ def _pipeline_cycles(arch: Arch, batch: MappingBatch, counts: Counts) -> np.ndar
             stream = batch.factors_t[li].prod(axis=0, dtype=np.float64)
             folds = cycles / stream
             skew = pipe.rows + pipe.cols - 2 if op is Operand.O else 2 * pipe.rows + pipe.cols - 2
-            return cycles + folds * skew - 1
+            with_skew: FloatArray = cycles + folds * skew - 1
+            return with_skew
     return cycles
 
 
-def _sum_rows(x: np.ndarray) -> np.ndarray:
+def _sum_rows(x: FloatArray) -> FloatArray:
     """Sum over every axis but the last (the batch), adding rows in a fixed order.
 
     ``np.sum`` picks its summation order from the array's shape, so the same mapping would
     get a total differing in the last bits alone and inside a batch.
     """
     rows = x.reshape(-1, x.shape[-1])
-    total = rows[0].copy()
+    total: FloatArray = rows[0].copy()
     for row in rows[1:]:
         total += row
     return total
@@ -317,49 +361,60 @@ class Result:
 
     @property
     def dram_bytes_by_operand(self) -> dict[str, float]:
+        """Bytes moved to and from DRAM, by operand."""
         moved = self.batch.dram_bytes(self.arch)[:, 0]
         return {OPERANDS[o]: float(moved[o]) for o in range(3)}
 
     @property
     def dram_bytes(self) -> float:
+        """Bytes moved to and from DRAM, all operands."""
         return sum(self.dram_bytes_by_operand.values())
 
     @property
-    def bound(self) -> str:
+    def bound(self) -> Literal["compute", "memory"]:
         """Roofline: ``compute`` when the MACs set the latency, else ``memory`` (a level's
         bandwidth; ``bottleneck`` names it)."""
         return "compute" if int(self.batch.bottleneck[0]) < 0 else "memory"
 
     @property
     def energy_pj(self) -> float:
+        """Energy of the mapping, pJ (every category)."""
         return float(self.batch.energy_pj[0])
 
     @property
     def latency_cycles(self) -> int:
+        """Cycles of the run: compute, or the slowest level's bandwidth."""
         return round(float(self.batch.latency_cycles[0]))
 
     @property
     def compute_cycles(self) -> int:
+        """The temporal iterations of the loop nest (padded); a systolic array's skew and
+        the levels' bandwidth are in ``latency_cycles``."""
         return round(float(self.batch.counts.compute_cycles[0]))
 
     @property
     def utilization(self) -> float:
+        """Useful MACs / (cycles x MAC units), in [0, 1]."""
         return float(self.batch.utilization[0])
 
     @property
     def edp(self) -> float:
+        """Energy-delay product, pJ x cycles."""
         return self.energy_pj * self.latency_cycles
 
     @property
     def macs(self) -> int:
+        """MACs of the layer (its own, not of the padded loop nest)."""
         return self.layer.macs
 
     @property
     def area_mm2(self) -> float | None:
+        """Chip area, mm^2; None when the cost model gives no area."""
         return self.costs.area_mm2
 
     @property
     def bottleneck(self) -> str:
+        """``compute``, or the name of the level whose bandwidth sets the latency."""
         b = int(self.batch.bottleneck[0])
         return "compute" if b < 0 else self.arch.inner_first[b].name
 
@@ -378,6 +433,7 @@ class Result:
 
     @property
     def energy_pj_by_operand(self) -> dict[str, dict[str, float]]:
+        """Access energy (pJ) by level (outermost first) and kept operand."""
         e = self.batch.access_energy_pj[..., 0].sum(axis=2)  # [level, operand]
         return {
             lvl.name: {OPERANDS[o]: float(e[li, o]) for o in range(3) if self.keep[li, o]}
@@ -386,10 +442,13 @@ class Result:
 
     @property
     def energy_pj_by_category(self) -> dict[str, float]:
+        """Energy (pJ) by category (``CATEGORIES``); the values add up to ``energy_pj``."""
         return {k: float(v[0]) for k, v in self.batch.category_pj().items()}
 
     @property
     def accesses(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Words per instance by level (outermost first), kept operand and action
+        (reads, fills, updates)."""
         c = self.batch.counts
         out = {}
         for li, lvl in enumerate(self.arch.inner_first):

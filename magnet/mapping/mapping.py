@@ -12,7 +12,8 @@ In YAML, levels are listed outermost first and so are the loops inside ``tempora
         keep: [inputs, outputs]            # optional: override the level's keep/bypass
 
 Dimensions not named have factor 1. Internally a batch of mappings is a set of integer
-arrays indexed ``[batch, level, dim]`` with level 0 the innermost storage level.
+arrays indexed ``[level, dim, batch]`` (the batch last) with level 0 the innermost storage
+level (``MappingBatch``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import yaml
 from pydantic import Field, ValidationError, field_validator
 
@@ -77,6 +79,7 @@ class Mapping(Strict):
     levels: tuple[LevelMapping, ...]
 
     def level(self, name: str) -> LevelMapping | None:
+        """The loops of the level called ``name``, None when the mapping gives it none."""
         for lvl in self.levels:
             if lvl.target == name:
                 return lvl
@@ -85,10 +88,12 @@ class Mapping(Strict):
     # ---- YAML ---------------------------------------------------------------------------
     @classmethod
     def from_yaml(cls, path: str | Path) -> Mapping:
+        """Read a mapping file (``mapping:`` and a list of levels); errors name the file."""
         return cls.from_data(read_yaml(path), source=str(path))
 
     @classmethod
     def from_data(cls, data: Any, source: str = "mapping") -> Mapping:
+        """A mapping from parsed YAML: a list of levels, or ``{mapping: [...]}``."""
         if isinstance(data, dict) and "mapping" in data:
             extra = sorted(set(data) - {"mapping"})
             if extra:
@@ -110,6 +115,7 @@ class Mapping(Strict):
             raise MagnetError(validation_message(exc, Mapping), source=source) from None
 
     def to_data(self) -> dict[str, Any]:
+        """The mapping as YAML data (``{mapping: [...]}``), factors of 1 left out."""
         levels = []
         for lvl in self.levels:
             entry: dict[str, Any] = {"target": lvl.target}
@@ -123,6 +129,7 @@ class Mapping(Strict):
         return {"mapping": levels}
 
     def to_yaml(self) -> str:
+        """The mapping as the text of a mapping file."""
         return yaml.safe_dump(self.to_data(), sort_keys=False, default_flow_style=None)
 
     # ---- display -----------------------------------------------------------------------
@@ -159,6 +166,8 @@ class MappingBatch:
     keep: bool[level, operand] is shared by the whole batch (one bypass pattern per batch).
     """
 
+    # dtypes as the docstring says; plain ndarray because the mappers mix these arrays
+    # with derived ones of other dtypes
     factors_t: np.ndarray
     spatial_x: np.ndarray
     spatial_y: np.ndarray
@@ -167,9 +176,11 @@ class MappingBatch:
 
     @property
     def size(self) -> int:
-        return self.factors_t.shape[2]
+        """How many mappings the batch holds."""
+        return int(self.factors_t.shape[2])
 
-    def take(self, index: np.ndarray | slice) -> MappingBatch:
+    def take(self, index: npt.NDArray[np.integer[Any]] | slice) -> MappingBatch:
+        """The mappings at ``index`` (a view where numpy gives one)."""
         return MappingBatch(
             self.factors_t[..., index],
             self.spatial_x[..., index],
@@ -180,6 +191,7 @@ class MappingBatch:
 
     @staticmethod
     def concat(batches: list[MappingBatch]) -> MappingBatch:
+        """One batch of all the mappings of ``batches`` (which share one keep pattern)."""
         keep = batches[0].keep
         for b in batches[1:]:
             if not np.array_equal(b.keep, keep):
@@ -217,7 +229,8 @@ class MappingBatch:
         return Mapping(levels=tuple(reversed(levels)))
 
 
-def default_keep(arch: Arch) -> np.ndarray:
+def default_keep(arch: Arch) -> npt.NDArray[np.bool_]:
+    """bool[level, operand]: what each level keeps (innermost first), as the arch says."""
     keep = np.zeros((len(arch.levels), 3), dtype=bool)
     for li, storage in enumerate(arch.inner_first):
         for op in storage.kept:
@@ -250,12 +263,12 @@ def to_batch(mapping: Mapping, arch: Arch, source: str = "mapping") -> MappingBa
         rest = [d for d in Dim if d not in listed]
         for position, d in enumerate([*reversed(listed), *rest]):
             rank[li, d, 0] = position
-        for d, f in lvl.temporal.items():
-            t[li, parse_dim(d), 0] = f
-        for d, f in lvl.spatial_x.items():
-            sx[li, parse_dim(d), 0] = f
-        for d, f in lvl.spatial_y.items():
-            sy[li, parse_dim(d), 0] = f
+        for name, f in lvl.temporal.items():
+            t[li, parse_dim(name), 0] = f
+        for name, f in lvl.spatial_x.items():
+            sx[li, parse_dim(name), 0] = f
+        for name, f in lvl.spatial_y.items():
+            sy[li, parse_dim(name), 0] = f
         if lvl.keep is not None:
             keep[li] = False
             for k in lvl.keep:

@@ -27,7 +27,7 @@ from magnet.mapping.evaluate import Result, evaluate_mapping
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.records import LayerRow, NetworkRecord
 from magnet.workload.dims import OPERANDS, Operand
-from magnet.workload.layer import Layer
+from magnet.workload.layer import Layer, ShapeKey
 from magnet.workload.network import Network, NetworkLayer
 
 
@@ -41,11 +41,13 @@ class LayerMappings:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> LayerMappings:
+        """Read a per-layer mapping file (see the module docstring)."""
         data, src = read_yaml(path), str(path)
         return cls.from_data(data, src)
 
     @classmethod
     def from_data(cls, data: Any, source: str) -> LayerMappings:
+        """From parsed YAML: ``layers`` (name -> mapping) and optionally ``default``."""
         if not isinstance(data, dict) or not set(data) <= {"layers", "default"}:
             raise MagnetError(
                 "expected 'layers' (layer name -> mapping) and optionally 'default'",
@@ -68,6 +70,7 @@ class LayerMappings:
         )
 
     def to_data(self) -> dict[str, Any]:
+        """As YAML data, the inverse of ``from_data``."""
         out: dict[str, Any] = {
             "layers": {n: m.to_data()["mapping"] for n, m in self.by_name.items()}
         }
@@ -82,7 +85,7 @@ def _home(arch: Arch, operand: Operand) -> StorageLevel | None:
         (
             lvl
             for lvl in arch.levels
-            if lvl.component != "dram" and operand in lvl.kept and lvl.capacity_bits is not None
+            if not lvl.is_dram and operand in lvl.kept and lvl.capacity_bits is not None
         ),
         None,
     )
@@ -111,8 +114,9 @@ def _fits(producer: Result, consumer: Result) -> bool:
                     tiles[o] * lvl.bits(o) for o in Operand if o is not skip and run.keep[li, o]
                 )
                 others = max(others, own)
-        if bits + others > lvl.capacity_bits * lvl.instances:
-            return False
+        capacity_bits = lvl.capacity_bits
+        if capacity_bits is None or bits + others > capacity_bits * lvl.instances:
+            return False  # (a home level is bounded: ``_home``)
     return True
 
 
@@ -127,7 +131,7 @@ class NetworkResult:
     network: Network
     arch: Arch
     costs: ArchCosts
-    by_shape: dict[tuple, Result]  # Layer.shape_key() -> result
+    by_shape: dict[ShapeKey, Result]  # Layer.shape_key() -> result
     dataflow: str | None = None
 
     def result(self, layer: Layer) -> Result:
@@ -175,11 +179,13 @@ class NetworkResult:
 
     @property
     def macs(self) -> int:
+        """MACs of the whole network, repeats included."""
         return self.network.macs
 
     def _total(self, key: str) -> float:
         """``key`` of every entry as it runs (``runs``), times its repeat count, summed."""
-        return sum(getattr(r, key) * e.repeat for r, e in self._entries())
+        total: float = sum(getattr(r, key) * e.repeat for r, e in self._entries())
+        return total
 
     def _entries(self) -> Iterator[tuple[Result, NetworkLayer]]:
         """(run, network entry) pairs: each entry of the network as it runs there."""
@@ -187,22 +193,26 @@ class NetworkResult:
 
     @property
     def energy_pj(self) -> float:
+        """Energy of the whole network, pJ."""
         return self._total("energy_pj")
 
     @property
     def latency_cycles(self) -> int:
-        """Layers run one after another."""
-        return self._total("latency_cycles")
+        """Cycles of the whole network: layers run one after another."""
+        return sum(r.latency_cycles * e.repeat for r, e in self._entries())
 
     @property
     def dram_bytes(self) -> float:
+        """Bytes moved to and from DRAM by the whole network."""
         return self._total("dram_bytes")
 
     @property
     def utilization(self) -> float:
+        """Useful MACs / (cycles x MAC units) of the whole network."""
         return self.macs / (self.latency_cycles * self.arch.mac_count)
 
     def _sum(self, key: str) -> dict[str, float]:
+        """The breakdown ``key`` of every entry as it runs, times its repeat count, summed."""
         out: dict[str, float] = {}
         for r, e in self._entries():
             for name, pj in getattr(r, key).items():
@@ -211,10 +221,12 @@ class NetworkResult:
 
     @property
     def energy_pj_by_level(self) -> dict[str, float]:
+        """Energy (pJ) by level, outermost first, plus the MACs."""
         return self._sum("energy_pj_by_level")
 
     @property
     def energy_pj_by_category(self) -> dict[str, float]:
+        """Energy (pJ) by category; the values add up to ``energy_pj``."""
         return self._sum("energy_pj_by_category")
 
     @property
@@ -295,7 +307,7 @@ def evaluate_network(
     network: Network, arch: Arch, costs: ArchCosts, mappings: LayerMappings
 ) -> NetworkResult:
     """Evaluate each distinct layer shape once under its given mapping."""
-    by_shape: dict[tuple, Result] = {}
+    by_shape: dict[ShapeKey, Result] = {}
     missing: list[str] = []
     for layer, _count, names in network.unique_layers():
         named = next((n for n in names if n in mappings.by_name), None)

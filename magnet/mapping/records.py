@@ -22,13 +22,14 @@ prices a design again; a layer record is unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import ConfigDict
 
 from magnet.strict import Strict
 
-SCHEMA_VERSION = 4
+#: The version of every record's shape (see the module docstring).
+SCHEMA_VERSION: Final = 4
 
 
 class _Record(Strict):

@@ -14,6 +14,8 @@ from typing import Any
 
 
 class Dim(IntEnum):
+    """A loop dimension; the value is its index in every ``[..., dim, ...]`` array."""
+
     N = 0  # batch
     G = 1  # groups (depthwise conv, attention heads, batched matmul)
     K = 2  # output channels
@@ -29,6 +31,8 @@ NUM_DIMS = len(DIMS)
 
 
 class Operand(IntEnum):
+    """An operand; the value is its index in every ``[..., operand, ...]`` array."""
+
     W = 0  # weights (or the second matmul operand)
     I = 1  # inputs  # noqa: E741
     O = 2  # outputs (partial sums)  # noqa: E741
@@ -67,6 +71,7 @@ def parse_dim(name: str) -> Dim:
 
 
 def parse_operand(name: str) -> Operand:
+    """Operand by name: ``weights``, ``inputs``, ``outputs`` (singular or a letter too)."""
     key = name.strip().lower()
     if key not in OPERAND_ALIASES:
         raise ValueError(f"unknown operand {name!r}; allowed: weights, inputs, outputs")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import Field, ValidationError, field_validator
 
 from magnet.errors import MagnetError, validation_message
@@ -16,6 +17,8 @@ from magnet.workload.dims import DIMS, Dim, Operand
 
 LayerKind = Literal["conv", "depthwise", "fc", "matmul"]
 MAX_EXTENT = 2**31 - 1  # mapping arrays hold factors as int32
+#: The identity of a loop nest (``Layer.shape_key``): its kind, extents, strides, dilations.
+ShapeKey = tuple[str | int, ...]
 
 
 class Layer(Strict):
@@ -62,14 +65,17 @@ class Layer(Strict):
 
     @property
     def input_width(self) -> int:
+        """Width of the input the windows read (words, zero padding included)."""
         return self.wstride * (self.P - 1) + self.wdilation * (self.R - 1) + 1
 
     @property
     def input_height(self) -> int:
+        """Height of the input the windows read (words, zero padding included)."""
         return self.hstride * (self.Q - 1) + self.hdilation * (self.S - 1) + 1
 
     @property
     def macs(self) -> int:
+        """Multiply-accumulates of the layer: the product of its extents."""
         return math.prod(self.dims)
 
     def operand_size(self, operand: Operand) -> int:
@@ -78,6 +84,7 @@ class Layer(Strict):
 
     @property
     def operand_sizes(self) -> dict[str, int]:
+        """Words of each operand by its letter (W, I, O)."""
         return {op.name: self.operand_size(op) for op in Operand}
 
     @property
@@ -86,6 +93,8 @@ class Layer(Strict):
         return sum(self.operand_size(op) for op in Operand)
 
     def shape_str(self) -> str:
+        """The shape for people and file keys: ``K=64,C=64,P=56,...`` (extents of 1 and
+        unit strides left out; ``scalar`` when nothing is left)."""
         parts = [f"{d}={getattr(self, d)}" for d in DIMS if getattr(self, d) != 1]
         for key in ("wstride", "hstride", "wdilation", "hdilation"):
             if getattr(self, key) != 1:
@@ -106,7 +115,7 @@ class Layer(Strict):
             input_tensor_words=self.operand_size(Operand.I),
         )
 
-    def shape_key(self) -> tuple:
+    def shape_key(self) -> ShapeKey:
         """Identity of the loop nest (name excluded): equal keys price identically."""
         return (
             self.kind,
@@ -126,13 +135,14 @@ class GemmView(Layer):
 
     input_tensor_words: int = Field(ge=1)
 
-    def shape_key(self) -> tuple:
+    def shape_key(self) -> ShapeKey:
+        """The layer's key and the words of the input tensor."""
         return (*super().shape_key(), self.input_tensor_words)
 
 
 def operand_words(
-    layer: Layer, extent_of: Callable[[Dim], Any], axis: int = 0, shape: tuple = ()
-) -> np.ndarray:
+    layer: Layer, extent_of: Callable[[Dim], Any], axis: int = 0, shape: tuple[int, ...] = ()
+) -> npt.NDArray[Any]:
     """Words of each operand's tile from per-dimension extents (arrays of one shape).
 
     ``extent_of(dim)`` gives a dimension's extent (1.0 for a dimension not in use); the result
@@ -205,6 +215,7 @@ def depthwise_conv2d(
     dilation: int | tuple[int, int] = 1,
     batch: int = 1,
 ) -> Layer:
+    """A depthwise conv: one filter per channel (groups = channels, C = K = 1 per group)."""
     return conv2d(
         name,
         in_channels=channels,
@@ -230,6 +241,7 @@ def gemm(name: str = "gemm", *, m: int, k: int, n: int, batch: int = 1) -> Layer
 def fully_connected(
     name: str = "fc", *, in_features: int, out_features: int, batch: int = 1
 ) -> Layer:
+    """A fully connected layer: a GEMM of one row per batch item."""
     return gemm(name, m=1, k=in_features, n=out_features, batch=batch)
 
 

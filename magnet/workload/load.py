@@ -49,15 +49,19 @@ class _LayerEntry(Layer):
         return data
 
     def to_layer(self) -> Layer:
+        """The layer itself (without the entry's repeat count and shorthands)."""
         return Layer(**self.model_dump(exclude={"shape", "repeat", "stride", "dilation"}))
 
 
 class NetworkFile(Strict):
+    """A network YAML: its name and its layers, in order."""
+
     name: str = "network"
     layers: list[_LayerEntry]
 
 
 def network_from_yaml(path: str | Path) -> Network:
+    """A network from a YAML list of layers; errors name the file and the field."""
     src = str(path)
     data = read_yaml(path)
     if not isinstance(data, dict) or "layers" not in data:

@@ -13,7 +13,7 @@ from itertools import pairwise
 from pydantic import Field, model_validator
 
 from magnet.strict import Strict
-from magnet.workload.layer import Layer
+from magnet.workload.layer import Layer, ShapeKey
 
 
 class NetworkLayer(Strict):
@@ -75,10 +75,10 @@ class Network(Strict):
             for producer in producers:
                 consumers.setdefault(producer, set()).add(consumer)
         for a, b in pairwise(entries):
-            x, y = a.layer.name, b.layer.name
+            first, then = a.layer.name, b.layer.name
             single = a.repeat == 1 and b.repeat == 1
-            fed = single and tuple(self.producers.get(y, ())) == (x,)
-            out.append((fed, fed and consumers.get(x, set()) == {y}))
+            fed = single and tuple(self.producers.get(then, ())) == (first,)
+            out.append((fed, fed and consumers.get(first, set()) == {then}))
         return out
 
     @classmethod
@@ -92,10 +92,13 @@ class Network(Strict):
         ]
         return cls(name=name, layers=tuple(entries))
 
+    # iterating a network yields its entries, not pydantic's (field, value) pairs (public API)
     def __iter__(self) -> Iterator[NetworkLayer]:  # type: ignore[override]
+        """The entries, in order."""
         return iter(self.layers)
 
     def __len__(self) -> int:
+        """How many entries (not counting repeats: ``layer_count``)."""
         return len(self.layers)
 
     @property
@@ -105,11 +108,12 @@ class Network(Strict):
 
     @property
     def macs(self) -> int:
+        """MACs of the whole network, repeats included."""
         return sum(entry.layer.macs * entry.repeat for entry in self.layers)
 
     def unique_layers(self) -> list[tuple[Layer, int, list[str]]]:
         """(representative layer, total count, names of the layers it stands for), in order."""
-        groups: dict[tuple, tuple[Layer, int, list[str]]] = {}
+        groups: dict[ShapeKey, tuple[Layer, int, list[str]]] = {}
         for entry in self.layers:
             key = entry.layer.shape_key()
             layer, count, names = groups.get(key, (entry.layer, 0, []))

@@ -68,6 +68,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import onnx
 
@@ -122,10 +123,12 @@ class ImportSummary(Strict):
 
     @property
     def priced_count(self) -> int:
+        """Nodes priced as layers."""
         return sum(self.priced.values())
 
     @property
     def not_priced_count(self) -> int:
+        """Nodes left out (no MACs magnet prices)."""
         return sum(self.not_priced.values())
 
     def __str__(self) -> str:
@@ -206,6 +209,33 @@ def _set_batch(model: onnx.ModelProto, batch: int | None) -> None:
                 value.type.tensor_type.ClearField("shape")
 
 
+class _ConvAttributes(NamedTuple):
+    """A Conv node's attributes, one value per spatial axis (``pads``: all the starts, then
+    all the ends)."""
+
+    group: int
+    kernel: list[int]
+    strides: list[int]
+    dilations: list[int]
+    pads: list[int]
+    auto_pad: str
+
+    def output_sizes(self, sizes: Sequence[int]) -> list[int]:
+        """The output size along each spatial axis of an input of ``sizes`` (ONNX's Conv
+        formula; ``SAME_*`` padding keeps ceil(size / stride))."""
+        spatial = len(sizes)
+        out: list[int] = []
+        for axis in range(spatial):
+            size, k, s, d = sizes[axis], self.kernel[axis], self.strides[axis], self.dilations[axis]
+            if self.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+                out.append(-(-size // s))
+            else:
+                pads = self.pads
+                pad = 0 if self.auto_pad == "VALID" else pads[axis] + pads[axis + spatial]
+                out.append((size + pad - d * (k - 1) - 1) // s + 1)
+        return out
+
+
 class _Importer:
     def __init__(self, model: onnx.ModelProto, src: str, name: str) -> None:
         self.src = src
@@ -230,6 +260,7 @@ class _Importer:
 
     # ---- errors and shapes -----------------------------------------------------------------
     def fail(self, message: str, field: str) -> MagnetError:
+        """An error naming the model file and ``field`` (a node), for the caller to raise."""
         return MagnetError(message, source=self.src, field=field)
 
     def shape(self, tensor: str, layer: str, role: str) -> tuple[int, ...]:
@@ -243,6 +274,7 @@ class _Importer:
                 layer,
             )
         shape = self.shapes[tensor]
+        sizes: list[int] = []
         for axis, dim in enumerate(shape):
             if not isinstance(dim, int) or dim < 1:
                 what = f"symbolic ({dim!r})" if isinstance(dim, str) else "unknown"
@@ -252,16 +284,20 @@ class _Importer:
                     "inputs' dimensions static sizes",
                     layer,
                 )
-        return tuple(int(d) for d in shape)
+            sizes.append(int(dim))
+        return tuple(sizes)
 
     def known_shape(self, tensor: str) -> tuple[int, ...] | None:
         """The static shape of ``tensor`` when inference gave one (for cross-checks)."""
         shape = self.shapes.get(tensor)
-        if shape is None or not all(isinstance(d, int) and d >= 1 for d in shape):
+        if shape is None:
             return None
-        return tuple(int(d) for d in shape)
+        sizes = [int(d) for d in shape if isinstance(d, int) and d >= 1]
+        return tuple(sizes) if len(sizes) == len(shape) else None
 
     def layer_name(self, node: onnx.NodeProto, index: int) -> str:
+        """A unique name for the layer of ``node``: its own, else ``OpType_index``; a name
+        taken already gets ``_2``, ``_3``..."""
         base = node.name.strip() or f"{node.op_type}_{index}"
         name, k = base, 2
         while name in self.used_names:
@@ -271,6 +307,8 @@ class _Importer:
 
     # ---- the graph ---------------------------------------------------------------------------
     def run(self) -> tuple[Network, ImportSummary]:
+        """Walk the graph in order: every Conv, Gemm and MatMul a layer, the producers of
+        each layer traced through the nodes magnet does not price."""
         layers: list[Layer] = []
         priced: dict[str, int] = {}
         not_priced: dict[str, int] = {}
@@ -327,6 +365,8 @@ class _Importer:
 
     # ---- Conv -----------------------------------------------------------------------------------
     def conv(self, node: onnx.NodeProto, name: str) -> Layer | None:
+        """A 1-D or 2-D Conv as a layer (None for 3 or more spatial dims: not priced); the
+        output size follows ONNX's formula and must agree with shape inference."""
         x = self.shape(node.input[0], name, "Conv input")
         spatial = len(x) - 2
         if spatial not in (1, 2):
@@ -336,43 +376,25 @@ class _Importer:
         w = self.shape(node.input[1] if len(node.input) > 1 else "", name, "Conv weight")
         if len(w) != len(x):
             raise self.fail(f"Conv weight {list(w)} and input {list(x)} differ in rank", name)
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        group = int(attrs.get("group", 1))
-        kernel = list(w[2:])
-        if "kernel_shape" in attrs and list(attrs["kernel_shape"]) != kernel:
-            raise self.fail(
-                f"kernel_shape {list(attrs['kernel_shape'])} disagrees with the weight {list(w)}",
-                name,
-            )
-        strides = self.ints(attrs, "strides", [1] * spatial, spatial, name)
-        dilations = self.ints(attrs, "dilations", [1] * spatial, spatial, name)
-        pads = self.ints(attrs, "pads", [0] * (2 * spatial), 2 * spatial, name)
-        auto_pad = attrs.get("auto_pad", b"NOTSET")
-        auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad)
+        conv = self.conv_attributes(node, name, w, spatial)
         batch, channels, out_channels = x[0], x[1], w[0]
-        if group < 1 or channels != w[1] * group:
+        if conv.group < 1 or channels != w[1] * conv.group:
             raise self.fail(
-                f"input channels {channels} != weight channels {w[1]} x group {group}", name
+                f"input channels {channels} != weight channels {w[1]} x group {conv.group}", name
             )
-        out: list[int] = []
-        for axis in range(spatial):
-            size, k, s, d = x[2 + axis], kernel[axis], strides[axis], dilations[axis]
-            if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-                out.append(-(-size // s))
-            else:
-                pad = 0 if auto_pad == "VALID" else pads[axis] + pads[axis + spatial]
-                out.append((size + pad - d * (k - 1) - 1) // s + 1)
+        out = conv.output_sizes(x[2:])
         expected = [batch, out_channels, *out]
         inferred = self.known_shape(node.output[0])
         if inferred is not None and list(inferred) != expected:
             raise self.fail(
                 f"inferred output shape {list(inferred)} disagrees with the Conv formula "
-                f"{expected} (input {list(x)}, kernel {kernel}, strides {strides}, dilations "
-                f"{dilations}, pads {pads}, auto_pad {auto_pad})",
+                f"{expected} (input {list(x)}, kernel {conv.kernel}, strides {conv.strides}, "
+                f"dilations {conv.dilations}, pads {conv.pads}, auto_pad {conv.auto_pad})",
                 name,
             )
         if min(out) < 1:
             raise self.fail(f"Conv output size {out} is empty (input {list(x)})", name)
+        kernel, strides, dilations = conv.kernel, conv.strides, conv.dilations
         if spatial == 1:
             # a 1-D conv runs along the width: height extents, strides and dilations are 1
             kernel, strides, dilations, out = ([1, *v] for v in (kernel, strides, dilations, out))
@@ -386,13 +408,39 @@ class _Importer:
                 kernel=(kernel[0], kernel[1]),
                 stride=(strides[0], strides[1]),
                 dilation=(dilations[0], dilations[1]),
-                groups=group,
+                groups=conv.group,
                 batch=batch,
             )
         except MagnetError as exc:
             raise self.fail(str(exc).removeprefix(f"{name}: "), name) from None
 
-    def ints(self, attrs: dict, key: str, default: list[int], size: int, name: str) -> list[int]:
+    def conv_attributes(
+        self, node: onnx.NodeProto, name: str, weight: tuple[int, ...], spatial: int
+    ) -> _ConvAttributes:
+        """The Conv node's attributes, checked (the kernel is the weight's)."""
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        kernel = list(weight[2:])
+        if "kernel_shape" in attrs and list(attrs["kernel_shape"]) != kernel:
+            raise self.fail(
+                f"kernel_shape {list(attrs['kernel_shape'])} disagrees with the weight "
+                f"{list(weight)}",
+                name,
+            )
+        auto_pad = attrs.get("auto_pad", b"NOTSET")
+        return _ConvAttributes(
+            group=int(attrs.get("group", 1)),
+            kernel=kernel,
+            strides=self.ints(attrs, "strides", [1] * spatial, spatial, name),
+            dilations=self.ints(attrs, "dilations", [1] * spatial, spatial, name),
+            pads=self.ints(attrs, "pads", [0] * (2 * spatial), 2 * spatial, name),
+            auto_pad=auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad),
+        )
+
+    def ints(
+        self, attrs: dict[str, Any], key: str, default: list[int], size: int, name: str
+    ) -> list[int]:
+        """The integer list attribute ``key`` of a Conv (``default`` when absent): ``size``
+        values, each >= 1 (pads >= 0)."""
         values = [int(v) for v in attrs.get(key, default)]
         if len(values) != size or min(values, default=0) < (0 if key == "pads" else 1):
             raise self.fail(f"Conv attribute {key}={values}: expected {size} values", name)
@@ -400,6 +448,7 @@ class _Importer:
 
     # ---- Gemm and MatMul ----------------------------------------------------------------------
     def gemm(self, node: onnx.NodeProto, name: str) -> Layer:
+        """A Gemm (2-D operands, ``transA`` / ``transB``) as a layer."""
         if len(node.input) < 2:
             raise self.fail("Gemm needs two inputs", name)
         a = self.shape(node.input[0], name, "Gemm input A")
@@ -419,6 +468,7 @@ class _Importer:
         return self.product(node, name, m, k, n, (), (), ())
 
     def matmul(self, node: onnx.NodeProto, name: str) -> Layer:
+        """A MatMul (numpy semantics: vectors, broadcast leading dims) as a layer."""
         if len(node.input) < 2:
             raise self.fail("MatMul needs two inputs", name)
         a = self.shape(node.input[0], name, "MatMul input A")
@@ -440,6 +490,7 @@ class _Importer:
         return self.product(node, name, m, k, n, lead, a_lead, b_lead)
 
     def check_output(self, node: onnx.NodeProto, name: str, expected: Sequence[int]) -> None:
+        """Refuse a node whose inferred output shape is not ``expected``."""
         inferred = self.known_shape(node.output[0])
         if inferred is not None and list(inferred) != list(expected):
             raise self.fail(
@@ -471,6 +522,7 @@ class _Importer:
 
     @staticmethod
     def weighted(name: str, *, m: int, k: int, n: int, batch: int, heads: int) -> Layer:
+        """A product with a constant weight: a GEMM, its heads as groups."""
         layer = gemm(name, m=m, k=k, n=n, batch=batch)
         return layer if heads == 1 else layer.model_copy(update={"G": heads})
 

@@ -53,6 +53,7 @@ class _Stack:
     def conv(
         self, name: str, out: int, kernel: int, stride: int = 1, padding: int = 0, groups: int = 1
     ) -> None:
+        """A conv on the main path: the feature map becomes its output."""
         self.channels, self.size = self._append_conv(
             name, self.channels, self.size, out, kernel, stride, padding, groups
         )
@@ -80,12 +81,15 @@ class _Stack:
         self.sources = tuple(dict.fromkeys((*self.sources, *shortcut)))
 
     def network(self, name: str) -> Network:
+        """The layers so far as a network called ``name``, with their producers."""
         return Network.of(name, self.layers).model_copy(update={"producers": self.producers})
 
     def pool(self, kernel: int, stride: int, padding: int = 0) -> None:
+        """A pooling layer (not priced): only the feature map's size changes."""
         self.size = _out_size(self.size, kernel, stride, padding)
 
     def fc(self, name: str, out: int) -> None:
+        """A fully connected layer over the whole (flattened) feature map."""
         features = self.channels * self.size * self.size
         self.layers.append(
             fully_connected(name, in_features=features, out_features=out, batch=self.batch)
@@ -189,7 +193,9 @@ def _resnet_stem(batch: int) -> _Stack:
     return s
 
 
-def _shortcut(s: _Stack, prefix: str, block_in: tuple[int, int, tuple[str, ...]], stride: int):
+def _shortcut(
+    s: _Stack, prefix: str, block_in: tuple[int, int, tuple[str, ...]], stride: int
+) -> None:
     """The residual add of a block whose input was ``block_in`` (channels, size, sources):
     the identity, or a projection when the shape changes."""
     channels, size, sources = block_in
