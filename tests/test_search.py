@@ -18,7 +18,7 @@ import magnet as mg
 from magnet.cli import main
 from magnet.errors import MagnetError
 from magnet.mapping.evaluate import CATEGORIES
-from magnet.search import driver, load_space, load_study, search
+from magnet.search import driver, load_space, load_study, search, workers
 from magnet.search.pareto import nondominated
 from tests.conftest import DATA, REPO
 from tests.services import (
@@ -301,6 +301,57 @@ def test_an_interrupt_just_after_a_tell_keeps_that_trial(monkeypatch, storage) -
     with pytest.raises(KeyboardInterrupt):
         search(SPACE, n_trials=6, storage=storage)
     assert [t.state for t in load_study("small", storage).trials()] == ["COMPLETE", "COMPLETE"]
+
+
+def test_a_signal_while_a_trial_is_written_stops_the_search_after_the_write(
+    monkeypatch, storage
+) -> None:
+    # a signal raised as KeyboardInterrupt inside Optuna's journal storage left a trial
+    # RUNNING that the storage's replay never applied, or became an OSError of its file
+    # lock (a traceback, exit 1): the driver holds a signal that comes while it writes the
+    # study, and stops between trials. SIGTERM here, which the driver handles like Ctrl-C
+    # (pytest-xdist's workers do not give Python SIGINT's default handler).
+    real = driver._tell
+
+    def signalled_while_the_third_is_told(study, trial, *args):
+        if trial.number == 2:
+            signal.raise_signal(signal.SIGTERM)
+        return real(study, trial, *args)
+
+    monkeypatch.setattr(driver, "_tell", signalled_while_the_third_is_told)
+    lines: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        search(SPACE, n_trials=6, storage=storage, log=lines.append)
+    assert lines[-1] == driver.INTERRUPTED
+    trials = load_study("small", storage).trials()
+    assert [t.number for t in trials] == [0, 1, 2]  # stopped before asking for a fourth
+    assert [t.state for t in trials] == ["COMPLETE"] * 3  # the third told in full
+
+
+def test_a_signal_lost_in_a_finalizer_still_stops_the_search(monkeypatch, storage) -> None:
+    # a signal handled while a __del__ runs raises KeyboardInterrupt inside it, and Python
+    # prints it ("Exception ignored in") and drops it (simpleeval's SimpleEval has a __del__,
+    # and the search ran on to its end): the driver noted the signal and stops all the same
+    real = workers.evaluate_design
+
+    class SignalOnDelete:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGTERM)
+
+    def evaluate_dropping_one(job):
+        if job.number == 2:
+            SignalOnDelete()  # made and dropped: its __del__ runs, during the evaluation
+        return real(job)
+
+    monkeypatch.setattr(workers, "evaluate_design", evaluate_dropping_one)
+    dropped: list[BaseException | None] = []
+    monkeypatch.setattr("sys.unraisablehook", lambda u: dropped.append(u.exc_value))
+    with pytest.raises(KeyboardInterrupt):
+        search(SPACE, n_trials=6, storage=storage)
+    assert [type(e) for e in dropped] == [KeyboardInterrupt]  # the one the finalizer lost
+    trials = load_study("small", storage).trials()
+    assert [t.number for t in trials] == [0, 1, 2]
+    assert [t.state for t in trials] == ["COMPLETE"] * 3
 
 
 def test_search_on_an_existing_ray_cluster_by_address(storage) -> None:
