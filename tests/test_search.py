@@ -309,13 +309,12 @@ def test_a_signal_while_a_trial_is_written_stops_the_search_after_the_write(
     # a signal raised as KeyboardInterrupt inside Optuna's journal storage left a trial
     # RUNNING that the storage's replay never applied, or became an OSError of its file
     # lock (a traceback, exit 1): the driver holds a signal that comes while it writes the
-    # study, and stops between trials. SIGTERM here, which the driver handles like Ctrl-C
-    # (pytest-xdist's workers do not give Python SIGINT's default handler).
+    # study, and stops between trials
     real = driver._tell
 
     def signalled_while_the_third_is_told(study, trial, *args):
         if trial.number == 2:
-            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGINT)
         return real(study, trial, *args)
 
     monkeypatch.setattr(driver, "_tell", signalled_while_the_third_is_told)
@@ -331,7 +330,8 @@ def test_a_signal_while_a_trial_is_written_stops_the_search_after_the_write(
 def test_a_signal_lost_in_a_finalizer_still_stops_the_search(monkeypatch, storage) -> None:
     # a signal handled while a __del__ runs raises KeyboardInterrupt inside it, and Python
     # prints it ("Exception ignored in") and drops it (simpleeval's SimpleEval has a __del__,
-    # and the search ran on to its end): the driver noted the signal and stops all the same
+    # and the search ran on to its end): the driver noted the signal and stops all the same.
+    # SIGTERM, which the driver handles like Ctrl-C.
     real = workers.evaluate_design
 
     class SignalOnDelete:
