@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,11 @@ from magnet.search import driver, load_space, load_study, search, workers
 from magnet.search.pareto import nondominated
 from tests.conftest import DATA, REPO
 from tests.services import (
+    DriverCluster,
     magnet_process,
     postgres,
     postgres_bin,
     ray_head,
-    ray_like_pids,
 )
 
 SPACE = DATA / "search" / "small_space.yaml"
@@ -221,11 +222,14 @@ def _search_process(storage: str, *extra: str) -> subprocess.Popen:
     return magnet_process("search", str(SPACE), "--storage", storage, "--no-report", *extra)
 
 
-def _wait_for_trials(storage: str, count: int, seconds: float) -> None:
+def _wait_for_trials(
+    storage: str, count: int, seconds: float, until: Callable[[], bool] = lambda: True
+) -> None:
+    """Wait for ``count`` designs in the study (and for ``until()``, asked at each look)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            if load_study("small", storage).counts()["designs"] >= count:
+            if until() and load_study("small", storage).counts()["designs"] >= count:
                 return
         except MagnetError:
             pass
@@ -234,20 +238,21 @@ def _wait_for_trials(storage: str, count: int, seconds: float) -> None:
 
 
 def test_a_sigkilled_driver_on_ray_resumes_and_leaves_no_ray_process(tmp_path, storage) -> None:
-    before = ray_like_pids()
     proc = _search_process(storage, "--workers", "2", "--trials", "40")
+    cluster = DriverCluster(proc.pid)  # its Ray processes, not a neighbour's
     try:
-        _wait_for_trials(storage, 3, 240)
+        _wait_for_trials(storage, 3, 240, until=cluster.watch)
     finally:
+        cluster.watch()
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     designs = ("ok", "infeasible")
     kept = {t.number for t in load_study("small", storage).trials() if t.status in designs}
     # the cluster the driver started dies with it (its head gets SIGTERM from the kernel)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and ray_like_pids() - before:
+    while time.monotonic() < deadline and cluster.left():
         time.sleep(0.5)
-    assert not ray_like_pids() - before
+    assert not cluster.left(), f"left behind: {cluster.left()}"
     study = search(SPACE, n_trials=len(kept) + 2, storage=storage)
     after = study.trials()
     assert kept <= {t.number for t in after if t.status in designs}  # nothing lost
