@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -308,8 +308,20 @@ def test_an_interrupt_just_after_a_tell_keeps_that_trial(monkeypatch, storage) -
     assert [t.state for t in load_study("small", storage).trials()] == ["COMPLETE", "COMPLETE"]
 
 
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """SIGINT with Python's default handler, as in a terminal: pytest started as a background
+    job (``cmd &`` in a script) inherits SIGINT ignored, and the driver leaves an ignored
+    SIGINT ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_a_signal_while_a_trial_is_written_stops_the_search_after_the_write(
-    monkeypatch, storage
+    monkeypatch, storage, ctrl_c
 ) -> None:
     # a signal raised as KeyboardInterrupt inside Optuna's journal storage left a trial
     # RUNNING that the storage's replay never applied, or became an OSError of its file
