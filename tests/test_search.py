@@ -27,7 +27,6 @@ from tests.services import (
     magnet_process,
     postgres,
     postgres_bin,
-    ray_head,
 )
 
 SPACE = DATA / "search" / "small_space.yaml"
@@ -371,25 +370,24 @@ def test_a_signal_lost_in_a_finalizer_still_stops_the_search(monkeypatch, storag
     assert [t.state for t in trials] == ["COMPLETE"] * 3
 
 
-def test_search_on_an_existing_ray_cluster_by_address(storage) -> None:
-    with ray_head(cpus=2) as address:
-        out = CliRunner().invoke(
-            main,
-            [
-                "search",
-                str(SPACE),
-                "--storage",
-                storage,
-                "--trials",
-                "6",
-                "--workers",
-                "2",
-                "--ray-address",
-                address,
-                "--no-report",
-            ],
-        )
-        assert out.exit_code == 0, out.output
+def test_search_on_an_existing_ray_cluster_by_address(storage, ray_cluster) -> None:
+    out = CliRunner().invoke(
+        main,
+        [
+            "search",
+            str(SPACE),
+            "--storage",
+            storage,
+            "--trials",
+            "6",
+            "--workers",
+            "2",
+            "--ray-address",
+            ray_cluster,
+            "--no-report",
+        ],
+    )
+    assert out.exit_code == 0, out.output
     study = load_study("small", storage)
     assert study.counts()["designs"] == 6
     assert_mutually_non_dominated(study)
@@ -416,11 +414,13 @@ def test_the_front_is_ordered_and_lists_a_design_once(tmp_path) -> None:
         assert ((points <= p).all(axis=1)).any()
 
 
-def test_a_dead_worker_fails_its_trial_and_the_search_goes_on(tmp_path, storage) -> None:
+def test_a_dead_worker_fails_its_trial_and_the_search_goes_on(
+    tmp_path, storage, ray_cluster
+) -> None:
     # the plug-in's process dies on 8-lane designs; Ray retries once, then the trial fails
     plugin = DATA / "search" / "crash_on_wide.py"
     space = space_with(tmp_path, cost_model=f"{plugin}:CrashOnWide", sampler="random")
-    study = search(space, n_trials=6, storage=storage, workers=2, seed=4)
+    study = search(space, n_trials=6, storage=storage, workers=2, seed=4, ray_address=ray_cluster)
     failed = study.trials("failed")
     assert failed and all(t.params["vector_width"] == 8 for t in failed)
     assert "WorkerCrashedError" in failed[0].reason or "died" in failed[0].reason
