@@ -5,6 +5,7 @@ here)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,9 +44,22 @@ def small(storage):
     return load_study("small", storage)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[str]:
+    """The address of a Ray head (2 CPUs, 127.0.0.1) that the tests which search on Ray in
+    this process share, one per test process (each pytest-xdist worker has its own): a
+    cluster costs seconds to start and stop. The tests of a search starting and stopping a
+    cluster of its own run ``magnet search`` without an address."""
+    from tests.services import ray_head
+
+    with ray_head(cpus=2) as address:
+        yield address
+
+
+@pytest.fixture(scope="session")
 def browser():
-    """A headless Chromium (one per test module); missing, it fails the tests on CI."""
+    """A headless Chromium (one per test process: contexts keep the tests apart); missing,
+    it fails the tests on CI."""
     if not Path(CHROMIUM).exists():
         message = f"{CHROMIUM} is missing: apt-get install -y chromium"
         if os.environ.get("CI"):

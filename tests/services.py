@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from magnet.search.workers import RAY_ENV
@@ -57,36 +58,88 @@ def wait_port(port: int, seconds: float) -> bool:
     return False
 
 
-def _command_lines() -> Iterator[tuple[int, str]]:
-    """(pid, command line) of every process this user can see."""
+def _stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, parent pid, session id, start time in clock ticks) of a process; None once it
+    is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()  # after "pid (name) "
+    return fields[0], int(fields[1]), int(fields[3]), int(fields[19])
+
+
+def _processes() -> dict[int, tuple[str, int, int, int]]:
+    """``_stat`` of every process: the table the checks below select the test's own from."""
+    out = {}
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        yield int(proc.name), cmd
+        if proc.name.isdigit() and (stat := _stat(int(proc.name))) is not None:
+            out[int(proc.name)] = stat
+    return out
 
 
-RAY_WORDS = (
-    "raylet",
-    "gcs_server",
-    "ray::",
-    "ray.scripts.scripts",
-    "ray/dashboard",
-    "ray/_private",
-)
-
-
-def ray_like_pids() -> set[int]:
-    """Processes that look like Ray's (for checking that nothing is left behind)."""
-    return {pid for pid, cmd in _command_lines() if any(k in cmd for k in RAY_WORDS)}
+def descendants(root: int) -> dict[int, int]:
+    """The processes descending from ``root`` (started by any of its threads, and theirs):
+    pid -> start time, which tells a process from a later one given the same pid."""
+    table = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (_, parent, _, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    out: dict[int, int] = {}
+    todo = [root]
+    while todo:
+        for kid in children.get(todo.pop(), []):
+            if kid not in out:
+                out[kid] = table[kid][3]
+                todo.append(kid)
+    return out
 
 
 def ray_processes(temp_dir: str) -> list[int]:
-    """Processes whose command line mentions ``temp_dir``: one Ray cluster's."""
-    return [pid for pid, cmd in _command_lines() if temp_dir in cmd]
+    """Processes whose command line names ``temp_dir``: one Ray cluster's (each cluster a
+    test starts has a temp dir of its own)."""
+    return [pid for pid in _processes() if temp_dir in _cmd(pid)]
+
+
+@dataclass
+class DriverCluster:
+    """The Ray cluster one ``magnet search`` process (``driver``) started, and only it: its
+    ``ray start --head`` child, whose pid is the id of the session every process of the
+    cluster is in (the GCS, the raylet, the workers, which rename themselves ``ray::...``),
+    whose temp dir the cluster's processes name, and every process ever seen descending
+    from the driver. A neighbour's Ray on the same machine is none of these."""
+
+    driver: int
+    head: int | None = None
+    temp_dir: str | None = None
+    seen: dict[int, int] = field(default_factory=dict)  # pid -> start time
+
+    def watch(self) -> bool:
+        """Note the driver's processes now (call it while the driver runs); True once its
+        Ray head is known."""
+        found = descendants(self.driver)
+        self.seen.update(found)
+        for pid in found if self.head is None else ():
+            argv = _cmd(pid).split()
+            stat = _stat(pid)
+            if stat and stat[1] == self.driver and "ray.scripts.scripts" in argv:
+                temp = [a.split("=", 1)[1] for a in argv if a.startswith("--temp-dir=")]
+                self.head, self.temp_dir = pid, temp[0]
+        return self.head is not None
+
+    def left(self) -> list[int]:
+        """Its processes still alive (zombies are dead: only not yet reaped)."""
+        out = []
+        for pid, (state, _, session, start) in _processes().items():
+            if state == "Z":
+                continue
+            if (
+                session == self.head
+                or self.seen.get(pid) == start
+                or (self.temp_dir is not None and self.temp_dir in _cmd(pid))
+            ):
+                out.append(pid)
+        return out
 
 
 @contextlib.contextmanager
@@ -125,7 +178,7 @@ def stop_ray(temp: str) -> None:
     pids = ray_processes(temp)
     family = set(pids)
     for pid in pids:
-        family |= _descendants(pid)
+        family |= set(descendants(pid))
 
     def named(word: str) -> list[int]:
         return [p for p in pids if word in _cmd(p)]
@@ -145,7 +198,9 @@ def stop_ray(temp: str) -> None:
 
 def _cmd(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        return (
+            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        )
     except OSError:
         return ""
 
@@ -156,19 +211,6 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
-
-
-def _descendants(pid: int) -> set[int]:
-    out: set[int] = set()
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    try:
-        kids = [int(x) for x in children.read_text().split()]
-    except OSError:
-        return out
-    for kid in kids:
-        out.add(kid)
-        out |= _descendants(kid)
-    return out
 
 
 def postgres_bin() -> Path | None:

@@ -12,55 +12,15 @@ from __future__ import annotations
 
 import signal
 import time
-from pathlib import Path
 
 from magnet.errors import MagnetError
 from magnet.search import load_study, search
 from tests.conftest import DATA
-from tests.services import magnet_process, ray_like_pids, ray_processes
+from tests.services import DriverCluster, magnet_process
 
 SPACE = DATA / "search" / "small_space.yaml"
 DESIGNS = ("ok", "infeasible")
 INTERRUPTED = "interrupted: finished trials are kept; run the same command to resume"
-
-
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, parent pid, session id) of a process, None when it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rfind(")") + 2 :].split()
-    return fields[0], int(fields[1]), int(fields[3])
-
-
-def _live_pids() -> list[int]:
-    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
-
-
-def _find_head(driver: int) -> tuple[int, str] | None:
-    """The ``ray start --head`` child of the driver: its pid (the id of the session every
-    process of that cluster is in, workers included) and its Ray temp dir."""
-    for pid in _live_pids():
-        stat = _stat(pid)
-        if stat is None or stat[1] != driver:
-            continue
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        if "ray.scripts.scripts" in cmd:
-            temp = [a.split("=", 1)[1] for a in cmd if a.startswith("--temp-dir=")]
-            return pid, temp[0]
-    return None
-
-
-def _cluster_left(head: int, temp: str) -> list[int]:
-    """Live (not zombie) processes of one run's cluster: naming its temp dir, or Ray-like
-    in its session (workers rename themselves ``ray::...``), or anything in its session."""
-    session = {p for p in _live_pids() if (s := _stat(p)) and s[0] != "Z" and s[2] == head}
-    named = {p for p in ray_processes(temp) if (s := _stat(p)) and s[0] != "Z"}
-    return sorted(session | named | (ray_like_pids() & session))
 
 
 def _designs(storage: str) -> set[int]:
@@ -87,16 +47,16 @@ def _interrupted_run(storage: str, signum: int) -> tuple[set[int], str]:
         "resnet18",  # ~2 s a design: tasks are in flight when the signal comes
         "--no-report",
     )
-    head = None
+    cluster = DriverCluster(proc.pid)  # its Ray processes, not a neighbour's
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
-            head = head or _find_head(proc.pid)
-            if head and len(_designs(storage)) > len(earlier):
+            if cluster.watch() and len(_designs(storage)) > len(earlier):
                 break
             time.sleep(0.2)
-        assert proc.poll() is None and head, "the search ended before it could be interrupted"
+        assert proc.poll() is None and cluster.head, "the search ended before the interrupt"
     finally:
+        cluster.watch()
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=120)
     kept = _designs(storage)
@@ -112,7 +72,7 @@ def _interrupted_run(storage: str, signum: int) -> tuple[set[int], str]:
     # every finished design of this run and the earlier ones is kept
     assert earlier < kept
     # the run's Ray cluster is gone when the driver has exited (no wait needed)
-    assert not _cluster_left(*head), f"left behind: {_cluster_left(*head)}"
+    assert not cluster.left(), f"left behind: {cluster.left()}"
     return kept, err
 
 

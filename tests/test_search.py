@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,15 +19,14 @@ import magnet as mg
 from magnet.cli import main
 from magnet.errors import MagnetError
 from magnet.mapping.evaluate import CATEGORIES
-from magnet.search import driver, load_space, load_study, search
+from magnet.search import driver, load_space, load_study, search, workers
 from magnet.search.pareto import nondominated
 from tests.conftest import DATA, REPO
 from tests.services import (
+    DriverCluster,
     magnet_process,
     postgres,
     postgres_bin,
-    ray_head,
-    ray_like_pids,
 )
 
 SPACE = DATA / "search" / "small_space.yaml"
@@ -221,11 +221,14 @@ def _search_process(storage: str, *extra: str) -> subprocess.Popen:
     return magnet_process("search", str(SPACE), "--storage", storage, "--no-report", *extra)
 
 
-def _wait_for_trials(storage: str, count: int, seconds: float) -> None:
+def _wait_for_trials(
+    storage: str, count: int, seconds: float, until: Callable[[], bool] = lambda: True
+) -> None:
+    """Wait for ``count`` designs in the study (and for ``until()``, asked at each look)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            if load_study("small", storage).counts()["designs"] >= count:
+            if until() and load_study("small", storage).counts()["designs"] >= count:
                 return
         except MagnetError:
             pass
@@ -234,20 +237,21 @@ def _wait_for_trials(storage: str, count: int, seconds: float) -> None:
 
 
 def test_a_sigkilled_driver_on_ray_resumes_and_leaves_no_ray_process(tmp_path, storage) -> None:
-    before = ray_like_pids()
     proc = _search_process(storage, "--workers", "2", "--trials", "40")
+    cluster = DriverCluster(proc.pid)  # its Ray processes, not a neighbour's
     try:
-        _wait_for_trials(storage, 3, 240)
+        _wait_for_trials(storage, 3, 240, until=cluster.watch)
     finally:
+        cluster.watch()
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     designs = ("ok", "infeasible")
     kept = {t.number for t in load_study("small", storage).trials() if t.status in designs}
     # the cluster the driver started dies with it (its head gets SIGTERM from the kernel)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and ray_like_pids() - before:
+    while time.monotonic() < deadline and cluster.left():
         time.sleep(0.5)
-    assert not ray_like_pids() - before
+    assert not cluster.left(), f"left behind: {cluster.left()}"
     study = search(SPACE, n_trials=len(kept) + 2, storage=storage)
     after = study.trials()
     assert kept <= {t.number for t in after if t.status in designs}  # nothing lost
@@ -303,25 +307,87 @@ def test_an_interrupt_just_after_a_tell_keeps_that_trial(monkeypatch, storage) -
     assert [t.state for t in load_study("small", storage).trials()] == ["COMPLETE", "COMPLETE"]
 
 
-def test_search_on_an_existing_ray_cluster_by_address(storage) -> None:
-    with ray_head(cpus=2) as address:
-        out = CliRunner().invoke(
-            main,
-            [
-                "search",
-                str(SPACE),
-                "--storage",
-                storage,
-                "--trials",
-                "6",
-                "--workers",
-                "2",
-                "--ray-address",
-                address,
-                "--no-report",
-            ],
-        )
-        assert out.exit_code == 0, out.output
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """SIGINT with Python's default handler, as in a terminal: pytest started as a background
+    job (``cmd &`` in a script) inherits SIGINT ignored, and the driver leaves an ignored
+    SIGINT ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_signal_while_a_trial_is_written_stops_the_search_after_the_write(
+    monkeypatch, storage, ctrl_c
+) -> None:
+    # a signal raised as KeyboardInterrupt inside Optuna's journal storage left a trial
+    # RUNNING that the storage's replay never applied, or became an OSError of its file
+    # lock (a traceback, exit 1): the driver holds a signal that comes while it writes the
+    # study, and stops between trials
+    real = driver._tell
+
+    def signalled_while_the_third_is_told(study, trial, *args):
+        if trial.number == 2:
+            signal.raise_signal(signal.SIGINT)
+        return real(study, trial, *args)
+
+    monkeypatch.setattr(driver, "_tell", signalled_while_the_third_is_told)
+    lines: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        search(SPACE, n_trials=6, storage=storage, log=lines.append)
+    assert lines[-1] == driver.INTERRUPTED
+    trials = load_study("small", storage).trials()
+    assert [t.number for t in trials] == [0, 1, 2]  # stopped before asking for a fourth
+    assert [t.state for t in trials] == ["COMPLETE"] * 3  # the third told in full
+
+
+def test_a_signal_lost_in_a_finalizer_still_stops_the_search(monkeypatch, storage) -> None:
+    # a signal handled while a __del__ runs raises KeyboardInterrupt inside it, and Python
+    # prints it ("Exception ignored in") and drops it (simpleeval's SimpleEval has a __del__,
+    # and the search ran on to its end): the driver noted the signal and stops all the same.
+    # SIGTERM, which the driver handles like Ctrl-C.
+    real = workers.evaluate_design
+
+    class SignalOnDelete:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGTERM)
+
+    def evaluate_dropping_one(job):
+        if job.number == 2:
+            SignalOnDelete()  # made and dropped: its __del__ runs, during the evaluation
+        return real(job)
+
+    monkeypatch.setattr(workers, "evaluate_design", evaluate_dropping_one)
+    dropped: list[BaseException | None] = []
+    monkeypatch.setattr("sys.unraisablehook", lambda u: dropped.append(u.exc_value))
+    with pytest.raises(KeyboardInterrupt):
+        search(SPACE, n_trials=6, storage=storage)
+    assert [type(e) for e in dropped] == [KeyboardInterrupt]  # the one the finalizer lost
+    trials = load_study("small", storage).trials()
+    assert [t.number for t in trials] == [0, 1, 2]
+    assert [t.state for t in trials] == ["COMPLETE"] * 3
+
+
+def test_search_on_an_existing_ray_cluster_by_address(storage, ray_cluster) -> None:
+    out = CliRunner().invoke(
+        main,
+        [
+            "search",
+            str(SPACE),
+            "--storage",
+            storage,
+            "--trials",
+            "6",
+            "--workers",
+            "2",
+            "--ray-address",
+            ray_cluster,
+            "--no-report",
+        ],
+    )
+    assert out.exit_code == 0, out.output
     study = load_study("small", storage)
     assert study.counts()["designs"] == 6
     assert_mutually_non_dominated(study)
@@ -348,11 +414,13 @@ def test_the_front_is_ordered_and_lists_a_design_once(tmp_path) -> None:
         assert ((points <= p).all(axis=1)).any()
 
 
-def test_a_dead_worker_fails_its_trial_and_the_search_goes_on(tmp_path, storage) -> None:
+def test_a_dead_worker_fails_its_trial_and_the_search_goes_on(
+    tmp_path, storage, ray_cluster
+) -> None:
     # the plug-in's process dies on 8-lane designs; Ray retries once, then the trial fails
     plugin = DATA / "search" / "crash_on_wide.py"
     space = space_with(tmp_path, cost_model=f"{plugin}:CrashOnWide", sampler="random")
-    study = search(space, n_trials=6, storage=storage, workers=2, seed=4)
+    study = search(space, n_trials=6, storage=storage, workers=2, seed=4, ray_address=ray_cluster)
     failed = study.trials("failed")
     assert failed and all(t.params["vector_width"] == 8 for t in failed)
     assert "WorkerCrashedError" in failed[0].reason or "died" in failed[0].reason

@@ -336,7 +336,7 @@ def test_re_registering_a_plugin_in_a_notebook_takes_effect(tmp_path) -> None:
     _same_designs_delta(runs[0], runs[1], 1.0)
 
 
-def test_registrations_in_the_driver_reach_ray_workers(tmp_path) -> None:
+def test_registrations_in_the_driver_reach_ray_workers(tmp_path, ray_cluster) -> None:
     # a cost model, a mapper and a template defined here (not importable by a worker) and
     # registered in this process only; the workers get them with each job
     from magnet.mapper import unregister_mapper
@@ -357,7 +357,14 @@ def test_registrations_in_the_driver_reach_ray_workers(tmp_path) -> None:
             sampler="random",
         )
         a = search(space, n_trials=4, storage=str(tmp_path / "a.journal"), seed=2)
-        b = search(space, n_trials=4, storage=str(tmp_path / "b.journal"), seed=2, workers=2)
+        b = search(
+            space,
+            n_trials=4,
+            storage=str(tmp_path / "b.journal"),
+            seed=2,
+            workers=2,
+            ray_address=ray_cluster,
+        )
     finally:
         unregister_cost_model("test-driver-only")
         unregister_mapper("test-driver-mapper")

@@ -30,6 +30,7 @@ queued again, once.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -37,7 +38,7 @@ import shlex
 import signal
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from traceback import format_exception
 from typing import Any, get_args
@@ -69,6 +70,8 @@ DRIVER_WORKER = "driver"
 #: Designs the sampler proposes again, in a row, before the driver queues one it has not
 #: seen (drawn at random): a sampler that has converged must not spin on known designs.
 REPEATS_BEFORE_NEW = 8
+#: What an interrupted search says last.
+INTERRUPTED = "interrupted: finished trials are kept; run the same command to resume"
 
 
 class SearchFailed(RuntimeError):
@@ -454,24 +457,33 @@ def _drive(
         f"{total} wanted; sampler {space.sampler}, {options.workers} worker(s)"
     )
     pool = make_pool(options.workers, options.ray_address, log)
-    run = _Run(study, space, options, progress, pool, _Designs(before, space, options.seed))
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    signals = _Signals()
+    designs = _Designs(before, space, options.seed)
+    run = _Run(study, space, options, progress, pool, designs, signals)
     try:
+        signals.install()
         while True:
+            signals.check()
             lock.beat()
             while not run.enough() and len(run.running) < pool.slots:
                 run.ask()
             if not run.running:
                 break
             run.collect()
+        signals.check()
     except KeyboardInterrupt:
         run.interrupt()
-        log("interrupted: finished trials are kept; run the same command to resume")
+        log(INTERRUPTED)
         raise
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        pool.close()
-        front.store_reference(force=True)
+        try:
+            pool.close()
+            front.store_reference(force=True)
+        finally:
+            signals.restore()
+    if signals.noted:  # came while the pool closed, every design told: stopped all the same
+        log(INTERRUPTED)
+        raise KeyboardInterrupt
     result = Study.from_optuna(study, describe(options.storage))
     for line in summary_lines(result):
         log(line)
@@ -495,9 +507,11 @@ class _Run:
         progress: Progress,
         pool: Any,
         designs: _Designs,
+        signals: _Signals,
     ):
         self.study, self.space, self.options = study, space, options
         self.progress, self.pool, self.designs = progress, pool, designs
+        self.signals = signals
         self.running: dict[int, tuple[Any, str]] = {}  # trial number -> (Trial, design key)
         self.deadline = None if options.timeout is None else time.monotonic() + options.timeout
         self.failures = 0  # in a row
@@ -544,8 +558,11 @@ class _Run:
         self.pool.submit(DesignJob.of(self.space, params, flow, number=number, seed=seed))
 
     def collect(self) -> None:
-        """Tell the evaluations that finished (waiting up to a second for one)."""
-        for job, outcome in self.pool.results(timeout=1.0):
+        """Tell the evaluations that finished (waiting up to a second for one). Only while
+        the pool evaluates or waits is an interrupt raised the moment it comes."""
+        with self.signals.allowing():
+            finished = list(self.pool.results(timeout=1.0))
+        for job, outcome in finished:
             self.starved = False  # a design finished: the sampler may find new ones again
             trial, key = self.running[job.number]
             self.designs.in_flight.pop(key, None)
@@ -577,8 +594,62 @@ class _Run:
         _recover_orphans(self.study, lambda line: None, "interrupted")
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+class _Signals:
+    """SIGINT and SIGTERM while the driver runs: noted when they come, raised as
+    ``KeyboardInterrupt`` where that is safe.
+
+    Python raises ``KeyboardInterrupt`` at whichever bytecode runs when the signal comes, and
+    almost nothing the driver calls between two evaluations survives that: inside Optuna's
+    journal storage it can leave a trial RUNNING in the file that the storage's replay never
+    applied (``apply_logs`` counts an operation before applying it, so the driver cannot see
+    that trial to fail it), or become a ``RuntimeError`` or ``OSError`` of the journal's file
+    lock (a traceback, exit 1, a trial left RUNNING); inside a finalizer (``simpleeval``'s
+    ``__del__``) it is printed as "Exception ignored" and lost, and the search runs on. So
+    the handler only notes a signal, and raises at once only inside ``allowing()`` (the pool
+    evaluating or waiting: nothing of the study is being written); elsewhere the driver
+    raises it at its next ``check()``, between trials. A second signal is raised at once
+    wherever it lands (a driver stuck in a storage call still stops; a trial it leaves
+    RUNNING is failed and queued again by the next run). SIGINT is taken over only when
+    Python's default handler has it (not when it is ignored, or the caller's own).
+    """
+
+    def __init__(self) -> None:
+        self.noted = 0
+        self.allowed = False
+        self.previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            default = signal.getsignal(signum) is signal.default_int_handler
+            if signum == signal.SIGTERM or default:
+                self.previous[signum] = signal.signal(signum, self._note)
+
+    def restore(self) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        self.previous.clear()
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self.noted += 1
+        if self.allowed or self.noted > 1:
+            self.allowed = False  # raised once: the handling code that follows is not held up
+            raise KeyboardInterrupt
+
+    def check(self) -> None:
+        """Raise a signal that came where it could not be raised (or was lost in a
+        finalizer)."""
+        if self.noted:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def allowing(self) -> Iterator[None]:
+        """A section where a signal is raised the moment it comes."""
+        self.check()
+        self.allowed = True
+        try:
+            yield
+        finally:
+            self.allowed = False
 
 
 def _squash(violation: float) -> float:

@@ -53,25 +53,29 @@ STRAGGLER_SECONDS = 5
 
 
 class InProcess:
-    """Evaluates each job when it is submitted."""
+    """Evaluates each submitted job in ``results``: where the driver waits for a Ray pool's,
+    and the one place it lets an interrupt be raised the moment it comes."""
 
     slots = 1
 
     def __init__(self) -> None:
-        self._done: list[tuple[DesignJob, DesignResult | BaseException]] = []
+        self._queued: list[DesignJob] = []
 
     def submit(self, job: DesignJob) -> None:
-        try:
-            self._done.append((job, evaluate_design(job)))
-        except Exception as exc:  # a refused input or a bug: the trial fails, the search goes on
-            self._done.append((job, exc))
+        self._queued.append(job)
 
     def results(self, timeout: float) -> Iterator[tuple[DesignJob, DesignResult | BaseException]]:
-        done, self._done = self._done, []
-        yield from done
+        queued, self._queued = self._queued, []
+        for job in queued:
+            # a refused input or a bug fails the trial, and the search goes on
+            try:
+                outcome: DesignResult | BaseException = evaluate_design(job)
+            except Exception as exc:
+                outcome = exc
+            yield job, outcome
 
     def cancel_all(self) -> None:
-        pass
+        self._queued.clear()
 
     def close(self) -> None:
         pass
