@@ -289,34 +289,44 @@ def probe():
     return {"served": served, "page_offset": offset, "freed": mapping_of(block)}
 
 import magnet as mg
+from magnet.cli import main
 arch = mg.load_arch("simba-chip")
 imported = probe()
 mg.evaluate(mg.parse_layer("K=8,C=8,P=4"), arch, dataflow="free")
-print(json.dumps({"imported": imported, "evaluated": probe()}))
+evaluated = probe()
+main(["evaluate", "--arch", "simba-chip", "--layer", "K=8,C=8,P=4", "--mapping",
+      MAPPING, "--json"], standalone_mode=False)
+print(json.dumps({"imported": imported, "evaluated": evaluated, "command": probe()}))
 """
 
 
-def test_a_process_that_evaluates_keeps_freed_buffers_and_one_that_imports_does_not() -> None:
+def test_a_library_call_leaves_the_allocator_and_a_command_tunes_it(tmp_path) -> None:
     # magnet/perf.py: glibc serves big blocks with an mmap of their own and unmaps them on
-    # free; the batch evaluator raises M_MMAP_THRESHOLD and M_TRIM_THRESHOLD to 1 GiB so that
-    # they come from the heap and stay there. Observed in a fresh process through the kernel's
-    # memory map, not through perf's own flag (which the old test read after calling
-    # tune_allocator itself: it held whether or not the evaluator ever tuned anything).
+    # free; tune_allocator raises M_MMAP_THRESHOLD and M_TRIM_THRESHOLD to 1 GiB so that they
+    # come from the heap and stay there. A process-wide setting: the CLI (and a search's
+    # worker processes) set it, a library call never does. Observed in a fresh process
+    # through the kernel's memory map, not through perf's own flag.
     # 256 MiB: above any threshold glibc picks by itself (mallopt(3): the mmap threshold
     # adjusts up to DEFAULT_MMAP_THRESHOLD_MAX = 4 * 1024 * 1024 * sizeof(long) = 32 MiB on
     # 64-bit, the trim threshold to twice that, so no heap keeps 256 MiB spare), below 1 GiB.
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text("mapping:\n  - target: DRAM\n    temporal: {K: 8, C: 8, P: 4}\n")
+    probe = ALLOCATOR_PROBE.replace("MAPPING", repr(str(mapping)))
     out = subprocess.run(
-        [sys.executable, "-c", ALLOCATOR_PROBE],
+        [sys.executable, "-c", probe],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    seen = json.loads(out.stdout)
-    # imported only: a mapping of its own (an mmapped chunk is page-aligned and its 16-byte
-    # header, two size_t, comes first: the block starts 16 bytes into a page), gone on free
-    assert seen["imported"] == {"served": "anonymous", "page_offset": 16, "freed": None}
-    # after an evaluation: from the heap, and still mapped there once freed
-    assert seen["evaluated"]["served"] == "[heap]"
-    assert seen["evaluated"]["freed"] == "[heap]"
+    seen = json.loads(out.stdout.splitlines()[-1])
+    # a mapping of its own (an mmapped chunk is page-aligned and its 16-byte header, two
+    # size_t, comes first: the block starts 16 bytes into a page), gone on free: after the
+    # import, and still after an evaluation through the library
+    untouched = {"served": "anonymous", "page_offset": 16, "freed": None}
+    assert seen["imported"] == untouched
+    assert seen["evaluated"] == untouched
+    # after a magnet command in the same process: from the heap, still mapped once freed
+    assert seen["command"]["served"] == "[heap]"
+    assert seen["command"]["freed"] == "[heap]"
