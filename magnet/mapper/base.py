@@ -50,6 +50,7 @@ from magnet.mapping.mapping import MappingBatch
 from magnet.mapping.records import LayerRecord, MapperStats
 from magnet.registry import BUILT_IN, ENTRY_POINT, Registry
 from magnet.strict import Strict
+from magnet.templates.base import plugin_errors
 from magnet.units import real_number, whole_number
 from magnet.workload.layer import Layer
 
@@ -272,6 +273,12 @@ class Mapper(ABC):
                 validation_message(exc, self.Options), source=f"mapper {self.name}"
             ) from None
 
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        """The mapper's own options (the fields of its ``Options`` model), e.g. ``samples``:
+        what a caller may pass it beside the objective, seed, budget and progress."""
+        return tuple(cls.Options.model_fields)
+
     def map(self, layer: Layer, design: Design) -> MapOutcome:
         """The best mapping of ``layer`` on ``design`` (never raises for infeasibility)."""
         start = time.perf_counter()
@@ -456,4 +463,15 @@ def get_mapper(name: str | Mapper, **kwargs: Any) -> Mapper:
     known = available_mappers()
     if name not in known:
         raise MagnetError(f"unknown mapper {name!r}; allowed: {', '.join(known)}", field="--mapper")
-    return known[name](**kwargs)
+    cls = known[name]
+    with plugin_errors("mapper", cls, "being built"):
+        return cls(**kwargs)
+
+
+def guarded_map(mapper: Mapper, layer: Layer, design: Design) -> MapOutcome:
+    """``mapper.map(layer, design)`` as magnet calls it: an exception raised in a plug-in
+    mapper's code is a ``PluginError`` naming the mapper and the layer
+    (``magnet.templates.plugin_errors``), never an infeasible layer or bad input."""
+    doing = f"mapping layer {layer.name!r} on {design.name!r}"
+    with plugin_errors("mapper", mapper, doing):
+        return mapper.map(layer, design)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from magnet.design import Design
-from magnet.mapper.base import MapOutcome, Mapper, get_mapper
+from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
 from magnet.mapping.evaluate import layer_view
 from magnet.mapping.network import NetworkResult
 from magnet.workload.network import Network
@@ -93,7 +93,7 @@ def map_network(
             if cache is not None:
                 cached += 1
         else:
-            outcome = known[nest] = m.map(layer, design)
+            outcome = known[nest] = guarded_map(m, layer, design)
         outcomes[layer.shape_key()] = outcome
         if progress is not None:
             progress(outcome, i + 1, len(shapes))

@@ -28,6 +28,7 @@ from magnet.cost.base import OVERHEAD_NOTES
 from magnet.report.design import OLD_RECORD, area_note
 from magnet.search import pareto
 from magnet.search.space import METRICS
+from magnet.search.storage import quiet_optuna
 from magnet.search.study import Study, TrialView
 from magnet.units import human_bytes
 
@@ -527,7 +528,8 @@ def importances(study: Study) -> dict[str, dict[str, float]] | None:
     basis = {t.number for t in importance_basis(study)}
     if not basis:
         return None
-    copy = optuna.create_study(directions=study.directions)
+    with quiet_optuna():  # no "a new study created in memory" line
+        copy = optuna.create_study(directions=study.directions)
     copy.add_trials(
         [
             optuna.trial.create_trial(

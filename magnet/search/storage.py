@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from magnet.errors import MagnetError
 
@@ -202,6 +202,20 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
 
 
 # ---- opening ---------------------------------------------------------------------------------
+@contextlib.contextmanager
+def quiet_optuna() -> Iterator[None]:
+    """Optuna logs warnings only (not a line per trial) while the block runs; its level is
+    put back afterwards, so that a library call leaves the caller's logging as it was."""
+    import optuna
+
+    level = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(level)
+
+
 def open_storage(spec: str | None, *, create: bool) -> Any:
     """The Optuna storage ``spec`` names (see ``locate``).
 
@@ -211,9 +225,6 @@ def open_storage(spec: str | None, *, create: bool) -> Any:
     SQLite file is opened read-only (``mode=ro``: no table, lock or journal file is made), a
     PostgreSQL session is read-only, no table is created on any database, and a storage that
     does not exist is an error."""
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     target = locate(spec, create=create)
     if is_url(target):
         return _open_database(target, spec or target, create)
@@ -378,7 +389,7 @@ def _repair_journal(path: str) -> None:
         lock.release()
 
 
-def _last_line_start(f: Any, block_bytes: int = 1 << 16) -> int:
+def _last_line_start(f: BinaryIO, block_bytes: int = 1 << 16) -> int:
     """Where the last line of the open file ``f`` starts (read backwards, block by block)."""
     end = f.seek(0, os.SEEK_END)
     if end == 0:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -27,6 +27,29 @@ from magnet.search.storage import describe, open_storage
 CONFIG_ATTR = "magnet_config"
 REFERENCE_ATTR = "magnet_hv_reference"
 TRIAL_ATTR = "magnet"
+
+
+class TrialRecord(TypedDict, total=False):
+    """What a trial's ``magnet`` user attribute holds (the driver writes it, readers read it
+    with ``.get``: a trial written by an older magnet may lack a key)."""
+
+    #: ok, infeasible, failed or repeat
+    status: str
+    reason: str | None
+    #: wall-clock seconds of the evaluation
+    seconds: float
+    #: ``HOST:PID`` of the process that evaluated it, or ``driver``
+    worker: str
+    #: the searchable metrics (weighted means over the workloads)
+    metrics: dict[str, float]
+    #: the compressed ``NetworkRecord`` of every workload (``evaluate.pack``)
+    records: str
+    mappings_evaluated: int
+    cache_hits: int
+    #: a failed evaluation's traceback
+    traceback: str
+    #: a repeat: the trial that holds its design
+    of: int
 
 
 @dataclass

@@ -24,8 +24,10 @@ from magnet.templates.base import (
     Template,
     TemplateParams,
     get_template,
+    plugin_errors,
     presets,
     register_template,
+    template_dataflow,
     templates,
     unregister_template,
 )
@@ -117,7 +119,7 @@ def dataflow_for(arch: Arch, spec: str | Dataflow | None) -> Dataflow:
         return flow
     if arch.template is not None:
         template = get_template(arch.template)
-        flow = template.dataflow(arch, name)
+        flow = template_dataflow(template, arch, name)
         if name == "free":  # free contains every named dataflow: its search covers theirs
             flow = flow.model_copy(update={"includes": _named_dataflows(template, arch)})
         return flow
@@ -136,7 +138,7 @@ def _named_dataflows(template: Template, arch: Arch) -> tuple[Dataflow, ...]:
     for other in template.dataflows:
         if other != "free":
             try:
-                out.append(template.dataflow(arch, other))
+                out.append(template_dataflow(template, arch, other))
             except DesignInfeasible:
                 continue  # e.g. a dataflow that holds data in a collector arch lacks
     return tuple(out)
@@ -152,10 +154,12 @@ __all__ = [
     "eyeriss",
     "get_template",
     "load_arch",
+    "plugin_errors",
     "presets",
     "register_template",
     "simba",
     "systolic",
+    "template_dataflow",
     "templates",
     "unregister_template",
 ]

@@ -17,9 +17,11 @@ entry-point group ``magnet.templates``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -33,8 +35,14 @@ from magnet.arch.spec import Arch
 from magnet.cost.operating_point import ClockReference, OperatingPoint, resolve
 from magnet.cost.tables import load_dram_table
 from magnet.dataflow import Dataflow
-from magnet.errors import DesignInfeasible, MagnetError, validation_message
-from magnet.registry import BUILT_IN, ENTRY_POINT, REGISTERED, Registry
+from magnet.errors import (
+    DesignInfeasible,
+    MagnetError,
+    PluginError,
+    user_traceback,
+    validation_message,
+)
+from magnet.registry import BUILT_IN, ENTRY_POINT, REGISTERED, Registry, identity_of
 from magnet.strict import Strict
 from magnet.units import parse_bytes, real_number, whole_number
 
@@ -74,6 +82,44 @@ Bytes = Annotated[int, BeforeValidator(_size, json_schema_input_type=int | str)]
 Int = Annotated[int, BeforeValidator(whole_number)]
 #: Real numbers only (no strings, no booleans).
 Real = Annotated[float, BeforeValidator(real_number)]
+
+
+def is_builtin(plugin: object) -> bool:
+    """Whether ``plugin`` (a class or an object) is magnet's own code, not a plug-in's."""
+    cls = plugin if inspect.isclass(plugin) else type(plugin)
+    return cls.__module__ == "magnet" or cls.__module__.startswith("magnet.")
+
+
+@contextlib.contextmanager
+def plugin_errors(
+    kind: str,
+    plugin: object,
+    doing: str,
+    *,
+    passthrough: tuple[type[BaseException], ...] = (),
+) -> Iterator[None]:
+    """Run a call into a plug-in's code (a template's, a mapper's): an exception it raises is
+    a bug in the plug-in and leaves the block as a ``PluginError``, one line naming the
+    plug-in (``kind``, its name, its module and class) and what it was ``doing``, with the
+    plug-in's own traceback (as ``magnet.cost.registry`` does for cost models).
+
+    A ``MagnetError`` (bad input, or a design the plug-in refuses: ``DesignInfeasible``), a
+    ``PluginError`` and the ``passthrough`` types leave as they are; so does everything
+    raised by magnet's built-in plug-ins (``is_builtin``: a bug of magnet's, not a plug-in's).
+    """
+    try:
+        yield
+    except (MagnetError, PluginError, *passthrough):
+        raise
+    except Exception as exc:
+        if is_builtin(plugin):
+            raise
+        name = getattr(plugin, "name", None) or type(plugin).__name__
+        where = identity_of(plugin).split("@")[0]
+        raise PluginError(
+            f"{kind} {name!r} ({where}) raised {type(exc).__name__}: {exc} while {doing}",
+            user_traceback(exc),
+        ) from exc
 
 
 def _gb_per_s(value: Any) -> float | str | None:
@@ -183,7 +229,9 @@ class Template(ABC):
         if isinstance(values, self.Params):
             return values
         try:
-            return self.Params(**dict(values or {}))
+            checking = "checking its parameters"
+            with plugin_errors("template", self, checking, passthrough=(ValueError, TypeError)):
+                return self.Params(**dict(values or {}))
         except ValidationError as exc:
             raise MagnetError(
                 validation_message(exc, self.Params), source=source or f"template {self.name}"
@@ -203,12 +251,14 @@ class Template(ABC):
         node cannot run it."""
         p = self.params(values, source=source)
         try:
-            point = self.operating_point(p)
+            with plugin_errors("template", self, "finding the operating point of a design"):
+                point = self.operating_point(p)
         except DesignInfeasible as exc:  # name where the design came from
             where = source or f"template {self.name}"
             raise DesignInfeasible(exc.message, source=where, field=exc.field) from None
         at_point = p.model_copy(update={"clock_ghz": point.clock_ghz, "voltage_v": point.voltage_v})
-        arch = self.assemble(at_point, name or self.name)
+        with plugin_errors("template", self, f"assembling design {name or self.name!r}"):
+            arch = self.assemble(at_point, name or self.name)
         return arch.model_copy(update={"template": self.name, "params": p.model_dump(mode="json")})
 
     def operating_point(self, p: TemplateParams) -> OperatingPoint:
@@ -267,6 +317,13 @@ class Template(ABC):
                 }
             )
         return rows
+
+
+def template_dataflow(template: Template, arch: Arch, name: str) -> Dataflow:
+    """``template.dataflow(arch, name)``, as magnet asks it: an exception in a plug-in
+    template's code is a ``PluginError`` (``plugin_errors``)."""
+    with plugin_errors("template", template, f"building dataflow {name!r} on {arch.name!r}"):
+        return template.dataflow(arch, name)
 
 
 # ---- the registry --------------------------------------------------------------------------
