@@ -38,7 +38,7 @@ from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from magnet.design import Design, searched_designs
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
-from magnet.mapper.space import Space, describe, lift
+from magnet.mapper.space import Space, alternative_name, lift
 from magnet.mapping.evaluate import (
     BatchResult,
     Result,
@@ -320,7 +320,7 @@ class Mapper(ABC):
                     result,
                     batch.keep,
                 )
-                outcome.searched_as = describe(searched, design)
+                outcome.searched_as = alternative_name(searched, design)
         outcome.seconds = time.perf_counter() - start
         if outcome.result is not None:
             outcome.status = "budget_exhausted" if exhausted else "mapped"

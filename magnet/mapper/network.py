@@ -84,7 +84,7 @@ def map_network(
     # can share one, e.g. strided and unstrided convolutions as a GEMM), across calls in the
     # cache, else within this call
     known: MutableMapping[tuple, MapOutcome] = {} if cache is None else cache
-    key = None if cache is None else (design_key(design), mapper_key(m))
+    key = None if cache is None else (design_identity(design), mapper_identity(m))
     cached = 0
     for i, (layer, _count, _names) in enumerate(shapes):
         nest = (key, layer_view(layer, design.arch).shape_key())
@@ -102,7 +102,7 @@ def map_network(
     return NetworkOutcome(network, design, outcomes, cached)
 
 
-def design_key(design: Design) -> str:
+def design_identity(design: Design) -> str:
     """What identifies a design's prices and mapspace: the arch, its dataflow, its costs."""
     return "|".join(
         (
@@ -114,7 +114,7 @@ def design_key(design: Design) -> str:
     )
 
 
-def mapper_key(mapper: Mapper) -> str:
+def mapper_identity(mapper: Mapper) -> str:
     """What identifies a mapper's answers: its class (``magnet.registry``: a user mapper
     changed or re-registered is another mapper), objective, seed, budget and options."""
     from magnet.registry import identity_of

@@ -436,7 +436,7 @@ def lift(batch: MappingBatch, reduced: Arch, arch: Arch) -> MappingBatch:
     return MappingBatch(t, sx, sy, rank, keep)
 
 
-def describe(searched: Design, design: Design) -> str | None:
+def alternative_name(searched: Design, design: Design) -> str | None:
     """How an alternative of ``design`` differs from it (None: not at all, but for the levels
     its dataflow leaves unused), e.g. ``os-local-ws without AccumulationCollector``."""
     names = {lvl.name for lvl in searched.arch.levels}

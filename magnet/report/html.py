@@ -57,7 +57,8 @@ def json_script(data: Any) -> Markup:
     return Markup(dumps(data).translate(_JSON_ESCAPES))
 
 
-def fmt(value: Any) -> str:
+def cell_text(value: Any) -> str:
+    """A value as a table cell prints it: blank for None, else as ``figures.fmt`` does."""
     from magnet.report.figures import fmt as number
 
     return "" if value is None else number(value)
@@ -98,7 +99,7 @@ def environment(*folders: Path) -> Any:
         lstrip_blocks=True,
     )
     env.filters["json_script"] = json_script
-    env.filters["fmt"] = fmt
+    env.filters["fmt"] = cell_text
     env.filters["data_uri"] = data_uri
     env.filters["mappings_uri"] = lambda record: data_uri(mappings_yaml(record))
     env.globals["METRICS"] = METRICS
@@ -108,14 +109,14 @@ def environment(*folders: Path) -> Any:
 
 def param_text(study: Study, name: str, value: Any) -> str:
     """A parameter's value as the tables print it: a size in binary units (``32 KiB``), any
-    other value as ``fmt`` does."""
+    other value as ``cell_text`` does."""
     from magnet.report.design import size_params
     from magnet.units import human_bytes
 
     sized = name in size_params(study.space.template)
     if sized and isinstance(value, int | float) and not isinstance(value, bool):
         return human_bytes(value)
-    return fmt(value)
+    return cell_text(value)
 
 
 def trial_row(trial: TrialView, study: Study) -> dict[str, Any]:
@@ -130,7 +131,7 @@ def trial_row(trial: TrialView, study: Study) -> dict[str, Any]:
         "dataflow": trial.dataflow,
         "params": params,
         "shown": {
-            k: text for k, v in params.items() if (text := param_text(study, k, v)) != fmt(v)
+            k: text for k, v in params.items() if (text := param_text(study, k, v)) != cell_text(v)
         },
         "values": trial.values,
         "metrics": trial.metrics,

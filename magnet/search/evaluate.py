@@ -192,7 +192,7 @@ def _evaluate(job: DesignJob) -> DesignResult:
     """``evaluate_design`` without the bookkeeping: the design mapped on every workload."""
     from magnet.mapper import map_network
 
-    design = prepare(job)
+    design = design_of(job)
     if isinstance(design, DesignResult):
         return design
     result = DesignResult(status="infeasible")
@@ -223,7 +223,7 @@ def _evaluate(job: DesignJob) -> DesignResult:
     return result
 
 
-def prepare(job: DesignJob) -> Design | DesignResult:
+def design_of(job: DesignJob) -> Design | DesignResult:
     """The priced ``Design`` of ``job``, or an infeasible ``DesignResult`` when the design
     cannot be built: a combination of parameter values the template refuses (each value
     alone was checked before the search), a dataflow it cannot run, a component a cost
@@ -281,7 +281,7 @@ def preflight(space: SearchSpace, source: str) -> None:
     except (MagnetError, TypeError) as exc:
         raise MagnetError(str(exc), source=source, field="mapper") from None
     try:
-        prepare(job)
+        design_of(job)
     except MagnetError as exc:
         field = "cost_model" if space.cost_model else "params"
         raise MagnetError(

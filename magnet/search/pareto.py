@@ -130,7 +130,7 @@ def _volume_3d(front: Points, ref: npt.NDArray[np.float64]) -> float:
     xs, ys = front[:, 0], front[by_y, 1]
     dx = np.concatenate([xs[1:], ref[:1]]) - xs
     dy = np.concatenate([ys[1:], ref[1:2]]) - ys
-    return float(dx @ depth @ dy)
+    return float((depth @ dy) @ dx)
 
 
 def _volume_sliced(front: Points, ref: npt.NDArray[np.float64]) -> float:
