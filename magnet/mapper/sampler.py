@@ -25,12 +25,21 @@ from __future__ import annotations
 
 import functools
 import itertools
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from magnet.mapper.space import _REL, Space
 from magnet.mapping.mapping import MappingBatch
 from magnet.workload.dims import NUM_DIMS, Dim, Operand, divisors
+
+#: Factors of a batch: ``int32[level, dim, batch]`` (fixed ones: ``[level, dim]``).
+Factors = npt.NDArray[np.int32]
+#: One whole number per sample: ``int64[batch]`` (a state of a lattice, a packed draw).
+Int64s = npt.NDArray[np.int64]
+#: One real number per sample: ``float[batch]`` (bits, in ``_Plan.dtype``).
+Floats = npt.NDArray[np.floating[Any]]
 
 #: Preference for large factors (weight factor**alpha; a spatial factor weighs one power more):
 #: none, some, strong. Each mapping draws one, so a batch mixes small and large factors.
@@ -334,6 +343,10 @@ class _Capacity:
 
 
 # ---- the plan of a space ---------------------------------------------------------------------
+#: A spatial slot: (level, axis 0 = x / 1 = y, fan-out left after fixed factors, its dims).
+SpatialSlot = tuple[int, int, int, list[int]]
+
+
 class _Plan:
     """Everything about a space the sampler needs, computed once per space."""
 
@@ -341,46 +354,15 @@ class _Plan:
         nl = space.nl
         ext = space.extent
         self.nl = nl
-        # fixed factors: temporal in t; spatial in x when allowed there (or nowhere), else y
-        self.fixed_t = np.where(space.fixed_t > 0, space.fixed_t, 1).astype(np.int32)
-        self.fixed_x = np.ones((nl, NUM_DIMS), dtype=np.int32)
-        self.fixed_y = np.ones((nl, NUM_DIMS), dtype=np.int32)
-        for li in range(nl):
-            for d in range(NUM_DIMS):
-                f = space.fixed_s[li, d]
-                if f:
-                    on_x = space.allow_sx[li, d] or not space.allow_sy[li, d]
-                    (self.fixed_x if on_x else self.fixed_y)[li, d] = f
+        self.fixed_t, self.fixed_x, self.fixed_y = _fixed_factors(space)
         root = [-(-int(ext[d]) // space.fixed_product(d)) for d in range(NUM_DIMS)]
-        # spatial slots: (level, axis, fan-out left after fixed factors, dims)
-        self.spatial: list[tuple[int, int, int, list[int]]] = []
-        slots: list[list[int]] = [[] for _ in range(NUM_DIMS)]
-        for li, (fx, fy) in enumerate(space.fanouts):
-            for axis, (limit0, allow, fixed) in enumerate(
-                (
-                    (fx, space.allow_sx[li], self.fixed_x[li]),
-                    (fy, space.allow_sy[li], self.fixed_y[li]),
-                )
-            ):
-                limit = limit0 // int(fixed.prod())
-                dims = [
-                    d
-                    for d in range(NUM_DIMS)
-                    if allow[d] and ext[d] > 1 and not space.fixed_s[li, d] and root[d] > 1
-                ]
-                if limit0 > 1 and limit > 1 and dims:
-                    self.spatial.append((li, axis, limit, dims))
-                    for d in dims:
-                        slots[d].append(limit)
-        self.lattice = [
-            _lattice(root[d], tuple(slots[d])) if root[d] > 1 else None for d in range(NUM_DIMS)
-        ]
-        self.free = [d for d in range(NUM_DIMS) if self.lattice[d] is not None]
-        top = nl - 1
-        self.home = []  # the level that takes what is left of a dim
-        for d in range(NUM_DIMS):
-            levels = [li for li in range(nl) if space.allow_t[li, d] and not space.fixed_t[li, d]]
-            self.home.append(top if top in levels or not levels else levels[-1])
+        self.spatial, slots = _spatial_slots(space, root, self.fixed_x, self.fixed_y)
+        #: What can be left of each dim that has something left to place (root > 1).
+        self.lattices = {
+            d: _lattice(root[d], tuple(slots[d])) for d in range(NUM_DIMS) if root[d] > 1
+        }
+        self.free = list(self.lattices)
+        self.home = _homes(space)  # the level that takes what is left of a dim
         # a dim whose home is below the top takes all that is left there, first, so that the
         # other dims of that level fit around it
         self.forced = [[d for d in self.free if self.home[d] == li] for li in range(nl - 1)]
@@ -398,35 +380,107 @@ class _Plan:
             for li in range(nl)
             if np.isfinite(space.cap_bits[li]) and (space.keep[li] * space.bits[li]).any()
         ]
-        # loop orders: only the dims that can loop at a level (extent > 1, allowed or fixed)
-        self.ranks = [
-            _rank_table(
-                tuple(space.order_prefix[li]),
-                tuple(
-                    d
-                    for d in range(NUM_DIMS)
-                    if (ext[d] > 1 and space.allow_t[li, d]) or space.fixed_t[li, d] > 1
-                ),
+        self.rank_groups = _rank_groups(space)
+        self.movable = _movable(space)
+        self.dtype = _capacity_dtype(space, self.finite)
+
+
+def _fixed_factors(space: Space) -> tuple[Factors, Factors, Factors]:
+    """The fixed factors, ``int32[level, dim]``: temporal (1 where none); spatial on x when
+    allowed there (or nowhere), else on y."""
+    nl = space.nl
+    fixed_t = np.where(space.fixed_t > 0, space.fixed_t, 1).astype(np.int32)
+    fixed_x = np.ones((nl, NUM_DIMS), dtype=np.int32)
+    fixed_y = np.ones((nl, NUM_DIMS), dtype=np.int32)
+    for li in range(nl):
+        for d in range(NUM_DIMS):
+            f = space.fixed_s[li, d]
+            if f:
+                on_x = space.allow_sx[li, d] or not space.allow_sy[li, d]
+                (fixed_x if on_x else fixed_y)[li, d] = f
+    return fixed_t, fixed_x, fixed_y
+
+
+def _spatial_slots(
+    space: Space, root: list[int], fixed_x: Factors, fixed_y: Factors
+) -> tuple[list[SpatialSlot], list[list[int]]]:
+    """The spatial slots a sample fills (a fan-out with room after its fixed factors and a
+    dim that may take it), and per dim the fan-outs of the slots it may take, in order."""
+    ext = space.extent
+    spatial: list[SpatialSlot] = []
+    slots: list[list[int]] = [[] for _ in range(NUM_DIMS)]
+    for li, (fx, fy) in enumerate(space.fanouts):
+        for axis, (limit0, allow, fixed) in enumerate(
+            (
+                (fx, space.allow_sx[li], fixed_x[li]),
+                (fy, space.allow_sy[li], fixed_y[li]),
             )
-            for li in range(nl)
-        ]
-        groups: dict[int, list[int]] = {}
-        for li, table in enumerate(self.ranks):
-            groups.setdefault(id(table), []).append(li)
-        self.rank_groups = [(self.ranks[levels[0]], levels) for levels in groups.values()]
-        # slots a local move may put a factor in: [temporal, fan-out x, fan-out y] x level
-        movable = np.concatenate([space.allow_t, space.allow_sx, space.allow_sy])
-        for li, (fx, fy) in enumerate(space.fanouts):
-            movable[nl + li] &= fx > 1
-            movable[2 * nl + li] &= fy > 1
-        fixed = np.concatenate([space.fixed_t, space.fixed_s, space.fixed_s]) > 0
-        self.movable = movable & ~fixed
-        # capacities are tracked in whole bits: float32 is exact while the bits stay below
-        # 2**24 (with room for a window's stride), else float64
-        layer = space.layer
-        stride = max(layer.wstride, layer.hstride, layer.wdilation, layer.hdilation)
-        caps = [space.cap_bits[li] for li in self.finite]
-        self.dtype = np.float32 if max(caps, default=0) * stride * 4 < 1 << 24 else np.float64
+        ):
+            limit = limit0 // int(fixed.prod())
+            dims = [
+                d
+                for d in range(NUM_DIMS)
+                if allow[d] and ext[d] > 1 and not space.fixed_s[li, d] and root[d] > 1
+            ]
+            if limit0 > 1 and limit > 1 and dims:
+                spatial.append((li, axis, limit, dims))
+                for d in dims:
+                    slots[d].append(limit)
+    return spatial, slots
+
+
+def _homes(space: Space) -> list[int]:
+    """Per dim, the level that takes what is left of it: the top, unless the dim may loop
+    only below it (then the outermost level it may loop at)."""
+    top = space.nl - 1
+    homes = []
+    for d in range(NUM_DIMS):
+        levels = [li for li in range(space.nl) if space.allow_t[li, d] and not space.fixed_t[li, d]]
+        homes.append(top if top in levels or not levels else levels[-1])
+    return homes
+
+
+def _rank_groups(space: Space) -> list[tuple[Int64s, list[int]]]:
+    """The loop orders of each level (``_rank_table``: only the dims that can loop there,
+    extent > 1 and allowed or fixed), the levels that share one table grouped."""
+    ext = space.extent
+    ranks = [
+        _rank_table(
+            tuple(space.order_prefix[li]),
+            tuple(
+                d
+                for d in range(NUM_DIMS)
+                if (ext[d] > 1 and space.allow_t[li, d]) or space.fixed_t[li, d] > 1
+            ),
+        )
+        for li in range(space.nl)
+    ]
+    groups: dict[int, list[int]] = {}
+    for li, table in enumerate(ranks):
+        groups.setdefault(id(table), []).append(li)
+    return [(ranks[levels[0]], levels) for levels in groups.values()]
+
+
+def _movable(space: Space) -> npt.NDArray[np.bool_]:
+    """``bool[3 * level, dim]``: the slots a local move may put a factor in (temporal, fan-out
+    x, fan-out y, by level): allowed, a fan-out of more than one, no fixed factor."""
+    nl = space.nl
+    movable = np.concatenate([space.allow_t, space.allow_sx, space.allow_sy])
+    for li, (fx, fy) in enumerate(space.fanouts):
+        movable[nl + li] &= fx > 1
+        movable[2 * nl + li] &= fy > 1
+    fixed = np.concatenate([space.fixed_t, space.fixed_s, space.fixed_s]) > 0
+    result: npt.NDArray[np.bool_] = movable & ~fixed
+    return result
+
+
+def _capacity_dtype(space: Space, finite: list[int]) -> type[np.floating[Any]]:
+    """The float type capacities are tracked in, in whole bits: float32 is exact while the
+    bits stay below 2**24 (with room for a window's stride), else float64."""
+    layer = space.layer
+    stride = max(layer.wstride, layer.hstride, layer.wdilation, layer.hdilation)
+    caps = [space.cap_bits[li] for li in finite]
+    return np.float32 if max(caps, default=0) * stride * 4 < 1 << 24 else np.float64
 
 
 def _plan(space: Space) -> _Plan:
@@ -455,6 +509,20 @@ def _rank_table(prefix: tuple[int, ...], free: tuple[int, ...]) -> np.ndarray:
 
 
 # ---- sampling --------------------------------------------------------------------------------
+class _Uniforms:
+    """A batch's 16-bit uniforms, one row (``[batch]``) per choice, handed out in order."""
+
+    def __init__(self, rows: npt.NDArray[np.uint16]):
+        self.rows = rows
+        self.used = 0
+
+    def next(self) -> npt.NDArray[np.uint16]:
+        """The next choice's row."""
+        row = self.rows[self.used]
+        self.used += 1
+        return row
+
+
 def sample(space: Space, n: int, rng: np.random.Generator, blocks: int = 1) -> MappingBatch:
     """``n`` mappings of ``space`` (deterministic for the generator's state).
 
@@ -468,7 +536,7 @@ def sample(space: Space, n: int, rng: np.random.Generator, blocks: int = 1) -> M
         return MappingBatch.concat([sample(space, k, rng) for k in sizes])
     plan = _plan(space)
     nl = plan.nl
-    t = np.repeat(plan.fixed_t[:, :, None], n, axis=2)
+    t = np.repeat(plan.fixed_t[:, :, None], n, axis=2)  # [level, dim, batch]
     sx = np.repeat(plan.fixed_x[:, :, None], n, axis=2)
     sy = np.repeat(plan.fixed_y[:, :, None], n, axis=2)
     # uniforms: 32 bits per level (loop orders), 16 bits per choice and for the preference
@@ -476,35 +544,66 @@ def sample(space: Space, n: int, rng: np.random.Generator, blocks: int = 1) -> M
     raw = raw.view(np.uint8)
     pick = raw[: nl * n * 4].view(np.uint32).reshape(nl, n)
     u = raw[nl * n * 4 :].view(np.uint16)[: (plan.steps + 1) * n].reshape(plan.steps + 1, n)
-    a = (u[-1].astype(np.int64) * len(_ALPHAS)) >> _BITS
-    z = {d: a * plan.lattice[d].size + plan.lattice[d].root for d in plan.free}
-    step = 0
+    a = (u[-1].astype(np.int64) * len(_ALPHAS)) >> _BITS  # the preference of each sample
+    z = {d: a * lat.size + lat.root for d, lat in plan.lattices.items()}
+    uniforms = _Uniforms(u)
+    _spatial_factors(plan, (sx, sy), z, uniforms, rng)
+    for d, lat in plan.lattices.items():
+        z[d] = z[d] * lat.scale
+    _temporal_factors(space, plan, (t, sx, sy), z, a, uniforms, rng)
+    for d, lat in plan.lattices.items():
+        t[plan.home[d], d] *= lat.rest[z[d] // lat.scale]
+    batch = MappingBatch(t, sx, sy, _orders(plan, pick), space.keep.copy())
+    for li, op in space.stationary:
+        make_stationary(space, batch, li, op)
+    for li, op in space.reuse:
+        make_reuse(batch, li, op)
+    return batch
 
-    # spatial factors, favouring a full fan-out
+
+def _spatial_factors(
+    plan: _Plan,
+    fanouts: tuple[Factors, Factors],
+    z: dict[int, Int64s],
+    uniforms: _Uniforms,
+    rng: np.random.Generator,
+) -> None:
+    """Each spatial slot's factors (in place in ``fanouts``: x, y), favouring a full fan-out:
+    the slot's dims in a random order, each taking a factor of the fan-out left."""
     for li, axis, limit, dims in plan.spatial:
-        arr = sx if axis == 0 else sy
+        arr = fanouts[axis]
         left = None  # index of the fan-out left among _limits(limit)
         for d in rng.permutation(dims):
             d = int(d)
-            table, nlim = plan.lattice[d].spatial(limit)
+            table, nlim = plan.lattices[d].spatial(limit)
             row = z[d] * (nlim << table.log) + ((nlim - 1 if left is None else left) << table.log)
-            out = table.draw(row, u[step])
-            step += 1
+            out = table.draw(row, uniforms.next())
             arr[li, d] = out & _LOW
             payload = out >> 32
             z[d] = payload & 0xFFFF
             left = payload >> 16
 
-    # temporal factors, innermost level first, each tile within its level's capacity and
-    # every capacity above (their tiles contain it)
-    for d in plan.free:
-        z[d] = z[d] * plan.lattice[d].scale
-    caps = _capacities(space, plan, sx, sy, n)
-    for li in range(nl - 1):
+
+def _temporal_factors(
+    space: Space,
+    plan: _Plan,
+    factors: tuple[Factors, Factors, Factors],
+    z: dict[int, Int64s],
+    a: Int64s,
+    uniforms: _Uniforms,
+    rng: np.random.Generator,
+) -> None:
+    """The temporal factors below the top level (in place in ``factors``' first, t),
+    innermost level first, each tile within its level's capacity and every capacity above
+    (their tiles contain it): a level's forced dims take all that is left, then its other
+    dims in a random order a divisor of what is left that still fits."""
+    t, sx, sy = factors
+    caps = _capacities(space, plan, sx, sy, t.shape[2])
+    for li in range(plan.nl - 1):
         caps = [c for c in caps if c.level >= li]
-        binds = {d: [c for c in caps if c.binds(d)] for d in plan.free}
+        binds = {d: [c for c in caps if c.binds(d)] for d in plan.lattices}
         for d in plan.forced[li]:
-            lat = plan.lattice[d]
+            lat = plan.lattices[d]
             f = lat.rest[z[d] // lat.scale]
             t[li, d] = f
             z[d] = a * (lat.size * lat.scale)  # state 0: nothing left
@@ -516,39 +615,38 @@ def sample(space: Space, n: int, rng: np.random.Generator, blocks: int = 1) -> M
             continue
         for d in rng.permutation(plan.temporal[li]):
             d = int(d)
-            lat = plan.lattice[d]
             binding = [(c, c.slope(d)) for c in binds[d]]
-            if binding:
-                room = None
-                for c, slope in binding:
-                    r = c.slack / slope
-                    room = r if room is None else np.minimum(room, r, out=room)
-                room += 1.0
-                np.minimum(room, lat.top, out=room)
-                row = lat.fitting(z[d], room.astype(np.int64))
-            else:
-                row = lat.row[z[d] + lat.full]
-            out = lat.temporal.draw(row, u[step])
-            step += 1
-            f = out & _LOW
+            f, z[d] = _temporal_factor(plan.lattices[d], z[d], binding, uniforms.next())
             t[li, d] = f
-            z[d] = out >> 32
             if binding:
                 ff = f.astype(plan.dtype)
                 fm1 = ff - 1.0
                 for c, slope in binding:
                     c.grow(d, ff, fm1, slope)
-    for d in plan.free:
-        lat = plan.lattice[d]
-        t[plan.home[d], d] *= lat.rest[z[d] // lat.scale]
 
-    rank = _orders(plan, pick)
-    batch = MappingBatch(t, sx, sy, rank, space.keep.copy())
-    for li, op in space.stationary:
-        make_stationary(space, batch, li, op)
-    for li, op in space.reuse:
-        make_reuse(batch, li, op)
-    return batch
+
+def _temporal_factor(
+    lat: _Lattice,
+    z: Int64s,
+    binding: list[tuple[_Capacity, Floats]],
+    u: npt.NDArray[np.uint16],
+) -> tuple[Int64s, Int64s]:
+    """One dim's temporal factor at one level and its next state: a divisor of what is left
+    (state ``z``) no larger than the room every ``binding`` capacity leaves (its slack over
+    the dim's slope, plus one)."""
+    if binding:
+        room: Floats | None = None
+        for c, slope in binding:
+            r = c.slack / slope
+            room = r if room is None else np.minimum(room, r, out=room)
+        assert room is not None  # binding is not empty
+        room += 1.0
+        np.minimum(room, lat.top, out=room)
+        row = lat.fitting(z, room.astype(np.int64))
+    else:
+        row = lat.row[z + lat.full]
+    out = lat.temporal.draw(row, u)
+    return out & _LOW, out >> 32
 
 
 def _capacities(

@@ -376,7 +376,7 @@ def _checked_ranges(
 
 
 def _check_values(
-    space: SearchSpace, template: Template, ranges: dict[str, list[Any]], source: str
+    space: SearchSpace, template: Template[Any], ranges: dict[str, list[Any]], source: str
 ) -> None:
     """Every value the space can give, each checked by the template's own model (with the
     other ranges at their first value; the fixed parameters alone first)."""

@@ -35,7 +35,7 @@ from magnet.templates.eyeriss import Eyeriss
 from magnet.templates.simba import Simba
 from magnet.templates.systolic import Systolic
 
-BUILTIN: dict[str, type[Template]] = {"simba": Simba, "eyeriss": Eyeriss, "systolic": Systolic}
+BUILTIN: dict[str, type[Template[Any]]] = {"simba": Simba, "eyeriss": Eyeriss, "systolic": Systolic}
 
 
 def simba(name: str = "simba", **params: Any) -> Arch:
@@ -132,7 +132,7 @@ def dataflow_for(arch: Arch, spec: str | Dataflow | None) -> Dataflow:
     )
 
 
-def _named_dataflows(template: Template, arch: Arch) -> tuple[Dataflow, ...]:
+def _named_dataflows(template: Template[Any], arch: Arch) -> tuple[Dataflow, ...]:
     """The template's named dataflows that can run on ``arch`` (not ``free``)."""
     out = []
     for other in template.dataflows:

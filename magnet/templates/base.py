@@ -22,7 +22,7 @@ import importlib.metadata
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import (
     BeforeValidator,
@@ -68,6 +68,7 @@ SIMBA_CLOCK = ClockReference(
 
 
 def _size(value: Any) -> int:
+    """A buffer size in bytes (a number, or a string such as ``32KiB``) in (0, 1 GiB]."""
     size = parse_bytes(value)
     if size <= 0:
         raise ValueError(f"a buffer size must be > 0, got {value!r}")
@@ -107,9 +108,10 @@ def plugin_errors(
     ``PluginError`` and the ``passthrough`` types leave as they are; so does everything
     raised by magnet's built-in plug-ins (``is_builtin``: a bug of magnet's, not a plug-in's).
     """
+    left_alone: tuple[type[BaseException], ...] = (MagnetError, PluginError, *passthrough)
     try:
         yield
-    except (MagnetError, PluginError, *passthrough):
+    except left_alone:
         raise
     except Exception as exc:
         if is_builtin(plugin):
@@ -123,8 +125,9 @@ def plugin_errors(
 
 
 def _gb_per_s(value: Any) -> float | str | None:
+    """A DRAM bandwidth as written: GB/s in (0, ``MAX_DRAM_GB_PER_S``], ``stall-free`` or None."""
     if value is None or value == "stall-free":
-        return value
+        return None if value is None else "stall-free"
     try:
         number = real_number(value)
     except ValueError:
@@ -202,15 +205,22 @@ class TemplateParams(Strict):
         return channels * tech.channel_bandwidth_gb_per_s.value
 
 
-class Template(ABC):
-    """Base class of every template (see the module docstring for when magnet calls what)."""
+#: A template's own parameter model (``Template.Params``).
+P = TypeVar("P", bound=TemplateParams)
+
+
+class Template(ABC, Generic[P]):
+    """Base class of every template (see the module docstring for when magnet calls what).
+
+    Generic in its parameter model: ``class Simba(Template[SimbaParams])`` types the ``p``
+    that ``assemble`` receives (``build`` validates it with ``Params`` first)."""
 
     #: Name used in YAML (``template: NAME``) and on the command line.
     name: ClassVar[str]
     #: One line for listings.
     description: ClassVar[str] = ""
     #: The parameter model.
-    Params: ClassVar[type[TemplateParams]]
+    Params: type[P]
     #: Named dataflows: name -> one-line description (``dataflow`` builds them).
     dataflows: ClassVar[dict[str, str]] = {}
     #: Published configurations: preset name -> parameters.
@@ -224,7 +234,7 @@ class Template(ABC):
 
     def params(
         self, values: Mapping[str, Any] | TemplateParams | None = None, *, source: str | None = None
-    ) -> TemplateParams:
+    ) -> P:
         """Validated parameters; errors name the source, the field and what is allowed."""
         if isinstance(values, self.Params):
             return values
@@ -274,7 +284,7 @@ class Template(ABC):
         )
 
     @abstractmethod
-    def assemble(self, p: TemplateParams, name: str) -> Arch:
+    def assemble(self, p: P, name: str) -> Arch:
         """The level tree for validated parameters ``p`` (``build`` records the rest)."""
 
     @abstractmethod
@@ -319,7 +329,7 @@ class Template(ABC):
         return rows
 
 
-def template_dataflow(template: Template, arch: Arch, name: str) -> Dataflow:
+def template_dataflow(template: Template[Any], arch: Arch, name: str) -> Dataflow:
     """``template.dataflow(arch, name)``, as magnet asks it: an exception in a plug-in
     template's code is a ``PluginError`` (``plugin_errors``)."""
     with plugin_errors("template", template, f"building dataflow {name!r} on {arch.name!r}"):
@@ -346,13 +356,13 @@ def _load_builtins(registry: Registry) -> None:
 TEMPLATES = Registry("template", _load_builtins)
 
 
-def register_template(template: Template | type[Template]) -> Template:
+def register_template(template: Template[Any] | type[Template[Any]]) -> Template[Any]:
     """Make a template available by its ``name`` (YAML ``template:``, ``--arch NAME``); a
     name registered before from Python is replaced (a notebook cell run again)."""
     return _register(template, origin=REGISTERED)
 
 
-def _register(template: Template | type[Template], *, origin: str) -> Template:
+def _register(template: Template[Any] | type[Template[Any]], *, origin: str) -> Template[Any]:
     obj = template() if isinstance(template, type) else template
     if not isinstance(obj, Template):
         raise MagnetError(f"{template!r} is not a magnet.templates.Template")
@@ -369,12 +379,12 @@ def unregister_template(name: str) -> None:
     TEMPLATES.remove(name)
 
 
-def templates() -> dict[str, Template]:
+def templates() -> dict[str, Template[Any]]:
     """Every registered template by name."""
     return {name: entry.obj for name, entry in TEMPLATES.entries().items()}
 
 
-def get_template(name: str, source: str | None = None) -> Template:
+def get_template(name: str, source: str | None = None) -> Template[Any]:
     """The template called ``name``; an unknown name lists the known ones."""
     found = templates().get(name)
     if found is None:
@@ -386,6 +396,6 @@ def get_template(name: str, source: str | None = None) -> Template:
     return found
 
 
-def presets() -> dict[str, tuple[Template, dict[str, Any]]]:
+def presets() -> dict[str, tuple[Template[Any], dict[str, Any]]]:
     """Every preset: name -> (template, parameters)."""
     return {p: (t, params) for t in templates().values() for p, params in t.presets.items()}
