@@ -40,6 +40,10 @@ Factors = npt.NDArray[np.int32]
 Int64s = npt.NDArray[np.int64]
 #: One real number per sample: ``float[batch]`` (bits, in ``_Plan.dtype``).
 Floats = npt.NDArray[np.floating[Any]]
+#: The float type capacities are tracked in (``_Plan.dtype``).
+FloatType = type[np.floating[Any]]
+#: A dim's extent while capacities are set up: a number, or one per sample.
+Extent = float | np.ndarray
 
 #: Preference for large factors (weight factor**alpha; a spatial factor weighs one power more):
 #: none, some, strong. Each mapping draws one, so a batch mixes small and large factors.
@@ -81,11 +85,12 @@ class _Table:
         edge = np.rint(cum * (1 << self.log)).astype(np.int64)
         repeat = np.diff(edge, axis=1, prepend=0)
         out = np.where(used, value | (payload << 32), 0)
-        self.out = np.repeat(out.ravel(), repeat.ravel())
+        self.out: Int64s = np.repeat(out.ravel(), repeat.ravel())
 
-    def draw(self, row: np.ndarray, u: np.ndarray) -> np.ndarray:
+    def draw(self, row: np.ndarray, u: np.ndarray) -> Int64s:
         """The packed outcome per sample; ``row`` already shifted left by ``log``."""
-        return self.out[row + (u >> self.shift)]
+        packed: Int64s = self.out[row + (u >> self.shift)]
+        return packed
 
 
 @functools.lru_cache(maxsize=4096)
@@ -122,7 +127,7 @@ class _Lattice:
     def __init__(self, root: int, slots: tuple[int, ...]):
         reach = {root}
         for limit in slots:
-            step = set()
+            step: set[int] = set()
             for r in reach:
                 step.update(r // c for c in _divisors(r) if c <= limit)
                 step.update(-(-r // f) for f in _limits(limit) if f < r and r % f)
@@ -185,10 +190,12 @@ class _Lattice:
         """Temporal row of states ``zz`` when the largest factor that fits is ``q``
         (int64, 0 <= q <= top)."""
         if self.scale == self.top + 1:
-            return self.row[zz + q]
-        if self.pos is not None:
-            return self.row[zz + self.pos[q]]
-        return self.row[zz + np.searchsorted(self.values, q, side="right")]
+            rows: np.ndarray = self.row[zz + q]
+        elif self.pos is not None:
+            rows = self.row[zz + self.pos[q]]
+        else:
+            rows = self.row[zz + np.searchsorted(self.values, q, side="right")]
+        return rows
 
     def spatial(self, limit: int) -> tuple[_Table, int]:
         """Table of a spatial slot of fan-out ``limit``: rows (a, state, fan-out left) =
@@ -227,6 +234,7 @@ class _Lattice:
 
 @functools.lru_cache(maxsize=128)  # a lattice and its tables: ~0.5 MB, a few MB at most
 def _lattice(root: int, slots: tuple[int, ...]) -> _Lattice:
+    """The lattice of an extent and its fan-out slots, built once per process."""
     return _Lattice(root, slots)
 
 
@@ -236,10 +244,10 @@ _LINEAR, _P, _R, _Q, _S = range(5)  # the window terms P, R, Q, S: ``_Capacity.w
 _WINDOW = {int(Dim.P): _P, int(Dim.R): _R, int(Dim.Q): _Q, int(Dim.S): _S}
 
 
-def _product(n: int, dtype, *factors) -> np.ndarray:
+def _product(n: int, dtype: FloatType, *factors: float | np.ndarray) -> Floats:
     """Product of numbers and arrays, as a new array of n."""
     scalar = 1.0
-    arrays = []
+    arrays: list[np.ndarray] = []
     for x in factors:
         if isinstance(x, np.ndarray):
             arrays.append(x)
@@ -247,7 +255,7 @@ def _product(n: int, dtype, *factors) -> np.ndarray:
             scalar *= x
     if not arrays:
         return np.full(n, scalar, dtype=dtype)
-    out = arrays[0].astype(dtype)
+    out: Floats = arrays[0].astype(dtype)
     out *= scalar
     for x in arrays[1:]:
         out *= x
@@ -262,13 +270,14 @@ class _Capacity:
     that fits is 1 + slack / slope(d).
     """
 
-    def __init__(self, space: Space, level: int, extent: list, n: int, dtype):
+    def __init__(self, space: Space, level: int, extent: list[Extent], n: int, dtype: FloatType):
         layer = space.layer
         self.level = level
         kw, ki, ko = (float(x) for x in space.keep[level] * space.bits[level])
         e = extent
         need = np.zeros(n, dtype=dtype)
-        self.w_w = self.w_o = None
+        self.w_w: Floats | None = None  # weight bits (None: the level keeps no weights)
+        self.w_o: Floats | None = None  # output bits
         if kw:
             self.w_w = _product(n, dtype, kw, e[Dim.G], e[Dim.K], e[Dim.C], e[Dim.R], e[Dim.S])
             need += self.w_w
@@ -306,22 +315,26 @@ class _Capacity:
         ]
 
     def binds(self, d: int) -> bool:
+        """Whether dim d's extent changes what the level holds."""
         w, o, i = self.terms[d]
         return w or o or i is not None
 
     def slope(self, d: int) -> np.ndarray:
         """Bits added per unit of (factor - 1) on dim d."""
         w, o, i = self.terms[d]
-        out = None
+        out: Floats | None = None
         if i == _LINEAR:
             out = self.base * self.side[0] * self.side[1]
         elif i is not None:  # a window term, times the other side
             k = i - _P
             out = self.base * self.side[1 - (k >> 1)] * self.win[k]
         if w:
+            assert self.w_w is not None  # the level keeps weights (``terms``)
             out = self.w_w if out is None else np.add(out, self.w_w, out=out)
         if o:
+            assert self.w_o is not None  # the level keeps outputs
             out = self.w_o if out is None else out + self.w_o
+        assert out is not None  # a dim that binds (``binds``) has a term
         return out
 
     def grow(self, d: int, f: np.ndarray, fm1: np.ndarray, slope: np.ndarray) -> None:
@@ -329,8 +342,10 @@ class _Capacity:
         self.slack -= fm1 * slope
         w, o, i = self.terms[d]
         if w:
+            assert self.w_w is not None  # the level keeps weights (``terms``)
             self.w_w *= f
         if o:
+            assert self.w_o is not None  # the level keeps outputs
             self.w_o *= f
         if i == _LINEAR:
             self.base *= f
@@ -474,7 +489,7 @@ def _movable(space: Space) -> npt.NDArray[np.bool_]:
     return result
 
 
-def _capacity_dtype(space: Space, finite: list[int]) -> type[np.floating[Any]]:
+def _capacity_dtype(space: Space, finite: list[int]) -> FloatType:
     """The float type capacities are tracked in, in whole bits: float32 is exact while the
     bits stay below 2**24 (with room for a window's stride), else float64."""
     layer = space.layer
@@ -497,8 +512,8 @@ def _rank_table(prefix: tuple[int, ...], free: tuple[int, ...]) -> np.ndarray:
     order, then the others (loops that cannot exist at the level: their place is moot)."""
     rest = [d for d in free if d not in prefix]
     moot = [d for d in range(NUM_DIMS) if d not in prefix and d not in rest]
-    perms = list(itertools.permutations(rest))
-    perms = np.array(perms, dtype=np.int64).reshape(len(perms), len(rest))
+    orders = list(itertools.permutations(rest))
+    perms = np.array(orders, dtype=np.int64).reshape(len(orders), len(rest))
     fixed = np.array(prefix, dtype=np.int64), np.array(moot, dtype=np.int64)
     order = np.concatenate(
         [np.tile(fixed[0], (len(perms), 1)), perms, np.tile(fixed[1], (len(perms), 1))], 1
@@ -518,7 +533,7 @@ class _Uniforms:
 
     def next(self) -> npt.NDArray[np.uint16]:
         """The next choice's row."""
-        row = self.rows[self.used]
+        row: npt.NDArray[np.uint16] = self.rows[self.used]
         self.used += 1
         return row
 
@@ -616,10 +631,10 @@ def _temporal_factors(
         for d in rng.permutation(plan.temporal[li]):
             d = int(d)
             binding = [(c, c.slope(d)) for c in binds[d]]
-            f, z[d] = _temporal_factor(plan.lattices[d], z[d], binding, uniforms.next())
-            t[li, d] = f
+            factor, z[d] = _temporal_factor(plan.lattices[d], z[d], binding, uniforms.next())
+            t[li, d] = factor
             if binding:
-                ff = f.astype(plan.dtype)
+                ff = factor.astype(plan.dtype)
                 fm1 = ff - 1.0
                 for c, slope in binding:
                     c.grow(d, ff, fm1, slope)
@@ -654,16 +669,16 @@ def _capacities(
 ) -> list[_Capacity]:
     """A ``_Capacity`` per level of finite capacity, from the fixed and spatial factors."""
     out = []
-    extent: list = [1.0] * NUM_DIMS
+    extent: list[Extent] = [1.0] * NUM_DIMS
     spatial = {(li, axis): dims for li, axis, _, dims in plan.spatial}
     for li in range(plan.finite[-1] + 1 if plan.finite else 0):
         for axis, arr, fixed in ((0, sx, plan.fixed_x), (1, sy, plan.fixed_y)):
             for d in spatial.get((li, axis), ()):
                 extent[d] = extent[d] * arr[li, d]
-            for d in np.flatnonzero(fixed[li] > 1):
-                extent[d] = extent[d] * fixed[li, d]
-        for d in np.flatnonzero(plan.fixed_t[li] > 1):
-            extent[d] = extent[d] * plan.fixed_t[li, d]
+            for e in np.flatnonzero(fixed[li] > 1):
+                extent[e] = extent[e] * fixed[li, e]
+        for e in np.flatnonzero(plan.fixed_t[li] > 1):
+            extent[e] = extent[e] * plan.fixed_t[li, e]
         if li in plan.finite:
             out.append(_Capacity(space, li, extent, n, plan.dtype))
     return out
@@ -685,7 +700,7 @@ def _orders(plan: _Plan, pick: np.ndarray) -> np.ndarray:
     return rank
 
 
-def make_stationary(space: Space, batch: MappingBatch, li: int, op) -> None:
+def make_stationary(space: Space, batch: MappingBatch, li: int, op: Operand) -> None:
     """Move loops so that ``op`` is never refetched into level ``li`` (in place).
 
     Above the level, the loops that do not index the operand go innermost in each level, and
@@ -710,7 +725,7 @@ def make_stationary(space: Space, batch: MappingBatch, li: int, op) -> None:
         rank[m] = _reranked(rank[m].astype(np.int16) + np.where(rel[:, None], NUM_DIMS, 0))
 
 
-def make_reuse(batch: MappingBatch, li: int, op) -> None:
+def make_reuse(batch: MappingBatch, li: int, op: Operand) -> None:
     """Put a loop that does not index ``op`` innermost in the first active level above ``li``
     (in place), when that level has one."""
     t, rank = batch.factors_t, batch.rank
@@ -726,7 +741,8 @@ def make_reuse(batch: MappingBatch, li: int, op) -> None:
 
 def _reranked(key: np.ndarray) -> np.ndarray:
     """Ranks (0 = innermost) that order the dims by ``key[dim, batch]`` (distinct keys)."""
-    return (key[None, :, :] < key[:, None, :]).sum(axis=1, dtype=np.int8)
+    ranks: npt.NDArray[np.int8] = (key[None, :, :] < key[:, None, :]).sum(axis=1, dtype=np.int8)
+    return ranks
 
 
 def neighbours(

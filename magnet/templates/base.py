@@ -206,10 +206,10 @@ class TemplateParams(Strict):
 
 
 #: A template's own parameter model (``Template.Params``).
-P = TypeVar("P", bound=TemplateParams)
+ParamsT = TypeVar("ParamsT", bound=TemplateParams)
 
 
-class Template(ABC, Generic[P]):
+class Template(ABC, Generic[ParamsT]):
     """Base class of every template (see the module docstring for when magnet calls what).
 
     Generic in its parameter model: ``class Simba(Template[SimbaParams])`` types the ``p``
@@ -220,7 +220,7 @@ class Template(ABC, Generic[P]):
     #: One line for listings.
     description: ClassVar[str] = ""
     #: The parameter model.
-    Params: type[P]
+    Params: type[ParamsT]
     #: Named dataflows: name -> one-line description (``dataflow`` builds them).
     dataflows: ClassVar[dict[str, str]] = {}
     #: Published configurations: preset name -> parameters.
@@ -234,7 +234,7 @@ class Template(ABC, Generic[P]):
 
     def params(
         self, values: Mapping[str, Any] | TemplateParams | None = None, *, source: str | None = None
-    ) -> P:
+    ) -> ParamsT:
         """Validated parameters; errors name the source, the field and what is allowed."""
         if isinstance(values, self.Params):
             return values
@@ -284,7 +284,7 @@ class Template(ABC, Generic[P]):
         )
 
     @abstractmethod
-    def assemble(self, p: P, name: str) -> Arch:
+    def assemble(self, p: ParamsT, name: str) -> Arch:
         """The level tree for validated parameters ``p`` (``build`` records the rest)."""
 
     @abstractmethod
