@@ -437,7 +437,7 @@ class Dashboard:
                 seen.add(trace["uid"])
             return fig
 
-        key = (study.name, "figure", name, tuple(sorted(query.items())))
+        key: tuple[Any, ...] = (study.name, "figure", name, tuple(sorted(query.items())))
         if kind.basis is not None:
             key += (kind.basis(study),)
         return self.json(self.store.memo(key, make, per_version=kind.basis is None))
@@ -509,22 +509,42 @@ class Dashboard:
 
 
 class _Choice(Convertor[str]):
+    """A path segment that is one of a few words (``regex``: them, joined by ``|``)."""
+
     regex = ""
 
     def convert(self, value: str) -> str:
+        """The segment as it is."""
         return value
 
     def to_string(self, value: str) -> str:
+        """The segment as it is."""
         return value
 
 
+class _Export(_Choice):
+    """``{what:export}``: all the trials or the front."""
+
+    regex = "trials|front"
+
+
+class _Format(_Choice):
+    """``{kind:format}``: a download's format."""
+
+    regex = "csv|json"
+
+
 class _TrialNumber(Convertor[int]):
+    """``{n:trial}``: a trial number of at most 9 digits."""
+
     regex = "[0-9]{1,9}"
 
     def convert(self, value: str) -> int:
+        """The trial number."""
         return int(value)
 
     def to_string(self, value: int) -> str:
+        """The trial number as digits."""
         return str(value)
 
 
@@ -532,10 +552,8 @@ def _convertors() -> None:
     """``{n:trial}`` (a trial number, at most 9 digits), ``{what:export}`` and
     ``{kind:format}`` (the downloads)."""
     register_url_convertor("trial", _TrialNumber())
-    export, fmt = _Choice(), _Choice()
-    export.regex, fmt.regex = "trials|front", "csv|json"
-    register_url_convertor("export", export)
-    register_url_convertor("format", fmt)
+    register_url_convertor("export", _Export())
+    register_url_convertor("format", _Format())
 
 
 def common_hypervolumes(studies: list[Study]) -> tuple[list[float] | None, list[float]]:

@@ -21,7 +21,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from magnet.errors import MagnetError
 from magnet.search.storage import DEFAULT_JOURNAL, describe, is_url, open_storage
@@ -29,6 +29,8 @@ from magnet.search.study import Study, TrialView
 
 #: Derived results kept (least recently used first out).
 MEMO_SIZE = 256
+#: What a memo keeps (``Store.memo``).
+T = TypeVar("T")
 
 
 class NotFound(Exception):
@@ -223,7 +225,7 @@ class Store:
                 continue
         return out
 
-    def memo(self, key: tuple[Any, ...], make: Callable[[], Any], per_version: bool = True) -> Any:
+    def memo(self, key: tuple[Any, ...], make: Callable[[], T], per_version: bool = True) -> T:
         """``make()`` for ``key`` (its first item a study name), made again when that study
         changed (``per_version``), or kept while the storage is the same one (for what does
         not change as a study grows, such as a finished trial's design)."""
@@ -232,7 +234,8 @@ class Store:
         with self._lock:
             if full in self._memo:
                 self._memo.move_to_end(full)
-                return self._memo[full]
+                kept: T = self._memo[full]
+                return kept
         value = make()
         with self._lock:
             self._memo[full] = value

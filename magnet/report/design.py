@@ -15,7 +15,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, TypedDict, get_args
 
 import yaml
 
@@ -59,11 +59,25 @@ def size_params(template: str) -> frozenset[str]:
         fields = get_template(template).Params.model_fields
     except MagnetError:  # a template not installed here: no sizes known
         return frozenset()
-    marks = Bytes.__metadata__
+    marks = get_args(Bytes)[1:]  # its validators (``Annotated``'s metadata)
     return frozenset(k for k, f in fields.items() if any(m in marks for m in f.metadata))
 
 
-def size(value: float) -> dict[str, str]:
+class SizeText(TypedDict):
+    """A size as a page prints it: the text, and the exact count as a title (None: none)."""
+
+    text: str
+    title: str | None
+
+
+class ParamRow(SizeText):
+    """A parameter as the design page lists it: its name, value, and whether it is fixed."""
+
+    name: str
+    fixed: bool
+
+
+def size(value: float) -> SizeText:
     """A size in bytes as a page prints it: ``text`` in binary units, ``title`` exact."""
     return {"text": human_bytes(value), "title": exact_bytes(value)}
 
@@ -150,27 +164,28 @@ class DesignView:
     arch_error: str | None
     on_front: bool
     workloads: list[WorkloadView] = field(default_factory=list)
-    params: list[dict[str, Any]] = field(default_factory=list)  # {name, text, title, fixed}
+    params: list[ParamRow] = field(default_factory=list)
     area: list[dict[str, Any]] = field(default_factory=list)  # components, ``area_rows``
 
     #: A size in bytes as the page prints it (``size``), for the templates.
     size = staticmethod(size)
 
 
-def param_rows(study: Study, trial: TrialView) -> list[dict[str, Any]]:
+def param_rows(study: Study, trial: TrialView) -> list[ParamRow]:
     """The parameters of ``trial`` (the trial's, then the space's fixed ones) as the page
     prints them: sizes in bytes in binary units, the exact count in ``title``."""
     from magnet.report.figures import fmt
 
     sizes = size_params(study.space.template)
     fixed = study.space.fixed()
-    rows = []
+    rows: list[ParamRow] = []
     items = [(k, v, False) for k, v in trial.params.items() if k != "dataflow"]
     items += [(k, v, True) for k, v in fixed.items() if k not in trial.params]
     for name, value, is_fixed in items:
-        row = {"name": name, "text": fmt(value), "title": None, "fixed": is_fixed}
+        row: ParamRow = {"name": name, "text": fmt(value), "title": None, "fixed": is_fixed}
         if name in sizes and isinstance(value, int | float) and not isinstance(value, bool):
-            row.update(size(value))
+            shown = size(value)
+            row["text"], row["title"] = shown["text"], shown["title"]
         rows.append(row)
     return rows
 
@@ -193,7 +208,8 @@ def area_rows(record: dict[str, Any] | None, arch: Any | None) -> list[dict[str,
     if arch is not None:
         for lvl in arch.levels:
             bits = lvl.capacity_bits
-            each = all_ = None
+            each: SizeText | None = None
+            all_: SizeText | None = None
             if bits is None:
                 each = {"text": "unbounded", "title": None}
             elif bits % 8 == 0:

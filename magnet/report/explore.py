@@ -623,7 +623,7 @@ def timeline(study: Study, now: datetime | None = None) -> go.Figure:
         if not group:
             continue
         ends = [_end(t, now) for t in group]
-        ms = [(e - t.started).total_seconds() * 1000 for t, e in zip(group, ends, strict=True)]
+        ms = [_span_ms(t, e) for t, e in zip(group, ends, strict=True)]
         color = STATUS_COLORS.get(status, "#999999")
         fig.add_trace(
             go.Bar(
@@ -654,6 +654,12 @@ def timeline(study: Study, now: datetime | None = None) -> go.Figure:
         height=max(300, 160 + 40 * len(lanes)),
     )
     return fig
+
+
+def _span_ms(t: TrialView, end: datetime) -> float:
+    """Milliseconds from a started trial's start to ``end`` (its bar's length)."""
+    assert t.started is not None  # the timeline draws started trials only
+    return (end - t.started).total_seconds() * 1000
 
 
 def _end(t: TrialView, now: datetime | None) -> datetime:

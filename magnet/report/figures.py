@@ -18,7 +18,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -31,6 +31,9 @@ from magnet.search.space import METRICS
 from magnet.search.storage import quiet_optuna
 from magnet.search.study import Study, TrialView
 from magnet.units import human_bytes
+
+if TYPE_CHECKING:
+    from optuna.trial import FrozenTrial
 
 #: Colours of dataflows, studies and designs (plotly's default qualitative palette).
 PALETTE = (
@@ -237,7 +240,8 @@ def _split(
     trace (and of the front's, for a second front design at one place) and named in the
     front point's hover, so a click on a front marker can only open the trial it shows."""
     at: dict[tuple[float, ...], int] = {}  # a place -> the front trial drawn there
-    front, same = [], {}
+    front: list[TrialView] = []
+    same: dict[int, list[int]] = {}
     for t in _with_values(study.pareto_front(), axes):
         place = tuple(t.values[m] for m in axes)
         if place in at:  # two front designs equal on these objectives: one marker
@@ -386,7 +390,8 @@ def _staircase(study: Study, feasible: list[TrialView], axes: Sequence[str]) -> 
     )
 
 
-def _shape(directions: list[str]) -> str:
+def _shape(directions: Sequence[str]) -> str:
+    """A staircase's step shape: it steps where the first objective's better side is."""
     return "hv" if directions[0] == "minimize" else "vh"
 
 
@@ -563,8 +568,8 @@ def importances(study: Study) -> dict[str, dict[str, float]] | None:
         for i, (o, d) in enumerate(zip(study.objectives, study.directions, strict=True)):
             sign = 1.0 if d == "minimize" else -1.0
 
-            def target(t: Any, i: int = i, sign: float = sign) -> float:
-                return sign * t.values[i]
+            def target(t: FrozenTrial, i: int = i, sign: float = sign) -> float:
+                return sign * float(t.values[i])
 
             out[o] = dict(optuna.importance.get_param_importances(copy, target=target))
     return out
@@ -1014,7 +1019,11 @@ def compare_fronts(studies: list[Study], x: str, y: str) -> go.Figure:
     for i, study in enumerate(studies):
         feasible = _with_values(study.feasible(), (x, y))
         values = [[t.values[x], t.values[y]] for t in feasible]
-        keep = pareto.nondominated(pareto.to_minimised_log(values, directions)) if values else []
+        keep = (
+            pareto.nondominated(pareto.to_minimised_log(values, directions))
+            if values
+            else np.zeros(0, dtype=bool)
+        )
         front = sorted(
             (t for t, k in zip(feasible, keep, strict=True) if k),
             key=lambda t: (t.values[x], t.values[y]),
@@ -1099,7 +1108,10 @@ def figure_json(fig: go.Figure) -> dict[str, Any]:
 
     from plotly.utils import PlotlyJSONEncoder
 
-    return json.loads(json.dumps(_plain(fig.to_plotly_json()), cls=PlotlyJSONEncoder))
+    data: dict[str, Any] = json.loads(
+        json.dumps(_plain(fig.to_plotly_json()), cls=PlotlyJSONEncoder)
+    )
+    return data
 
 
 def _plain(data: Any) -> Any:

@@ -15,7 +15,7 @@ import re
 from functools import cache
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from markupsafe import Markup
@@ -25,6 +25,9 @@ from magnet.report.design import mappings_yaml
 from magnet.search.space import METRICS
 from magnet.search.storage import check_output
 from magnet.search.study import Study, TrialView
+
+if TYPE_CHECKING:
+    import jinja2
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -87,7 +90,7 @@ def asset(name: str) -> str:
     return (ASSETS / name).read_text(encoding="utf-8")
 
 
-def environment(*folders: Path) -> Any:
+def environment(*folders: Path) -> jinja2.Environment:
     """Jinja2 with autoescape on, ``folders`` first, then the report's templates."""
     import jinja2
 

@@ -335,7 +335,15 @@ class Study:
         }
 
 
-def pareto_json(study: Study) -> list[dict[str, Any]]:
+class FrontRow(TypedDict):
+    """A design of the front as ``magnet pareto --json`` prints it."""
+
+    number: int
+    params: dict[str, Any]
+    values: dict[str, float]
+
+
+def pareto_json(study: Study) -> list[FrontRow]:
     """The front as ``magnet pareto --json`` prints it: objects with params and values."""
     return [
         {"number": t.number, "params": t.params, "values": t.values} for t in study.pareto_front()
