@@ -121,11 +121,14 @@ class Store:
 
     @property
     def path(self) -> Path | None:
+        """The journal file the storage is (None: a database URL)."""
         if self.spec is not None and is_url(self.spec):
             return None
         return DEFAULT_JOURNAL if self.spec is None else Path(self.spec)
 
     def exists(self) -> bool:
+        """Whether the storage exists yet (a database: assumed; a journal: a search creates
+        it)."""
         path = self.path
         return path is None or path.exists()
 
@@ -182,6 +185,7 @@ class Store:
         return list(self._names)
 
     def feed(self, name: str) -> Feed:
+        """The ``Feed`` of study ``name`` (made on first use; ``NotFound`` if none)."""
         self.check()
         found = self._feeds.get(name)
         if found is None or name not in self._names:

@@ -19,6 +19,7 @@ from typing import Any, TypedDict, get_args
 
 import yaml
 
+from magnet.arch.spec import Arch
 from magnet.cost.base import OVERHEAD_NOTES
 from magnet.errors import MagnetError
 from magnet.search.study import Study, TrialView
@@ -94,8 +95,14 @@ def area_note(record: dict[str, Any], component: str) -> str:
     return "a component the cost model priced"
 
 
-def build_arch(study: Study, trial: TrialView) -> Any:
-    """The trial's architecture (named ``trial-N`` as the search named it)."""
+def build_arch(study: Study, trial: TrialView) -> Arch:
+    """The trial's architecture (named ``trial-N`` as the search named it), from the space's
+    fixed parameters and the trial's: built, never priced (no cost model is loaded).
+
+    The one thing a viewer makes rather than reads, because the record lacks it: a
+    ``NetworkRecord`` keeps each level's energy and each component's area, not the level tree
+    (capacity, instances and operands of each level: ``area_rows``; the level names a loop
+    nest prints: ``loop_nests``; the YAML ``--arch`` reads: ``arch_yaml``)."""
     from magnet.templates import get_template
 
     return get_template(study.space.template).build(
@@ -103,7 +110,7 @@ def build_arch(study: Study, trial: TrialView) -> Any:
     )
 
 
-def arch_yaml(arch: Any) -> str:
+def arch_yaml(arch: Arch) -> str:
     """The YAML of an architecture ``build_arch`` made (what ``--arch`` reads)."""
     from magnet.templates import arch_to_data
 
@@ -117,14 +124,17 @@ def mappings_data(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def mappings_yaml(record: dict[str, Any]) -> str:
+    """``mappings_data`` as YAML."""
     return yaml.safe_dump(mappings_data(record), sort_keys=False, default_flow_style=None)
 
 
 def arch_file(trial: TrialView) -> str:
+    """The file name a design's architecture is saved as."""
     return f"trial-{trial.number}.yaml"
 
 
 def mappings_file(trial: TrialView, index: int, record: dict[str, Any]) -> str:
+    """The file name a design's mappings on one workload are saved as."""
     network = safe_file_name(str(record.get("network", index)), "workload")
     return f"trial-{trial.number}-{network}.mappings.yaml"
 
@@ -148,6 +158,7 @@ class WorkloadView:
 
     @property
     def operands_note(self) -> str | None:
+        """What the page says instead of the operand energies of an older record."""
         return None if self.operands is not None else OLD_RECORD
 
 
@@ -190,11 +201,12 @@ def param_rows(study: Study, trial: TrialView) -> list[ParamRow]:
     return rows
 
 
-def area_rows(record: dict[str, Any] | None, arch: Any | None) -> list[dict[str, Any]]:
+def area_rows(record: dict[str, Any] | None, arch: Arch | None) -> list[dict[str, Any]]:
     """The design's components, outermost first: each storage level of the rebuilt ``arch``
-    (class, instances, capacity per instance and in all, operands kept), the MACs, then the
-    record's other area components (routers, the overheads), each with its area in mm² and
-    share from ``record`` and a line saying what it is."""
+    (class, instances, capacity per instance and in all, operands kept: what the record
+    lacks, ``build_arch``), the MACs, then the record's other area components (routers, the
+    overheads), each with its area in mm² and share from ``record`` (never priced again)
+    and a line saying what it is."""
     parts = dict((record or {}).get("area_mm2_by_component") or {})
     total = sum(parts.values())
     rows: list[dict[str, Any]] = []
@@ -273,7 +285,10 @@ def commands(
     return mapped, base + _flag("--mapping-file", maps)
 
 
-def loop_nests(record: dict[str, Any], arch: Any | None) -> list[dict[str, Any]]:
+def loop_nests(record: dict[str, Any], arch: Arch | None) -> list[dict[str, Any]]:
+    """Each distinct layer shape's mapping of ``record`` as a loop nest on ``arch`` (the record
+    keeps the mappings but not the level tree a loop nest names: ``build_arch`` rebuilds it; None
+    without one), with the layers that share it."""
     from magnet.mapping.mapping import Mapping
 
     out = []
@@ -289,7 +304,8 @@ def loop_nests(record: dict[str, Any], arch: Any | None) -> list[dict[str, Any]]
 
 def design_view(study: Study, trial: TrialView) -> DesignView:
     """Everything the design page and the report show of ``trial``, from its stored records
-    and the architecture rebuilt from its parameters (nothing is priced, no workload read)."""
+    and the architecture rebuilt from its parameters (``build_arch``: the level tree the
+    record lacks; nothing is priced, no cost model loaded, no workload read)."""
     arch = None
     text = error = None
     try:

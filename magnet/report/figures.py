@@ -74,6 +74,8 @@ def esc(text: Any) -> str:
 
 
 def fmt(value: Any) -> str:
+    """A value as figures and tables print it: whole numbers with separators, others to 4
+    significant digits."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
     if isinstance(value, int):
@@ -84,6 +86,7 @@ def fmt(value: Any) -> str:
 
 
 def metric_title(metric: str) -> str:
+    """A metric's axis title: its name and what it is (``METRICS``), escaped."""
     described = METRICS.get(metric)
     return esc(metric if described is None else f"{metric}: {described}")
 

@@ -87,6 +87,7 @@ def data_uri(text: str) -> str:
 
 
 def asset(name: str) -> str:
+    """One of the report's own assets (CSS, JavaScript) as text."""
     return (ASSETS / name).read_text(encoding="utf-8")
 
 

@@ -53,6 +53,7 @@ _QUERY_PASSWORD = re.compile(r"([?&](?:password|passwd|pwd)=)([^&#]*)", re.I)
 
 
 def is_url(spec: str) -> bool:
+    """Whether a storage spec is a database URL (``scheme://``), not a journal file."""
     return "://" in spec
 
 
@@ -314,9 +315,11 @@ class ReadOnlyJournal:
         self._file = JournalFileBackend(path)  # the file exists: nothing is created
 
     def read_logs(self, log_number_from: int) -> Any:
+        """The journal's operations from ``log_number_from`` on (Optuna's backend protocol)."""
         return self._file.read_logs(log_number_from)
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        """Refused: a reader never writes (Optuna's backend protocol)."""
         raise MagnetError("a reader never writes to a study storage", source=self.path)
 
 
@@ -443,6 +446,7 @@ class DriverLock:
         self.last_beat = 0.0
 
     def acquire(self) -> None:
+        """Take the study's lock, or bad input naming the driver that holds it."""
         target = locate(self.spec, create=True)
         if is_url(target):
             self._acquire_row(target)
@@ -546,6 +550,7 @@ class DriverLock:
         self.last_beat = now
 
     def release(self) -> None:
+        """Let go of the lock (idempotent)."""
         if self.file is not None:
             os.close(self.file)
             self.file = None

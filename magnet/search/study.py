@@ -78,6 +78,7 @@ class TrialView:
 
     @property
     def dataflow(self) -> str | None:
+        """The trial's dataflow (None when the space has only one)."""
         return self.params.get("dataflow")
 
     @cached_property
@@ -86,6 +87,7 @@ class TrialView:
         return [] if self._records is None else unpack(self._records)
 
     def to_dict(self, with_records: bool = False) -> dict[str, Any]:
+        """The trial as JSON data (``magnet export``, the API), with its records if asked."""
         out = {
             "number": self.number,
             "state": self.state,
@@ -185,6 +187,7 @@ class Study:
         return [t for t in self._all if status is None or t.status == status]
 
     def trial(self, number: int) -> TrialView:
+        """Trial ``number`` (bad input naming the study if it has none)."""
         for t in self._all:
             if t.number == number:
                 return t
@@ -199,6 +202,7 @@ class Study:
         return self.points(self._feasible)
 
     def feasible(self) -> list[TrialView]:
+        """The trials that ran and meet every limit, by number."""
         return list(self._feasible)
 
     def columns(self) -> list[str]:
@@ -269,9 +273,11 @@ class Study:
 
     @property
     def reference(self) -> list[float] | None:
+        """The hypervolume reference point the driver fixed (None before it did)."""
         return self.user_attrs.get(REFERENCE_ATTR)
 
     def hypervolume(self) -> float:
+        """Hypervolume of the feasible trials (decades^objectives; 0 before a reference)."""
         ref = self.reference
         return 0.0 if ref is None else pareto.hypervolume(self._feasible_points, ref)
 
@@ -314,6 +320,7 @@ class Study:
         return out
 
     def summary(self) -> dict[str, Any]:
+        """Counts, front size, hypervolume, best designs and state, as listings show them."""
         counts = self.counts()
         return {
             "name": self.name,
@@ -351,6 +358,7 @@ def pareto_json(study: Study) -> list[FrontRow]:
 
 
 def list_studies(storage: str | None) -> list[str]:
+    """The names of the studies in ``storage`` (any, magnet's or not)."""
     return _study_names(open_storage(storage, create=False), storage)
 
 

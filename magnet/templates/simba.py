@@ -298,6 +298,8 @@ class Simba(Template[SimbaParams]):
         return assemble(name, levels, p, lane_mesh, compute)
 
     def dataflow(self, arch: Arch, name: str) -> Dataflow:
+        """The named dataflow on ``arch``: the hardware's rules merged with the dataflow's, the
+        collectors it neither needs nor bypasses left optional."""
         if name not in _RULES:
             reason = (
                 "rs needs per-PE filter / ifmap / psum scratchpads feeding one MAC each "
