@@ -39,6 +39,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from magnet.dashboard.store import NotFound, Refused, Store
 from magnet.errors import MagnetError
@@ -607,16 +608,16 @@ def common_hypervolumes(studies: list[Study]) -> tuple[list[float] | None, list[
 class SecurityHeaders:
     """Adds ``HEADERS`` to every response."""
 
-    def __init__(self, app: Any):
+    def __init__(self, app: ASGIApp):
         self.app = app
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The ASGI call: the wrapped app's, with ``HEADERS`` added to an HTTP response."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
 
-        async def send_with_headers(message: Any) -> None:
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 present = {k.lower() for k, _ in headers}
@@ -631,7 +632,7 @@ class SecurityHeaders:
 
 def create_app(
     storage: str | None = None, host: str = "127.0.0.1", poll_seconds: float = 3.0
-) -> Any:
+) -> Starlette:
     """The dashboard app of ``storage`` (None: the default Journal file).
 
     Bound to a loopback ``host``, it answers only requests addressed to a loopback name

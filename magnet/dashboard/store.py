@@ -21,11 +21,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from magnet.errors import MagnetError
 from magnet.search.storage import DEFAULT_JOURNAL, describe, is_url, open_storage
 from magnet.search.study import Study, TrialView
+
+if TYPE_CHECKING:
+    from optuna.storages import BaseStorage
 
 #: Derived results kept (least recently used first out).
 MEMO_SIZE = 256
@@ -44,7 +47,7 @@ class Refused(Exception):
 class Feed:
     """One study of an open storage, read incrementally (see the module docstring)."""
 
-    def __init__(self, storage: Any, name: str, label: str):
+    def __init__(self, storage: BaseStorage, name: str, label: str):
         self.storage = storage
         self.study_id = storage.get_study_id_from_name(name)
         self.name = name

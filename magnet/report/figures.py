@@ -517,7 +517,8 @@ def parallel(study: Study, color: str | None = None) -> go.Figure:
     return fig
 
 
-def _param_order(study: Study) -> Any:
+def _param_order(study: Study) -> Callable[[str], tuple[int, str]]:
+    """A sort key of parameter names: the space's order, then ``dataflow``, then by name."""
     order = [*study.space.params, "dataflow"]
     return lambda name: (order.index(name) if name in order else len(order), name)
 

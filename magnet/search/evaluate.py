@@ -181,7 +181,7 @@ def evaluate_design(job: DesignJob) -> DesignResult:
         result = _evaluate(job)
     except Exception as exc:
         with contextlib.suppress(AttributeError):  # an exception that takes no attributes
-            exc.magnet_worker = worker_id()  # type: ignore[attr-defined]
+            exc.magnet_worker = worker_id()  # type: ignore[attr-defined]  # any exception: it pickles with it
         raise
     result.seconds = time.perf_counter() - start
     result.worker = worker_id()

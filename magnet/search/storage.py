@@ -23,12 +23,16 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from magnet.errors import MagnetError
+
+if TYPE_CHECKING:
+    import optuna
+    from optuna.storages import BaseStorage, JournalStorage, RDBStorage
 
 DEFAULT_DIR = Path("magnet-results")
 DEFAULT_JOURNAL = DEFAULT_DIR / "magnet.journal"
@@ -217,7 +221,7 @@ def quiet_optuna() -> Iterator[None]:
         optuna.logging.set_verbosity(level)
 
 
-def open_storage(spec: str | None, *, create: bool) -> Any:
+def open_storage(spec: str | None, *, create: bool) -> BaseStorage:
     """The Optuna storage ``spec`` names (see ``locate``).
 
     ``create=True`` is a driver's: a missing journal or SQLite database is created and a
@@ -256,7 +260,7 @@ def _read_only_url(url: str) -> tuple[str, dict[str, Any]]:
     return url, {}
 
 
-def _open_database(url: str, spec: str, create: bool) -> Any:
+def _open_database(url: str, spec: str, create: bool) -> RDBStorage:
     import optuna
 
     try:
@@ -314,7 +318,7 @@ class ReadOnlyJournal:
         self.path = path
         self._file = JournalFileBackend(path)  # the file exists: nothing is created
 
-    def read_logs(self, log_number_from: int) -> Any:
+    def read_logs(self, log_number_from: int) -> Iterable[dict[str, Any]]:
         """The journal's operations from ``log_number_from`` on (Optuna's backend protocol)."""
         return self._file.read_logs(log_number_from)
 
@@ -323,7 +327,7 @@ class ReadOnlyJournal:
         raise MagnetError("a reader never writes to a study storage", source=self.path)
 
 
-def _open_journal(path: str, shown: str, create: bool) -> Any:
+def _open_journal(path: str, shown: str, create: bool) -> JournalStorage:
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
 
@@ -437,7 +441,7 @@ class DriverLock:
     which again only one racer wins.
     """
 
-    def __init__(self, storage_spec: str | None, study: Any):
+    def __init__(self, storage_spec: str | None, study: optuna.Study):
         self.spec = storage_spec
         self.name: str = study.study_name
         self.token = uuid.uuid4().hex

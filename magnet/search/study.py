@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -23,6 +23,11 @@ from magnet.search import pareto
 from magnet.search.evaluate import unpack
 from magnet.search.space import METRICS, SearchSpace, upgraded
 from magnet.search.storage import describe, open_storage
+
+if TYPE_CHECKING:
+    import optuna
+    from optuna.storages import BaseStorage
+    from optuna.trial import FrozenTrial
 
 CONFIG_ATTR = "magnet_config"
 REFERENCE_ATTR = "magnet_hv_reference"
@@ -104,7 +109,8 @@ class TrialView:
         return out
 
 
-def _view(trial: Any, objectives: list[str]) -> TrialView:
+def _view(trial: FrozenTrial, objectives: list[str]) -> TrialView:
+    """A trial as magnet reads it (its ``magnet`` attribute, Optuna's state and values)."""
     attrs = trial.user_attrs.get(TRIAL_ATTR) or {}
     state = trial.state.name
     status = {"RUNNING": "running", "WAITING": "waiting", "FAIL": "failed"}.get(
@@ -167,7 +173,7 @@ class Study:
         self._columns: list[str] | None = None
 
     @classmethod
-    def from_optuna(cls, study: Any, storage: str) -> Study:
+    def from_optuna(cls, study: optuna.Study, storage: str) -> Study:
         """The magnet study of an ``optuna.Study``."""
         return cls(study.study_name, study.user_attrs, study.get_trials(deepcopy=False), storage)
 
@@ -362,7 +368,8 @@ def list_studies(storage: str | None) -> list[str]:
     return _study_names(open_storage(storage, create=False), storage)
 
 
-def _study_names(store: Any, storage: str | None) -> list[str]:
+def _study_names(store: BaseStorage, storage: str | None) -> list[str]:
+    """The names of the studies in an open storage (its reading errors as bad input)."""
     import optuna
 
     try:
