@@ -4,25 +4,33 @@ These functions are the edge: they take what a user has (an ``Arch`` or a ``Desi
 dataflow name, a cost-model spec) and build the ``Design`` once; everything they call works
 on that design. Mapping failures come out as ``DesignInfeasible`` (a ``MagnetError``) with the
 layer and the constraint that prevents it; ``map_layer`` returns the ``MapOutcome`` instead.
+The ``magnet`` command is a thin layer over these functions: it reads its flags and files,
+calls them and prints what they return.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import Any, overload
 
 from magnet.arch.spec import Arch
 from magnet.cost import NocModel
 from magnet.dataflow import Dataflow
 from magnet.design import CostSpec, Design, build_design, with_dataflow
 from magnet.errors import DesignInfeasible, MagnetError
-from magnet.mapper import Budget, MapOutcome, get_mapper, map_network
+from magnet.mapper import Budget, MapOutcome, get_mapper, guarded_map, map_network
 from magnet.mapping.evaluate import Result, evaluate_mapping
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.network import LayerMappings, NetworkResult, evaluate_network
 from magnet.templates import dataflow_for
 from magnet.workload.layer import Layer
 from magnet.workload.network import Network
+
+#: A mapper's progress while it maps one layer: (mappings priced, mapspace size, seconds).
+MapperProgress = Callable[[int, float, float], None]
+#: Progress over the layers of a network: (a layer's outcome, shapes done, shapes in all).
+LayerProgress = Callable[[MapOutcome, int, int], None]
 
 
 def design(
@@ -51,7 +59,7 @@ def design(
                 return arch
             # only the dataflow changes: keep the design's prices (and its cost model)
             return with_dataflow(arch, dataflow_for(arch.arch, dataflow))
-        noc = noc or arch.costs.noc
+        noc = noc or arch.costs.noc  # its NoC model
         arch = arch.arch
     if not isinstance(arch, Arch):
         raise MagnetError(
@@ -62,6 +70,7 @@ def design(
 
 
 def _budget(budget: Budget | dict[str, Any] | None) -> Budget | None:
+    """A ``Budget`` from a ``Budget``, its fields as a dict, or None (no limit)."""
     if budget is None or isinstance(budget, Budget):
         return budget
     return Budget(**budget)
@@ -77,12 +86,58 @@ def map_layer(
     objective: str = "edp",
     seed: int = 0,
     budget: Budget | dict[str, Any] | None = None,
+    noc: NocModel | None = None,
+    progress: MapperProgress | None = None,
     **options: Any,
 ) -> MapOutcome:
-    """Search the mapspace of ``layer`` on a design; never raises for infeasibility."""
-    d = design(arch, dataflow, cost_model)
-    m = get_mapper(mapper, objective=objective, seed=seed, budget=_budget(budget), **options)
-    return m.map(layer, d)
+    """Search the mapspace of ``layer`` on a design; never raises for infeasibility.
+
+    ``options`` are the mapper's own (``samples``, ...: its ``Options`` model names them);
+    ``progress`` is called after every batch the mapper prices. An exception in a plug-in
+    mapper's code is a ``PluginError``."""
+    d = design(arch, dataflow, cost_model, noc=noc)
+    m = get_mapper(
+        mapper, objective=objective, seed=seed, budget=_budget(budget), progress=progress, **options
+    )
+    return guarded_map(m, layer, d)
+
+
+@overload
+def evaluate(
+    workload: Layer,
+    arch: Arch | Design,
+    mapping: Mapping | LayerMappings | None = None,
+    *,
+    dataflow: str | Dataflow | None = None,
+    cost_model: CostSpec = None,
+    mapper: str = "fast",
+    objective: str = "edp",
+    seed: int = 0,
+    budget: Budget | dict[str, Any] | None = None,
+    noc: NocModel | None = None,
+    source: str | None = None,
+    on_layer: LayerProgress | None = None,
+    **options: Any,
+) -> Result: ...
+
+
+@overload
+def evaluate(
+    workload: Network,
+    arch: Arch | Design,
+    mapping: Mapping | LayerMappings | None = None,
+    *,
+    dataflow: str | Dataflow | None = None,
+    cost_model: CostSpec = None,
+    mapper: str = "fast",
+    objective: str = "edp",
+    seed: int = 0,
+    budget: Budget | dict[str, Any] | None = None,
+    noc: NocModel | None = None,
+    source: str | None = None,
+    on_layer: LayerProgress | None = None,
+    **options: Any,
+) -> NetworkResult: ...
 
 
 def evaluate(
@@ -96,24 +151,31 @@ def evaluate(
     objective: str = "edp",
     seed: int = 0,
     budget: Budget | dict[str, Any] | None = None,
+    noc: NocModel | None = None,
+    source: str | None = None,
+    on_layer: LayerProgress | None = None,
     **options: Any,
 ) -> Result | NetworkResult:
     """Evaluate a layer or a network on a design.
 
     With ``mapping`` (a ``Mapping`` for a layer, ``LayerMappings`` for a network) that
-    mapping is priced; without, the mapper finds one per distinct layer shape under
-    ``dataflow``. Returns a ``Result`` (a layer) or a ``NetworkResult``; both have
-    ``energy_pj``, ``latency_cycles``, ``energy_pj_by_category`` and ``record()``.
+    mapping is priced (``source``: where it was read from, named in errors); without, the
+    mapper finds one per distinct layer shape under ``dataflow`` (``options``: the mapper's
+    own, and ``progress``, called after every batch it prices; ``on_layer``, called after
+    each layer shape is mapped). Returns a ``Result`` (a layer) or a ``NetworkResult``; both
+    have ``energy_pj``, ``latency_cycles``, ``energy_pj_by_category`` and ``record()``.
     """
-    d = design(arch, dataflow, cost_model)
+    d = design(arch, dataflow, cost_model, noc=noc)
     if isinstance(workload, Layer):
         if mapping is not None:
             if not isinstance(mapping, Mapping):
                 raise MagnetError("a layer takes one Mapping", field="mapping")
-            return evaluate_mapping(workload, d.arch, d.costs, mapping)
+            return evaluate_mapping(workload, d.arch, d.costs, mapping, source=source or "mapping")
         outcome = map_layer(
             workload, d, mapper=mapper, objective=objective, seed=seed, budget=budget, **options
         )
+        if on_layer is not None:
+            on_layer(outcome, 1, 1)
         if outcome.result is None:
             raise DesignInfeasible(f"{outcome.status}: {outcome.reason}", field=workload.name)
         return outcome.result
@@ -125,9 +187,8 @@ def evaluate(
         if not isinstance(mapping, LayerMappings):
             raise MagnetError("a network takes LayerMappings (per-layer mappings)", field="mapping")
         return evaluate_network(workload, d.arch, d.costs, mapping)
-    out = map_network(
-        workload, d, mapper, objective=objective, seed=seed, budget=_budget(budget), **options
-    )
+    m = get_mapper(mapper, objective=objective, seed=seed, budget=_budget(budget), **options)
+    out = map_network(workload, d, m, progress=on_layer)
     if out.result is None:
         raise DesignInfeasible(f"{out.status}: {out.reason}", field=workload.name)
     return out.result

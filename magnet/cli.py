@@ -1,4 +1,10 @@
-"""The ``magnet`` command."""
+"""The ``magnet`` command: a thin layer over ``magnet.api`` and ``magnet.search``.
+
+Each command reads and checks its flags and files, calls the Python API and prints what it
+returns (a record as text, or as JSON with ``--json``); progress goes to stderr. Bad input
+exits 2 with one line, a plug-in's bug exits 1 with its traceback (``_friendly``). Modules
+are imported inside the commands, so that ``magnet --help`` starts fast.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +13,34 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from magnet.errors import DesignInfeasible, MagnetError, PluginError
+from magnet.perf import tune_allocator
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar
+    from pydantic import BaseModel
+
+    from magnet.api import LayerProgress
+    from magnet.cost import NocModel
+    from magnet.cost.tables import Number
+    from magnet.design import Design
+    from magnet.mapper import MapOutcome
+    from magnet.mapping.evaluate import Result
+    from magnet.mapping.mapping import Mapping
+    from magnet.mapping.network import NetworkResult
+    from magnet.workload.layer import Layer
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "show_default": True}
+#: The values of ``--noc``, as the api takes them.
+NOC_CHOICES: dict[str, NocModel] = {"wires": "wires", "none": "none"}
 
 
 def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -36,7 +61,7 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-class _Finite(click.ParamType):
+class _Finite(click.ParamType[float]):
     """A finite number above ``low`` (``nan`` and ``inf`` are refused, as every number a
     user gives is)."""
 
@@ -45,7 +70,9 @@ class _Finite(click.ParamType):
     def __init__(self, low: float = 0.0):
         self.low = low
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
         import math
 
         try:
@@ -119,7 +146,7 @@ COMMON_OPTIONS = _options(
         "--noc",
         "--network",
         "noc",
-        type=click.Choice(["wires", "none"]),
+        type=click.Choice(list(NOC_CHOICES)),
         default=None,
         help="The on-chip network (NoC): price its wires from the floorplan, or not at all "
         "(Timeloop parity). Default: wires, none with --timeloop. (--network: its 0.2 name.)",
@@ -132,42 +159,74 @@ COMMON_OPTIONS = _options(
 @click.version_option(package_name="magnet")
 def main() -> None:
     """magnet: design-space exploration for DNN accelerators."""
+    # the command line may set process-wide things: keep freed evaluator buffers for reuse
+    # (``magnet.perf``; a library call never does this to its caller's process)
+    tune_allocator()
 
 
 # ---- evaluate / map -------------------------------------------------------------------------
-def _mapper(
-    mapper: str,
-    objective: str,
-    seed: int,
-    samples: int | None,
-    evaluations: int | None,
-    seconds: float | None,
-    progress: Any = None,
-) -> Any:
-    from magnet.mapper import Budget, get_mapper
+@dataclass(frozen=True)
+class _MapperFlags:
+    """The mapper's flags (``SEARCH_OPTIONS`` but ``--dataflow``), checked, as the api takes
+    them."""
 
-    options = {} if samples is None else {"samples": samples}
-    if samples is not None and mapper not in ("fast", "random"):
-        raise MagnetError(f"--samples applies to the fast and random mappers, not {mapper!r}")
-    budget = Budget(evaluations=evaluations, seconds=seconds)
-    return get_mapper(
-        mapper, objective=objective, seed=seed, budget=budget, progress=progress, **options
-    )
+    mapper: str
+    objective: str
+    seed: int
+    samples: int | None
+    evaluations: int | None
+    seconds: float | None
+
+    def kwargs(self) -> dict[str, Any]:
+        """``magnet.api.map_layer`` / ``evaluate`` keyword arguments: mapper, objective, seed,
+        budget and the mapper's own options (``--samples``, for a mapper that takes it)."""
+        from magnet.mapper import Budget
+
+        return {
+            "mapper": self.mapper,
+            "objective": self.objective,
+            "seed": self.seed,
+            "budget": Budget(evaluations=self.evaluations, seconds=self.seconds),
+            **_mapper_options(self.mapper, self.samples),
+        }
+
+
+def _mapper_options(mapper: str, samples: int | None) -> dict[str, int]:
+    """``--samples`` as the mapper's ``samples`` option, when its class takes one (its
+    ``Options`` model, ``Mapper.option_names``); an unknown mapper is left to the api."""
+    from magnet.mapper import available_mappers
+
+    if samples is None:
+        return {}
+    known = available_mappers()
+    if mapper in known and "samples" not in known[mapper].option_names():
+        takers = [name for name, cls in known.items() if "samples" in cls.option_names()]
+        raise MagnetError(
+            f"--samples applies to the mappers that take a samples option "
+            f"({', '.join(takers)}), not {mapper!r}"
+        )
+    return {"samples": samples}
+
+
+def _noc(value: str | None) -> NocModel | None:
+    """``--noc`` as the api takes it (None: the default of what is evaluated)."""
+    return None if value is None else NOC_CHOICES[value]
 
 
 def _design(
     arch_spec: str | None, dataflow: str | None, cost_model: str | None, noc: str | None
-) -> Any:
+) -> Design:
     """An architecture's design, built once at the edge (a Timeloop input builds its own)."""
     from magnet.api import design
     from magnet.templates import load_arch
 
     if not arch_spec:
         raise MagnetError("missing --arch (or give --timeloop FILE)")
-    return design(load_arch(arch_spec), dataflow, cost_model, noc=noc)
+    return design(load_arch(arch_spec), dataflow, cost_model, noc=_noc(noc))
 
 
-def _print(record: Any, as_json: bool, text: Callable[[], str]) -> None:
+def _print(record: BaseModel, as_json: bool, text: Callable[[], str]) -> None:
+    """A result record: as JSON (``--json``) or as the text ``text`` makes."""
     click.echo(record.model_dump_json(indent=1) if as_json else text())
 
 
@@ -223,10 +282,8 @@ def evaluate_command(
     as_json: bool,
 ) -> None:
     """Price a layer under a given mapping, or a whole network (given or found mappings)."""
-    from magnet.mapping.evaluate import evaluate_mapping as run
-    from magnet.mapping.mapping import Mapping
+    from magnet.api import evaluate
     from magnet.report.text import layer_table, network_table
-    from magnet.workload.layer import parse_layer
 
     if workload:
         if layer_text or mapping_file or timeloop_file:
@@ -234,72 +291,67 @@ def evaluate_command(
                 "--workload evaluates a network: give its per-layer mappings with "
                 "--mapping-file or a --dataflow to find them, not --layer/--mapping/--timeloop"
             )
-        if not arch_spec or bool(layer_mappings) == bool(dataflow):
-            raise MagnetError("--workload needs --arch and one of --mapping-file or --dataflow")
-        from magnet.workload.load import load_workload
-
-        network_spec = load_workload(workload, batch)
-        design = _design(arch_spec, dataflow, cost_model, noc)
-        if layer_mappings:
-            from magnet.mapping.network import LayerMappings, evaluate_network
-
-            mappings = LayerMappings.from_yaml(layer_mappings)
-            result = evaluate_network(network_spec, design.arch, design.costs, mappings)
-        else:
-            m = _mapper(mapper, objective, seed, samples, budget_evaluations, budget_seconds)
-            result = _map_network(network_spec, design, m, quiet=as_json)
-        record = result.record()
+        network = _evaluate_network(
+            workload,
+            batch,
+            arch_spec=arch_spec,
+            mappings_file=layer_mappings,
+            dataflow=dataflow,
+            flags=_MapperFlags(
+                mapper, objective, seed, samples, budget_evaluations, budget_seconds
+            ),
+            cost_model=cost_model,
+            noc=noc,
+            quiet=as_json,
+        )
+        record = network.record()
         _print(record, as_json, lambda: network_table(record))
         return
     if dataflow:
         raise MagnetError("--dataflow maps a --workload; for one layer use 'magnet map'")
     if batch is not None or layer_mappings:
         raise MagnetError("--batch and --mapping-file apply to --workload")
-    if timeloop_file:
-        if arch_spec or layer_text or mapping_file:
-            raise MagnetError(
-                "--timeloop brings its own arch, layer and mapping; do not "
-                "combine it with --arch/--layer/--mapping"
-            )
-        from magnet.interop.timeloop import load_timeloop
-
-        tl = load_timeloop(timeloop_file)
-        design = tl.design(cost_model, noc=noc)
-        if tl.mapping is None:
-            raise MagnetError("has no 'mapping' to evaluate", source=timeloop_file)
-        layer, mapping, source = tl.layer, tl.mapping, timeloop_file
-    else:
-        missing = [
-            flag
-            for flag, value in (
-                ("--arch", arch_spec),
-                ("--layer", layer_text),
-                ("--mapping", mapping_file),
-            )
-            if not value
-        ]
-        if missing:
-            raise MagnetError(
-                f"missing {', '.join(missing)} (or give --timeloop FILE, or --workload)"
-            )
-        design = _design(arch_spec, None, cost_model, noc)
-        layer, mapping, source = (
-            parse_layer(layer_text),
-            Mapping.from_yaml(mapping_file),
-            mapping_file,
-        )
-    result = run(layer, design.arch, design.costs, mapping, source=source)
-    record = result.record()
-    _print(record, as_json, lambda: layer_table(record, mapping.loop_nest(design.arch)))
+    layer, design, mapping, source = _layer_and_mapping(
+        arch_spec, layer_text, mapping_file, timeloop_file, cost_model, noc
+    )
+    result = evaluate(layer, design, mapping, source=source)
+    layer_record = result.record()
+    _print(layer_record, as_json, lambda: layer_table(layer_record, mapping.loop_nest(design.arch)))
 
 
-def _map_network(network: Any, design: Any, m: Any, quiet: bool) -> Any:
-    """Every distinct layer of ``network`` mapped by ``m``, one progress line each on stderr."""
-    from magnet.mapper import map_network
+def _evaluate_network(
+    workload: str,
+    batch: int | None,
+    *,
+    arch_spec: str | None,
+    mappings_file: str | None,
+    dataflow: str | None,
+    flags: _MapperFlags,
+    cost_model: str | None,
+    noc: str | None,
+    quiet: bool,
+) -> NetworkResult:
+    """``magnet evaluate --workload``: the network on ``--arch`` under its per-layer mappings
+    (``--mapping-file``) or mapped under ``--dataflow`` (one of them), with one progress line
+    per layer on stderr unless ``quiet``."""
+    from magnet.api import evaluate
+    from magnet.mapping.network import LayerMappings
+    from magnet.workload.load import load_workload
 
+    if not arch_spec or bool(mappings_file) == bool(dataflow):
+        raise MagnetError("--workload needs --arch and one of --mapping-file or --dataflow")
+    network = load_workload(workload, batch)
+    design = _design(arch_spec, dataflow, cost_model, noc)
+    if mappings_file:
+        return evaluate(network, design, LayerMappings.from_yaml(mappings_file))
+    return evaluate(network, design, on_layer=None if quiet else _layer_lines(), **flags.kwargs())
+
+
+def _layer_lines() -> LayerProgress:
+    """One progress line on stderr per distinct layer a network's mapper maps."""
     start = time.perf_counter()
 
-    def report(outcome: Any, done: int, total: int) -> None:
+    def report(outcome: MapOutcome, done: int, total: int) -> None:
         elapsed = time.perf_counter() - start
         eta = elapsed / done * (total - done)
         r = outcome.result
@@ -310,10 +362,42 @@ def _map_network(network: Any, design: Any, m: Any, quiet: bool) -> Any:
             err=True,
         )
 
-    out = map_network(network, design, m, progress=None if quiet else report)
-    if out.result is None:
-        raise MagnetError(f"{out.status}: {out.reason}", field="--workload")
-    return out.result
+    return report
+
+
+def _layer_and_mapping(
+    arch_spec: str | None,
+    layer_text: str | None,
+    mapping_file: str | None,
+    timeloop_file: str | None,
+    cost_model: str | None,
+    noc: str | None,
+) -> tuple[Layer, Design, Mapping, str]:
+    """What ``magnet evaluate`` prices for one layer: the layer, its design, its mapping and
+    where the mapping came from; from a Timeloop input, or from ``--arch``, ``--layer`` and
+    ``--mapping``."""
+    from magnet.mapping.mapping import Mapping
+    from magnet.workload.layer import parse_layer
+
+    if timeloop_file:
+        if arch_spec or layer_text or mapping_file:
+            raise MagnetError(
+                "--timeloop brings its own arch, layer and mapping; do not "
+                "combine it with --arch/--layer/--mapping"
+            )
+        from magnet.interop.timeloop import load_timeloop
+
+        tl = load_timeloop(timeloop_file)
+        design = tl.design(cost_model, noc=_noc(noc))
+        if tl.mapping is None:
+            raise MagnetError("has no 'mapping' to evaluate", source=timeloop_file)
+        return tl.layer, design, tl.mapping, timeloop_file
+    flags = (("--arch", arch_spec), ("--layer", layer_text), ("--mapping", mapping_file))
+    missing = [flag for flag, value in flags if not value]
+    if not (arch_spec and layer_text and mapping_file):
+        raise MagnetError(f"missing {', '.join(missing)} (or give --timeloop FILE, or --workload)")
+    design = _design(arch_spec, None, cost_model, noc)
+    return parse_layer(layer_text), design, Mapping.from_yaml(mapping_file), mapping_file
 
 
 @main.command(name="map", context_settings=CONTEXT)
@@ -356,20 +440,20 @@ def map_command(
         from magnet.interop.timeloop import load_timeloop
 
         tl = load_timeloop(timeloop_file)
-        design, layer = tl.design(cost_model, dataflow, noc=noc), tl.layer
+        design, layer = tl.design(cost_model, dataflow, noc=_noc(noc)), tl.layer
     else:
         if not arch_spec or not layer_text:
             raise MagnetError("missing --arch or --layer (or give --timeloop FILE)")
         layer = parse_layer(layer_text)
         design = _design(arch_spec, dataflow, cost_model, noc)
-    options = (mapper, objective, seed, samples, budget_evaluations, budget_seconds)
-    outcome = _best_mapping(layer, design, options, quiet=as_json)
+    flags = _MapperFlags(mapper, objective, seed, samples, budget_evaluations, budget_seconds)
+    outcome, best = _best_mapping(layer, design, flags, quiet=as_json)
     if target is not None:
         from magnet.files import write_atomic
 
-        write_atomic(target, outcome.mapping.to_yaml())
+        write_atomic(target, best.mapping.to_yaml())
     record = outcome.record()
-    _print(record, as_json, lambda: layer_table(record, outcome.mapping.loop_nest(design.arch)))
+    _print(record, as_json, lambda: layer_table(record, best.mapping.loop_nest(design.arch)))
 
 
 @main.command(name="export-timeloop", context_settings=CONTEXT)
@@ -408,8 +492,8 @@ def export_timeloop(
     as_json: bool,
 ) -> None:
     """Write a design, a layer and its mapping as Timeloop v0.4 input, priced by magnet."""
+    from magnet.api import evaluate
     from magnet.interop.timeloop_writer import timeloop_target, write_timeloop
-    from magnet.mapping.evaluate import evaluate_mapping as run
     from magnet.mapping.mapping import Mapping
     from magnet.report.text import layer_table
     from magnet.workload.layer import parse_layer
@@ -422,34 +506,39 @@ def export_timeloop(
     layer = parse_layer(layer_text)
     design = _design(arch_spec, dataflow, cost_model, noc)
     if mapping_file:
-        mapping = Mapping.from_yaml(mapping_file)
-        result = run(layer, design.arch, design.costs, mapping, source=mapping_file)
+        result = evaluate(layer, design, Mapping.from_yaml(mapping_file), source=mapping_file)
     else:
-        options = (mapper, objective, seed, samples, budget_evaluations, budget_seconds)
-        result = _best_mapping(layer, design, options, quiet=as_json).result
+        flags = _MapperFlags(mapper, objective, seed, samples, budget_evaluations, budget_seconds)
+        result = _best_mapping(layer, design, flags, quiet=as_json)[1]
     path = write_timeloop(result, output)
     record = result.record()
     _print(record, as_json, lambda: layer_table(record, result.mapping.loop_nest(result.arch)))
     click.echo(f"wrote {path}", err=True)
 
 
-def _best_mapping(layer: Any, design: Any, options: tuple, quiet: bool) -> Any:
-    """The mapper's outcome for ``layer`` (``options``: mapper, objective, seed, samples and
-    the budget, as ``_mapper`` takes them), with a progress bar; no mapping is bad input."""
+def _best_mapping(
+    layer: Layer, design: Design, flags: _MapperFlags, quiet: bool
+) -> tuple[MapOutcome, Result]:
+    """The mapper's outcome for ``layer`` and its best mapping's result, with a progress bar
+    (``magnet.api.map_layer``); no mapping is bad input, a budget that ended the search a
+    note."""
+    from magnet.api import map_layer
+
     with _Progress(quiet=quiet) as progress:
-        outcome = _mapper(*options, progress).map(layer, design)
+        outcome = map_layer(layer, design, progress=progress, **flags.kwargs())
     if outcome.result is None:
         raise MagnetError(f"{outcome.status}: {outcome.reason}", field=layer.name)
     if outcome.status == "budget_exhausted":
         click.echo(f"note: {outcome.reason}; the best mapping found is shown", err=True)
-    return outcome
+    return outcome, outcome.result
 
 
 class _Progress:
     """A progress bar on stderr for long mapper runs (shown after two seconds)."""
 
     def __init__(self, quiet: bool):
-        self.quiet, self.bar, self.done = quiet, None, 0
+        self.quiet, self.done = quiet, 0
+        self.bar: ProgressBar[int] | None = None
 
     def __call__(self, evaluated: int, total: float, elapsed: float) -> None:
         if self.quiet or elapsed < 2.0:
@@ -465,9 +554,14 @@ class _Progress:
     def __enter__(self) -> _Progress:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         if self.bar is not None:
-            self.bar.__exit__(*exc)
+            self.bar.__exit__(kind, error, traceback)
 
 
 def _file_path(text: str, flag: str, what: str) -> Path:
@@ -525,7 +619,7 @@ def workloads(as_json: bool) -> None:
     """List the model zoo: name, layers, MACs at batch 1 with default parameters."""
     from magnet.workload.zoo import ZOO, load_zoo
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, entry in ZOO.items():
         net = load_zoo(name)
         rows.append(
@@ -555,11 +649,22 @@ def workloads(as_json: bool) -> None:
 def archs(as_json: bool) -> None:
     """List the presets, the templates with their parameters and defaults, and the DRAM
     technologies."""
+    data = _archs_data()
+    if as_json:
+        click.echo(json.dumps(data, indent=1, default=str))
+        return
+    _print_presets(data["presets"])
+    _print_templates(data["templates"])
+    _print_dram(data["dram_technologies"])
+
+
+def _archs_data() -> dict[str, Any]:
+    """What ``magnet archs --json`` prints: presets, templates, DRAM technologies."""
     from magnet.cost.tables import load_dram_table
     from magnet.templates import presets, templates
 
     dram = load_dram_table()
-    data = {
+    return {
         "presets": {
             name: {"template": t.name, "params": params} for name, (t, params) in presets().items()
         },
@@ -587,14 +692,19 @@ def archs(as_json: bool) -> None:
             for name, tech in dram.technologies.items()
         },
     }
-    if as_json:
-        click.echo(json.dumps(data, indent=1, default=str))
-        return
+
+
+def _print_presets(presets: dict[str, Any]) -> None:
+    """The presets, one line each: template and parameters."""
     click.echo("presets:")
-    for name, p in data["presets"].items():
+    for name, p in presets.items():
         shown = ", ".join(f"{k}={v}" for k, v in p["params"].items()) or "the defaults"
         click.echo(f"  {name:<14} {p['template']}: {shown}")
-    for name, t in data["templates"].items():
+
+
+def _print_templates(templates: dict[str, Any]) -> None:
+    """Each template: its description, critical path and parameter table."""
+    for name, t in templates.items():
         click.echo(f"\ntemplate {name}: {t['description']}")
         click.echo(f"  critical path (clock vs supply): {t['critical_path']}")
         for row in t["parameters"]:
@@ -602,13 +712,18 @@ def archs(as_json: bool) -> None:
                 f"  {row['name']:<18} {row['default']!s:>10}  {row['range']:<18} "
                 f"{row['description']}"
             )
+
+
+def _print_dram(technologies: dict[str, Any]) -> None:
+    """The DRAM technologies: energy, bandwidth, channels, and where each number comes from."""
+    default = next((name for name, t in technologies.items() if t["default"]), "")
     click.echo(
-        f"\nDRAM technologies (magnet/cost/tables/dram.yaml; default {dram.default}, whose "
+        f"\nDRAM technologies (magnet/cost/tables/dram.yaml; default {default}, whose "
         "energy is a quoted figure [PQ]; [P] primary, [PQ] quoted, [S] secondary, "
         "[D] derived):"
     )
     click.echo(f"  {'name':<8} {'pJ/bit':>7} {'GB/s/ch':>8} {'channels':>8}  channel")
-    for name, t in data["dram_technologies"].items():
+    for name, t in technologies.items():
         energy, bandwidth = t["energy_pj_per_bit"], t["channel_bandwidth_gb_per_s"]
         channels = t["default_channels"]
         click.echo(
@@ -620,11 +735,11 @@ def archs(as_json: bool) -> None:
         )
 
 
-def _basis(number: Any) -> str:
+def _basis(number: Number) -> str:
     """Where a table number comes from (its source, derivation or assumption)."""
     if number.assumption:
         return f"assumption: {number.reason}"
-    return number.source or number.derived
+    return number.source or number.derived or ""
 
 
 @main.command(context_settings=CONTEXT)
@@ -641,7 +756,7 @@ def _basis(number: Any) -> str:
 @_friendly
 def dataflows(template: str | None, arch_spec: str | None, as_json: bool) -> None:
     """List the named dataflows of the templates, each as its loop nest."""
-    from magnet.templates import get_template, load_arch, templates
+    from magnet.templates import get_template, load_arch, template_dataflow, templates
 
     given = load_arch(arch_spec) if arch_spec else None
     template = template or (given.template if given is not None else None)
@@ -658,7 +773,7 @@ def dataflows(template: str | None, arch_spec: str | None, as_json: bool) -> Non
         out[t.name] = {}
         for name, description in t.dataflows.items():
             try:
-                flow = t.dataflow(arch, name)
+                flow = template_dataflow(t, arch, name)
                 nest = flow.loop_nest(arch)
             except DesignInfeasible as exc:
                 nest = f"{name}: not on this design ({exc})"

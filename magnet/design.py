@@ -41,6 +41,7 @@ class Design:
 
     @property
     def name(self) -> str:
+        """The architecture's name."""
         return self.arch.name
 
 

@@ -17,14 +17,15 @@ again); a built-in or entry-point name cannot be taken.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from magnet.errors import MagnetError
+from magnet.errors import MagnetError, PluginError, user_traceback
 
 BUILT_IN, REGISTERED, ENTRY_POINT = "built-in", "registered", "entry point"
 
@@ -125,3 +126,42 @@ class Registry:
         here = self._entries.get(plugin.name)
         if here is None or here.identity != plugin.identity:
             self._entries[plugin.name] = plugin
+
+
+def is_builtin(plugin: object) -> bool:
+    """Whether ``plugin`` (a class or an object) is magnet's own code, not a plug-in's."""
+    cls = plugin if inspect.isclass(plugin) else type(plugin)
+    return cls.__module__ == "magnet" or cls.__module__.startswith("magnet.")
+
+
+@contextlib.contextmanager
+def plugin_errors(
+    kind: str,
+    plugin: object,
+    doing: str,
+    *,
+    passthrough: tuple[type[BaseException], ...] = (),
+) -> Iterator[None]:
+    """Run a call into a plug-in's code (a template's, a mapper's): an exception it raises is
+    a bug in the plug-in and leaves the block as a ``PluginError``, one line naming the
+    plug-in (``kind``, its name, its module and class) and what it was ``doing``, with the
+    plug-in's own traceback (as ``magnet.cost.registry`` does for cost models).
+
+    A ``MagnetError`` (bad input, or a design the plug-in refuses: ``DesignInfeasible``), a
+    ``PluginError`` and the ``passthrough`` types leave as they are; so does everything
+    raised by magnet's built-in plug-ins (``is_builtin``: a bug of magnet's, not a plug-in's).
+    """
+    left_alone: tuple[type[BaseException], ...] = (MagnetError, PluginError, *passthrough)
+    try:
+        yield
+    except left_alone:
+        raise
+    except Exception as exc:
+        if is_builtin(plugin):
+            raise
+        name = getattr(plugin, "name", None) or type(plugin).__name__
+        where = identity_of(plugin).split("@")[0]
+        raise PluginError(
+            f"{kind} {name!r} ({where}) raised {type(exc).__name__}: {exc} while {doing}",
+            user_traceback(exc),
+        ) from exc

@@ -76,7 +76,7 @@ def json_schema(name: str) -> dict[str, Any]:
         template_name = name.removeprefix("arch:")
         template = templates().get(template_name)
         if template is not None:
-            schema = template.Params.model_json_schema()
+            schema: dict[str, Any] = template.Params.model_json_schema()
             schema["title"] = f"{template_name} architecture"
             schema["properties"] = {
                 "template": {"const": template_name},

@@ -74,7 +74,7 @@ class ArchCosts:
     reduce_add_pj: np.ndarray
     wire_pj_per_bit_mm: np.ndarray
     pitch_mm: np.ndarray
-    noc: str
+    noc: NocModel
     area_um2_by_component: dict[str, float]
     area_known: bool
     model_name: str

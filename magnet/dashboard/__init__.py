@@ -10,12 +10,16 @@ from __future__ import annotations
 import errno
 import gc
 import socket
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 
 def create_app(
     storage: str | None = None, host: str = "127.0.0.1", poll_seconds: float = 3.0
-) -> Any:
+) -> Starlette:
     """The Starlette app of the dashboard over ``storage`` (None: the default Journal)."""
     from magnet.dashboard.app import create_app as make
 
@@ -27,7 +31,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8050,
     poll_seconds: float = 3.0,
-    log: Any = print,
+    log: Callable[[str], None] = print,
 ) -> None:
     """Serve the dashboard until interrupted. The storage is opened (read-only) and the port
     taken before anything is printed: a storage that cannot be read or a port in use is a

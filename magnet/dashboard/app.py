@@ -39,6 +39,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from magnet.dashboard.store import NotFound, Refused, Store
 from magnet.errors import MagnetError
@@ -130,10 +131,12 @@ TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf
 
 
 def study_url(name: str) -> str:
+    """The URL of a study's page."""
     return "/studies/" + quote(name, safe="")
 
 
 def design_url(name: str, number: int) -> str:
+    """The URL of a design's page (a trial of a study)."""
     return f"{study_url(name)}/trials/{number}"
 
 
@@ -167,20 +170,26 @@ class Dashboard:
 
     # ---- helpers -----------------------------------------------------------------------
     def page(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        """A page rendered from its template (autoescaped) with ``context``."""
         html = self.env.get_template(template).render(**context)
         return HTMLResponse(html, status_code=status)
 
     @staticmethod
     def json(data: Any, status: int = 200) -> Response:
+        """``data`` as a JSON response (escaped for HTML, ``dumps``)."""
         return Response(dumps(data), status_code=status, media_type="application/json")
 
     def study(self, request: Request) -> Study:
+        """The study the request's path names (404 if none)."""
         return self.store.study(request.path_params["name"])
 
     def trial(self, request: Request) -> tuple[Study, TrialView]:
+        """The study and the trial the request's path names (404 if none)."""
         return self.store.trial(request.path_params["name"], request.path_params["n"])
 
     def summary(self, study: Study) -> dict[str, Any]:
+        """A study's summary as the index lists it (kept until the study changes)."""
+
         def make() -> dict[str, Any]:
             out = study.summary()
             out.update(
@@ -195,6 +204,9 @@ class Dashboard:
         return self.store.memo((study.name, "summary"), make)
 
     def design(self, study: Study, trial: TrialView) -> tuple[DesignView, dict[str, Any]]:
+        """A design's view and figures (kept while the storage is the same: a finished trial does
+        not change)."""
+
         def make() -> tuple[DesignView, dict[str, Any]]:
             view = design_view(study, trial)
             return view, design_figures(view)
@@ -214,14 +226,17 @@ class Dashboard:
 
     # ---- pages -------------------------------------------------------------------------
     def index(self, request: Request) -> Response:
+        """``/``: the studies, live."""
         return self.page("index.html", studies=self.api_rows(), exists=self.store.exists())
 
     def study_page(self, request: Request) -> Response:
+        """``/studies/NAME``: a study's fronts, hypervolume, parameters and trials."""
         study = self.study(request)
         varied = E.varied_params(study)
         return self.page("study.html", study=study, summary=self.summary(study), varied=varied)
 
     def design_page(self, request: Request) -> Response:
+        """``/studies/NAME/trials/N``: a design's breakdowns, layers, mappings and commands."""
         study, trial = self.trial(request)
         view, figures = self.design(study, trial)
         url = design_url(study.name, trial.number)
@@ -234,6 +249,7 @@ class Dashboard:
         )
 
     def arch_yaml(self, request: Request) -> Response:
+        """``.../arch.yaml``: the design's architecture, as ``magnet evaluate --arch`` reads it."""
         study, trial = self.trial(request)
         view, _ = self.design(study, trial)
         if view.arch_yaml is None:
@@ -241,6 +257,7 @@ class Dashboard:
         return self.download(view.arch_yaml, view.arch_file)
 
     def mappings_yaml(self, request: Request) -> Response:
+        """``.../mappings/I.yaml``: the design's mappings on workload I (``--mapping-file``)."""
         study, trial = self.trial(request)
         view, _ = self.design(study, trial)
         index = request.path_params["i"]
@@ -251,6 +268,7 @@ class Dashboard:
 
     @staticmethod
     def download(text: str, name: str) -> Response:
+        """``text`` as a YAML file to save as ``name``."""
         return Response(
             text,
             media_type="application/yaml; charset=utf-8",
@@ -258,6 +276,7 @@ class Dashboard:
         )
 
     def compare(self, request: Request) -> Response:
+        """``/compare``: designs side by side, or the fronts of studies overlaid."""
         designs = [d for d in request.query_params.getlist("design") if d]
         if designs:
             return self.compare_designs(designs)
@@ -344,18 +363,23 @@ class Dashboard:
 
     # ---- JSON --------------------------------------------------------------------------
     def api_rows(self) -> list[dict[str, Any]]:
+        """Every study's summary (``/api/studies``)."""
         return [self.summary(s) for s in self.store.studies()]
 
     def api_studies(self, request: Request) -> Response:
+        """``/api/studies``: every study's summary."""
         return self.json(self.api_rows())
 
     def api_study(self, request: Request) -> Response:
+        """``/api/studies/NAME``: a study's summary."""
         return self.json(self.summary(self.study(request)))
 
     def api_pareto(self, request: Request) -> Response:
+        """``/api/studies/NAME/pareto``: the front as ``magnet pareto --json`` prints it."""
         return self.json(pareto_json(self.study(request)))
 
     def api_trials(self, request: Request) -> Response:
+        """``/api/studies/NAME/trials``: every trial's row (or those changed since a version)."""
         study = self.study(request)
         return self.json_text(self.rows_json(study, study.trials(), with_front=True))
 
@@ -380,6 +404,7 @@ class Dashboard:
 
     @staticmethod
     def json_text(text: str, status: int = 200) -> Response:
+        """JSON text already made, as a response."""
         return Response(text, status_code=status, media_type="application/json")
 
     def api_updates(self, request: Request) -> Response:
@@ -403,6 +428,7 @@ class Dashboard:
         return self.json_text(f'{head[:-1]}, "rows": {self.rows_json(study, trials, False)}}}')
 
     def api_trial(self, request: Request) -> Response:
+        """``/api/studies/NAME/trials/N``: a trial with its records."""
         study, trial = self.trial(request)
         data = trial.to_dict(with_records=True)
         data.update(
@@ -415,6 +441,7 @@ class Dashboard:
         return self.json(data)
 
     def api_figure(self, request: Request) -> Response:
+        """``/api/studies/NAME/figures/KIND``: a figure as JSON (``FIGURES``), its query checked."""
         study = self.study(request)
         name = request.path_params["kind"]
         kind = FIGURES.get(name)
@@ -437,7 +464,7 @@ class Dashboard:
                 seen.add(trace["uid"])
             return fig
 
-        key = (study.name, "figure", name, tuple(sorted(query.items())))
+        key: tuple[Any, ...] = (study.name, "figure", name, tuple(sorted(query.items())))
         if kind.basis is not None:
             key += (kind.basis(study),)
         return self.json(self.store.memo(key, make, per_version=kind.basis is None))
@@ -466,6 +493,7 @@ class Dashboard:
 
     # ---- files -------------------------------------------------------------------------
     def static(self, request: Request) -> Response:
+        """``/static/NAME``: one of the dashboard's own files (a fixed list)."""
         name = request.path_params["file"]
         body = self.files.get(name)
         if body is None:
@@ -474,30 +502,37 @@ class Dashboard:
 
     @staticmethod
     def plotly(request: Request) -> Response:
+        """``/assets/plotly.min.js``: the vendored plotly.js strict build."""
         return Response(plotly_js(), media_type=TYPES[".js"], headers=CACHED)
 
     # ---- errors ------------------------------------------------------------------------
     def error(self, request: Request, status: int, title: str, message: str) -> Response:
+        """The error page (or JSON, for the API) with ``status``."""
         if request.url.path.startswith("/api/"):
             return self.json({"error": message}, status)
         return self.page("error.html", status, title=title, message=message, code=status)
 
     def not_found(self, request: Request, exc: Exception) -> Response:
+        """404: an unknown study, trial or figure."""
         return self.error(request, 404, "Not found", str(exc))
 
     def refused(self, request: Request, exc: Exception) -> Response:
+        """400: a request that cannot be answered as asked, with why."""
         return self.error(request, 400, "Cannot show this", str(exc))
 
     def http_error(self, request: Request, exc: Exception) -> Response:
+        """Starlette's own HTTP errors, on the error page."""
         assert isinstance(exc, HTTPException)
         if exc.status_code == 404:
             return self.error(request, 404, "Not found", f"no page {request.url.path}")
         return self.error(request, exc.status_code, "Not allowed", str(exc.detail))
 
     def storage_error(self, request: Request, exc: Exception) -> Response:
+        """500: the storage cannot be read (a ``MagnetError`` naming it)."""
         return self.error(request, 500, "Cannot read the study storage", str(exc))
 
     def crash(self, request: Request, exc: Exception) -> Response:
+        """500: anything else, on the error page (the server logs the traceback)."""
         # the server logs the traceback (Starlette raises the error on after this page)
         return self.error(
             request,
@@ -509,22 +544,42 @@ class Dashboard:
 
 
 class _Choice(Convertor[str]):
+    """A path segment that is one of a few words (``regex``: them, joined by ``|``)."""
+
     regex = ""
 
     def convert(self, value: str) -> str:
+        """The segment as it is."""
         return value
 
     def to_string(self, value: str) -> str:
+        """The segment as it is."""
         return value
 
 
+class _Export(_Choice):
+    """``{what:export}``: all the trials or the front."""
+
+    regex = "trials|front"
+
+
+class _Format(_Choice):
+    """``{kind:format}``: a download's format."""
+
+    regex = "csv|json"
+
+
 class _TrialNumber(Convertor[int]):
+    """``{n:trial}``: a trial number of at most 9 digits."""
+
     regex = "[0-9]{1,9}"
 
     def convert(self, value: str) -> int:
+        """The trial number."""
         return int(value)
 
     def to_string(self, value: int) -> str:
+        """The trial number as digits."""
         return str(value)
 
 
@@ -532,10 +587,8 @@ def _convertors() -> None:
     """``{n:trial}`` (a trial number, at most 9 digits), ``{what:export}`` and
     ``{kind:format}`` (the downloads)."""
     register_url_convertor("trial", _TrialNumber())
-    export, fmt = _Choice(), _Choice()
-    export.regex, fmt.regex = "trials|front", "csv|json"
-    register_url_convertor("export", export)
-    register_url_convertor("format", fmt)
+    register_url_convertor("export", _Export())
+    register_url_convertor("format", _Format())
 
 
 def common_hypervolumes(studies: list[Study]) -> tuple[list[float] | None, list[float]]:
@@ -555,15 +608,16 @@ def common_hypervolumes(studies: list[Study]) -> tuple[list[float] | None, list[
 class SecurityHeaders:
     """Adds ``HEADERS`` to every response."""
 
-    def __init__(self, app: Any):
+    def __init__(self, app: ASGIApp):
         self.app = app
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI call: the wrapped app's, with ``HEADERS`` added to an HTTP response."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
 
-        async def send_with_headers(message: Any) -> None:
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 present = {k.lower() for k, _ in headers}
@@ -578,7 +632,7 @@ class SecurityHeaders:
 
 def create_app(
     storage: str | None = None, host: str = "127.0.0.1", poll_seconds: float = 3.0
-) -> Any:
+) -> Starlette:
     """The dashboard app of ``storage`` (None: the default Journal file).
 
     Bound to a loopback ``host``, it answers only requests addressed to a loopback name

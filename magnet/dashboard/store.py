@@ -21,14 +21,19 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from magnet.errors import MagnetError
 from magnet.search.storage import DEFAULT_JOURNAL, describe, is_url, open_storage
 from magnet.search.study import Study, TrialView
 
+if TYPE_CHECKING:
+    from optuna.storages import BaseStorage
+
 #: Derived results kept (least recently used first out).
 MEMO_SIZE = 256
+#: What a memo keeps (``Store.memo``).
+T = TypeVar("T")
 
 
 class NotFound(Exception):
@@ -42,7 +47,7 @@ class Refused(Exception):
 class Feed:
     """One study of an open storage, read incrementally (see the module docstring)."""
 
-    def __init__(self, storage: Any, name: str, label: str):
+    def __init__(self, storage: BaseStorage, name: str, label: str):
         self.storage = storage
         self.study_id = storage.get_study_id_from_name(name)
         self.name = name
@@ -119,11 +124,14 @@ class Store:
 
     @property
     def path(self) -> Path | None:
+        """The journal file the storage is (None: a database URL)."""
         if self.spec is not None and is_url(self.spec):
             return None
         return DEFAULT_JOURNAL if self.spec is None else Path(self.spec)
 
     def exists(self) -> bool:
+        """Whether the storage exists yet (a database: assumed; a journal: a search creates
+        it)."""
         path = self.path
         return path is None or path.exists()
 
@@ -180,6 +188,7 @@ class Store:
         return list(self._names)
 
     def feed(self, name: str) -> Feed:
+        """The ``Feed`` of study ``name`` (made on first use; ``NotFound`` if none)."""
         self.check()
         found = self._feeds.get(name)
         if found is None or name not in self._names:
@@ -223,7 +232,7 @@ class Store:
                 continue
         return out
 
-    def memo(self, key: tuple[Any, ...], make: Callable[[], Any], per_version: bool = True) -> Any:
+    def memo(self, key: tuple[Any, ...], make: Callable[[], T], per_version: bool = True) -> T:
         """``make()`` for ``key`` (its first item a study name), made again when that study
         changed (``per_version``), or kept while the storage is the same one (for what does
         not change as a study grows, such as a finished trial's design)."""
@@ -232,7 +241,8 @@ class Store:
         with self._lock:
             if full in self._memo:
                 self._memo.move_to_end(full)
-                return self._memo[full]
+                kept: T = self._memo[full]
+                return kept
         value = make()
         with self._lock:
             self._memo[full] = value

@@ -13,6 +13,7 @@ from magnet.mapper.base import (
     Tracker,
     available_mappers,
     get_mapper,
+    guarded_map,
     register_mapper,
     unregister_mapper,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "Tracker",
     "available_mappers",
     "get_mapper",
+    "guarded_map",
     "map_network",
     "register_mapper",
     "unregister_mapper",

@@ -31,14 +31,15 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from magnet.design import Design, searched_designs
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
-from magnet.mapper.space import Space, describe, lift
+from magnet.mapper.space import Space, alternative_name, lift
 from magnet.mapping.evaluate import (
     BatchResult,
     Result,
@@ -46,14 +47,18 @@ from magnet.mapping.evaluate import (
     layer_view,
     overflow_message,
 )
-from magnet.mapping.mapping import MappingBatch
+from magnet.mapping.mapping import Mapping, MappingBatch
 from magnet.mapping.records import LayerRecord, MapperStats
-from magnet.registry import BUILT_IN, ENTRY_POINT, Registry
+from magnet.registry import BUILT_IN, ENTRY_POINT, Registry, plugin_errors
 from magnet.strict import Strict
 from magnet.units import real_number, whole_number
 from magnet.workload.layer import Layer
 
 ENTRY_POINT_GROUP = "magnet.mappers"
+#: A mapper's progress while it maps one layer: (mappings priced, mapspace size, seconds).
+Progress = Callable[[int, float, float], None]
+#: Scores of a batch (log of the objective, lower is better; inf: invalid): ``float[batch]``.
+Scores = npt.NDArray[np.float64]
 
 
 class Budget(Strict):
@@ -70,9 +75,11 @@ class Budget(Strict):
 
     @property
     def unlimited(self) -> bool:
+        """No limit on mappings nor on seconds."""
         return self.evaluations is None and self.seconds is None
 
     def describe(self) -> str:
+        """The budget in words, e.g. ``3,000 mappings or 2 s``."""
         parts = []
         if self.evaluations is not None:
             parts.append(f"{self.evaluations:,} mappings")
@@ -95,6 +102,8 @@ class Objective:
 
     @classmethod
     def parse(cls, text: str | None) -> Objective:
+        """``edp``, ``energy``, ``latency`` (``delay``), or weights ``energy=1,latency=2``;
+        anything else is bad input naming ``--objective``."""
         text = (text or "edp").strip().lower()
         named = {
             "edp": (1.0, 1.0),
@@ -123,10 +132,11 @@ class Objective:
             raise MagnetError("an objective needs a positive weight", field="--objective")
         return cls(weights["energy"], weights["latency"], name=text)
 
-    def score(self, result: BatchResult) -> np.ndarray:
+    def score(self, result: BatchResult) -> Scores:
         """log of the objective (lower is better); invalid mappings score +inf."""
         s = self.energy * np.log(result.energy_pj) + self.latency * np.log(result.latency_cycles)
-        return np.where(result.valid, s, np.inf)
+        scores: Scores = np.where(result.valid, s, np.inf)
+        return scores
 
 
 class Tracker:
@@ -139,7 +149,7 @@ class Tracker:
         design: Design,
         objective: Objective,
         budget: Budget,
-        progress: Callable[[int, float, float], None] | None = None,
+        progress: Progress | None = None,
     ):
         self.space, self.design, self.objective, self.budget = space, design, objective, budget
         self.progress = progress
@@ -157,14 +167,15 @@ class Tracker:
             return wanted
         return max(1, min(wanted, self.budget.evaluations - self.evaluated))
 
-    def price(self, batch: MappingBatch) -> np.ndarray:
-        """Scores of ``batch`` (inf where a rule or the capacity is violated)."""
+    def price(self, batch: MappingBatch) -> Scores:
+        """Scores of ``batch`` (inf where a rule or the capacity is violated); raises
+        ``BudgetExhausted`` once the budget is spent (the batch counts)."""
         if batch.size == 0:
             return np.zeros(0)
         space = self.space
         result = evaluate_batch(space.layer, space.arch, batch, self.design.costs)
         ok = space.structure_ok(batch) & result.valid
-        scores = np.where(ok, self.objective.score(result), np.inf)
+        scores: Scores = np.where(ok, self.objective.score(result), np.inf)
         self.evaluated += batch.size
         self.valid += int(ok.sum())
         if not ok.all():
@@ -172,7 +183,7 @@ class Tracker:
         i = int(np.argmin(scores))
         if scores[i] < self.best_score:
             self.best_score = float(scores[i])
-            self.best = (batch.take([i]), result.take([i]))
+            self.best = (batch.take(np.array([i])), result.take(np.array([i])))
         self.history.append(self.best_score)
         elapsed = time.perf_counter() - self.start
         if self.progress is not None:
@@ -211,7 +222,8 @@ class MapOutcome:
         return self.result is not None
 
     @property
-    def mapping(self):
+    def mapping(self) -> Mapping | None:
+        """The best mapping found (None: none)."""
         return None if self.result is None else self.result.mapping
 
     def for_layer(self, layer: Layer) -> MapOutcome:
@@ -223,6 +235,7 @@ class MapOutcome:
         return replace(self, layer=layer, result=result)
 
     def stats(self) -> MapperStats:
+        """The search's statistics, as the record keeps them."""
         return MapperStats(
             mapper=self.mapper,
             objective=self.objective.name,
@@ -240,13 +253,20 @@ class MapOutcome:
         return self.result.record(self.design.dataflow.name, self.stats())
 
 
-class Mapper(ABC):
-    """Base class of every mapper (see the module docstring)."""
+#: A mapper's own options model (``Mapper.Options``).
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+
+class Mapper(ABC, Generic[OptionsT]):
+    """Base class of every mapper (see the module docstring).
+
+    Generic in its options model: ``class FastMapper(Mapper[FastOptions])`` types
+    ``self.options``."""
 
     #: Name on the command line (``--mapper NAME``) and in records.
     name: ClassVar[str]
     #: The mapper's own options (a pydantic model); unknown options are refused.
-    Options: ClassVar[type[BaseModel]]
+    Options: type[OptionsT]
 
     def __init__(
         self,
@@ -254,7 +274,7 @@ class Mapper(ABC):
         objective: str | Objective | None = None,
         seed: int = 0,
         budget: Budget | None = None,
-        progress: Callable[[int, float, float], None] | None = None,
+        progress: Progress | None = None,
         **options: Any,
     ) -> None:
         self.objective = (
@@ -271,6 +291,12 @@ class Mapper(ABC):
             raise MagnetError(
                 validation_message(exc, self.Options), source=f"mapper {self.name}"
             ) from None
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        """The mapper's own options (the fields of its ``Options`` model), e.g. ``samples``:
+        what a caller may pass it beside the objective, seed, budget and progress."""
+        return tuple(cls.Options.model_fields)
 
     def map(self, layer: Layer, design: Design) -> MapOutcome:
         """The best mapping of ``layer`` on ``design`` (never raises for infeasibility)."""
@@ -313,7 +339,7 @@ class Mapper(ABC):
                     result,
                     batch.keep,
                 )
-                outcome.searched_as = describe(searched, design)
+                outcome.searched_as = alternative_name(searched, design)
         outcome.seconds = time.perf_counter() - start
         if outcome.result is not None:
             outcome.status = "budget_exhausted" if exhausted else "mapped"
@@ -324,9 +350,7 @@ class Mapper(ABC):
             outcome.reason = reasons[0]
         return outcome
 
-    def _progress(
-        self, outcome: MapOutcome, start: float
-    ) -> Callable[[int, float, float], None] | None:
+    def _progress(self, outcome: MapOutcome, start: float) -> Progress | None:
         """``self.progress`` for one search of a union: counts and seconds of the whole."""
         if self.progress is None:
             return None
@@ -342,7 +366,7 @@ class Mapper(ABC):
         layer: Layer,
         design: Design,
         budget: Budget,
-        progress: Callable[[int, float, float], None] | None,
+        progress: Progress | None,
     ) -> _Run:
         """The search of ``design``'s own mapspace (not its alternatives')."""
         try:
@@ -372,7 +396,7 @@ class Mapper(ABC):
                 )
         return run
 
-    def prepare(self, space: Space) -> None:  # noqa: B027 (a hook: doing nothing is the default)
+    def prepare(self, space: Space) -> None:
         """Called once per layer before ``search`` (e.g. to refuse a space too large)."""
 
     @abstractmethod
@@ -394,6 +418,7 @@ class _Run:
 
 
 def _why_no_mapping(space: Space, tracker: Tracker) -> str:
+    """Why a search found no valid mapping: the dataflow's rules, or the last overflow."""
     name = space.dataflow.name
     if tracker.last_invalid is not None:
         batch, result = tracker.last_invalid
@@ -412,10 +437,11 @@ def _why_no_mapping(space: Space, tracker: Tracker) -> str:
 
 # ---- the registry --------------------------------------------------------------------------
 def _load_builtins(registry: Registry) -> None:
+    """The built-in mappers, then those installed distributions offer."""
     from magnet.mapper.mappers import BUILTIN
 
-    for cls in BUILTIN:
-        registry.add(cls.name, cls, origin=BUILT_IN)
+    for builtin in BUILTIN:
+        registry.add(builtin.name, builtin, origin=BUILT_IN)
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         cls = _checked(ep.load())
         registry.add(cls.name, cls, origin=ENTRY_POINT)
@@ -425,13 +451,14 @@ def _load_builtins(registry: Registry) -> None:
 MAPPERS = Registry("mapper", _load_builtins)
 
 
-def _checked(cls: Any) -> type[Mapper]:
+def _checked(cls: Any) -> type[Mapper[Any]]:
+    """``cls``, a ``Mapper`` subclass, else bad input."""
     if not (isinstance(cls, type) and issubclass(cls, Mapper)):
         raise MagnetError(f"{cls!r} is not a magnet.mapper.Mapper subclass")
     return cls
 
 
-def register_mapper(cls: type[Mapper]) -> type[Mapper]:
+def register_mapper(cls: type[Mapper[Any]]) -> type[Mapper[Any]]:
     """Make a ``Mapper`` subclass available by its ``name`` (``--mapper NAME``); a name
     registered before from Python is replaced (a notebook cell run again)."""
     MAPPERS.add(_checked(cls).name, cls)
@@ -443,12 +470,12 @@ def unregister_mapper(name: str) -> None:
     MAPPERS.remove(name)
 
 
-def available_mappers() -> dict[str, type[Mapper]]:
+def available_mappers() -> dict[str, type[Mapper[Any]]]:
     """Every registered mapper class by name."""
     return {name: entry.obj for name, entry in MAPPERS.entries().items()}
 
 
-def get_mapper(name: str | Mapper, **kwargs: Any) -> Mapper:
+def get_mapper(name: str | Mapper[Any], **kwargs: Any) -> Mapper[Any]:
     """A mapper by name, built with ``kwargs`` (objective, seed, budget, options); a
     ``Mapper`` instance is returned as it is."""
     if isinstance(name, Mapper):
@@ -456,4 +483,15 @@ def get_mapper(name: str | Mapper, **kwargs: Any) -> Mapper:
     known = available_mappers()
     if name not in known:
         raise MagnetError(f"unknown mapper {name!r}; allowed: {', '.join(known)}", field="--mapper")
-    return known[name](**kwargs)
+    cls = known[name]
+    with plugin_errors("mapper", cls, "being built"):
+        return cls(**kwargs)
+
+
+def guarded_map(mapper: Mapper[Any], layer: Layer, design: Design) -> MapOutcome:
+    """``mapper.map(layer, design)`` as magnet calls it: an exception raised in a plug-in
+    mapper's code is a ``PluginError`` naming the mapper and the layer
+    (``magnet.templates.plugin_errors``), never an infeasible layer or bad input."""
+    doing = f"mapping layer {layer.name!r} on {design.name!r}"
+    with plugin_errors("mapper", mapper, doing):
+        return mapper.map(layer, design)

@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterator
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import Field
 
 from magnet.errors import MagnetError
@@ -40,13 +41,20 @@ class _Options(Strict):
     """A mapper's options, checked (unknown names refused)."""
 
 
-class ExhaustiveMapper(Mapper):
+#: Whole numbers per mapping: ``int64[batch]`` (indices) or ``[level, dim, batch]`` (factors).
+Ints = npt.NDArray[np.int64]
+#: A batch's tiling columns and the loop-order ranks of each (``_with_orders``).
+Expansion = tuple[Ints, npt.NDArray[np.int8]]
+
+
+class ExhaustiveMapper(Mapper[_Options]):
     """Every mapping of the pruned mapspace: tilings that fit x loop-order classes."""
 
     name = "exhaustive"
     Options = _Options
 
     def prepare(self, space: Space) -> None:
+        """Refuse a mapspace too large to walk without a budget (bad input naming it)."""
         tilings = space.tilings()
         if tilings > EXHAUSTIVE_LIMIT and self.budget.unlimited:
             raise MagnetError(
@@ -58,21 +66,25 @@ class ExhaustiveMapper(Mapper):
             )
 
     def search(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> None:
+        """Price the whole pruned mapspace, batch by batch."""
         for batch in enumerate_space(space, CHUNK):
             tracker.price(batch)
 
 
 class RandomOptions(_Options):
+    """The random mapper's options."""
+
     samples: int = Field(20_000, ge=1, le=100_000_000, description="random mappings to price")
 
 
-class RandomMapper(Mapper):
+class RandomMapper(Mapper[RandomOptions]):
     """``samples`` capacity-aware random mappings."""
 
     name = "random"
     Options = RandomOptions
 
     def search(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> None:
+        """Price ``samples`` capacity-aware random mappings (within the budget's room)."""
         left = self.options.samples
         while left > 0:
             n = tracker.room(min(CHUNK, left))
@@ -81,6 +93,8 @@ class RandomMapper(Mapper):
 
 
 class FastOptions(_Options):
+    """The fast mapper's options (its population search)."""
+
     samples: int = Field(6000, ge=1, le=10_000_000, description="random mappings to start from")
     exact_below: float = Field(
         20_000, ge=0, description="enumerate the whole mapspace when it is at most this large"
@@ -91,13 +105,15 @@ class FastOptions(_Options):
     patience: int = Field(4, ge=1, le=1000, description="rounds without gain before stopping")
 
 
-class FastMapper(Mapper):
+class FastMapper(Mapper[FastOptions]):
     """Exhaustive on small spaces, else a population search of local moves."""
 
     name = "fast"
     Options = FastOptions
 
     def search(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> None:
+        """The whole mapspace when it is small, else random mappings and rounds of moves
+        from the best of them (see the module docstring)."""
         o = self.options
         if space.size() <= o.exact_below:
             for batch in enumerate_space(space, CHUNK):
@@ -133,7 +149,7 @@ BUILTIN = (FastMapper, ExhaustiveMapper, RandomMapper)
 _HASH = np.random.default_rng(12345).random((4, 32, NUM_DIMS))
 
 
-def _dedupe(batch: MappingBatch, scores: np.ndarray, keep: int) -> np.ndarray:
+def _dedupe(batch: MappingBatch, scores: npt.NDArray[np.float64], keep: int) -> Ints:
     """Indices of the ``keep`` best distinct mappings (distinct by a hash of their arrays)."""
     order = np.argsort(scores, kind="stable")
     order = order[np.isfinite(scores[order])][: keep * 8]
@@ -144,7 +160,8 @@ def _dedupe(batch: MappingBatch, scores: np.ndarray, keep: int) -> np.ndarray:
     for i, arr in enumerate((batch.factors_t, batch.spatial_x, batch.spatial_y, batch.rank)):
         key += np.einsum("ldb,ld->b", np.log1p(arr[..., order].astype(np.float64)), _HASH[i, :nl])
     _, first = np.unique(np.round(key, 9), return_index=True)
-    return order[np.sort(first)][:keep]
+    picked: Ints = order[np.sort(first)][:keep]
+    return picked
 
 
 def enumerate_space(space: Space, chunk: int = CHUNK) -> Iterator[MappingBatch]:
@@ -175,17 +192,17 @@ def enumerate_space(space: Space, chunk: int = CHUNK) -> Iterator[MappingBatch]:
             yield from _with_orders(space, t[..., rows], sx[..., rows], sy[..., rows], chunk)
 
 
-def _fits(space: Space, t: np.ndarray, s: np.ndarray) -> np.ndarray:
+def _fits(space: Space, t: Ints, s: Ints) -> npt.NDArray[np.bool_]:
     """bool[n]: every level's kept tiles fit (orders do not change tile sizes)."""
     extent = np.ones(t.shape[1:])
-    ok = np.ones(t.shape[2], dtype=bool)
+    ok: npt.NDArray[np.bool_] = np.ones(t.shape[2], dtype=bool)
     for li in range(space.nl):
         extent = extent * t[li] * s[li]
         ok &= space.fits(li, extent)
     return ok
 
 
-def _with_orders(space: Space, t: np.ndarray, sx: np.ndarray, sy: np.ndarray, chunk: int):
+def _with_orders(space: Space, t: Ints, sx: Ints, sy: Ints, chunk: int) -> Iterator[MappingBatch]:
     """Expand tilings by the loop-order classes of each level's active dims.
 
     Tilings with the same active dims at every level share their order combinations, so each
@@ -195,7 +212,7 @@ def _with_orders(space: Space, t: np.ndarray, sx: np.ndarray, sy: np.ndarray, ch
     active = (t > 1).transpose(2, 0, 1).reshape(n, nl * nd)
     groups, inverse = np.unique(active, axis=0, return_inverse=True)
     inverse = inverse.ravel()
-    buffer: list[tuple[np.ndarray, np.ndarray]] = []  # (tiling columns, ranks per column)
+    buffer: list[Expansion] = []  # (tiling columns, ranks per column)
     pending = 0
     for g, pattern in enumerate(groups):
         members = np.flatnonzero(inverse == g)
@@ -218,7 +235,8 @@ def _with_orders(space: Space, t: np.ndarray, sx: np.ndarray, sy: np.ndarray, ch
         yield _flush(space, t, sx, sy, buffer)
 
 
-def _flush(space: Space, t, sx, sy, buffer) -> MappingBatch:
+def _flush(space: Space, t: Ints, sx: Ints, sy: Ints, buffer: list[Expansion]) -> MappingBatch:
+    """The tilings and orders gathered in ``buffer`` as one batch."""
     pick = np.concatenate([p for p, _ in buffer])
     return MappingBatch(
         t[..., pick].astype(np.int32),

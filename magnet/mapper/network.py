@@ -7,10 +7,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from magnet.design import Design
-from magnet.mapper.base import MapOutcome, Mapper, get_mapper
-from magnet.mapping.evaluate import layer_view
+from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
+from magnet.mapping.evaluate import Result, layer_view
 from magnet.mapping.network import NetworkResult
+from magnet.workload.layer import ShapeKey
 from magnet.workload.network import Network
+
+#: What ``Layer.shape_key()`` returns: the identity of a loop nest.
 
 
 @dataclass
@@ -20,11 +23,14 @@ class NetworkOutcome:
 
     network: Network
     design: Design
-    outcomes: dict[tuple, MapOutcome]  # Layer.shape_key() -> outcome
+    outcomes: dict[ShapeKey, MapOutcome]  # Layer.shape_key() -> outcome
     cached: int = 0  # shapes whose outcome came from the cache
 
     @property
     def status(self) -> Literal["mapped", "infeasible", "budget_exhausted"]:
+        """``infeasible`` when a layer cannot be mapped (``budget_exhausted`` when a budget
+        ended its search first), else ``budget_exhausted`` when a budget cut one, else
+        ``mapped``."""
         states = {o.status for o in self.outcomes.values()}
         if any(not o.ok for o in self.outcomes.values()):
             return "infeasible" if "infeasible" in states else "budget_exhausted"
@@ -43,29 +49,35 @@ class NetworkOutcome:
 
     @property
     def result(self) -> NetworkResult | None:
-        if any(not o.ok for o in self.outcomes.values()):
-            return None
+        """The network on the design under the mappings found (None: a layer has none);
+        built on each access."""
+        by_shape: dict[ShapeKey, Result] = {}
+        for key, o in self.outcomes.items():
+            if o.result is None:
+                return None
+            by_shape[key] = o.result
         return NetworkResult(
             self.network,
             self.design.arch,
             self.design.costs,
-            {key: o.result for key, o in self.outcomes.items()},
+            by_shape,
             dataflow=self.design.dataflow.name,
         )
 
     @property
     def mappings_evaluated(self) -> int:
+        """Mappings priced for all the layer shapes (a cached shape: none)."""
         return sum(o.mappings_evaluated for o in self.outcomes.values())
 
 
 def map_network(
     network: Network,
     design: Design,
-    mapper: str | Mapper = "fast",
+    mapper: str | Mapper[Any] = "fast",
     *,
     progress: Callable[[MapOutcome, int, int], None] | None = None,
     stop_on_failure: bool = True,
-    cache: MutableMapping[tuple, MapOutcome] | None = None,
+    cache: MutableMapping[tuple[Any, ...], MapOutcome] | None = None,
     **options: Any,
 ) -> NetworkOutcome:
     """Map every distinct layer shape of ``network`` on ``design`` once.
@@ -79,12 +91,12 @@ def map_network(
     """
     m = get_mapper(mapper, **options)
     shapes = network.unique_layers()
-    outcomes: dict[tuple, MapOutcome] = {}
+    outcomes: dict[ShapeKey, MapOutcome] = {}
     # outcomes by the loop nest the design maps (``layer_view``: layers of different shapes
     # can share one, e.g. strided and unstrided convolutions as a GEMM), across calls in the
     # cache, else within this call
-    known: MutableMapping[tuple, MapOutcome] = {} if cache is None else cache
-    key = None if cache is None else (design_key(design), mapper_key(m))
+    known: MutableMapping[tuple[Any, ...], MapOutcome] = {} if cache is None else cache
+    key = None if cache is None else (design_identity(design), mapper_identity(m))
     cached = 0
     for i, (layer, _count, _names) in enumerate(shapes):
         nest = (key, layer_view(layer, design.arch).shape_key())
@@ -93,7 +105,7 @@ def map_network(
             if cache is not None:
                 cached += 1
         else:
-            outcome = known[nest] = m.map(layer, design)
+            outcome = known[nest] = guarded_map(m, layer, design)
         outcomes[layer.shape_key()] = outcome
         if progress is not None:
             progress(outcome, i + 1, len(shapes))
@@ -102,7 +114,7 @@ def map_network(
     return NetworkOutcome(network, design, outcomes, cached)
 
 
-def design_key(design: Design) -> str:
+def design_identity(design: Design) -> str:
     """What identifies a design's prices and mapspace: the arch, its dataflow, its costs."""
     return "|".join(
         (
@@ -114,7 +126,7 @@ def design_key(design: Design) -> str:
     )
 
 
-def mapper_key(mapper: Mapper) -> str:
+def mapper_identity(mapper: Mapper[Any]) -> str:
     """What identifies a mapper's answers: its class (``magnet.registry``: a user mapper
     changed or re-registered is another mapper), objective, seed, budget and options."""
     from magnet.registry import identity_of

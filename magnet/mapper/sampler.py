@@ -25,12 +25,25 @@ from __future__ import annotations
 
 import functools
 import itertools
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from magnet.mapper.space import _REL, Space
 from magnet.mapping.mapping import MappingBatch
 from magnet.workload.dims import NUM_DIMS, Dim, Operand, divisors
+
+#: Factors of a batch: ``int32[level, dim, batch]`` (fixed ones: ``[level, dim]``).
+Factors = npt.NDArray[np.int32]
+#: One whole number per sample: ``int64[batch]`` (a state of a lattice, a packed draw).
+Int64s = npt.NDArray[np.int64]
+#: One real number per sample: ``float[batch]`` (bits, in ``_Plan.dtype``).
+Floats = npt.NDArray[np.floating[Any]]
+#: The float type capacities are tracked in (``_Plan.dtype``).
+FloatType = type[np.floating[Any]]
+#: A dim's extent while capacities are set up: a number, or one per sample.
+Extent = float | np.ndarray
 
 #: Preference for large factors (weight factor**alpha; a spatial factor weighs one power more):
 #: none, some, strong. Each mapping draws one, so a batch mixes small and large factors.
@@ -72,11 +85,12 @@ class _Table:
         edge = np.rint(cum * (1 << self.log)).astype(np.int64)
         repeat = np.diff(edge, axis=1, prepend=0)
         out = np.where(used, value | (payload << 32), 0)
-        self.out = np.repeat(out.ravel(), repeat.ravel())
+        self.out: Int64s = np.repeat(out.ravel(), repeat.ravel())
 
-    def draw(self, row: np.ndarray, u: np.ndarray) -> np.ndarray:
+    def draw(self, row: np.ndarray, u: np.ndarray) -> Int64s:
         """The packed outcome per sample; ``row`` already shifted left by ``log``."""
-        return self.out[row + (u >> self.shift)]
+        packed: Int64s = self.out[row + (u >> self.shift)]
+        return packed
 
 
 @functools.lru_cache(maxsize=4096)
@@ -113,7 +127,7 @@ class _Lattice:
     def __init__(self, root: int, slots: tuple[int, ...]):
         reach = {root}
         for limit in slots:
-            step = set()
+            step: set[int] = set()
             for r in reach:
                 step.update(r // c for c in _divisors(r) if c <= limit)
                 step.update(-(-r // f) for f in _limits(limit) if f < r and r % f)
@@ -176,10 +190,12 @@ class _Lattice:
         """Temporal row of states ``zz`` when the largest factor that fits is ``q``
         (int64, 0 <= q <= top)."""
         if self.scale == self.top + 1:
-            return self.row[zz + q]
-        if self.pos is not None:
-            return self.row[zz + self.pos[q]]
-        return self.row[zz + np.searchsorted(self.values, q, side="right")]
+            rows: np.ndarray = self.row[zz + q]
+        elif self.pos is not None:
+            rows = self.row[zz + self.pos[q]]
+        else:
+            rows = self.row[zz + np.searchsorted(self.values, q, side="right")]
+        return rows
 
     def spatial(self, limit: int) -> tuple[_Table, int]:
         """Table of a spatial slot of fan-out ``limit``: rows (a, state, fan-out left) =
@@ -218,6 +234,7 @@ class _Lattice:
 
 @functools.lru_cache(maxsize=128)  # a lattice and its tables: ~0.5 MB, a few MB at most
 def _lattice(root: int, slots: tuple[int, ...]) -> _Lattice:
+    """The lattice of an extent and its fan-out slots, built once per process."""
     return _Lattice(root, slots)
 
 
@@ -227,10 +244,10 @@ _LINEAR, _P, _R, _Q, _S = range(5)  # the window terms P, R, Q, S: ``_Capacity.w
 _WINDOW = {int(Dim.P): _P, int(Dim.R): _R, int(Dim.Q): _Q, int(Dim.S): _S}
 
 
-def _product(n: int, dtype, *factors) -> np.ndarray:
+def _product(n: int, dtype: FloatType, *factors: float | np.ndarray) -> Floats:
     """Product of numbers and arrays, as a new array of n."""
     scalar = 1.0
-    arrays = []
+    arrays: list[np.ndarray] = []
     for x in factors:
         if isinstance(x, np.ndarray):
             arrays.append(x)
@@ -238,7 +255,7 @@ def _product(n: int, dtype, *factors) -> np.ndarray:
             scalar *= x
     if not arrays:
         return np.full(n, scalar, dtype=dtype)
-    out = arrays[0].astype(dtype)
+    out: Floats = arrays[0].astype(dtype)
     out *= scalar
     for x in arrays[1:]:
         out *= x
@@ -253,13 +270,14 @@ class _Capacity:
     that fits is 1 + slack / slope(d).
     """
 
-    def __init__(self, space: Space, level: int, extent: list, n: int, dtype):
+    def __init__(self, space: Space, level: int, extent: list[Extent], n: int, dtype: FloatType):
         layer = space.layer
         self.level = level
         kw, ki, ko = (float(x) for x in space.keep[level] * space.bits[level])
         e = extent
         need = np.zeros(n, dtype=dtype)
-        self.w_w = self.w_o = None
+        self.w_w: Floats | None = None  # weight bits (None: the level keeps no weights)
+        self.w_o: Floats | None = None  # output bits
         if kw:
             self.w_w = _product(n, dtype, kw, e[Dim.G], e[Dim.K], e[Dim.C], e[Dim.R], e[Dim.S])
             need += self.w_w
@@ -297,22 +315,26 @@ class _Capacity:
         ]
 
     def binds(self, d: int) -> bool:
+        """Whether dim d's extent changes what the level holds."""
         w, o, i = self.terms[d]
         return w or o or i is not None
 
     def slope(self, d: int) -> np.ndarray:
         """Bits added per unit of (factor - 1) on dim d."""
         w, o, i = self.terms[d]
-        out = None
+        out: Floats | None = None
         if i == _LINEAR:
             out = self.base * self.side[0] * self.side[1]
         elif i is not None:  # a window term, times the other side
             k = i - _P
             out = self.base * self.side[1 - (k >> 1)] * self.win[k]
         if w:
+            assert self.w_w is not None  # the level keeps weights (``terms``)
             out = self.w_w if out is None else np.add(out, self.w_w, out=out)
         if o:
+            assert self.w_o is not None  # the level keeps outputs
             out = self.w_o if out is None else out + self.w_o
+        assert out is not None  # a dim that binds (``binds``) has a term
         return out
 
     def grow(self, d: int, f: np.ndarray, fm1: np.ndarray, slope: np.ndarray) -> None:
@@ -320,8 +342,10 @@ class _Capacity:
         self.slack -= fm1 * slope
         w, o, i = self.terms[d]
         if w:
+            assert self.w_w is not None  # the level keeps weights (``terms``)
             self.w_w *= f
         if o:
+            assert self.w_o is not None  # the level keeps outputs
             self.w_o *= f
         if i == _LINEAR:
             self.base *= f
@@ -334,6 +358,10 @@ class _Capacity:
 
 
 # ---- the plan of a space ---------------------------------------------------------------------
+#: A spatial slot: (level, axis 0 = x / 1 = y, fan-out left after fixed factors, its dims).
+SpatialSlot = tuple[int, int, int, list[int]]
+
+
 class _Plan:
     """Everything about a space the sampler needs, computed once per space."""
 
@@ -341,46 +369,15 @@ class _Plan:
         nl = space.nl
         ext = space.extent
         self.nl = nl
-        # fixed factors: temporal in t; spatial in x when allowed there (or nowhere), else y
-        self.fixed_t = np.where(space.fixed_t > 0, space.fixed_t, 1).astype(np.int32)
-        self.fixed_x = np.ones((nl, NUM_DIMS), dtype=np.int32)
-        self.fixed_y = np.ones((nl, NUM_DIMS), dtype=np.int32)
-        for li in range(nl):
-            for d in range(NUM_DIMS):
-                f = space.fixed_s[li, d]
-                if f:
-                    on_x = space.allow_sx[li, d] or not space.allow_sy[li, d]
-                    (self.fixed_x if on_x else self.fixed_y)[li, d] = f
+        self.fixed_t, self.fixed_x, self.fixed_y = _fixed_factors(space)
         root = [-(-int(ext[d]) // space.fixed_product(d)) for d in range(NUM_DIMS)]
-        # spatial slots: (level, axis, fan-out left after fixed factors, dims)
-        self.spatial: list[tuple[int, int, int, list[int]]] = []
-        slots: list[list[int]] = [[] for _ in range(NUM_DIMS)]
-        for li, (fx, fy) in enumerate(space.fanouts):
-            for axis, (limit0, allow, fixed) in enumerate(
-                (
-                    (fx, space.allow_sx[li], self.fixed_x[li]),
-                    (fy, space.allow_sy[li], self.fixed_y[li]),
-                )
-            ):
-                limit = limit0 // int(fixed.prod())
-                dims = [
-                    d
-                    for d in range(NUM_DIMS)
-                    if allow[d] and ext[d] > 1 and not space.fixed_s[li, d] and root[d] > 1
-                ]
-                if limit0 > 1 and limit > 1 and dims:
-                    self.spatial.append((li, axis, limit, dims))
-                    for d in dims:
-                        slots[d].append(limit)
-        self.lattice = [
-            _lattice(root[d], tuple(slots[d])) if root[d] > 1 else None for d in range(NUM_DIMS)
-        ]
-        self.free = [d for d in range(NUM_DIMS) if self.lattice[d] is not None]
-        top = nl - 1
-        self.home = []  # the level that takes what is left of a dim
-        for d in range(NUM_DIMS):
-            levels = [li for li in range(nl) if space.allow_t[li, d] and not space.fixed_t[li, d]]
-            self.home.append(top if top in levels or not levels else levels[-1])
+        self.spatial, slots = _spatial_slots(space, root, self.fixed_x, self.fixed_y)
+        #: What can be left of each dim that has something left to place (root > 1).
+        self.lattices = {
+            d: _lattice(root[d], tuple(slots[d])) for d in range(NUM_DIMS) if root[d] > 1
+        }
+        self.free = list(self.lattices)
+        self.home = _homes(space)  # the level that takes what is left of a dim
         # a dim whose home is below the top takes all that is left there, first, so that the
         # other dims of that level fit around it
         self.forced = [[d for d in self.free if self.home[d] == li] for li in range(nl - 1)]
@@ -398,35 +395,107 @@ class _Plan:
             for li in range(nl)
             if np.isfinite(space.cap_bits[li]) and (space.keep[li] * space.bits[li]).any()
         ]
-        # loop orders: only the dims that can loop at a level (extent > 1, allowed or fixed)
-        self.ranks = [
-            _rank_table(
-                tuple(space.order_prefix[li]),
-                tuple(
-                    d
-                    for d in range(NUM_DIMS)
-                    if (ext[d] > 1 and space.allow_t[li, d]) or space.fixed_t[li, d] > 1
-                ),
+        self.rank_groups = _rank_groups(space)
+        self.movable = _movable(space)
+        self.dtype = _capacity_dtype(space, self.finite)
+
+
+def _fixed_factors(space: Space) -> tuple[Factors, Factors, Factors]:
+    """The fixed factors, ``int32[level, dim]``: temporal (1 where none); spatial on x when
+    allowed there (or nowhere), else on y."""
+    nl = space.nl
+    fixed_t = np.where(space.fixed_t > 0, space.fixed_t, 1).astype(np.int32)
+    fixed_x = np.ones((nl, NUM_DIMS), dtype=np.int32)
+    fixed_y = np.ones((nl, NUM_DIMS), dtype=np.int32)
+    for li in range(nl):
+        for d in range(NUM_DIMS):
+            f = space.fixed_s[li, d]
+            if f:
+                on_x = space.allow_sx[li, d] or not space.allow_sy[li, d]
+                (fixed_x if on_x else fixed_y)[li, d] = f
+    return fixed_t, fixed_x, fixed_y
+
+
+def _spatial_slots(
+    space: Space, root: list[int], fixed_x: Factors, fixed_y: Factors
+) -> tuple[list[SpatialSlot], list[list[int]]]:
+    """The spatial slots a sample fills (a fan-out with room after its fixed factors and a
+    dim that may take it), and per dim the fan-outs of the slots it may take, in order."""
+    ext = space.extent
+    spatial: list[SpatialSlot] = []
+    slots: list[list[int]] = [[] for _ in range(NUM_DIMS)]
+    for li, (fx, fy) in enumerate(space.fanouts):
+        for axis, (limit0, allow, fixed) in enumerate(
+            (
+                (fx, space.allow_sx[li], fixed_x[li]),
+                (fy, space.allow_sy[li], fixed_y[li]),
             )
-            for li in range(nl)
-        ]
-        groups: dict[int, list[int]] = {}
-        for li, table in enumerate(self.ranks):
-            groups.setdefault(id(table), []).append(li)
-        self.rank_groups = [(self.ranks[levels[0]], levels) for levels in groups.values()]
-        # slots a local move may put a factor in: [temporal, fan-out x, fan-out y] x level
-        movable = np.concatenate([space.allow_t, space.allow_sx, space.allow_sy])
-        for li, (fx, fy) in enumerate(space.fanouts):
-            movable[nl + li] &= fx > 1
-            movable[2 * nl + li] &= fy > 1
-        fixed = np.concatenate([space.fixed_t, space.fixed_s, space.fixed_s]) > 0
-        self.movable = movable & ~fixed
-        # capacities are tracked in whole bits: float32 is exact while the bits stay below
-        # 2**24 (with room for a window's stride), else float64
-        layer = space.layer
-        stride = max(layer.wstride, layer.hstride, layer.wdilation, layer.hdilation)
-        caps = [space.cap_bits[li] for li in self.finite]
-        self.dtype = np.float32 if max(caps, default=0) * stride * 4 < 1 << 24 else np.float64
+        ):
+            limit = limit0 // int(fixed.prod())
+            dims = [
+                d
+                for d in range(NUM_DIMS)
+                if allow[d] and ext[d] > 1 and not space.fixed_s[li, d] and root[d] > 1
+            ]
+            if limit0 > 1 and limit > 1 and dims:
+                spatial.append((li, axis, limit, dims))
+                for d in dims:
+                    slots[d].append(limit)
+    return spatial, slots
+
+
+def _homes(space: Space) -> list[int]:
+    """Per dim, the level that takes what is left of it: the top, unless the dim may loop
+    only below it (then the outermost level it may loop at)."""
+    top = space.nl - 1
+    homes = []
+    for d in range(NUM_DIMS):
+        levels = [li for li in range(space.nl) if space.allow_t[li, d] and not space.fixed_t[li, d]]
+        homes.append(top if top in levels or not levels else levels[-1])
+    return homes
+
+
+def _rank_groups(space: Space) -> list[tuple[Int64s, list[int]]]:
+    """The loop orders of each level (``_rank_table``: only the dims that can loop there,
+    extent > 1 and allowed or fixed), the levels that share one table grouped."""
+    ext = space.extent
+    ranks = [
+        _rank_table(
+            tuple(space.order_prefix[li]),
+            tuple(
+                d
+                for d in range(NUM_DIMS)
+                if (ext[d] > 1 and space.allow_t[li, d]) or space.fixed_t[li, d] > 1
+            ),
+        )
+        for li in range(space.nl)
+    ]
+    groups: dict[int, list[int]] = {}
+    for li, table in enumerate(ranks):
+        groups.setdefault(id(table), []).append(li)
+    return [(ranks[levels[0]], levels) for levels in groups.values()]
+
+
+def _movable(space: Space) -> npt.NDArray[np.bool_]:
+    """``bool[3 * level, dim]``: the slots a local move may put a factor in (temporal, fan-out
+    x, fan-out y, by level): allowed, a fan-out of more than one, no fixed factor."""
+    nl = space.nl
+    movable = np.concatenate([space.allow_t, space.allow_sx, space.allow_sy])
+    for li, (fx, fy) in enumerate(space.fanouts):
+        movable[nl + li] &= fx > 1
+        movable[2 * nl + li] &= fy > 1
+    fixed = np.concatenate([space.fixed_t, space.fixed_s, space.fixed_s]) > 0
+    result: npt.NDArray[np.bool_] = movable & ~fixed
+    return result
+
+
+def _capacity_dtype(space: Space, finite: list[int]) -> FloatType:
+    """The float type capacities are tracked in, in whole bits: float32 is exact while the
+    bits stay below 2**24 (with room for a window's stride), else float64."""
+    layer = space.layer
+    stride = max(layer.wstride, layer.hstride, layer.wdilation, layer.hdilation)
+    caps = [space.cap_bits[li] for li in finite]
+    return np.float32 if max(caps, default=0) * stride * 4 < 1 << 24 else np.float64
 
 
 def _plan(space: Space) -> _Plan:
@@ -443,8 +512,8 @@ def _rank_table(prefix: tuple[int, ...], free: tuple[int, ...]) -> np.ndarray:
     order, then the others (loops that cannot exist at the level: their place is moot)."""
     rest = [d for d in free if d not in prefix]
     moot = [d for d in range(NUM_DIMS) if d not in prefix and d not in rest]
-    perms = list(itertools.permutations(rest))
-    perms = np.array(perms, dtype=np.int64).reshape(len(perms), len(rest))
+    orders = list(itertools.permutations(rest))
+    perms = np.array(orders, dtype=np.int64).reshape(len(orders), len(rest))
     fixed = np.array(prefix, dtype=np.int64), np.array(moot, dtype=np.int64)
     order = np.concatenate(
         [np.tile(fixed[0], (len(perms), 1)), perms, np.tile(fixed[1], (len(perms), 1))], 1
@@ -455,6 +524,20 @@ def _rank_table(prefix: tuple[int, ...], free: tuple[int, ...]) -> np.ndarray:
 
 
 # ---- sampling --------------------------------------------------------------------------------
+class _Uniforms:
+    """A batch's 16-bit uniforms, one row (``[batch]``) per choice, handed out in order."""
+
+    def __init__(self, rows: npt.NDArray[np.uint16]):
+        self.rows = rows
+        self.used = 0
+
+    def next(self) -> npt.NDArray[np.uint16]:
+        """The next choice's row."""
+        row: npt.NDArray[np.uint16] = self.rows[self.used]
+        self.used += 1
+        return row
+
+
 def sample(space: Space, n: int, rng: np.random.Generator, blocks: int = 1) -> MappingBatch:
     """``n`` mappings of ``space`` (deterministic for the generator's state).
 
@@ -468,7 +551,7 @@ def sample(space: Space, n: int, rng: np.random.Generator, blocks: int = 1) -> M
         return MappingBatch.concat([sample(space, k, rng) for k in sizes])
     plan = _plan(space)
     nl = plan.nl
-    t = np.repeat(plan.fixed_t[:, :, None], n, axis=2)
+    t = np.repeat(plan.fixed_t[:, :, None], n, axis=2)  # [level, dim, batch]
     sx = np.repeat(plan.fixed_x[:, :, None], n, axis=2)
     sy = np.repeat(plan.fixed_y[:, :, None], n, axis=2)
     # uniforms: 32 bits per level (loop orders), 16 bits per choice and for the preference
@@ -476,35 +559,66 @@ def sample(space: Space, n: int, rng: np.random.Generator, blocks: int = 1) -> M
     raw = raw.view(np.uint8)
     pick = raw[: nl * n * 4].view(np.uint32).reshape(nl, n)
     u = raw[nl * n * 4 :].view(np.uint16)[: (plan.steps + 1) * n].reshape(plan.steps + 1, n)
-    a = (u[-1].astype(np.int64) * len(_ALPHAS)) >> _BITS
-    z = {d: a * plan.lattice[d].size + plan.lattice[d].root for d in plan.free}
-    step = 0
+    a = (u[-1].astype(np.int64) * len(_ALPHAS)) >> _BITS  # the preference of each sample
+    z = {d: a * lat.size + lat.root for d, lat in plan.lattices.items()}
+    uniforms = _Uniforms(u)
+    _spatial_factors(plan, (sx, sy), z, uniforms, rng)
+    for d, lat in plan.lattices.items():
+        z[d] = z[d] * lat.scale
+    _temporal_factors(space, plan, (t, sx, sy), z, a, uniforms, rng)
+    for d, lat in plan.lattices.items():
+        t[plan.home[d], d] *= lat.rest[z[d] // lat.scale]
+    batch = MappingBatch(t, sx, sy, _orders(plan, pick), space.keep.copy())
+    for li, op in space.stationary:
+        make_stationary(space, batch, li, op)
+    for li, op in space.reuse:
+        make_reuse(batch, li, op)
+    return batch
 
-    # spatial factors, favouring a full fan-out
+
+def _spatial_factors(
+    plan: _Plan,
+    fanouts: tuple[Factors, Factors],
+    z: dict[int, Int64s],
+    uniforms: _Uniforms,
+    rng: np.random.Generator,
+) -> None:
+    """Each spatial slot's factors (in place in ``fanouts``: x, y), favouring a full fan-out:
+    the slot's dims in a random order, each taking a factor of the fan-out left."""
     for li, axis, limit, dims in plan.spatial:
-        arr = sx if axis == 0 else sy
+        arr = fanouts[axis]
         left = None  # index of the fan-out left among _limits(limit)
         for d in rng.permutation(dims):
             d = int(d)
-            table, nlim = plan.lattice[d].spatial(limit)
+            table, nlim = plan.lattices[d].spatial(limit)
             row = z[d] * (nlim << table.log) + ((nlim - 1 if left is None else left) << table.log)
-            out = table.draw(row, u[step])
-            step += 1
+            out = table.draw(row, uniforms.next())
             arr[li, d] = out & _LOW
             payload = out >> 32
             z[d] = payload & 0xFFFF
             left = payload >> 16
 
-    # temporal factors, innermost level first, each tile within its level's capacity and
-    # every capacity above (their tiles contain it)
-    for d in plan.free:
-        z[d] = z[d] * plan.lattice[d].scale
-    caps = _capacities(space, plan, sx, sy, n)
-    for li in range(nl - 1):
+
+def _temporal_factors(
+    space: Space,
+    plan: _Plan,
+    factors: tuple[Factors, Factors, Factors],
+    z: dict[int, Int64s],
+    a: Int64s,
+    uniforms: _Uniforms,
+    rng: np.random.Generator,
+) -> None:
+    """The temporal factors below the top level (in place in ``factors``' first, t),
+    innermost level first, each tile within its level's capacity and every capacity above
+    (their tiles contain it): a level's forced dims take all that is left, then its other
+    dims in a random order a divisor of what is left that still fits."""
+    t, sx, sy = factors
+    caps = _capacities(space, plan, sx, sy, t.shape[2])
+    for li in range(plan.nl - 1):
         caps = [c for c in caps if c.level >= li]
-        binds = {d: [c for c in caps if c.binds(d)] for d in plan.free}
+        binds = {d: [c for c in caps if c.binds(d)] for d in plan.lattices}
         for d in plan.forced[li]:
-            lat = plan.lattice[d]
+            lat = plan.lattices[d]
             f = lat.rest[z[d] // lat.scale]
             t[li, d] = f
             z[d] = a * (lat.size * lat.scale)  # state 0: nothing left
@@ -516,39 +630,38 @@ def sample(space: Space, n: int, rng: np.random.Generator, blocks: int = 1) -> M
             continue
         for d in rng.permutation(plan.temporal[li]):
             d = int(d)
-            lat = plan.lattice[d]
             binding = [(c, c.slope(d)) for c in binds[d]]
+            factor, z[d] = _temporal_factor(plan.lattices[d], z[d], binding, uniforms.next())
+            t[li, d] = factor
             if binding:
-                room = None
-                for c, slope in binding:
-                    r = c.slack / slope
-                    room = r if room is None else np.minimum(room, r, out=room)
-                room += 1.0
-                np.minimum(room, lat.top, out=room)
-                row = lat.fitting(z[d], room.astype(np.int64))
-            else:
-                row = lat.row[z[d] + lat.full]
-            out = lat.temporal.draw(row, u[step])
-            step += 1
-            f = out & _LOW
-            t[li, d] = f
-            z[d] = out >> 32
-            if binding:
-                ff = f.astype(plan.dtype)
+                ff = factor.astype(plan.dtype)
                 fm1 = ff - 1.0
                 for c, slope in binding:
                     c.grow(d, ff, fm1, slope)
-    for d in plan.free:
-        lat = plan.lattice[d]
-        t[plan.home[d], d] *= lat.rest[z[d] // lat.scale]
 
-    rank = _orders(plan, pick)
-    batch = MappingBatch(t, sx, sy, rank, space.keep.copy())
-    for li, op in space.stationary:
-        make_stationary(space, batch, li, op)
-    for li, op in space.reuse:
-        make_reuse(batch, li, op)
-    return batch
+
+def _temporal_factor(
+    lat: _Lattice,
+    z: Int64s,
+    binding: list[tuple[_Capacity, Floats]],
+    u: npt.NDArray[np.uint16],
+) -> tuple[Int64s, Int64s]:
+    """One dim's temporal factor at one level and its next state: a divisor of what is left
+    (state ``z``) no larger than the room every ``binding`` capacity leaves (its slack over
+    the dim's slope, plus one)."""
+    if binding:
+        room: Floats | None = None
+        for c, slope in binding:
+            r = c.slack / slope
+            room = r if room is None else np.minimum(room, r, out=room)
+        assert room is not None  # binding is not empty
+        room += 1.0
+        np.minimum(room, lat.top, out=room)
+        row = lat.fitting(z, room.astype(np.int64))
+    else:
+        row = lat.row[z + lat.full]
+    out = lat.temporal.draw(row, u)
+    return out & _LOW, out >> 32
 
 
 def _capacities(
@@ -556,16 +669,16 @@ def _capacities(
 ) -> list[_Capacity]:
     """A ``_Capacity`` per level of finite capacity, from the fixed and spatial factors."""
     out = []
-    extent: list = [1.0] * NUM_DIMS
+    extent: list[Extent] = [1.0] * NUM_DIMS
     spatial = {(li, axis): dims for li, axis, _, dims in plan.spatial}
     for li in range(plan.finite[-1] + 1 if plan.finite else 0):
         for axis, arr, fixed in ((0, sx, plan.fixed_x), (1, sy, plan.fixed_y)):
             for d in spatial.get((li, axis), ()):
                 extent[d] = extent[d] * arr[li, d]
-            for d in np.flatnonzero(fixed[li] > 1):
-                extent[d] = extent[d] * fixed[li, d]
-        for d in np.flatnonzero(plan.fixed_t[li] > 1):
-            extent[d] = extent[d] * plan.fixed_t[li, d]
+            for e in np.flatnonzero(fixed[li] > 1):
+                extent[e] = extent[e] * fixed[li, e]
+        for e in np.flatnonzero(plan.fixed_t[li] > 1):
+            extent[e] = extent[e] * plan.fixed_t[li, e]
         if li in plan.finite:
             out.append(_Capacity(space, li, extent, n, plan.dtype))
     return out
@@ -587,7 +700,7 @@ def _orders(plan: _Plan, pick: np.ndarray) -> np.ndarray:
     return rank
 
 
-def make_stationary(space: Space, batch: MappingBatch, li: int, op) -> None:
+def make_stationary(space: Space, batch: MappingBatch, li: int, op: Operand) -> None:
     """Move loops so that ``op`` is never refetched into level ``li`` (in place).
 
     Above the level, the loops that do not index the operand go innermost in each level, and
@@ -612,7 +725,7 @@ def make_stationary(space: Space, batch: MappingBatch, li: int, op) -> None:
         rank[m] = _reranked(rank[m].astype(np.int16) + np.where(rel[:, None], NUM_DIMS, 0))
 
 
-def make_reuse(batch: MappingBatch, li: int, op) -> None:
+def make_reuse(batch: MappingBatch, li: int, op: Operand) -> None:
     """Put a loop that does not index ``op`` innermost in the first active level above ``li``
     (in place), when that level has one."""
     t, rank = batch.factors_t, batch.rank
@@ -628,7 +741,8 @@ def make_reuse(batch: MappingBatch, li: int, op) -> None:
 
 def _reranked(key: np.ndarray) -> np.ndarray:
     """Ranks (0 = innermost) that order the dims by ``key[dim, batch]`` (distinct keys)."""
-    return (key[None, :, :] < key[:, None, :]).sum(axis=1, dtype=np.int8)
+    ranks: npt.NDArray[np.int8] = (key[None, :, :] < key[:, None, :]).sum(axis=1, dtype=np.int8)
+    return ranks
 
 
 def neighbours(

@@ -137,13 +137,15 @@ class Space:
     def need_bits(self, li: int, words: np.ndarray) -> np.ndarray:
         """Bits level ``li`` needs for operand tiles ``words[operand, ...]`` (kept ones only)."""
         per_operand = (self.keep[li] * self.bits[li]).reshape(3, *([1] * (words.ndim - 1)))
-        return (words * per_operand).sum(axis=0)
+        bits: np.ndarray = (words * per_operand).sum(axis=0)
+        return bits
 
     def fits(self, li: int, extent: np.ndarray) -> np.ndarray:
         """bool[...]: tiles of per-dim extents ``[dim, ...]`` fit level ``li``."""
         if np.isinf(self.cap_bits[li]):
             return np.ones(extent.shape[1:], dtype=bool)
-        return self.need_bits(li, tile_words(self.layer, extent)) <= self.cap_bits[li]
+        fit: np.ndarray = self.need_bits(li, tile_words(self.layer, extent)) <= self.cap_bits[li]
+        return fit
 
     def min_tiles(self, li: int) -> np.ndarray:
         """Smallest possible tile of each operand at level ``li`` (fixed and forced factors)."""
@@ -305,8 +307,10 @@ class Space:
 
 @functools.lru_cache(maxsize=4096)
 def _order_classes(dims: tuple[int, ...], prefix: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """One loop order (innermost first) of ``dims`` per class of orders the analysis tells
+    apart (``_order_signature``), each starting with ``prefix``."""
     rest = [d for d in dims if d not in prefix]
-    seen: dict[tuple, tuple[int, ...]] = {}
+    seen: dict[_Signature, tuple[int, ...]] = {}
     for perm in itertools.permutations(rest):
         order = (*prefix, *perm)
         seen.setdefault(_order_signature(order), order)
@@ -328,8 +332,14 @@ def _factorizations(n: int, slots: int) -> float:
     return count
 
 
-def _order_signature(order: tuple[int, ...]) -> tuple:
-    sig = []
+#: What the analysis sees of a loop order: per operand the dims inside its innermost relevant
+#: loop, then the order of the window and batch dims.
+_Signature = tuple[frozenset[int] | tuple[int, ...], ...]
+
+
+def _order_signature(order: tuple[int, ...]) -> _Signature:
+    """The class of a loop order (innermost first): orders with one signature price alike."""
+    sig: list[frozenset[int] | tuple[int, ...]] = []
     for op in range(3):
         inside = []
         for d in order:
@@ -348,7 +358,7 @@ def _order_signature(order: tuple[int, ...]) -> tuple:
 
 def _dim_product(x: np.ndarray) -> np.ndarray:
     """Product over the dims of ``x[dim, batch]``."""
-    out = x[0].copy()
+    out: np.ndarray = x[0].copy()
     for row in x[1:]:
         out *= row
     return out
@@ -412,7 +422,8 @@ def prefix_ok(batch: MappingBatch, li: int, prefix: list[int]) -> np.ndarray:
     others = [d for d in range(NUM_DIMS) if d not in prefix]
     prefix_max = np.where(active[prefix], rank[prefix], -1).max(axis=0)
     others_min = np.where(active[others], rank[others], big).min(axis=0) if others else big
-    return ok & (prefix_max < others_min)
+    valid: np.ndarray = ok & (prefix_max < others_min)
+    return valid
 
 
 def lift(batch: MappingBatch, reduced: Arch, arch: Arch) -> MappingBatch:
@@ -436,7 +447,7 @@ def lift(batch: MappingBatch, reduced: Arch, arch: Arch) -> MappingBatch:
     return MappingBatch(t, sx, sy, rank, keep)
 
 
-def describe(searched: Design, design: Design) -> str | None:
+def alternative_name(searched: Design, design: Design) -> str | None:
     """How an alternative of ``design`` differs from it (None: not at all, but for the levels
     its dataflow leaves unused), e.g. ``os-local-ws without AccumulationCollector``."""
     names = {lvl.name for lvl in searched.arch.levels}

@@ -15,10 +15,11 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, TypedDict, get_args
 
 import yaml
 
+from magnet.arch.spec import Arch
 from magnet.cost.base import OVERHEAD_NOTES
 from magnet.errors import MagnetError
 from magnet.search.study import Study, TrialView
@@ -59,11 +60,25 @@ def size_params(template: str) -> frozenset[str]:
         fields = get_template(template).Params.model_fields
     except MagnetError:  # a template not installed here: no sizes known
         return frozenset()
-    marks = Bytes.__metadata__
+    marks = get_args(Bytes)[1:]  # its validators (``Annotated``'s metadata)
     return frozenset(k for k, f in fields.items() if any(m in marks for m in f.metadata))
 
 
-def size(value: float) -> dict[str, str]:
+class SizeText(TypedDict):
+    """A size as a page prints it: the text, and the exact count as a title (None: none)."""
+
+    text: str
+    title: str | None
+
+
+class ParamRow(SizeText):
+    """A parameter as the design page lists it: its name, value, and whether it is fixed."""
+
+    name: str
+    fixed: bool
+
+
+def size(value: float) -> SizeText:
     """A size in bytes as a page prints it: ``text`` in binary units, ``title`` exact."""
     return {"text": human_bytes(value), "title": exact_bytes(value)}
 
@@ -80,8 +95,14 @@ def area_note(record: dict[str, Any], component: str) -> str:
     return "a component the cost model priced"
 
 
-def build_arch(study: Study, trial: TrialView) -> Any:
-    """The trial's architecture (named ``trial-N`` as the search named it)."""
+def build_arch(study: Study, trial: TrialView) -> Arch:
+    """The trial's architecture (named ``trial-N`` as the search named it), from the space's
+    fixed parameters and the trial's: built, never priced (no cost model is loaded).
+
+    The one thing a viewer makes rather than reads, because the record lacks it: a
+    ``NetworkRecord`` keeps each level's energy and each component's area, not the level tree
+    (capacity, instances and operands of each level: ``area_rows``; the level names a loop
+    nest prints: ``loop_nests``; the YAML ``--arch`` reads: ``arch_yaml``)."""
     from magnet.templates import get_template
 
     return get_template(study.space.template).build(
@@ -89,7 +110,7 @@ def build_arch(study: Study, trial: TrialView) -> Any:
     )
 
 
-def arch_yaml(arch: Any) -> str:
+def arch_yaml(arch: Arch) -> str:
     """The YAML of an architecture ``build_arch`` made (what ``--arch`` reads)."""
     from magnet.templates import arch_to_data
 
@@ -103,14 +124,17 @@ def mappings_data(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def mappings_yaml(record: dict[str, Any]) -> str:
+    """``mappings_data`` as YAML."""
     return yaml.safe_dump(mappings_data(record), sort_keys=False, default_flow_style=None)
 
 
 def arch_file(trial: TrialView) -> str:
+    """The file name a design's architecture is saved as."""
     return f"trial-{trial.number}.yaml"
 
 
 def mappings_file(trial: TrialView, index: int, record: dict[str, Any]) -> str:
+    """The file name a design's mappings on one workload are saved as."""
     network = safe_file_name(str(record.get("network", index)), "workload")
     return f"trial-{trial.number}-{network}.mappings.yaml"
 
@@ -134,6 +158,7 @@ class WorkloadView:
 
     @property
     def operands_note(self) -> str | None:
+        """What the page says instead of the operand energies of an older record."""
         return None if self.operands is not None else OLD_RECORD
 
 
@@ -150,36 +175,38 @@ class DesignView:
     arch_error: str | None
     on_front: bool
     workloads: list[WorkloadView] = field(default_factory=list)
-    params: list[dict[str, Any]] = field(default_factory=list)  # {name, text, title, fixed}
+    params: list[ParamRow] = field(default_factory=list)
     area: list[dict[str, Any]] = field(default_factory=list)  # components, ``area_rows``
 
     #: A size in bytes as the page prints it (``size``), for the templates.
     size = staticmethod(size)
 
 
-def param_rows(study: Study, trial: TrialView) -> list[dict[str, Any]]:
+def param_rows(study: Study, trial: TrialView) -> list[ParamRow]:
     """The parameters of ``trial`` (the trial's, then the space's fixed ones) as the page
     prints them: sizes in bytes in binary units, the exact count in ``title``."""
     from magnet.report.figures import fmt
 
     sizes = size_params(study.space.template)
     fixed = study.space.fixed()
-    rows = []
+    rows: list[ParamRow] = []
     items = [(k, v, False) for k, v in trial.params.items() if k != "dataflow"]
     items += [(k, v, True) for k, v in fixed.items() if k not in trial.params]
     for name, value, is_fixed in items:
-        row = {"name": name, "text": fmt(value), "title": None, "fixed": is_fixed}
+        row: ParamRow = {"name": name, "text": fmt(value), "title": None, "fixed": is_fixed}
         if name in sizes and isinstance(value, int | float) and not isinstance(value, bool):
-            row.update(size(value))
+            shown = size(value)
+            row["text"], row["title"] = shown["text"], shown["title"]
         rows.append(row)
     return rows
 
 
-def area_rows(record: dict[str, Any] | None, arch: Any | None) -> list[dict[str, Any]]:
+def area_rows(record: dict[str, Any] | None, arch: Arch | None) -> list[dict[str, Any]]:
     """The design's components, outermost first: each storage level of the rebuilt ``arch``
-    (class, instances, capacity per instance and in all, operands kept), the MACs, then the
-    record's other area components (routers, the overheads), each with its area in mm² and
-    share from ``record`` and a line saying what it is."""
+    (class, instances, capacity per instance and in all, operands kept: what the record
+    lacks, ``build_arch``), the MACs, then the record's other area components (routers, the
+    overheads), each with its area in mm² and share from ``record`` (never priced again)
+    and a line saying what it is."""
     parts = dict((record or {}).get("area_mm2_by_component") or {})
     total = sum(parts.values())
     rows: list[dict[str, Any]] = []
@@ -193,7 +220,8 @@ def area_rows(record: dict[str, Any] | None, arch: Any | None) -> list[dict[str,
     if arch is not None:
         for lvl in arch.levels:
             bits = lvl.capacity_bits
-            each = all_ = None
+            each: SizeText | None = None
+            all_: SizeText | None = None
             if bits is None:
                 each = {"text": "unbounded", "title": None}
             elif bits % 8 == 0:
@@ -257,7 +285,10 @@ def commands(
     return mapped, base + _flag("--mapping-file", maps)
 
 
-def loop_nests(record: dict[str, Any], arch: Any | None) -> list[dict[str, Any]]:
+def loop_nests(record: dict[str, Any], arch: Arch | None) -> list[dict[str, Any]]:
+    """Each distinct layer shape's mapping of ``record`` as a loop nest on ``arch`` (the record
+    keeps the mappings but not the level tree a loop nest names: ``build_arch`` rebuilds it; None
+    without one), with the layers that share it."""
     from magnet.mapping.mapping import Mapping
 
     out = []
@@ -273,7 +304,8 @@ def loop_nests(record: dict[str, Any], arch: Any | None) -> list[dict[str, Any]]
 
 def design_view(study: Study, trial: TrialView) -> DesignView:
     """Everything the design page and the report show of ``trial``, from its stored records
-    and the architecture rebuilt from its parameters (nothing is priced, no workload read)."""
+    and the architecture rebuilt from its parameters (``build_arch``: the level tree the
+    record lacks; nothing is priced, no cost model loaded, no workload read)."""
     arch = None
     text = error = None
     try:

@@ -140,59 +140,71 @@ def history(study: Study, objective: str | None = None) -> go.Figure:
     infeasible = _infeasible_with_values(study, objective)
     fig = _layout(go.Figure(), title, uirevision=revision)
     if infeasible:
-        fig.add_trace(
-            go.Scatter(
-                x=[t.number for t in infeasible],
-                y=[t.values[objective] for t in infeasible],
-                customdata=[t.number for t in infeasible],
-                hovertext=[hover(study, t, _reason(t)) for t in infeasible],
-                hovertemplate="%{hovertext}<extra></extra>",
-                mode="markers",
-                name="infeasible",
-                marker={"color": INFEASIBLE_COLOR, "symbol": "x", "size": 7, "opacity": 0.4},
-                meta="infeasible",
-            )
-        )
-    colors = dataflow_colors(study)
-    for flow, group in _groups(feasible).items():
-        fig.add_trace(
-            go.Scatter(
-                x=[t.number for t in group],
-                y=[t.values[objective] for t in group],
-                customdata=[t.number for t in group],
-                hovertext=[hover(study, t) for t in group],
-                hovertemplate="%{hovertext}<extra></extra>",
-                mode="markers",
-                name=esc(flow),
-                marker={"color": colors.get(flow, "#333333"), "size": 8},
-                meta="feasible",
-            )
-        )
-    best: list[TrialView] = []  # after each feasible trial: the best so far (ties: earlier)
-    for t in sorted(feasible, key=lambda t: t.number):
-        if not best or _rank(t, objective, direction) < _rank(best[-1], objective, direction):
-            best.append(t)
-        else:
-            best.append(best[-1])
-    numbers = sorted(t.number for t in feasible)
-    fig.add_trace(
-        go.Scatter(
-            x=numbers,
-            y=[b.values[objective] for b in best],
-            customdata=[b.number for b in best],  # the trial that holds the best
-            hovertemplate=f"best {esc(objective)} after trial #%{{x}}: %{{y:.4g}} "
-            "(trial #%{customdata})<extra></extra>",
-            mode="lines",
-            line={"shape": "hv", "color": "#444444", "width": 2},
-            name=f"best so far ({'lowest' if direction == 'minimize' else 'highest'})",
-            meta="best",
-        )
-    )
+        fig.add_trace(_infeasible_by_number(study, infeasible, objective))
+    for trace in _feasible_by_number(study, feasible, objective):
+        fig.add_trace(trace)
+    fig.add_trace(_best_so_far(feasible, objective, direction))
     shown = [t.values[objective] for t in feasible + infeasible]
     fig.update_xaxes(title="trial")
     fig.update_yaxes(title=metric_title(objective), type=_axis_type(shown))
     fig.update_layout(hovermode="closest", clickmode="event", legend=LEGEND_BELOW)
     return fig
+
+
+def _infeasible_by_number(study: Study, trials: list[TrialView], objective: str) -> go.Scatter:
+    """The infeasible trials that have values: faded crosses by trial number, with why."""
+    return go.Scatter(
+        x=[t.number for t in trials],
+        y=[t.values[objective] for t in trials],
+        customdata=[t.number for t in trials],
+        hovertext=[hover(study, t, _reason(t)) for t in trials],
+        hovertemplate="%{hovertext}<extra></extra>",
+        mode="markers",
+        name="infeasible",
+        marker={"color": INFEASIBLE_COLOR, "symbol": "x", "size": 7, "opacity": 0.4},
+        meta="infeasible",
+    )
+
+
+def _feasible_by_number(study: Study, trials: list[TrialView], objective: str) -> list[go.Scatter]:
+    """The feasible trials by trial number, one trace (colour) per dataflow."""
+    colors = dataflow_colors(study)
+    return [
+        go.Scatter(
+            x=[t.number for t in group],
+            y=[t.values[objective] for t in group],
+            customdata=[t.number for t in group],
+            hovertext=[hover(study, t) for t in group],
+            hovertemplate="%{hovertext}<extra></extra>",
+            mode="markers",
+            name=esc(flow),
+            marker={"color": colors.get(flow, "#333333"), "size": 8},
+            meta="feasible",
+        )
+        for flow, group in _groups(trials).items()
+    ]
+
+
+def _best_so_far(trials: list[TrialView], objective: str, direction: str) -> go.Scatter:
+    """The best value after each feasible trial (ties: the earlier trial holds it), as a
+    step line whose points name the trial that holds the best."""
+    best: list[TrialView] = []  # after each feasible trial: the best so far (ties: earlier)
+    for t in sorted(trials, key=lambda t: t.number):
+        if not best or _rank(t, objective, direction) < _rank(best[-1], objective, direction):
+            best.append(t)
+        else:
+            best.append(best[-1])
+    return go.Scatter(
+        x=sorted(t.number for t in trials),
+        y=[b.values[objective] for b in best],
+        customdata=[b.number for b in best],  # the trial that holds the best
+        hovertemplate=f"best {esc(objective)} after trial #%{{x}}: %{{y:.4g}} "
+        "(trial #%{customdata})<extra></extra>",
+        mode="lines",
+        line={"shape": "hv", "color": "#444444", "width": 2},
+        name=f"best so far ({'lowest' if direction == 'minimize' else 'highest'})",
+        meta="best",
+    )
 
 
 # ---- 2. slices -----------------------------------------------------------------------------
@@ -209,6 +221,7 @@ def _panels(fig: go.Figure, rows: int, row_px: int) -> go.Figure:
 
 
 def _grid(count: int) -> tuple[int, int]:
+    """(rows, columns) of a grid of ``count`` panels, at most ``COLUMNS`` wide."""
     cols = min(count, COLUMNS)
     return math.ceil(count / cols), cols
 
@@ -241,52 +254,68 @@ def slices(study: Study, objective: str | None = None) -> go.Figure:
         vertical_spacing=min(0.25, 0.6 / rows),
     )
     _layout(fig, title, uirevision=revision)
-    colors = dataflow_colors(study)
     for i, param in enumerate(params):
         row, col = i // cols + 1, i % cols + 1
         trials = [t for t in feasible if param in t.params]
+        for trace in _slice(study, param, trials, objective, first=i == 0):
+            fig.add_trace(trace, row=row, col=col)
         values = [t.params[param] for t in trials]
-        numeric = _numeric(values)
-        for flow, group in _groups(trials).items():
-            fig.add_trace(
-                go.Scatter(
-                    # numbers as arrays: plotly checks a list element by element, an array
-                    # at once (a big study's slices hold tens of thousands of points)
-                    x=(
-                        np.array([t.params[param] for t in group])
-                        if numeric
-                        else [esc(t.params[param]) for t in group]
-                    ),
-                    y=np.array([t.values[objective] for t in group]),
-                    customdata=np.array([t.number for t in group]),
-                    # one template per trace, not a text per point: a big study's slices
-                    # stay small (the front and the history carry every parameter)
-                    hovertemplate=f"<b>trial #%{{customdata}}</b><br>{esc(objective)}: "
-                    f"%{{y:.4g}}<br>{esc(param)} = %{{x}}<br>{esc(flow)}<extra></extra>",
-                    mode="markers",
-                    name=esc(flow),
-                    legendgroup=flow,
-                    showlegend=i == 0,
-                    marker={"color": colors.get(flow, "#333333"), "size": 8, "opacity": 0.75},
-                    meta="feasible",
-                ),
-                row=row,
-                col=col,
-            )
-        distinct = _order(study, param, values)
-        if numeric:
-            axis: dict[str, Any] = {"type": "log" if _spans_decade(values) else "linear"}
-            r = study.space.ranges().get(param)
-            if r is not None and r.kind != "float" and len(distinct) <= 10:
-                axis |= {"tickvals": distinct, "ticktext": [fmt(v) for v in distinct]}
-        else:
-            axis = {"type": "category", "categoryorder": "array"}
-            axis["categoryarray"] = [esc(v) for v in distinct]
-        fig.update_xaxes(row=row, col=col, **axis)
+        fig.update_xaxes(row=row, col=col, **_slice_axis(study, param, values))
     shown = [t.values[objective] for t in feasible]
     fig.update_yaxes(type=_axis_type(shown))
     fig.update_yaxes(title=metric_title(objective), row=(rows + 1) // 2, col=1)
     return _panels(fig, rows, 300)
+
+
+def _slice(
+    study: Study, param: str, trials: list[TrialView], objective: str, first: bool
+) -> list[go.Scatter]:
+    """One panel of ``slices``: the trials' objective against ``param``, a trace per
+    dataflow (in the legend once: ``first``)."""
+    colors = dataflow_colors(study)
+    numeric = _numeric([t.params[param] for t in trials])
+    return [
+        go.Scatter(
+            # numbers as arrays: plotly checks a list element by element, an array
+            # at once (a big study's slices hold tens of thousands of points)
+            x=(
+                np.array([t.params[param] for t in group])
+                if numeric
+                else [esc(t.params[param]) for t in group]
+            ),
+            y=np.array([t.values[objective] for t in group]),
+            customdata=np.array([t.number for t in group]),
+            # one template per trace, not a text per point: a big study's slices
+            # stay small (the front and the history carry every parameter)
+            hovertemplate=f"<b>trial #%{{customdata}}</b><br>{esc(objective)}: "
+            f"%{{y:.4g}}<br>{esc(param)} = %{{x}}<br>{esc(flow)}<extra></extra>",
+            mode="markers",
+            name=esc(flow),
+            legendgroup=flow,
+            showlegend=first,
+            marker={"color": colors.get(flow, "#333333"), "size": 8, "opacity": 0.75},
+            meta="feasible",
+        )
+        for flow, group in _groups(trials).items()
+    ]
+
+
+def _slice_axis(study: Study, param: str, values: list[Any]) -> dict[str, Any]:
+    """The x axis of a parameter's panel: a category axis in the space's order, or a number
+    axis (log when the values span more than a decade; the values as ticks when a discrete
+    range has at most ten)."""
+    distinct = _order(study, param, values)
+    if not _numeric(values):
+        return {
+            "type": "category",
+            "categoryorder": "array",
+            "categoryarray": [esc(v) for v in distinct],
+        }
+    axis: dict[str, Any] = {"type": "log" if _spans_decade(values) else "linear"}
+    r = study.space.ranges().get(param)
+    if r is not None and r.kind != "float" and len(distinct) <= 10:
+        axis |= {"tickvals": distinct, "ticktext": [fmt(v) for v in distinct]}
+    return axis
 
 
 # ---- 3. contour ----------------------------------------------------------------------------
@@ -357,16 +386,9 @@ def contour(
         return _empty(
             revision, "a contour needs two varied parameters", f"{esc(objective)}: contour"
         )
-    if x_param == y_param:
-        return _empty(revision, f"choose two different parameters (both are {x_param})", title)
-    for p in (x_param, y_param):
-        if p not in params:
-            return _empty(
-                revision,
-                f"{p} is not a varied parameter of this study "
-                f"(varied: {', '.join(params) or 'none'})",
-                title,
-            )
+    refused = _contour_refusal(x_param, y_param, params)
+    if refused is not None:
+        return _empty(revision, refused, title)
     trials = [
         t
         for t in _with_values(study.feasible(), [objective])
@@ -379,6 +401,48 @@ def contour(
     cells: dict[tuple[int, int], list[TrialView]] = {}
     for t in trials:
         cells.setdefault((xs.index(t.params[x_param]), ys.index(t.params[y_param])), []).append(t)
+    fig = _layout(go.Figure(), title, uirevision=revision)
+    fig.add_trace(_best_in_cells(cells, (xs, ys), (x_param, y_param), objective, direction))
+    fig.add_trace(_cell_members(study, cells))
+    for update, cells_, param in (
+        (fig.update_xaxes, xs, x_param),
+        (fig.update_yaxes, ys, y_param),
+    ):
+        update(
+            title=esc(param),
+            tickvals=list(range(len(cells_.labels))),
+            ticktext=[esc(label) for label in cells_.labels],
+            range=[-0.5, len(cells_.labels) - 0.5],
+            showgrid=False,
+            zeroline=False,
+        )
+    fig.update_layout(hovermode="closest", clickmode="event", showlegend=False)
+    return fig
+
+
+def _contour_refusal(x_param: str, y_param: str, params: list[str]) -> str | None:
+    """Why the contour cannot show these two parameters (None: it can)."""
+    if x_param == y_param:
+        return f"choose two different parameters (both are {x_param})"
+    for p in (x_param, y_param):
+        if p not in params:
+            return (
+                f"{p} is not a varied parameter of this study "
+                f"(varied: {', '.join(params) or 'none'})"
+            )
+    return None
+
+
+def _best_in_cells(
+    cells: dict[tuple[int, int], list[TrialView]],
+    axes: tuple[_Cells, _Cells],
+    params: tuple[str, str],
+    objective: str,
+    direction: str,
+) -> go.Heatmap:
+    """The contour's heatmap: in each cell (x index, y index) the best value of its trials
+    (log10 when every best value is positive), the number of that trial and a hover text."""
+    (xs, ys), (x_param, y_param) = axes, params
     best = {
         key: min(group, key=lambda t: _rank(t, objective, direction))
         for key, group in cells.items()
@@ -401,62 +465,48 @@ def contour(
         )
     levels = [v for row in z for v in row if v is not None]
     bar_title = f"{esc(objective)}<br>best in cell"
-    fig = _layout(go.Figure(), title, uirevision=revision)
-    fig.add_trace(
-        go.Heatmap(
-            x=list(range(len(xs.labels))),
-            y=list(range(len(ys.labels))),
-            z=z,
-            customdata=numbers,
-            hovertext=text,
-            hovertemplate="%{hovertext}<extra></extra>",
-            hoverongaps=False,
-            colorscale="Viridis",
-            reversescale=direction == "minimize",  # the best values bright
-            colorbar=_log_colorbar(levels, bar_title) if log else {"title": {"text": bar_title}},
-            xgap=1,
-            ygap=1,
-            name=esc(objective),
-            meta="cells",
-        )
+    return go.Heatmap(
+        x=list(range(len(xs.labels))),
+        y=list(range(len(ys.labels))),
+        z=z,
+        customdata=numbers,
+        hovertext=text,
+        hovertemplate="%{hovertext}<extra></extra>",
+        hoverongaps=False,
+        colorscale="Viridis",
+        reversescale=direction == "minimize",  # the best values bright
+        colorbar=_log_colorbar(levels, bar_title) if log else {"title": {"text": bar_title}},
+        xgap=1,
+        ygap=1,
+        name=esc(objective),
+        meta="cells",
     )
+
+
+def _cell_members(study: Study, cells: dict[tuple[int, int], list[TrialView]]) -> go.Scatter:
+    """Every trial of the contour as a marker inside its cell, a cell's trials spread across
+    it in trial order."""
     px: list[float] = []
     py: list[float] = []
     members: list[TrialView] = []
     for (i, j), group in cells.items():
-        group = sorted(group, key=lambda t: t.number)
-        k = len(group)
-        for n, t in enumerate(group):
+        ordered = sorted(group, key=lambda t: t.number)
+        k = len(ordered)
+        for n, t in enumerate(ordered):
             px.append(i + (0.0 if k == 1 else -0.3 + 0.6 * n / (k - 1)))
             py.append(j)
             members.append(t)
-    fig.add_trace(
-        go.Scatter(
-            x=px,
-            y=py,
-            customdata=[t.number for t in members],
-            hovertext=[hover(study, t) for t in members],
-            hovertemplate="%{hovertext}<extra></extra>",
-            mode="markers",
-            name="designs",
-            marker={"color": "white", "size": 7, "line": {"color": "#222222", "width": 1}},
-            meta="feasible",
-        )
+    return go.Scatter(
+        x=px,
+        y=py,
+        customdata=[t.number for t in members],
+        hovertext=[hover(study, t) for t in members],
+        hovertemplate="%{hovertext}<extra></extra>",
+        mode="markers",
+        name="designs",
+        marker={"color": "white", "size": 7, "line": {"color": "#222222", "width": 1}},
+        meta="feasible",
     )
-    for update, cells_, param in (
-        (fig.update_xaxes, xs, x_param),
-        (fig.update_yaxes, ys, y_param),
-    ):
-        update(
-            title=esc(param),
-            tickvals=list(range(len(cells_.labels))),
-            ticktext=[esc(label) for label in cells_.labels],
-            range=[-0.5, len(cells_.labels) - 0.5],
-            showgrid=False,
-            zeroline=False,
-        )
-    fig.update_layout(hovermode="closest", clickmode="event", showlegend=False)
-    return fig
 
 
 # ---- 4. ECDF -------------------------------------------------------------------------------
@@ -485,57 +535,60 @@ def ecdf(study: Study) -> go.Figure:
         vertical_spacing=min(0.25, 0.6 / rows),
     )
     _layout(fig, title, uirevision=revision)
-    n = len(trials)
     for i, o in enumerate(study.objectives):
         row, col = i // cols + 1, i % cols + 1
-        ordered = sorted(trials, key=lambda t: (t.values[o], t.number))
-        y = [(k + 1) / n for k in range(n)]
-        fig.add_trace(
-            go.Scatter(
-                x=[t.values[o] for t in ordered],
-                y=y,
-                customdata=[t.number for t in ordered],
-                hovertemplate=f"<b>trial #%{{customdata}}</b><br>{esc(o)}: %{{x:.4g}}<br>"
-                f"%{{y:.1%}} of {n} designs at or below it<extra></extra>",
-                mode="lines+markers",
-                line={"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 2},
-                marker={"size": 4},
-                name=esc(o),
-                showlegend=False,
-                meta="ecdf",
-            ),
-            row=row,
-            col=col,
-        )
-        on_front = [(t, yk) for t, yk in zip(ordered, y, strict=True) if t.number in front]
-        fig.add_trace(
-            go.Scatter(
-                x=[t.values[o] for t, _ in on_front],
-                y=[yk for _, yk in on_front],
-                customdata=[t.number for t, _ in on_front],
-                hovertext=[hover(study, t, ["<b>on the Pareto front</b>"]) for t, _ in on_front],
-                hovertemplate="%{hovertext}<extra></extra>",
-                mode="markers",
-                marker={
-                    "color": PALETTE[i % len(PALETTE)],
-                    "size": 10,
-                    "symbol": "diamond",
-                    "line": {"color": "#222222", "width": 1},
-                },
-                name="Pareto front",
-                legendgroup="front",
-                showlegend=i == 0,
-                meta="front",
-            ),
-            row=row,
-            col=col,
-        )
+        for trace in _ecdf_panel(study, trials, o, i, front):
+            fig.add_trace(trace, row=row, col=col)
         fig.update_xaxes(
             title=metric_title(o), type=_axis_type(t.values[o] for t in trials), row=row, col=col
         )
     fig.update_yaxes(range=[0, 1.05])
     fig.update_yaxes(title="fraction of designs ≤ x", row=(rows + 1) // 2, col=1)
     return _panels(fig, rows, 320)
+
+
+def _ecdf_panel(
+    study: Study, trials: list[TrialView], objective: str, i: int, front: set[int]
+) -> tuple[go.Scatter, go.Scatter]:
+    """The ECDF of one objective (the ``i``-th: its colour, the legend once) as a step line
+    through every design, and the designs of the Pareto front (``front``) on it."""
+    n = len(trials)
+    ordered = sorted(trials, key=lambda t: (t.values[objective], t.number))
+    y = [(k + 1) / n for k in range(n)]
+    color = PALETTE[i % len(PALETTE)]
+    line = go.Scatter(
+        x=[t.values[objective] for t in ordered],
+        y=y,
+        customdata=[t.number for t in ordered],
+        hovertemplate=f"<b>trial #%{{customdata}}</b><br>{esc(objective)}: %{{x:.4g}}<br>"
+        f"%{{y:.1%}} of {n} designs at or below it<extra></extra>",
+        mode="lines+markers",
+        line={"shape": "hv", "color": color, "width": 2},
+        marker={"size": 4},
+        name=esc(objective),
+        showlegend=False,
+        meta="ecdf",
+    )
+    on_front = [(t, yk) for t, yk in zip(ordered, y, strict=True) if t.number in front]
+    marked = go.Scatter(
+        x=[t.values[objective] for t, _ in on_front],
+        y=[yk for _, yk in on_front],
+        customdata=[t.number for t, _ in on_front],
+        hovertext=[hover(study, t, ["<b>on the Pareto front</b>"]) for t, _ in on_front],
+        hovertemplate="%{hovertext}<extra></extra>",
+        mode="markers",
+        marker={
+            "color": color,
+            "size": 10,
+            "symbol": "diamond",
+            "line": {"color": "#222222", "width": 1},
+        },
+        name="Pareto front",
+        legendgroup="front",
+        showlegend=i == 0,
+        meta="front",
+    )
+    return line, marked
 
 
 # ---- 5. timeline ---------------------------------------------------------------------------
@@ -570,7 +623,7 @@ def timeline(study: Study, now: datetime | None = None) -> go.Figure:
         if not group:
             continue
         ends = [_end(t, now) for t in group]
-        ms = [(e - t.started).total_seconds() * 1000 for t, e in zip(group, ends, strict=True)]
+        ms = [_span_ms(t, e) for t, e in zip(group, ends, strict=True)]
         color = STATUS_COLORS.get(status, "#999999")
         fig.add_trace(
             go.Bar(
@@ -601,6 +654,12 @@ def timeline(study: Study, now: datetime | None = None) -> go.Figure:
         height=max(300, 160 + 40 * len(lanes)),
     )
     return fig
+
+
+def _span_ms(t: TrialView, end: datetime) -> float:
+    """Milliseconds from a started trial's start to ``end`` (its bar's length)."""
+    assert t.started is not None  # the timeline draws started trials only
+    return (end - t.started).total_seconds() * 1000
 
 
 def _end(t: TrialView, now: datetime | None) -> datetime:

@@ -18,7 +18,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -28,8 +28,12 @@ from magnet.cost.base import OVERHEAD_NOTES
 from magnet.report.design import OLD_RECORD, area_note
 from magnet.search import pareto
 from magnet.search.space import METRICS
+from magnet.search.storage import quiet_optuna
 from magnet.search.study import Study, TrialView
 from magnet.units import human_bytes
+
+if TYPE_CHECKING:
+    from optuna.trial import FrozenTrial
 
 #: Colours of dataflows, studies and designs (plotly's default qualitative palette).
 PALETTE = (
@@ -70,6 +74,8 @@ def esc(text: Any) -> str:
 
 
 def fmt(value: Any) -> str:
+    """A value as figures and tables print it: whole numbers with separators, others to 4
+    significant digits."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
     if isinstance(value, int):
@@ -80,6 +86,7 @@ def fmt(value: Any) -> str:
 
 
 def metric_title(metric: str) -> str:
+    """A metric's axis title: its name and what it is (``METRICS``), escaped."""
     described = METRICS.get(metric)
     return esc(metric if described is None else f"{metric}: {described}")
 
@@ -236,7 +243,8 @@ def _split(
     trace (and of the front's, for a second front design at one place) and named in the
     front point's hover, so a click on a front marker can only open the trial it shows."""
     at: dict[tuple[float, ...], int] = {}  # a place -> the front trial drawn there
-    front, same = [], {}
+    front: list[TrialView] = []
+    same: dict[int, list[int]] = {}
     for t in _with_values(study.pareto_front(), axes):
         place = tuple(t.values[m] for m in axes)
         if place in at:  # two front designs equal on these objectives: one marker
@@ -282,68 +290,16 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
         return empty("a 2-D front needs two objectives", title)
     x, y = axes
     fig = _layout(go.Figure(), title)
-    colors = dataflow_colors(study)
     front, others, infeasible, same = _split(study, axes)
-    for flow, group in _groups(others).items():
-        fig.add_trace(
-            go.Scatter(
-                **_points(study, group, axes),
-                mode="markers",
-                name=f"{esc(flow)}, others",
-                legendgroup=f"other {flow}",
-                marker={"color": colors.get(flow, "#999999"), "size": 7, "opacity": 0.3},
-                meta="feasible",
-            )
-        )
+    for trace in _by_dataflow(study, others, axes, "others"):
+        fig.add_trace(trace)
     if infeasible:
-        fig.add_trace(
-            go.Scatter(
-                **_points(
-                    study,
-                    infeasible,
-                    axes,
-                    lambda t: [f"<i>infeasible: {esc(t.reason or 'unknown')}</i>"],
-                ),
-                mode="markers",
-                name="infeasible",
-                marker={"color": INFEASIBLE_COLOR, "symbol": "x", "size": 7, "opacity": 0.6},
-                meta="infeasible",
-            )
-        )
+        fig.add_trace(_infeasible_points(study, infeasible, axes))
     feasible = front + others
     if feasible:
-        directions = [study.directions[study.objectives.index(m)] for m in axes]
-        points = pareto.to_minimised_log([[t.values[x], t.values[y]] for t in feasible], directions)
-        stairs = sorted(
-            (t for t, keep in zip(feasible, pareto.nondominated(points), strict=True) if keep),
-            key=lambda t: (t.values[x], t.values[y]),
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[t.values[x] for t in stairs],
-                y=[t.values[y] for t in stairs],
-                mode="lines",
-                name="front of these two",
-                line={"color": "#444444", "width": 1, "dash": "dot", "shape": _shape(directions)},
-                hoverinfo="skip",
-                meta="staircase",
-            )
-        )
-    for flow, group in _groups(front).items():
-        fig.add_trace(
-            go.Scatter(
-                **_points(study, group, axes, _same_place(same)),
-                mode="markers",
-                name=f"{esc(flow)}, front",
-                legendgroup=f"front {flow}",
-                marker={
-                    "color": colors.get(flow, "#333333"),
-                    "size": 11,
-                    "line": {"color": "#222222", "width": 1},
-                },
-                meta="front",
-            )
-        )
+        fig.add_trace(_staircase(study, feasible, axes))
+    for trace in _by_dataflow(study, front, axes, "front", _same_place(same)):
+        fig.add_trace(trace)
     missing = _without_values(study, axes)
     if missing:
         fig.add_annotation(
@@ -367,7 +323,78 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
     return fig
 
 
-def _shape(directions: list[str]) -> str:
+def _by_dataflow(
+    study: Study,
+    trials: list[TrialView],
+    axes: Sequence[str],
+    role: str,
+    notes: Callable[[TrialView], list[str]] | None = None,
+) -> list[go.Scatter]:
+    """A 2-D front's markers of ``trials``, one trace per dataflow: the front's (``role``
+    ``front``: large, outlined) or the other feasible trials' (``others``: faded)."""
+    colors = dataflow_colors(study)
+    traces = []
+    for flow, group in _groups(trials).items():
+        if role == "front":
+            marker: dict[str, Any] = {
+                "color": colors.get(flow, "#333333"),
+                "size": 11,
+                "line": {"color": "#222222", "width": 1},
+            }
+        else:
+            marker = {"color": colors.get(flow, "#999999"), "size": 7, "opacity": 0.3}
+        traces.append(
+            go.Scatter(
+                **_points(study, group, axes, notes),
+                mode="markers",
+                name=f"{esc(flow)}, {role}",
+                legendgroup=f"{'front' if role == 'front' else 'other'} {flow}",
+                marker=marker,
+                meta="front" if role == "front" else "feasible",
+            )
+        )
+    return traces
+
+
+def _infeasible_points(study: Study, trials: list[TrialView], axes: Sequence[str]) -> go.Scatter:
+    """The infeasible trials that have values, as crosses that say why."""
+    return go.Scatter(
+        **_points(
+            study,
+            trials,
+            axes,
+            lambda t: [f"<i>infeasible: {esc(t.reason or 'unknown')}</i>"],
+        ),
+        mode="markers",
+        name="infeasible",
+        marker={"color": INFEASIBLE_COLOR, "symbol": "x", "size": 7, "opacity": 0.6},
+        meta="infeasible",
+    )
+
+
+def _staircase(study: Study, feasible: list[TrialView], axes: Sequence[str]) -> go.Scatter:
+    """The front of the feasible trials on these two objectives alone, as a dotted
+    staircase (the study's front is over all its objectives)."""
+    x, y = axes
+    directions = [study.directions[study.objectives.index(m)] for m in axes]
+    points = pareto.to_minimised_log([[t.values[x], t.values[y]] for t in feasible], directions)
+    stairs = sorted(
+        (t for t, keep in zip(feasible, pareto.nondominated(points), strict=True) if keep),
+        key=lambda t: (t.values[x], t.values[y]),
+    )
+    return go.Scatter(
+        x=[t.values[x] for t in stairs],
+        y=[t.values[y] for t in stairs],
+        mode="lines",
+        name="front of these two",
+        line={"color": "#444444", "width": 1, "dash": "dot", "shape": _shape(directions)},
+        hoverinfo="skip",
+        meta="staircase",
+    )
+
+
+def _shape(directions: Sequence[str]) -> str:
+    """A staircase's step shape: it steps where the first objective's better side is."""
     return "hv" if directions[0] == "minimize" else "vh"
 
 
@@ -490,7 +517,8 @@ def parallel(study: Study, color: str | None = None) -> go.Figure:
     return fig
 
 
-def _param_order(study: Study) -> Any:
+def _param_order(study: Study) -> Callable[[str], tuple[int, str]]:
+    """A sort key of parameter names: the space's order, then ``dataflow``, then by name."""
     order = [*study.space.params, "dataflow"]
     return lambda name: (order.index(name) if name in order else len(order), name)
 
@@ -527,7 +555,8 @@ def importances(study: Study) -> dict[str, dict[str, float]] | None:
     basis = {t.number for t in importance_basis(study)}
     if not basis:
         return None
-    copy = optuna.create_study(directions=study.directions)
+    with quiet_optuna():  # no "a new study created in memory" line
+        copy = optuna.create_study(directions=study.directions)
     copy.add_trials(
         [
             optuna.trial.create_trial(
@@ -543,8 +572,8 @@ def importances(study: Study) -> dict[str, dict[str, float]] | None:
         for i, (o, d) in enumerate(zip(study.objectives, study.directions, strict=True)):
             sign = 1.0 if d == "minimize" else -1.0
 
-            def target(t: Any, i: int = i, sign: float = sign) -> float:
-                return sign * t.values[i]
+            def target(t: FrozenTrial, i: int = i, sign: float = sign) -> float:
+                return sign * float(t.values[i])
 
             out[o] = dict(optuna.importance.get_param_importances(copy, target=target))
     return out
@@ -779,7 +808,6 @@ def layers(record: dict[str, Any]) -> go.Figure:
     title = f"Layers of {esc(record.get('network', ''))}"
     if not rows:
         return empty("no layers", title)
-    names = [esc(r["name"]) for r in rows]
     fig = make_subplots(
         rows=3,
         cols=1,
@@ -787,13 +815,32 @@ def layers(record: dict[str, Any]) -> go.Figure:
         vertical_spacing=0.04,
         row_heights=[0.45, 0.3, 0.25],
     )
+    for trace in _energy_by_layer(rows):
+        fig.add_trace(trace, row=1, col=1)
+    latency, utilisation = _latency_and_utilisation(rows)
+    fig.add_trace(latency, row=2, col=1)
+    fig.add_trace(utilisation, row=3, col=1)
+    _layout(fig, title, barmode="stack")
+    fig.update_yaxes(title="energy (pJ)", row=1, col=1)
+    fig.update_yaxes(title="cycles", row=2, col=1)
+    fig.update_yaxes(title="util. %", range=[0, 100], row=3, col=1)
+    fig.update_xaxes(tickangle=-45, row=3, col=1)
+    fig.update_layout(height=620, margin={"b": 120})
+    return _with_scale(fig, title)
+
+
+def _energy_by_layer(rows: list[dict[str, Any]]) -> list[go.Bar]:
+    """Energy per layer (pJ, its repeats included), one stacked trace per category (in the
+    order the layers first name them), each bar's share of its layer in the hover."""
+    names = [esc(r["name"]) for r in rows]
     cats: list[str] = []
     for r in rows:
         cats += [c for c in r["energy_pj_by_category"] if c not in cats]
     totals = [r["energy_pj"] * r["count"] for r in rows]
+    bars = []
     for c in cats:
         ys = [r["energy_pj_by_category"].get(c, 0.0) * r["count"] for r in rows]
-        fig.add_trace(
+        bars.append(
             go.Bar(
                 x=names,
                 y=ys,
@@ -803,44 +850,34 @@ def layers(record: dict[str, Any]) -> go.Figure:
                 customdata=[[_share(y, t), t] for y, t in zip(ys, totals, strict=True)],
                 hovertemplate=f"%{{x}}<br>{esc(c)}: %{{y:.4g}} pJ (%{{customdata[0]:.1f}} % "
                 "of the layer's %{customdata[1]:.4g} pJ)<extra></extra>",
-            ),
-            row=1,
-            col=1,
+            )
         )
+    return bars
+
+
+def _latency_and_utilisation(rows: list[dict[str, Any]]) -> tuple[go.Bar, go.Bar]:
+    """Cycles per layer (its repeats included, with its bottleneck) and MAC utilisation (%)."""
+    names = [esc(r["name"]) for r in rows]
     bottleneck = [esc(r["bottleneck"]) for r in rows]
-    fig.add_trace(
-        go.Bar(
-            x=names,
-            y=[r["latency_cycles"] * r["count"] for r in rows],
-            name="latency",
-            marker={"color": "#444444"},
-            customdata=list(zip([r["count"] for r in rows], bottleneck, strict=True)),
-            hovertemplate="%{x}<br>%{y:,} cycles (x%{customdata[0]}), "
-            "bottleneck %{customdata[1]}<extra></extra>",
-            showlegend=False,
-        ),
-        row=2,
-        col=1,
+    latency = go.Bar(
+        x=names,
+        y=[r["latency_cycles"] * r["count"] for r in rows],
+        name="latency",
+        marker={"color": "#444444"},
+        customdata=list(zip([r["count"] for r in rows], bottleneck, strict=True)),
+        hovertemplate="%{x}<br>%{y:,} cycles (x%{customdata[0]}), "
+        "bottleneck %{customdata[1]}<extra></extra>",
+        showlegend=False,
     )
-    fig.add_trace(
-        go.Bar(
-            x=names,
-            y=[r["utilization"] * 100 for r in rows],
-            name="utilisation",
-            marker={"color": PALETTE[5]},
-            hovertemplate="%{x}<br>utilisation %{y:.1f} %<extra></extra>",
-            showlegend=False,
-        ),
-        row=3,
-        col=1,
+    utilisation = go.Bar(
+        x=names,
+        y=[r["utilization"] * 100 for r in rows],
+        name="utilisation",
+        marker={"color": PALETTE[5]},
+        hovertemplate="%{x}<br>utilisation %{y:.1f} %<extra></extra>",
+        showlegend=False,
     )
-    _layout(fig, title, barmode="stack")
-    fig.update_yaxes(title="energy (pJ)", row=1, col=1)
-    fig.update_yaxes(title="cycles", row=2, col=1)
-    fig.update_yaxes(title="util. %", range=[0, 100], row=3, col=1)
-    fig.update_xaxes(tickangle=-45, row=3, col=1)
-    fig.update_layout(height=620, margin={"b": 120})
-    return _with_scale(fig, title)
+    return latency, utilisation
 
 
 #: Colours of a roofline's layers by their ``bound``.
@@ -882,7 +919,6 @@ def roofline(record: dict[str, Any]) -> go.Figure:
     points = roofline_points(record)
     if not points:
         return empty("no layer moved DRAM bytes: no intensity to draw", title)
-    clock = record.get("clock_ghz")
     notes = ["x: MACs per DRAM byte; y: MACs per cycle (one repeat)"]
     if len(points) < len(rows):
         notes.append(f"{len(rows) - len(points)} layer(s) moved no DRAM byte (not drawn)")
@@ -893,11 +929,25 @@ def roofline(record: dict[str, Any]) -> go.Figure:
     elif bandwidth is None:
         notes.append("DRAM stall-free: no memory roof")
     fig = _layout(go.Figure(), subtitled(title, esc("; ".join(notes))))
+    for trace in _roofline_layers(points, record.get("clock_ghz")):
+        fig.add_trace(trace)
+    xs = [p["intensity"] for p in points]
+    for trace in _roofs(peak, bandwidth, min(xs) / 2, max(xs) * 2):
+        fig.add_trace(trace)
+    fig.update_xaxes(title="arithmetic intensity (MACs per DRAM byte)", type="log")
+    fig.update_yaxes(title="MACs per cycle", type="log")
+    fig.update_layout(hovermode="closest", legend=LEGEND_BELOW, margin={"t": 80})
+    return fig
+
+
+def _roofline_layers(points: list[dict[str, Any]], clock: float | None) -> list[go.Scatter]:
+    """The layers of a roofline, one trace per ``bound`` (``BOUND_COLORS``)."""
+    traces = []
     for bound, color in BOUND_COLORS.items():
         group = [p for p in points if p["row"].get("bound") == bound]
         if not group:
             continue
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=[p["intensity"] for p in group],
                 y=[p["macs_per_cycle"] for p in group],
@@ -909,31 +959,30 @@ def roofline(record: dict[str, Any]) -> go.Figure:
                 meta=f"layers:{bound}",
             )
         )
-    xs = [p["intensity"] for p in points]
-    lo, hi = min(xs) / 2, max(xs) * 2
+    return traces
+
+
+def _roofs(peak: float | None, bandwidth: float | None, lo: float, hi: float) -> list[go.Scatter]:
+    """The roofs over intensities ``lo`` to ``hi`` (widened to show the ridge): the memory
+    roof (``bandwidth`` DRAM bytes per cycle x intensity) up to the ridge, then the compute
+    roof (``peak`` MACs per cycle); none that the record lacks."""
     roof = {"color": "#444444", "width": 1.5, "dash": "dash"}
     if peak and bandwidth:
         ridge = peak / bandwidth  # the intensity where the two roofs meet
         lo, hi = min(lo, ridge / 2), max(hi, ridge * 2)
-        fig.add_trace(
-            go.Scatter(
-                x=[lo, ridge],
-                y=[bandwidth * lo, peak],
-                mode="lines",
-                line=roof,
-                name=f"memory roof: {fmt(bandwidth)} DRAM bytes/cycle",
-                hovertemplate=f"memory roof: {fmt(bandwidth)} bytes/cycle x intensity"
-                "<extra></extra>",
-                meta="roof:memory",
-            )
+        memory = go.Scatter(
+            x=[lo, ridge],
+            y=[bandwidth * lo, peak],
+            mode="lines",
+            line=roof,
+            name=f"memory roof: {fmt(bandwidth)} DRAM bytes/cycle",
+            hovertemplate=f"memory roof: {fmt(bandwidth)} bytes/cycle x intensity<extra></extra>",
+            meta="roof:memory",
         )
-        fig.add_trace(_compute_roof(peak, ridge, hi, roof))
-    elif peak:
-        fig.add_trace(_compute_roof(peak, lo, hi, roof))
-    fig.update_xaxes(title="arithmetic intensity (MACs per DRAM byte)", type="log")
-    fig.update_yaxes(title="MACs per cycle", type="log")
-    fig.update_layout(hovermode="closest", legend=LEGEND_BELOW, margin={"t": 80})
-    return fig
+        return [memory, _compute_roof(peak, ridge, hi, roof)]
+    if peak:
+        return [_compute_roof(peak, lo, hi, roof)]
+    return []
 
 
 def _compute_roof(peak: float, lo: float, hi: float, line: dict[str, Any]) -> go.Scatter:
@@ -974,7 +1023,11 @@ def compare_fronts(studies: list[Study], x: str, y: str) -> go.Figure:
     for i, study in enumerate(studies):
         feasible = _with_values(study.feasible(), (x, y))
         values = [[t.values[x], t.values[y]] for t in feasible]
-        keep = pareto.nondominated(pareto.to_minimised_log(values, directions)) if values else []
+        keep = (
+            pareto.nondominated(pareto.to_minimised_log(values, directions))
+            if values
+            else np.zeros(0, dtype=bool)
+        )
         front = sorted(
             (t for t, k in zip(feasible, keep, strict=True) if k),
             key=lambda t: (t.values[x], t.values[y]),
@@ -1059,7 +1112,10 @@ def figure_json(fig: go.Figure) -> dict[str, Any]:
 
     from plotly.utils import PlotlyJSONEncoder
 
-    return json.loads(json.dumps(_plain(fig.to_plotly_json()), cls=PlotlyJSONEncoder))
+    data: dict[str, Any] = json.loads(
+        json.dumps(_plain(fig.to_plotly_json()), cls=PlotlyJSONEncoder)
+    )
+    return data
 
 
 def _plain(data: Any) -> Any:

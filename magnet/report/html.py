@@ -15,7 +15,7 @@ import re
 from functools import cache
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from markupsafe import Markup
@@ -25,6 +25,9 @@ from magnet.report.design import mappings_yaml
 from magnet.search.space import METRICS
 from magnet.search.storage import check_output
 from magnet.search.study import Study, TrialView
+
+if TYPE_CHECKING:
+    import jinja2
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -57,7 +60,8 @@ def json_script(data: Any) -> Markup:
     return Markup(dumps(data).translate(_JSON_ESCAPES))
 
 
-def fmt(value: Any) -> str:
+def cell_text(value: Any) -> str:
+    """A value as a table cell prints it: blank for None, else as ``figures.fmt`` does."""
     from magnet.report.figures import fmt as number
 
     return "" if value is None else number(value)
@@ -83,10 +87,11 @@ def data_uri(text: str) -> str:
 
 
 def asset(name: str) -> str:
+    """One of the report's own assets (CSS, JavaScript) as text."""
     return (ASSETS / name).read_text(encoding="utf-8")
 
 
-def environment(*folders: Path) -> Any:
+def environment(*folders: Path) -> jinja2.Environment:
     """Jinja2 with autoescape on, ``folders`` first, then the report's templates."""
     import jinja2
 
@@ -98,7 +103,7 @@ def environment(*folders: Path) -> Any:
         lstrip_blocks=True,
     )
     env.filters["json_script"] = json_script
-    env.filters["fmt"] = fmt
+    env.filters["fmt"] = cell_text
     env.filters["data_uri"] = data_uri
     env.filters["mappings_uri"] = lambda record: data_uri(mappings_yaml(record))
     env.globals["METRICS"] = METRICS
@@ -108,14 +113,14 @@ def environment(*folders: Path) -> Any:
 
 def param_text(study: Study, name: str, value: Any) -> str:
     """A parameter's value as the tables print it: a size in binary units (``32 KiB``), any
-    other value as ``fmt`` does."""
+    other value as ``cell_text`` does."""
     from magnet.report.design import size_params
     from magnet.units import human_bytes
 
     sized = name in size_params(study.space.template)
     if sized and isinstance(value, int | float) and not isinstance(value, bool):
         return human_bytes(value)
-    return fmt(value)
+    return cell_text(value)
 
 
 def trial_row(trial: TrialView, study: Study) -> dict[str, Any]:
@@ -130,7 +135,7 @@ def trial_row(trial: TrialView, study: Study) -> dict[str, Any]:
         "dataflow": trial.dataflow,
         "params": params,
         "shown": {
-            k: text for k, v in params.items() if (text := param_text(study, k, v)) != fmt(v)
+            k: text for k, v in params.items() if (text := param_text(study, k, v)) != cell_text(v)
         },
         "values": trial.values,
         "metrics": trial.metrics,

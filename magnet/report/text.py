@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from magnet.mapping.records import LayerRecord, NetworkRecord
+
+if TYPE_CHECKING:
+    from magnet.search.study import FrontRow
 
 
 def operating_point(r: LayerRecord | NetworkRecord) -> str:
@@ -113,7 +118,7 @@ def network_table(record: NetworkRecord) -> str:
     return "\n".join(lines)
 
 
-def front_table(objectives: list[str], front: list[dict]) -> str:
+def front_table(objectives: list[str], front: list[FrontRow]) -> str:
     """A Pareto front (``pareto_json``'s rows: number, params, values) as aligned columns:
     trial number, objectives, parameters."""
     if not front:

@@ -11,6 +11,7 @@ See ``space.py`` for the search-space YAML, ``driver.py`` for how a search runs 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ def search(
     ray_address: str | None = None,
     timeout: float | None = None,
     max_failures: int = 5,
-    log: Any = None,
+    log: Callable[[str], None] | None = None,
 ) -> Study:
     """Run or resume a design search (the same as ``magnet search``); returns the study.
 

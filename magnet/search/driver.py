@@ -36,12 +36,14 @@ import json
 import math
 import shlex
 import signal
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from traceback import format_exception
-from typing import Any, get_args
+from types import FrameType
+from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
 
@@ -55,8 +57,15 @@ from magnet.search.space import (
     constraint_violations,
     upgraded,
 )
-from magnet.search.storage import DriverLock, describe, open_storage
-from magnet.search.study import CONFIG_ATTR, REFERENCE_ATTR, TRIAL_ATTR, Study
+from magnet.search.storage import DriverLock, describe, open_storage, quiet_optuna
+from magnet.search.study import CONFIG_ATTR, REFERENCE_ATTR, TRIAL_ATTR, Study, TrialRecord
+
+if TYPE_CHECKING:
+    import optuna
+    from optuna.storages import BaseStorage
+    from optuna.trial import Trial
+
+    from magnet.search.workers import Pool
 
 #: The samplers a space may name (the values of ``SearchSpace.sampler``).
 SAMPLERS: tuple[str, ...] = get_args(SearchSpace.model_fields["sampler"].annotation)
@@ -119,6 +128,7 @@ def config_of(space: SearchSpace, options: SearchOptions) -> dict[str, Any]:
 
 
 def _differences(old: Any, new: Any, path: str = "") -> list[str]:
+    """``path: old -> new`` for every leaf where two saved configurations differ."""
     if isinstance(old, dict) and isinstance(new, dict):
         out = []
         for key in sorted(set(old) | set(new), key=str):
@@ -127,7 +137,9 @@ def _differences(old: Any, new: Any, path: str = "") -> list[str]:
     return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
 
 
-def make_sampler(space: SearchSpace, seed: int, trials: int, earlier: int = 0) -> Any:
+def make_sampler(
+    space: SearchSpace, seed: int, trials: int, earlier: int = 0
+) -> optuna.samplers.BaseSampler:
     """The space's sampler, seeded from ``seed`` and the number of ``earlier`` trials of the
     study: a fresh study with one seed always gives the same trials, and a resumed one goes
     on from where it stopped instead of replaying the first designs."""
@@ -149,8 +161,8 @@ def make_sampler(space: SearchSpace, seed: int, trials: int, earlier: int = 0) -
 
 def grid(space: SearchSpace) -> dict[str, list[Any]]:
     """Every discrete parameter's values (and the dataflows, when more than one): the
-    trial parameters Optuna sees."""
-    out = {name: r.values() for name, r in space.ranges().items()}
+    trial parameters Optuna sees, but the float ranges'."""
+    out = {name: r.listed() for name, r in space.ranges().items() if r.kind != "float"}
     flows = space.dataflows()
     if len(flows) > 1:
         out["dataflow"] = flows
@@ -169,21 +181,27 @@ def design_key(params: dict[str, Any]) -> str:
     return json.dumps(params, sort_keys=True, default=str)
 
 
-def unseen_design(space: SearchSpace, known: set[str], rng: np.random.Generator) -> Any:
+def unseen_design(
+    space: SearchSpace, known: set[str], rng: np.random.Generator
+) -> dict[str, Any] | None:
     """Trial parameters of a design of ``space`` not in ``known`` (drawn at random), or None
     when the space holds no other."""
     values = grid(space)
     floats = {n: r for n, r in space.ranges().items() if r.kind == "float"}
+    # the trial parameters in Optuna's order: the ranges as the space lists them, then the
+    # dataflow (each drawn in this order, so that a seed gives the same designs)
+    order = [*space.ranges(), *(["dataflow"] if "dataflow" in values else [])]
 
     def draw() -> dict[str, Any]:
-        out = {}
-        for name, choices in values.items():
+        out: dict[str, Any] = {}
+        for name in order:
             if name in floats:
                 lo, hi = floats[name].bounds()
                 log = floats[name].log
                 x = rng.uniform(math.log(lo), math.log(hi)) if log else rng.uniform(lo, hi)
                 out[name] = math.exp(x) if log else x
             else:
+                choices = values[name]
                 out[name] = choices[int(rng.integers(len(choices)))]
         return out
 
@@ -202,19 +220,19 @@ def unseen_design(space: SearchSpace, known: set[str], rng: np.random.Generator)
     return left[int(rng.integers(len(left)))] if left else None
 
 
-def suggest(trial: Any, space: SearchSpace) -> tuple[dict[str, Any], str]:
+def suggest(trial: Trial, space: SearchSpace) -> tuple[dict[str, Any], str]:
     """The trial's template parameters and dataflow."""
     params = dict(space.fixed())
     for name, r in space.ranges().items():
         if r.kind == "int":
-            values = r.values()  # the step may be written as a size, like the bounds
+            values = r.listed()  # the step may be written as a size, like the bounds
             step = values[1] - values[0] if len(values) > 1 else 1
             params[name] = trial.suggest_int(name, values[0], values[-1], step=step)
         elif r.kind == "float":
             lo, hi = r.bounds()
             params[name] = trial.suggest_float(name, lo, hi, log=r.log)
         else:
-            params[name] = trial.suggest_categorical(name, r.values())
+            params[name] = trial.suggest_categorical(name, r.listed())
     flows = space.dataflows()
     flow = trial.suggest_categorical("dataflow", flows) if len(flows) > 1 else flows[0]
     return params, flow
@@ -225,13 +243,14 @@ class Front:
     reference point fixed from the first of them. The driver is the only writer of the study,
     so the reference is read from it once and kept here."""
 
-    def __init__(self, study: Any, before: Study):
+    def __init__(self, study: optuna.Study, before: Study):
         self.study = study
         self.directions = before.directions
         self.points: list[list[float]] = before.points(before.feasible()).tolist()
         self.reference: list[float] | None = before.reference
 
     def add(self, values: list[float]) -> None:
+        """A feasible design's objective values (as told to Optuna)."""
         self.points.append(pareto.to_minimised_log([values], self.directions)[0].tolist())
         self.store_reference()
 
@@ -245,6 +264,8 @@ class Front:
             self.study.set_user_attr(REFERENCE_ATTR, self.reference)
 
     def size_and_hypervolume(self) -> tuple[int, float | None]:
+        """The front's size (distinct designs) and its hypervolume (None before the
+        reference is fixed)."""
         if not self.points:
             return 0, None
         # a design proposed again has the same point: the front counts it once
@@ -272,9 +293,11 @@ class Progress:
         return self.counts["ok"] + self.counts["infeasible"]
 
     def repeat(self) -> None:
+        """A design answered from the study (not evaluated, not counted)."""
         self.counts["repeat"] += 1
 
     def trial(self, number: int, status: str, text: str) -> None:
+        """One finished design: its line, with the front, the counts and the rate."""
         self.counts[status] += 1
         self.finished_here += 1
         elapsed = time.monotonic() - self.start
@@ -334,16 +357,34 @@ def run_search(
 
     Raises ``MagnetError`` for bad input (before any trial is written), ``PluginError`` when
     a plug-in fails on the space's first design, ``SearchFailed`` when evaluations keep
-    failing, ``KeyboardInterrupt`` when interrupted (finished trials are kept)."""
-    import optuna
+    failing, ``KeyboardInterrupt`` when interrupted (finished trials are kept).
 
+    Changes nothing of the calling process for longer than the call: Optuna's log level is
+    set to warnings only while it runs, SIGTERM ends it (as Ctrl-C does) only while it runs
+    and only when it runs in the main thread, and the environment is left as it is."""
     check_options(options)
     space = resolve(space, options)
     preflight(space, space.source)
+    storage = open_storage(options.storage, create=True)
+    with quiet_optuna():
+        study = _open_study(space, options, storage)
+        lock = DriverLock(options.storage, study)
+        lock.acquire()
+        try:
+            _recover_orphans(study, storage, log)
+            study.sampler = make_sampler(space, options.seed, space.trials, len(study.trials))
+            return _drive(study, storage, space, options, lock, log)
+        finally:
+            lock.release()
+
+
+def _open_study(space: SearchSpace, options: SearchOptions, storage: BaseStorage) -> optuna.Study:
+    """The study a search of ``space`` writes: made now, or resumed when it was made by magnet
+    with this configuration (else bad input, before anything is written)."""
+    import optuna
+
     config = config_of(space, options)
     name = options.study or space.name
-    storage = open_storage(options.storage, create=True)
-    objectives = [o.metric for o in space.objectives]
     study = optuna.create_study(
         study_name=name,
         storage=storage,
@@ -367,39 +408,40 @@ def run_search(
             "same space, or give another --study",
             source=describe(options.storage),
         )
+    objectives = [o.metric for o in space.objectives]
     if study.metric_names != objectives:  # Optuna's own tools label the objectives
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             study.set_metric_names(objectives)
-    lock = DriverLock(options.storage, study)
-    lock.acquire()
-    try:
-        _recover_orphans(study, log)
-        study.sampler = make_sampler(space, options.seed, space.trials, len(study.trials))
-        return _drive(study, space, options, lock, log)
-    finally:
-        lock.release()
+    return study
 
 
 def _recover_orphans(
-    study: Any, log: Callable[[str], None], reason: str = "the driver stopped"
+    study: optuna.Study,
+    storage: BaseStorage,
+    log: Callable[[str], None],
+    reason: str = "the driver stopped",
 ) -> None:
     """Trials left RUNNING (by a killed driver, or an interrupt inside ``study.ask``): failed,
     and their designs queued once more. The driver holds the study's lock, so every RUNNING
-    trial of the study is one no live driver is evaluating."""
+    trial of the study is one no live driver is evaluating. (Optuna's ``Study`` sets no
+    attribute of a trial it did not ask for: the record goes through the storage's public
+    ``BaseStorage`` methods, by the trial's number.)"""
     from optuna.trial import TrialState
 
     orphans = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+    if not orphans:
+        return
+    study_id = storage.get_study_id_from_name(study.study_name)
     for t in orphans:
         again = "requeued_from" not in t.user_attrs
-        study._storage.set_trial_user_attr(
-            t._trial_id, TRIAL_ATTR, {"status": "failed", "reason": f"{reason} before it finished"}
-        )
+        record: TrialRecord = {"status": "failed", "reason": f"{reason} before it finished"}
+        trial_id = storage.get_trial_id_from_study_id_trial_number(study_id, t.number)
+        storage.set_trial_user_attr(trial_id, TRIAL_ATTR, record)
         study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
         if again and t.params:
             study.enqueue_trial(t.params, user_attrs={"requeued_from": t.number})
-    if orphans:
-        log(f"{len(orphans)} trial(s) left running were failed and queued again ({reason})")
+    log(f"{len(orphans)} trial(s) left running were failed and queued again ({reason})")
 
 
 class _Designs:
@@ -417,11 +459,13 @@ class _Designs:
         self.rng = np.random.default_rng([seed, len(before.trials())])
 
     def holder(self, key: str) -> tuple[int, dict[str, float]] | None:
+        """(trial number, constraints) of the trial holding the design ``key``, if any (a
+        design in flight has no constraints yet)."""
         if key in self.known:
             return self.known[key]
         return None if key not in self.in_flight else (self.in_flight[key], {})
 
-    def queue_unseen(self, study: Any) -> bool:
+    def queue_unseen(self, study: optuna.Study) -> bool:
         """Queue a design neither known nor in flight; False when the space has none left."""
         seen = set(self.known) | set(self.in_flight)
         params = unseen_design(self.space, seen, self.rng)
@@ -432,12 +476,15 @@ class _Designs:
 
 
 def _drive(
-    study: Any,
+    study: optuna.Study,
+    storage: BaseStorage,
     space: SearchSpace,
     options: SearchOptions,
     lock: DriverLock,
     log: Callable[[str], None],
 ) -> Study:
+    """The driver's loop over a study ready to run: ask, dispatch, tell, until the trials
+    wanted are done (or a timeout, the failures or an interrupt end it); then the summary."""
     from magnet.search.workers import make_pool
 
     before = Study.from_optuna(study, describe(options.storage))
@@ -459,17 +506,10 @@ def _drive(
     pool = make_pool(options.workers, options.ray_address, log)
     signals = _Signals()
     designs = _Designs(before, space, options.seed)
-    run = _Run(study, space, options, progress, pool, designs, signals)
+    run = _Run(study, storage, space, options, progress, pool, designs, signals)
     try:
         signals.install()
-        while True:
-            signals.check()
-            lock.beat()
-            while not run.enough() and len(run.running) < pool.slots:
-                run.ask()
-            if not run.running:
-                break
-            run.collect()
+        run.loop(lock)
         signals.check()
     except KeyboardInterrupt:
         run.interrupt()
@@ -501,24 +541,37 @@ class _Run:
 
     def __init__(
         self,
-        study: Any,
+        study: optuna.Study,
+        storage: BaseStorage,
         space: SearchSpace,
         options: SearchOptions,
         progress: Progress,
-        pool: Any,
+        pool: Pool,
         designs: _Designs,
         signals: _Signals,
     ):
-        self.study, self.space, self.options = study, space, options
+        self.study, self.storage, self.space, self.options = study, storage, space, options
         self.progress, self.pool, self.designs = progress, pool, designs
         self.signals = signals
-        self.running: dict[int, tuple[Any, str]] = {}  # trial number -> (Trial, design key)
+        self.running: dict[int, tuple[Trial, str]] = {}  # trial number -> (Trial, design key)
         self.deadline = None if options.timeout is None else time.monotonic() + options.timeout
         self.failures = 0  # in a row
         self.starved = False  # every unseen design is in flight: wait before asking again
         self.exhausted = False  # the space holds no design left to evaluate
 
+    def loop(self, lock: DriverLock) -> None:
+        """Keep the pool full and tell what finishes, until ``enough`` and nothing runs."""
+        while True:
+            self.signals.check()
+            lock.beat()
+            while not self.enough() and len(self.running) < self.pool.slots:
+                self.ask()
+            if not self.running:
+                return
+            self.collect()
+
     def enough(self) -> bool:
+        """Whether to ask for no more trials (those running are still collected)."""
         return (
             self.exhausted
             or self.starved
@@ -574,7 +627,7 @@ class _Run:
                 self.designs.known[key] = (trial.number, self._tell(trial, outcome))
             del self.running[job.number]  # once told: an interrupt meanwhile fails it
 
-    def _tell(self, trial: Any, outcome: DesignResult) -> dict[str, float]:
+    def _tell(self, trial: Trial, outcome: DesignResult) -> dict[str, float]:
         return _tell(self.study, trial, self.space, outcome, self.progress)
 
     def interrupt(self) -> None:
@@ -591,7 +644,7 @@ class _Run:
                 self.study.enqueue_trial(trial.params, user_attrs={"requeued_from": number})
         self.running.clear()
         # a trial the interrupt caught inside study.ask(), before the driver saw it
-        _recover_orphans(self.study, lambda line: None, "interrupted")
+        _recover_orphans(self.study, self.storage, lambda line: None, "interrupted")
 
 
 class _Signals:
@@ -616,20 +669,27 @@ class _Signals:
     def __init__(self) -> None:
         self.noted = 0
         self.allowed = False
-        self.previous: dict[int, Any] = {}
+        self.previous: dict[int, Any] = {}  # signal -> the handler before install
 
     def install(self) -> None:
+        """Take SIGTERM (and SIGINT, when Python's default handler has it) for the run.
+        Only the main thread may set a signal handler: a search run from another thread
+        leaves signals to its caller."""
+        if threading.current_thread() is not threading.main_thread():
+            return
         for signum in (signal.SIGINT, signal.SIGTERM):
             default = signal.getsignal(signum) is signal.default_int_handler
             if signum == signal.SIGTERM or default:
                 self.previous[signum] = signal.signal(signum, self._note)
 
     def restore(self) -> None:
+        """Put back the handlers ``install`` replaced."""
         for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
+            # None: a handler not set from Python, which Python cannot put back; the default
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
         self.previous.clear()
 
-    def _note(self, signum: int, frame: Any) -> None:
+    def _note(self, signum: int, frame: FrameType | None) -> None:
         self.noted += 1
         if self.allowed or self.noted > 1:
             self.allowed = False  # raised once: the handling code that follows is not held up
@@ -658,9 +718,60 @@ def _squash(violation: float) -> float:
     return violation / (1.0 + violation) if violation > 0 else violation
 
 
+#: A design's verdict: its trial record, the objective values to tell (None: PRUNED) and its
+#: constraints (Optuna's: <= 0 met).
+Verdict = tuple[TrialRecord, list[float] | None, dict[str, float]]
+
+
+def _verdict(space: SearchSpace, outcome: DesignResult) -> Verdict:
+    """What to tell of a design's outcome (see the module docstring): a design that ran is
+    ``ok`` with its values, unless the cost model gives no value of an objective (then
+    infeasible, PRUNED) or it misses a limit (infeasible, with its values)."""
+    record: TrialRecord = {
+        "status": outcome.status,
+        "reason": outcome.reason,
+        "seconds": round(outcome.seconds, 3),
+        "worker": outcome.worker or DRIVER_WORKER,
+    }
+    constraints = {"feasible": 1.0, **{limit.key: 1.0 for limit in space.limits}}
+    if outcome.status != "ok":
+        return record, None, constraints
+    objectives = [o.metric for o in space.objectives]
+    values = [outcome.metrics[m] for m in objectives]
+    missing = [m for m, v in zip(objectives, values, strict=True) if not math.isfinite(v)]
+    if missing:
+        record["status"] = "infeasible"
+        record["reason"] = f"the cost model gives no {', '.join(missing)}"
+    else:
+        constraints["feasible"] = 0.0
+        _check_limits(space, outcome.metrics, record, constraints)
+    record["metrics"] = outcome.metrics
+    record["records"] = outcome.packed_records()
+    record["mappings_evaluated"] = outcome.mappings_evaluated
+    record["cache_hits"] = outcome.cache_hits
+    return record, None if missing else values, constraints
+
+
+def _check_limits(
+    space: SearchSpace,
+    metrics: dict[str, float],
+    record: TrialRecord,
+    constraints: dict[str, float],
+) -> None:
+    """Each limit's squashed miss into ``constraints``; the first limit missed makes the
+    ``record`` infeasible (a metric without a value misses its limit)."""
+    for limit in space.limits:
+        value = metrics.get(limit.metric, math.nan)
+        violation = _squash(limit.violation(value)) if math.isfinite(value) else 1.0
+        constraints[limit.key] = violation
+        if violation > 0 and record["status"] == "ok":
+            record["status"] = "infeasible"
+            record["reason"] = f"outside the limit {limit.key}: {value:.4g}"
+
+
 def _tell(
-    study: Any,
-    trial: Any,
+    study: optuna.Study,
+    trial: Trial,
     space: SearchSpace,
     outcome: DesignResult,
     progress: Progress,
@@ -668,42 +779,10 @@ def _tell(
     """Tell a design's outcome (see the module docstring); returns its constraints."""
     from optuna.trial import TrialState
 
-    objectives = [o.metric for o in space.objectives]
-    attrs: dict[str, Any] = {
-        "status": outcome.status,
-        "reason": outcome.reason,
-        "seconds": round(outcome.seconds, 3),
-        "worker": outcome.worker or DRIVER_WORKER,
-    }
-    values = None
-    constraints = {"feasible": 1.0, **{limit.key: 1.0 for limit in space.limits}}
-    if outcome.status == "ok":
-        values = [outcome.metrics[m] for m in objectives]
-        missing = [m for m, v in zip(objectives, values, strict=True) if not math.isfinite(v)]
-        if missing:
-            attrs.update(
-                status="infeasible", reason=f"the cost model gives no {', '.join(missing)}"
-            )
-            values = None
-        else:
-            constraints["feasible"] = 0.0
-            for limit in space.limits:
-                value = outcome.metrics.get(limit.metric, math.nan)
-                violation = _squash(limit.violation(value)) if math.isfinite(value) else 1.0
-                constraints[limit.key] = violation
-                if violation > 0 and attrs["status"] == "ok":
-                    attrs.update(
-                        status="infeasible", reason=f"outside the limit {limit.key}: {value:.4g}"
-                    )
-        attrs.update(
-            metrics=outcome.metrics,
-            records=outcome.packed_records(),
-            mappings_evaluated=outcome.mappings_evaluated,
-            cache_hits=outcome.cache_hits,
-        )
+    record, values, constraints = _verdict(space, outcome)
     for key, value in constraints.items():
         trial.set_constraint(key, value)
-    trial.set_user_attr(TRIAL_ATTR, attrs)
+    trial.set_user_attr(TRIAL_ATTR, record)
     try:
         if values is None:
             study.tell(trial, state=TrialState.PRUNED)
@@ -712,56 +791,61 @@ def _tell(
     except RuntimeError as exc:  # the grid sampler stops the study after its last point
         if "Study.stop" not in str(exc):
             raise
-    if attrs["status"] == "ok":
+    if record["status"] == "ok" and values is not None:
         progress.front.add(values)
+        objectives = [o.metric for o in space.objectives]
         text = "  ".join(f"{m} {v:.4g}" for m, v in zip(objectives, values, strict=True))
     else:
-        text = (attrs["reason"] or "")[:100]
-    progress.trial(trial.number, attrs["status"], text)
+        text = (record.get("reason") or "")[:100]
+    progress.trial(trial.number, record["status"], text)
     return constraints
 
 
-def _tell_repeat(study: Any, trial: Any, number: int, constraints: dict[str, float]) -> None:
+def _tell_repeat(
+    study: optuna.Study, trial: Trial, number: int, constraints: dict[str, float]
+) -> None:
     """A design the study holds (trial ``number``): PRUNED as its repeat, with its
     constraints (so that samplers rank it as that design), never evaluated again."""
     from optuna.trial import TrialState
 
     for key, value in constraints.items():
         trial.set_constraint(key, value)
-    trial.set_user_attr(
-        TRIAL_ATTR,
-        {
-            "status": "repeat",
-            "reason": f"the design of trial #{number}",
-            "of": number,
-            "worker": DRIVER_WORKER,
-        },
-    )
+    record: TrialRecord = {
+        "status": "repeat",
+        "reason": f"the design of trial #{number}",
+        "of": number,
+        "worker": DRIVER_WORKER,
+    }
+    trial.set_user_attr(TRIAL_ATTR, record)
     study.tell(trial, state=TrialState.PRUNED)
 
 
-def _fail(study: Any, trial: Any, error: BaseException | str, progress: Progress) -> None:
+def _fail(
+    study: optuna.Study, trial: Trial, error: BaseException | str, progress: Progress
+) -> None:
     """Fail a trial: an evaluation that raised (its message and traceback kept on the
     trial and shown once), or ``error`` as the reason (an interrupt)."""
     from optuna.trial import TrialState
 
+    traceback: str | None
     if isinstance(error, str):
         reason, traceback = error, None
     else:
         reason = f"{type(error).__name__}: {error}"
         traceback = getattr(error, "traceback", None) or "".join(format_exception(error))
-    attrs = {"status": "failed", "reason": reason}
+    record: TrialRecord = {"status": "failed", "reason": reason}
     worker = getattr(error, "magnet_worker", None)  # where it raised, when known
     if isinstance(worker, str):
-        attrs["worker"] = worker
+        record["worker"] = worker
     if traceback:
-        attrs["traceback"] = traceback
-    trial.set_user_attr(TRIAL_ATTR, attrs)
+        record["traceback"] = traceback
+    trial.set_user_attr(TRIAL_ATTR, record)
     study.tell(trial, state=TrialState.FAIL)
     progress.failure(trial.number, reason, traceback)
 
 
 def summary_lines(study: Study) -> list[str]:
+    """The summary a search prints at its end: counts, front, best designs, what to run next."""
     summary = study.summary()
     counts = summary["trials"]
     repeats = f"; {counts['repeat']} repeats answered from the study" if counts["repeat"] else ""

@@ -20,23 +20,31 @@ import time
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from magnet.cost import NocModel
 from magnet.errors import DesignInfeasible, MagnetError
 from magnet.registry import REGISTERED, Plugin
 from magnet.search.space import METRICS, SearchSpace
+
+if TYPE_CHECKING:
+    from magnet.design import Design
+    from magnet.mapper import MapOutcome
+    from magnet.workload.network import Network
 
 #: Layer mappings kept per process (least recently used first out).
 CACHE_SIZE = 20_000
 
 
-class _LRU(OrderedDict):
-    def __getitem__(self, key: Any) -> Any:
+class _LRU(OrderedDict[tuple[Any, ...], "MapOutcome"]):
+    """A dict that keeps its ``CACHE_SIZE`` most recently used entries."""
+
+    def __getitem__(self, key: tuple[Any, ...]) -> MapOutcome:
         value = super().__getitem__(key)
         self.move_to_end(key)
         return value
 
-    def __setitem__(self, key: Any, value: Any) -> None:
+    def __setitem__(self, key: tuple[Any, ...], value: MapOutcome) -> None:
         super().__setitem__(key, value)
         if len(self) > CACHE_SIZE:
             self.popitem(last=False)
@@ -58,7 +66,7 @@ class DesignJob:
     workloads: tuple[dict[str, Any], ...]  # {workload, batch, weight}
     mapper: dict[str, Any]  # {name, objective, budget, options}
     cost_model: str | None
-    noc: str
+    noc: NocModel
     seed: int
     #: The user-registered plug-ins the job names (template, mapper, cost models), by value:
     #: a worker process installs them before evaluating (``magnet.registry``).
@@ -137,10 +145,12 @@ class DesignResult:
 
 
 def pack(data: Any) -> str:
+    """JSON data compressed into text (zlib, base64): how a trial stores its records."""
     return base64.b64encode(zlib.compress(json.dumps(data).encode(), 6)).decode()
 
 
 def unpack(text: str) -> Any:
+    """The JSON data ``pack`` made."""
     return json.loads(zlib.decompress(base64.b64decode(text)))
 
 
@@ -171,7 +181,7 @@ def evaluate_design(job: DesignJob) -> DesignResult:
         result = _evaluate(job)
     except Exception as exc:
         with contextlib.suppress(AttributeError):  # an exception that takes no attributes
-            exc.magnet_worker = worker_id()  # type: ignore[attr-defined]
+            exc.magnet_worker = worker_id()  # type: ignore[attr-defined]  # any exception: it pickles with it
         raise
     result.seconds = time.perf_counter() - start
     result.worker = worker_id()
@@ -179,14 +189,16 @@ def evaluate_design(job: DesignJob) -> DesignResult:
 
 
 def _evaluate(job: DesignJob) -> DesignResult:
+    """``evaluate_design`` without the bookkeeping: the design mapped on every workload."""
     from magnet.mapper import map_network
 
-    design = prepare(job)
+    design = design_of(job)
     if isinstance(design, DesignResult):
         return design
     result = DesignResult(status="infeasible")
     mapper, options = job.mapper, mapper_options(job)
-    weights, per_workload = [], []
+    weights: list[float] = []
+    per_workload: list[dict[str, float]] = []
     for spec in job.workloads:
         network = load_network(spec["workload"], spec.get("batch"))
         out = map_network(
@@ -211,7 +223,7 @@ def _evaluate(job: DesignJob) -> DesignResult:
     return result
 
 
-def prepare(job: DesignJob) -> Any:
+def design_of(job: DesignJob) -> Design | DesignResult:
     """The priced ``Design`` of ``job``, or an infeasible ``DesignResult`` when the design
     cannot be built: a combination of parameter values the template refuses (each value
     alone was checked before the search), a dataflow it cannot run, a component a cost
@@ -269,7 +281,7 @@ def preflight(space: SearchSpace, source: str) -> None:
     except (MagnetError, TypeError) as exc:
         raise MagnetError(str(exc), source=source, field="mapper") from None
     try:
-        prepare(job)
+        design_of(job)
     except MagnetError as exc:
         field = "cost_model" if space.cost_model else "params"
         raise MagnetError(
@@ -280,7 +292,7 @@ def preflight(space: SearchSpace, source: str) -> None:
 
 
 @functools.cache
-def load_network(spec: str, batch: int | None) -> Any:
+def load_network(spec: str, batch: int | None) -> Network:
     """The network ``spec`` names, loaded once per process."""
     from magnet.workload.load import load_workload
 

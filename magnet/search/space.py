@@ -30,10 +30,11 @@ result and the workloads; an error names the file, the field and what is allowed
 
 from __future__ import annotations
 
+import builtins
 import math
 import warnings
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -51,6 +52,9 @@ from magnet.files import read_yaml
 from magnet.mapper import Budget
 from magnet.strict import Strict
 from magnet.units import parse_bytes, real_number, whole_number
+
+if TYPE_CHECKING:
+    from magnet.templates.base import Template
 
 #: Metrics of a network result a search can optimise or limit (``NetworkRecord`` fields;
 #: ``edp`` is energy x latency in pJ x cycles).
@@ -104,6 +108,7 @@ class ParamRange(Strict):
 
     @property
     def kind(self) -> str:
+        """``choices``, ``int``, ``pow2`` or ``float``: the one given."""
         return next(k for k in ("choices", "int", "pow2", "float") if getattr(self, k) is not None)
 
     def values(self) -> list[Any] | None:
@@ -132,11 +137,22 @@ class ParamRange(Strict):
             return out
         return None
 
+    def listed(self) -> list[Any]:
+        """Every value of a discrete range (``values``); a float range has no list of values
+        (``ValueError``: use ``bounds``)."""
+        values = self.values()
+        if values is None:
+            raise ValueError("a float range has no list of values; its bounds are [lo, hi]")
+        return values
+
     def first(self) -> Any:
         """The range's first value (a float range: its lower end)."""
-        return self.bounds()[0] if self.kind == "float" else self.values()[0]
+        return self.bounds()[0] if self.kind == "float" else self.listed()[0]
 
-    def bounds(self) -> tuple[float, float]:
+    def bounds(self) -> tuple[builtins.float, builtins.float]:
+        """The ends of a float range, checked (``lo <= hi``, ``lo > 0`` on a log scale)."""
+        if self.float is None:
+            raise ValueError(f"a {self.kind} range has no bounds; its values are listed")
         lo, hi = (real_number(v) for v in self.float)
         if lo > hi:
             raise ValueError(f"the range is empty: {lo} > {hi}")
@@ -162,12 +178,19 @@ def _number_or_size(value: Any) -> Any:
     return value
 
 
+#: Optuna's name of an objective's direction.
+Direction = Literal["minimize", "maximize"]
+
+
 class SearchObjective(Strict):
+    """One metric to optimise (``METRICS``) and its goal (default: the metric's natural one)."""
+
     metric: str
     goal: Literal["min", "max"] | None = None
 
     @property
-    def direction(self) -> str:
+    def direction(self) -> Direction:
+        """``minimize`` or ``maximize``, as Optuna names it."""
         goal = self.goal or NATURAL_GOAL[self.metric]
         return "minimize" if goal == "min" else "maximize"
 
@@ -193,6 +216,9 @@ def check_study_name(name: str) -> str:
 
 
 class Limit(Strict):
+    """A bound on a metric of a result (``max:`` or ``min:``): a design outside it is
+    infeasible."""
+
     metric: str
     max: Real | None = None
     min: Real | None = None
@@ -205,6 +231,7 @@ class Limit(Strict):
 
     @property
     def key(self) -> str:
+        """The limit as Optuna's constraint is named, e.g. ``area_mm2<=5``."""
         if self.max is not None:
             return f"{self.metric}<={self.max:g}"
         return f"{self.metric}>={self.min:g}"
@@ -213,16 +240,23 @@ class Limit(Strict):
         """<= 0 when respected; else the relative distance to the bound."""
         if self.max is not None:
             return (value - self.max) / max(abs(self.max), 1e-30)
+        assert self.min is not None  # _one_bound: one of max and min is given
         return (self.min - value) / max(abs(self.min), 1e-30)
 
 
 class WorkloadSpec(Strict):
+    """A workload of a space (a zoo name, ONNX or YAML file), its batch and its weight in the
+    metrics (weighted means over the workloads)."""
+
     workload: str
     batch: Whole | None = Field(None, ge=1)
     weight: Real = Field(1.0, gt=0)
 
 
 class MapperSpec(Strict):
+    """The mapper every layer of every design is mapped with, its objective, budget and
+    options."""
+
     name: str = "fast"
     objective: str = "edp"
     budget: Budget = Budget()
@@ -280,26 +314,51 @@ class SearchSpace(Strict):
         return {k: _number_or_size(v) for k, v in self.params.items() if not isinstance(v, dict)}
 
     def dataflows(self) -> list[str]:
+        """The dataflows the search chooses from (one, or the ``choices``)."""
         if isinstance(self.dataflow, str):
             return [self.dataflow]
         return list(self.dataflow["choices"])
 
-    def directions(self) -> list[str]:
+    def directions(self) -> list[Direction]:
+        """Optuna's direction of each objective."""
         return [o.direction for o in self.objectives]
 
 
 def _check(space: SearchSpace, source: str) -> None:
-    """Cross-field checks: names against the template, metrics, workloads, expressions."""
-    from magnet.mapper import available_mappers
+    """Cross-field checks: names against the template, metrics, workloads, expressions (in
+    this order: the first problem found is the one reported)."""
     from magnet.templates import get_template
 
     template = get_template(space.template, source=source)
     allowed = list(template.Params.model_fields)
-    ranges: dict[str, list[Any]] = {}  # each range's values to check (a float range: its ends)
+    ranges = _checked_ranges(space, allowed, template.name, source)
+    _check_values(space, template, ranges, source)
+    _check_dataflows(space, list(template.dataflows), template.name, source)
+    _check_metrics(space, source)
+    known = set(allowed)
+    for i, text in enumerate(space.constraints):
+        used = _expression_names(text, known, source, f"constraints.{i}")
+        _check_constraint(space, text, used, ranges, source, f"constraints.{i}")
+    _check_mapper(space, source)
+    _check_workloads(space, source)
+    if space.sampler == "grid" and any(r.kind == "float" for r in space.ranges().values()):
+        raise MagnetError(
+            "the grid sampler needs discrete parameters (choices, int, pow2), not float ranges",
+            source=source,
+            field="sampler",
+        )
+
+
+def _checked_ranges(
+    space: SearchSpace, allowed: list[str], template: str, source: str
+) -> dict[str, list[Any]]:
+    """Every parameter is one of the template's; each range's values to check (a float
+    range: its ends), by parameter."""
+    ranges: dict[str, list[Any]] = {}
     for name, spec in space.params.items():
         if name not in allowed:
             raise MagnetError(
-                f"unknown parameter of the {template.name} template; allowed: {', '.join(allowed)}",
+                f"unknown parameter of the {template} template; allowed: {', '.join(allowed)}",
                 source=source,
                 field=f"params.{name}",
             )
@@ -313,10 +372,17 @@ def _check(space: SearchSpace, source: str) -> None:
                     else str(exc)
                 )
                 raise MagnetError(message, source=source, field=f"params.{name}") from None
-    # every value the space can give, each checked by the template's own model (with the
-    # other ranges at their first value)
+    return ranges
+
+
+def _check_values(
+    space: SearchSpace, template: Template[Any], ranges: dict[str, list[Any]], source: str
+) -> None:
+    """Every value the space can give, each checked by the template's own model (with the
+    other ranges at their first value; the fixed parameters alone first)."""
     firsts = {name: values[0] for name, values in ranges.items()}
-    for name, values in [(None, [None]), *ranges.items()]:
+    cases: list[tuple[str | None, list[Any]]] = [(None, [None]), *ranges.items()]
+    for name, values in cases:
         for value in values:
             trial = {**space.fixed(), **firsts} | ({} if name is None else {name: value})
             try:
@@ -325,50 +391,64 @@ def _check(space: SearchSpace, source: str) -> None:
                 where = "params" if name is None else f"params.{name}"
                 shown = "" if name is None else f"the value {value!r}: "
                 raise MagnetError(f"{shown}{exc.message}", source=source, field=where) from None
-    flows = space.dataflow
-    if not (isinstance(flows, str) or (isinstance(flows, dict) and set(flows) == {"choices"})):
+
+
+def _check_dataflows(space: SearchSpace, allowed: list[str], template: str, source: str) -> None:
+    """One dataflow name or ``{choices: [...]}``, each a dataflow of the template, once."""
+    given = space.dataflow
+    if not (isinstance(given, str) or (isinstance(given, dict) and set(given) == {"choices"})):
         raise MagnetError(
             "give one dataflow name or {choices: [...]}", source=source, field="dataflow"
         )
     flows = space.dataflows()
     if not flows or len(set(flows)) != len(flows):
         raise MagnetError(
-            "give at least one dataflow, each once; allowed: " + ", ".join(template.dataflows),
+            "give at least one dataflow, each once; allowed: " + ", ".join(allowed),
             source=source,
             field="dataflow",
         )
     for flow in flows:
-        if flow not in template.dataflows:
+        if flow not in allowed:
             raise MagnetError(
-                f"unknown dataflow {flow!r} of the {template.name} template; allowed: "
-                f"{', '.join(template.dataflows)}",
+                f"unknown dataflow {flow!r} of the {template} template; allowed: "
+                f"{', '.join(allowed)}",
                 source=source,
                 field="dataflow",
             )
-    for field, items, what in (
-        ("objectives", space.objectives, "unknown metric"),
-        ("limits", space.limits, "a limit on unknown metric"),
-    ):
-        for i, item in enumerate(items):
-            if item.metric not in METRICS:
-                raise MagnetError(
-                    f"{what} {item.metric!r}; allowed: {', '.join(METRICS)}",
-                    source=source,
-                    field=f"{field}.{i}",
-                )
+
+
+def _check_metrics(space: SearchSpace, source: str) -> None:
+    """Objectives and limits name metrics of a result; no objective twice."""
+    named = [
+        *(("objectives", "unknown metric", i, o.metric) for i, o in enumerate(space.objectives)),
+        *(("limits", "a limit on unknown metric", i, x.metric) for i, x in enumerate(space.limits)),
+    ]
+    for field, what, i, metric in named:
+        if metric not in METRICS:
+            raise MagnetError(
+                f"{what} {metric!r}; allowed: {', '.join(METRICS)}",
+                source=source,
+                field=f"{field}.{i}",
+            )
     names = [o.metric for o in space.objectives]
     if len(set(names)) != len(names):
         raise MagnetError("an objective is listed twice", source=source, field="objectives")
-    known = set(allowed)
-    for i, text in enumerate(space.constraints):
-        used = _expression_names(text, known, source, f"constraints.{i}")
-        _check_constraint(space, text, used, ranges, source, f"constraints.{i}")
+
+
+def _check_mapper(space: SearchSpace, source: str) -> None:
+    """The space's mapper is a registered one."""
+    from magnet.mapper import available_mappers
+
     if space.mapper.name not in available_mappers():
         raise MagnetError(
             f"unknown mapper {space.mapper.name!r}; allowed: {', '.join(available_mappers())}",
             source=source,
             field="mapper.name",
         )
+
+
+def _check_workloads(space: SearchSpace, source: str) -> None:
+    """Every workload loads."""
     from magnet.workload.load import load_workload
 
     for i, w in enumerate(space.workloads):
@@ -376,12 +456,6 @@ def _check(space: SearchSpace, source: str) -> None:
             load_workload(w.workload, w.batch)
         except MagnetError as exc:
             raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
-    if space.sampler == "grid" and any(r.kind == "float" for r in space.ranges().values()):
-        raise MagnetError(
-            "the grid sampler needs discrete parameters (choices, int, pow2), not float ranges",
-            source=source,
-            field="sampler",
-        )
 
 
 #: Functions a derived constraint may call.
@@ -401,7 +475,7 @@ def _checked_values(r: ParamRange) -> list[Any]:
     one), both ends of a float one."""
     if r.kind == "float":
         return list(r.bounds())
-    values = r.values()
+    values = r.listed()
     if len(values) > MAX_VALUES_CHECKED:
         step = (len(values) - 1) / (MAX_VALUES_CHECKED - 1)
         values = [values[round(i * step)] for i in range(MAX_VALUES_CHECKED)]

@@ -23,12 +23,16 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from magnet.errors import MagnetError
+
+if TYPE_CHECKING:
+    import optuna
+    from optuna.storages import BaseStorage, JournalStorage, RDBStorage
 
 DEFAULT_DIR = Path("magnet-results")
 DEFAULT_JOURNAL = DEFAULT_DIR / "magnet.journal"
@@ -53,6 +57,7 @@ _QUERY_PASSWORD = re.compile(r"([?&](?:password|passwd|pwd)=)([^&#]*)", re.I)
 
 
 def is_url(spec: str) -> bool:
+    """Whether a storage spec is a database URL (``scheme://``), not a journal file."""
     return "://" in spec
 
 
@@ -202,7 +207,21 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
 
 
 # ---- opening ---------------------------------------------------------------------------------
-def open_storage(spec: str | None, *, create: bool) -> Any:
+@contextlib.contextmanager
+def quiet_optuna() -> Iterator[None]:
+    """Optuna logs warnings only (not a line per trial) while the block runs; its level is
+    put back afterwards, so that a library call leaves the caller's logging as it was."""
+    import optuna
+
+    level = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(level)
+
+
+def open_storage(spec: str | None, *, create: bool) -> BaseStorage:
     """The Optuna storage ``spec`` names (see ``locate``).
 
     ``create=True`` is a driver's: a missing journal or SQLite database is created and a
@@ -211,9 +230,6 @@ def open_storage(spec: str | None, *, create: bool) -> Any:
     SQLite file is opened read-only (``mode=ro``: no table, lock or journal file is made), a
     PostgreSQL session is read-only, no table is created on any database, and a storage that
     does not exist is an error."""
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     target = locate(spec, create=create)
     if is_url(target):
         return _open_database(target, spec or target, create)
@@ -244,7 +260,7 @@ def _read_only_url(url: str) -> tuple[str, dict[str, Any]]:
     return url, {}
 
 
-def _open_database(url: str, spec: str, create: bool) -> Any:
+def _open_database(url: str, spec: str, create: bool) -> RDBStorage:
     import optuna
 
     try:
@@ -302,14 +318,16 @@ class ReadOnlyJournal:
         self.path = path
         self._file = JournalFileBackend(path)  # the file exists: nothing is created
 
-    def read_logs(self, log_number_from: int) -> Any:
+    def read_logs(self, log_number_from: int) -> Iterable[dict[str, Any]]:
+        """The journal's operations from ``log_number_from`` on (Optuna's backend protocol)."""
         return self._file.read_logs(log_number_from)
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        """Refused: a reader never writes (Optuna's backend protocol)."""
         raise MagnetError("a reader never writes to a study storage", source=self.path)
 
 
-def _open_journal(path: str, shown: str, create: bool) -> Any:
+def _open_journal(path: str, shown: str, create: bool) -> JournalStorage:
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
 
@@ -378,7 +396,7 @@ def _repair_journal(path: str) -> None:
         lock.release()
 
 
-def _last_line_start(f: Any, block_bytes: int = 1 << 16) -> int:
+def _last_line_start(f: BinaryIO, block_bytes: int = 1 << 16) -> int:
     """Where the last line of the open file ``f`` starts (read backwards, block by block)."""
     end = f.seek(0, os.SEEK_END)
     if end == 0:
@@ -423,7 +441,7 @@ class DriverLock:
     which again only one racer wins.
     """
 
-    def __init__(self, storage_spec: str | None, study: Any):
+    def __init__(self, storage_spec: str | None, study: optuna.Study):
         self.spec = storage_spec
         self.name: str = study.study_name
         self.token = uuid.uuid4().hex
@@ -432,6 +450,7 @@ class DriverLock:
         self.last_beat = 0.0
 
     def acquire(self) -> None:
+        """Take the study's lock, or bad input naming the driver that holds it."""
         target = locate(self.spec, create=True)
         if is_url(target):
             self._acquire_row(target)
@@ -535,6 +554,7 @@ class DriverLock:
         self.last_beat = now
 
     def release(self) -> None:
+        """Let go of the lock (idempotent)."""
         if self.file is not None:
             os.close(self.file)
             self.file = None

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -24,9 +24,37 @@ from magnet.search.evaluate import unpack
 from magnet.search.space import METRICS, SearchSpace, upgraded
 from magnet.search.storage import describe, open_storage
 
+if TYPE_CHECKING:
+    import optuna
+    from optuna.storages import BaseStorage
+    from optuna.trial import FrozenTrial
+
 CONFIG_ATTR = "magnet_config"
 REFERENCE_ATTR = "magnet_hv_reference"
 TRIAL_ATTR = "magnet"
+
+
+class TrialRecord(TypedDict, total=False):
+    """What a trial's ``magnet`` user attribute holds (the driver writes it, readers read it
+    with ``.get``: a trial written by an older magnet may lack a key)."""
+
+    #: ok, infeasible, failed or repeat
+    status: str
+    reason: str | None
+    #: wall-clock seconds of the evaluation
+    seconds: float
+    #: ``HOST:PID`` of the process that evaluated it, or ``driver``
+    worker: str
+    #: the searchable metrics (weighted means over the workloads)
+    metrics: dict[str, float]
+    #: the compressed ``NetworkRecord`` of every workload (``evaluate.pack``)
+    records: str
+    mappings_evaluated: int
+    cache_hits: int
+    #: a failed evaluation's traceback
+    traceback: str
+    #: a repeat: the trial that holds its design
+    of: int
 
 
 @dataclass
@@ -55,6 +83,7 @@ class TrialView:
 
     @property
     def dataflow(self) -> str | None:
+        """The trial's dataflow (None when the space has only one)."""
         return self.params.get("dataflow")
 
     @cached_property
@@ -63,6 +92,7 @@ class TrialView:
         return [] if self._records is None else unpack(self._records)
 
     def to_dict(self, with_records: bool = False) -> dict[str, Any]:
+        """The trial as JSON data (``magnet export``, the API), with its records if asked."""
         out = {
             "number": self.number,
             "state": self.state,
@@ -79,7 +109,8 @@ class TrialView:
         return out
 
 
-def _view(trial: Any, objectives: list[str]) -> TrialView:
+def _view(trial: FrozenTrial, objectives: list[str]) -> TrialView:
+    """A trial as magnet reads it (its ``magnet`` attribute, Optuna's state and values)."""
     attrs = trial.user_attrs.get(TRIAL_ATTR) or {}
     state = trial.state.name
     status = {"RUNNING": "running", "WAITING": "waiting", "FAIL": "failed"}.get(
@@ -142,7 +173,7 @@ class Study:
         self._columns: list[str] | None = None
 
     @classmethod
-    def from_optuna(cls, study: Any, storage: str) -> Study:
+    def from_optuna(cls, study: optuna.Study, storage: str) -> Study:
         """The magnet study of an ``optuna.Study``."""
         return cls(study.study_name, study.user_attrs, study.get_trials(deepcopy=False), storage)
 
@@ -162,6 +193,7 @@ class Study:
         return [t for t in self._all if status is None or t.status == status]
 
     def trial(self, number: int) -> TrialView:
+        """Trial ``number`` (bad input naming the study if it has none)."""
         for t in self._all:
             if t.number == number:
                 return t
@@ -176,6 +208,7 @@ class Study:
         return self.points(self._feasible)
 
     def feasible(self) -> list[TrialView]:
+        """The trials that ran and meet every limit, by number."""
         return list(self._feasible)
 
     def columns(self) -> list[str]:
@@ -246,9 +279,11 @@ class Study:
 
     @property
     def reference(self) -> list[float] | None:
+        """The hypervolume reference point the driver fixed (None before it did)."""
         return self.user_attrs.get(REFERENCE_ATTR)
 
     def hypervolume(self) -> float:
+        """Hypervolume of the feasible trials (decades^objectives; 0 before a reference)."""
         ref = self.reference
         return 0.0 if ref is None else pareto.hypervolume(self._feasible_points, ref)
 
@@ -291,6 +326,7 @@ class Study:
         return out
 
     def summary(self) -> dict[str, Any]:
+        """Counts, front size, hypervolume, best designs and state, as listings show them."""
         counts = self.counts()
         return {
             "name": self.name,
@@ -312,7 +348,15 @@ class Study:
         }
 
 
-def pareto_json(study: Study) -> list[dict[str, Any]]:
+class FrontRow(TypedDict):
+    """A design of the front as ``magnet pareto --json`` prints it."""
+
+    number: int
+    params: dict[str, Any]
+    values: dict[str, float]
+
+
+def pareto_json(study: Study) -> list[FrontRow]:
     """The front as ``magnet pareto --json`` prints it: objects with params and values."""
     return [
         {"number": t.number, "params": t.params, "values": t.values} for t in study.pareto_front()
@@ -320,10 +364,12 @@ def pareto_json(study: Study) -> list[dict[str, Any]]:
 
 
 def list_studies(storage: str | None) -> list[str]:
+    """The names of the studies in ``storage`` (any, magnet's or not)."""
     return _study_names(open_storage(storage, create=False), storage)
 
 
-def _study_names(store: Any, storage: str | None) -> list[str]:
+def _study_names(store: BaseStorage, storage: str | None) -> list[str]:
+    """The names of the studies in an open storage (its reading errors as bad input)."""
     import optuna
 
     try:

@@ -31,15 +31,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import Any, Protocol
 
 from magnet.errors import MagnetError
+from magnet.perf import tune_allocator
 from magnet.search.evaluate import DesignJob, DesignResult, evaluate_design
 
-#: Ray's environment for the clusters magnet starts: no token authentication, every
-#: component bound to 127.0.0.1, no usage statistics.
+#: Ray's environment for the clusters magnet starts (given to the ``ray start`` process, whose
+#: raylet passes it to every worker; the driver's own environment is never changed): no
+#: token authentication, every component bound to 127.0.0.1, no usage statistics.
 RAY_ENV = {
     "RAY_AUTH_MODE": "disabled",
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
@@ -52,9 +55,41 @@ HEAD_STOP_SECONDS = 60
 STRAGGLER_SECONDS = 5
 
 
+#: What a pool hands back for a job: the design's result, or the exception it raised.
+Outcome = DesignResult | BaseException
+
+
+class Pool(Protocol):
+    """Where the driver sends designs (``InProcess`` or ``RayPool``)."""
+
+    #: Jobs the pool runs at once (the driver keeps this many in flight).
+    slots: int
+
+    def submit(self, job: DesignJob) -> None:
+        """Start evaluating ``job``."""
+
+    def results(self, timeout: float) -> Iterator[tuple[DesignJob, Outcome]]:
+        """The jobs finished since the last call (waiting up to ``timeout`` seconds for one)."""
+
+    def cancel_all(self) -> None:
+        """Forget the jobs in flight (an interrupt: the driver fails their trials)."""
+
+    def close(self) -> None:
+        """Release the pool's processes (idempotent)."""
+
+
+def evaluate_on_worker(job: DesignJob) -> DesignResult:
+    """``evaluate_design`` in a worker process of a pool: the process's allocator is tuned
+    for the evaluator first (``magnet.perf``; once per process, then free)."""
+    tune_allocator()
+    return evaluate_design(job)
+
+
 class InProcess:
-    """Evaluates each submitted job in ``results``: where the driver waits for a Ray pool's,
-    and the one place it lets an interrupt be raised the moment it comes."""
+    """Evaluates each submitted job in ``results``, in the caller's process: where the
+    driver waits for a Ray pool's, and the one place it lets an interrupt be raised the
+    moment it comes. It leaves the process as it is (the allocator is tuned by the command
+    line, not here)."""
 
     slots = 1
 
@@ -62,23 +97,27 @@ class InProcess:
         self._queued: list[DesignJob] = []
 
     def submit(self, job: DesignJob) -> None:
+        """Queue ``job``: it is evaluated when the driver asks for ``results``."""
         self._queued.append(job)
 
-    def results(self, timeout: float) -> Iterator[tuple[DesignJob, DesignResult | BaseException]]:
+    def results(self, timeout: float) -> Iterator[tuple[DesignJob, Outcome]]:
+        """Evaluate the queued jobs, one by one (``timeout`` does not apply: nothing runs
+        in the background)."""
         queued, self._queued = self._queued, []
         for job in queued:
             # a refused input or a bug fails the trial, and the search goes on
             try:
-                outcome: DesignResult | BaseException = evaluate_design(job)
+                outcome: Outcome = evaluate_design(job)
             except Exception as exc:
                 outcome = exc
             yield job, outcome
 
     def cancel_all(self) -> None:
+        """Forget the queued jobs (an interrupt: the driver fails their trials)."""
         self._queued.clear()
 
     def close(self) -> None:
-        pass
+        """Nothing to release."""
 
 
 def _die_with_parent() -> None:
@@ -91,9 +130,11 @@ def _die_with_parent() -> None:
 
 
 def _free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def _reachable(address: str, timeout: float = 3.0) -> bool:
@@ -145,35 +186,63 @@ def _signals_held(reraise: bool) -> Iterator[None]:
     would leave it half done). Afterwards a held signal goes to the handler it was meant
     for, unless ``reraise`` is False (an interrupt being handled already)."""
     held: list[int] = []
-    saved: dict[int, Any] = {}
+    saved: dict[signal.Signals, Callable[[int, FrameType | None], Any] | int | None] = {}
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append(signum)
+
     for signum in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(signum) is None:  # a handler not set from Python: left alone
             continue
         try:
-            saved[signum] = signal.signal(signum, lambda n, frame: held.append(n))
+            saved[signum] = signal.signal(signum, hold)
         except ValueError:  # not the main thread: signals are not ours to handle
             break
     try:
         yield
     finally:
-        for signum, handler in saved.items():
-            signal.signal(signum, handler)
+        for number, handler in saved.items():
+            signal.signal(number, handler)
         if reraise and held:
             signal.raise_signal(held[0])
+
+
+@contextlib.contextmanager
+def ray_environment() -> Iterator[None]:
+    """``RAY_ENV`` in this process's environment for the block only, then the environment as
+    it was (a value the caller had is put back, one it lacked removed).
+
+    The driver's side of Ray takes these settings from the environment alone, and only at
+    two moments: its loopback switch (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``: without it a
+    driver turns ``127.0.0.1`` into the host's address, where a cluster bound to 127.0.0.1
+    does not listen) when ``ray`` is imported, its authentication mode when ``ray.init``
+    connects. The cluster's own processes get ``RAY_ENV`` through ``Popen(env=...)``."""
+    saved = {key: os.environ.get(key) for key in RAY_ENV}
+    os.environ.update(RAY_ENV)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 class RayPool:
     """Up to ``workers`` jobs in flight on Ray (see the module docstring)."""
 
-    def __init__(self, workers: int, address: str | None = None, log: Any = None):
+    def __init__(
+        self, workers: int, address: str | None = None, log: Callable[[str], None] | None = None
+    ):
         self.slots = workers
         self.address = address
-        self.head: subprocess.Popen | None = None
+        self.head: subprocess.Popen[bytes] | None = None
         self.temp_dir: str | None = None
-        self.in_flight: dict[Any, DesignJob] = {}
+        self.in_flight: dict[Any, DesignJob] = {}  # Ray's ObjectRef -> its job
         self.interrupted = False
-        os.environ.update(RAY_ENV)  # before ray is imported
-        import ray
+        with ray_environment():  # Ray reads its loopback switch when it is imported
+            import ray
 
         self.ray = ray
         if address is None:
@@ -185,18 +254,21 @@ class RayPool:
                 field="--ray-address",
             )
         try:
-            ray.init(
-                address=self.address,
-                log_to_driver=False,
-                configure_logging=False,
-                include_dashboard=False,
-            )
+            with ray_environment():  # and its authentication mode when it connects
+                ray.init(
+                    address=self.address,
+                    log_to_driver=False,
+                    configure_logging=False,
+                    include_dashboard=False,
+                )
         except Exception:
             self.close()
             raise
-        self.remote = ray.remote(max_retries=1)(evaluate_design)
+        self.remote = ray.remote(max_retries=1)(evaluate_on_worker)
 
-    def _start_cluster(self, workers: int, log: Any) -> None:
+    def _start_cluster(self, workers: int, log: Callable[[str], None] | None) -> None:
+        """Start ``ray start --head`` as a child (``RAY_ENV`` in its environment only) and
+        wait until it answers."""
         port = _free_port()
         self.temp_dir = tempfile.mkdtemp(prefix="mgr", dir="/tmp")  # short: socket paths
         cmd = [
@@ -233,9 +305,12 @@ class RayPool:
             time.sleep(0.25)
 
     def submit(self, job: DesignJob) -> None:
+        """Send ``job`` to a Ray worker."""
         self.in_flight[self.remote.remote(job)] = job
 
-    def results(self, timeout: float) -> Iterator[tuple[DesignJob, DesignResult | BaseException]]:
+    def results(self, timeout: float) -> Iterator[tuple[DesignJob, Outcome]]:
+        """The jobs Ray finished (waiting up to ``timeout`` seconds for one); a task's
+        exception is handed back as the exception the evaluation raised."""
         if not self.in_flight:
             return
         ready, _ = self.ray.wait(list(self.in_flight), num_returns=1, timeout=timeout)
@@ -265,6 +340,7 @@ class RayPool:
                 self._stop_cluster()
 
     def _stop_cluster(self) -> None:
+        """Stop the head this pool started and what is left of its process group."""
         if self.head is not None:
             head, self.head = self.head, None
             if head.poll() is None:
@@ -282,7 +358,10 @@ class RayPool:
             self.temp_dir = None
 
 
-def make_pool(workers: int, address: str | None, log: Any = None) -> InProcess | RayPool:
+def make_pool(
+    workers: int, address: str | None, log: Callable[[str], None] | None = None
+) -> InProcess | RayPool:
+    """In this process for one worker and no cluster address, else on Ray."""
     if workers < 1:
         raise MagnetError(f"--workers must be >= 1, got {workers}", field="--workers")
     if workers == 1 and address is None:

@@ -26,6 +26,7 @@ from magnet.templates.base import (
     get_template,
     presets,
     register_template,
+    template_dataflow,
     templates,
     unregister_template,
 )
@@ -33,7 +34,7 @@ from magnet.templates.eyeriss import Eyeriss
 from magnet.templates.simba import Simba
 from magnet.templates.systolic import Systolic
 
-BUILTIN: dict[str, type[Template]] = {"simba": Simba, "eyeriss": Eyeriss, "systolic": Systolic}
+BUILTIN: dict[str, type[Template[Any]]] = {"simba": Simba, "eyeriss": Eyeriss, "systolic": Systolic}
 
 
 def simba(name: str = "simba", **params: Any) -> Arch:
@@ -117,7 +118,7 @@ def dataflow_for(arch: Arch, spec: str | Dataflow | None) -> Dataflow:
         return flow
     if arch.template is not None:
         template = get_template(arch.template)
-        flow = template.dataflow(arch, name)
+        flow = template_dataflow(template, arch, name)
         if name == "free":  # free contains every named dataflow: its search covers theirs
             flow = flow.model_copy(update={"includes": _named_dataflows(template, arch)})
         return flow
@@ -130,13 +131,13 @@ def dataflow_for(arch: Arch, spec: str | Dataflow | None) -> Dataflow:
     )
 
 
-def _named_dataflows(template: Template, arch: Arch) -> tuple[Dataflow, ...]:
+def _named_dataflows(template: Template[Any], arch: Arch) -> tuple[Dataflow, ...]:
     """The template's named dataflows that can run on ``arch`` (not ``free``)."""
     out = []
     for other in template.dataflows:
         if other != "free":
             try:
-                out.append(template.dataflow(arch, other))
+                out.append(template_dataflow(template, arch, other))
             except DesignInfeasible:
                 continue  # e.g. a dataflow that holds data in a collector arch lacks
     return tuple(out)
@@ -156,6 +157,7 @@ __all__ = [
     "register_template",
     "simba",
     "systolic",
+    "template_dataflow",
     "templates",
     "unregister_template",
 ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib.metadata
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import (
     BeforeValidator,
@@ -33,8 +33,12 @@ from magnet.arch.spec import Arch
 from magnet.cost.operating_point import ClockReference, OperatingPoint, resolve
 from magnet.cost.tables import load_dram_table
 from magnet.dataflow import Dataflow
-from magnet.errors import DesignInfeasible, MagnetError, validation_message
-from magnet.registry import BUILT_IN, ENTRY_POINT, REGISTERED, Registry
+from magnet.errors import (
+    DesignInfeasible,
+    MagnetError,
+    validation_message,
+)
+from magnet.registry import BUILT_IN, ENTRY_POINT, REGISTERED, Registry, plugin_errors
 from magnet.strict import Strict
 from magnet.units import parse_bytes, real_number, whole_number
 
@@ -60,6 +64,7 @@ SIMBA_CLOCK = ClockReference(
 
 
 def _size(value: Any) -> int:
+    """A buffer size in bytes (a number, or a string such as ``32KiB``) in (0, 1 GiB]."""
     size = parse_bytes(value)
     if size <= 0:
         raise ValueError(f"a buffer size must be > 0, got {value!r}")
@@ -77,8 +82,9 @@ Real = Annotated[float, BeforeValidator(real_number)]
 
 
 def _gb_per_s(value: Any) -> float | str | None:
+    """A DRAM bandwidth as written: GB/s in (0, ``MAX_DRAM_GB_PER_S``], ``stall-free`` or None."""
     if value is None or value == "stall-free":
-        return value
+        return None if value is None else "stall-free"
     try:
         number = real_number(value)
     except ValueError:
@@ -156,15 +162,22 @@ class TemplateParams(Strict):
         return channels * tech.channel_bandwidth_gb_per_s.value
 
 
-class Template(ABC):
-    """Base class of every template (see the module docstring for when magnet calls what)."""
+#: A template's own parameter model (``Template.Params``).
+ParamsT = TypeVar("ParamsT", bound=TemplateParams)
+
+
+class Template(ABC, Generic[ParamsT]):
+    """Base class of every template (see the module docstring for when magnet calls what).
+
+    Generic in its parameter model: ``class Simba(Template[SimbaParams])`` types the ``p``
+    that ``assemble`` receives (``build`` validates it with ``Params`` first)."""
 
     #: Name used in YAML (``template: NAME``) and on the command line.
     name: ClassVar[str]
     #: One line for listings.
     description: ClassVar[str] = ""
     #: The parameter model.
-    Params: ClassVar[type[TemplateParams]]
+    Params: type[ParamsT]
     #: Named dataflows: name -> one-line description (``dataflow`` builds them).
     dataflows: ClassVar[dict[str, str]] = {}
     #: Published configurations: preset name -> parameters.
@@ -178,12 +191,14 @@ class Template(ABC):
 
     def params(
         self, values: Mapping[str, Any] | TemplateParams | None = None, *, source: str | None = None
-    ) -> TemplateParams:
+    ) -> ParamsT:
         """Validated parameters; errors name the source, the field and what is allowed."""
         if isinstance(values, self.Params):
             return values
         try:
-            return self.Params(**dict(values or {}))
+            checking = "checking its parameters"
+            with plugin_errors("template", self, checking, passthrough=(ValueError, TypeError)):
+                return self.Params(**dict(values or {}))
         except ValidationError as exc:
             raise MagnetError(
                 validation_message(exc, self.Params), source=source or f"template {self.name}"
@@ -203,12 +218,14 @@ class Template(ABC):
         node cannot run it."""
         p = self.params(values, source=source)
         try:
-            point = self.operating_point(p)
+            with plugin_errors("template", self, "finding the operating point of a design"):
+                point = self.operating_point(p)
         except DesignInfeasible as exc:  # name where the design came from
             where = source or f"template {self.name}"
             raise DesignInfeasible(exc.message, source=where, field=exc.field) from None
         at_point = p.model_copy(update={"clock_ghz": point.clock_ghz, "voltage_v": point.voltage_v})
-        arch = self.assemble(at_point, name or self.name)
+        with plugin_errors("template", self, f"assembling design {name or self.name!r}"):
+            arch = self.assemble(at_point, name or self.name)
         return arch.model_copy(update={"template": self.name, "params": p.model_dump(mode="json")})
 
     def operating_point(self, p: TemplateParams) -> OperatingPoint:
@@ -224,7 +241,7 @@ class Template(ABC):
         )
 
     @abstractmethod
-    def assemble(self, p: TemplateParams, name: str) -> Arch:
+    def assemble(self, p: ParamsT, name: str) -> Arch:
         """The level tree for validated parameters ``p`` (``build`` records the rest)."""
 
     @abstractmethod
@@ -269,6 +286,13 @@ class Template(ABC):
         return rows
 
 
+def template_dataflow(template: Template[Any], arch: Arch, name: str) -> Dataflow:
+    """``template.dataflow(arch, name)``, as magnet asks it: an exception in a plug-in
+    template's code is a ``PluginError`` (``plugin_errors``)."""
+    with plugin_errors("template", template, f"building dataflow {name!r} on {arch.name!r}"):
+        return template.dataflow(arch, name)
+
+
 # ---- the registry --------------------------------------------------------------------------
 def _load_builtins(registry: Registry) -> None:
     from magnet.templates import BUILTIN
@@ -289,13 +313,13 @@ def _load_builtins(registry: Registry) -> None:
 TEMPLATES = Registry("template", _load_builtins)
 
 
-def register_template(template: Template | type[Template]) -> Template:
+def register_template(template: Template[Any] | type[Template[Any]]) -> Template[Any]:
     """Make a template available by its ``name`` (YAML ``template:``, ``--arch NAME``); a
     name registered before from Python is replaced (a notebook cell run again)."""
     return _register(template, origin=REGISTERED)
 
 
-def _register(template: Template | type[Template], *, origin: str) -> Template:
+def _register(template: Template[Any] | type[Template[Any]], *, origin: str) -> Template[Any]:
     obj = template() if isinstance(template, type) else template
     if not isinstance(obj, Template):
         raise MagnetError(f"{template!r} is not a magnet.templates.Template")
@@ -312,12 +336,12 @@ def unregister_template(name: str) -> None:
     TEMPLATES.remove(name)
 
 
-def templates() -> dict[str, Template]:
+def templates() -> dict[str, Template[Any]]:
     """Every registered template by name."""
     return {name: entry.obj for name, entry in TEMPLATES.entries().items()}
 
 
-def get_template(name: str, source: str | None = None) -> Template:
+def get_template(name: str, source: str | None = None) -> Template[Any]:
     """The template called ``name``; an unknown name lists the known ones."""
     found = templates().get(name)
     if found is None:
@@ -329,6 +353,6 @@ def get_template(name: str, source: str | None = None) -> Template:
     return found
 
 
-def presets() -> dict[str, tuple[Template, dict[str, Any]]]:
+def presets() -> dict[str, tuple[Template[Any], dict[str, Any]]]:
     """Every preset: name -> (template, parameters)."""
     return {p: (t, params) for t in templates().values() for p, params in t.presets.items()}

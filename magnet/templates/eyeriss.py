@@ -7,7 +7,7 @@ reaches the PEs over multicast buses (Eyeriss's global input / output networks).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from pydantic import Field
 
@@ -76,7 +76,17 @@ _DATAFLOWS: dict[str, tuple[str, list[Rule]]] = {
 }
 
 
-class Eyeriss(Template):
+class _PeLevel(TypedDict):
+    """What every scratchpad of a PE shares: one per PE, the data width."""
+
+    mesh_x: int
+    mesh_y: int
+    word_bits: int
+
+
+class Eyeriss(Template[EyerissParams]):
+    """An Eyeriss-like PE array (see the module docstring)."""
+
     name = "eyeriss"
     description = "Eyeriss-like PE array with ifmap / weight / psum scratchpads"
     #: Eyeriss's AlexNet point: 200 MHz at 1.0 V in 65 nm (Chen et al., ISSCC 2016, 14.5).
@@ -92,7 +102,8 @@ class Eyeriss(Template):
     presets: ClassVar[dict[str, dict[str, Any]]] = {"eyeriss-chip": {}}
 
     def assemble(self, p: EyerissParams, name: str) -> Arch:
-        pe = {"mesh_x": p.pe_cols, "mesh_y": p.pe_rows, "word_bits": p.word_bits}
+        """DRAM, the global buffer, each PE's ifmap, weight and psum scratchpads, the MACs."""
+        pe: _PeLevel = {"mesh_x": p.pe_cols, "mesh_y": p.pe_rows, "word_bits": p.word_bits}
         levels = [
             dram(p, p.word_bits),
             StorageLevel(
@@ -123,7 +134,7 @@ class Eyeriss(Template):
                 **pe,
             ),
         ]
-        compute = {
+        compute: dict[str, Any] = {
             "weight_bits": p.word_bits,
             "activation_bits": p.word_bits,
             "accum_bits": p.word_bits,  # Eyeriss keeps 16-bit partial sums
@@ -132,6 +143,7 @@ class Eyeriss(Template):
         return assemble(name, levels, p, (p.pe_cols, p.pe_rows), compute)
 
     def dataflow(self, arch: Arch, name: str) -> Dataflow:
+        """The named dataflow (its rules do not depend on the design's sizes)."""
         if name not in _DATAFLOWS:
             reason = (
                 "a MAGNet hybrid needs weight / accumulation collectors (the simba template)"

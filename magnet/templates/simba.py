@@ -26,7 +26,7 @@ split evenly over the vector units (as NVIDIA's model splits them).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypedDict
 
 from pydantic import Field, model_validator
 
@@ -150,7 +150,101 @@ _RULES: dict[str, tuple[Rule, ...]] = {
 }
 
 
-class Simba(Template):
+class _Mesh(TypedDict):
+    """Where a level's instances sit: one per vector unit (``_vector_units``)."""
+
+    mesh_x: int
+    mesh_y: int
+
+
+def _vector_units(p: SimbaParams) -> _Mesh:
+    """One instance per vector unit: the PE columns' vector units by the PE rows."""
+    return {"mesh_x": p.pe_cols * p.vector_units, "mesh_y": p.pe_rows}
+
+
+def _lanes() -> Fanout:
+    """The lanes of a vector unit: dense, their products reduced in an adder tree."""
+    return Fanout(reduction="adder_tree", dense=True)
+
+
+def _buffers(p: SimbaParams) -> list[StorageLevel]:
+    """The global buffer and each PE's input, weight and accumulation buffers (a PE's weight
+    and accumulation buffers split over its vector units), outermost first."""
+    per_vu = _vector_units(p)
+    return [
+        StorageLevel(
+            name="GlobalBuffer",
+            capacity_bits=p.global_buffer * 8,
+            word_bits=p.activation_bits,
+            operand_bits={"outputs": p.accum_bits},
+            block_words=32,  # NVIDIA simba-chip.cfg: block_size 32, 4 banks
+            keeps=("inputs", "outputs"),
+            fanout=Fanout(network="mesh"),
+            attributes={"banks": 4},
+        ),
+        StorageLevel(
+            name="InputBuffer",
+            capacity_bits=p.input_buffer * 8,
+            word_bits=p.activation_bits,
+            block_words=p.vector_width,
+            keeps=("inputs",),
+            mesh_x=p.pe_cols,
+            mesh_y=p.pe_rows,
+            fanout=Fanout(dense=True),  # the PE's vector units, input vector broadcast
+        ),
+        StorageLevel(
+            name="WeightBuffer",
+            capacity_bits=p.weight_buffer * 8 // p.vector_units,
+            word_bits=p.weight_bits,
+            block_words=p.vector_width,
+            keeps=("weights",),
+            **per_vu,
+        ),
+        StorageLevel(
+            name="AccumulationBuffer",
+            capacity_bits=p.accum_buffer * 8 // p.vector_units,
+            word_bits=p.accum_bits,
+            keeps=("outputs",),
+            fanout=_lanes() if not p.accum_collector else Fanout(dense=True),
+            **per_vu,
+        ),
+    ]
+
+
+def _collectors(p: SimbaParams) -> list[StorageLevel]:
+    """The collectors the design has (a depth of 0 is none): the accumulation collector of
+    each vector unit (the lanes below it), the weight collector of each lane."""
+    levels = []
+    if p.accum_collector:
+        levels.append(
+            StorageLevel(
+                name="AccumulationCollector",
+                component="regfile",
+                capacity_bits=p.accum_collector * p.accum_bits,
+                word_bits=p.accum_bits,
+                keeps=("outputs",),
+                fanout=_lanes(),
+                **_vector_units(p),
+            )
+        )
+    if p.weight_collector:
+        levels.append(
+            StorageLevel(
+                name="WeightCollector",
+                component="regfile",
+                capacity_bits=p.weight_collector * p.weight_bits,
+                word_bits=p.weight_bits,
+                keeps=("weights",),
+                mesh_x=p.pe_cols * p.vector_units * p.vector_width,
+                mesh_y=p.pe_rows,
+            )
+        )
+    return levels
+
+
+class Simba(Template[SimbaParams]):
+    """MAGNet / Simba (see the module docstring)."""
+
     name = "simba"
     description = "MAGNet / Simba: PEs of vector MACs with weight and accumulation collectors"
     Params = SimbaParams
@@ -191,75 +285,10 @@ class Simba(Template):
     }
 
     def assemble(self, p: SimbaParams, name: str) -> Arch:
-        pes_x, pes_y = p.pe_cols, p.pe_rows
-        vu_x = pes_x * p.vector_units
-        lanes = Fanout(reduction="adder_tree", dense=True)
-        per_vu = {"mesh_x": vu_x, "mesh_y": pes_y}
-        levels = [
-            dram(p, p.activation_bits),
-            StorageLevel(
-                name="GlobalBuffer",
-                capacity_bits=p.global_buffer * 8,
-                word_bits=p.activation_bits,
-                operand_bits={"outputs": p.accum_bits},
-                block_words=32,  # NVIDIA simba-chip.cfg: block_size 32, 4 banks
-                keeps=("inputs", "outputs"),
-                fanout=Fanout(network="mesh"),
-                attributes={"banks": 4},
-            ),
-            StorageLevel(
-                name="InputBuffer",
-                capacity_bits=p.input_buffer * 8,
-                word_bits=p.activation_bits,
-                block_words=p.vector_width,
-                keeps=("inputs",),
-                mesh_x=pes_x,
-                mesh_y=pes_y,
-                fanout=Fanout(dense=True),  # the PE's vector units, input vector broadcast
-            ),
-            StorageLevel(
-                name="WeightBuffer",
-                capacity_bits=p.weight_buffer * 8 // p.vector_units,
-                word_bits=p.weight_bits,
-                block_words=p.vector_width,
-                keeps=("weights",),
-                **per_vu,
-            ),
-            StorageLevel(
-                name="AccumulationBuffer",
-                capacity_bits=p.accum_buffer * 8 // p.vector_units,
-                word_bits=p.accum_bits,
-                keeps=("outputs",),
-                fanout=lanes if not p.accum_collector else Fanout(dense=True),
-                **per_vu,
-            ),
-        ]
-        if p.accum_collector:
-            levels.append(
-                StorageLevel(
-                    name="AccumulationCollector",
-                    component="regfile",
-                    capacity_bits=p.accum_collector * p.accum_bits,
-                    word_bits=p.accum_bits,
-                    keeps=("outputs",),
-                    fanout=lanes,
-                    **per_vu,
-                )
-            )
-        lane_mesh = (vu_x * p.vector_width, pes_y)
-        if p.weight_collector:
-            levels.append(
-                StorageLevel(
-                    name="WeightCollector",
-                    component="regfile",
-                    capacity_bits=p.weight_collector * p.weight_bits,
-                    word_bits=p.weight_bits,
-                    keeps=("weights",),
-                    mesh_x=lane_mesh[0],
-                    mesh_y=lane_mesh[1],
-                )
-            )
-        compute = {
+        """DRAM, the global buffer, each PE's buffers, the collectors it has, the lanes."""
+        levels = [dram(p, p.activation_bits), *_buffers(p), *_collectors(p)]
+        lane_mesh = (p.pe_cols * p.vector_units * p.vector_width, p.pe_rows)
+        compute: dict[str, Any] = {
             "datatype": "int" if p.number_format == "int" else "float",
             "format": f"int{p.weight_bits}" if p.number_format == "int" else p.number_format,
             "weight_bits": p.weight_bits,
@@ -269,6 +298,8 @@ class Simba(Template):
         return assemble(name, levels, p, lane_mesh, compute)
 
     def dataflow(self, arch: Arch, name: str) -> Dataflow:
+        """The named dataflow on ``arch``: the hardware's rules merged with the dataflow's, the
+        collectors it neither needs nor bypasses left optional."""
         if name not in _RULES:
             reason = (
                 "rs needs per-PE filter / ifmap / psum scratchpads feeding one MAC each "

@@ -13,7 +13,7 @@ SCALE-Sim has no silicon, so the critical path is Simba's MAC pipeline (assumpti
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from pydantic import Field
 
@@ -64,7 +64,28 @@ _PLAN = {
 }
 
 
-class Systolic(Template):
+class _Sram(TypedDict):
+    """What the three SRAMs share: double-buffered, a 64-bit bus, the data width."""
+
+    component: str
+    word_bits: int
+    block_words: int
+    streaming: bool
+
+
+class _Register(TypedDict):
+    """What the operand registers share: one word per PE."""
+
+    component: str
+    word_bits: int
+    capacity_bits: int
+    mesh_x: int
+    mesh_y: int
+
+
+class Systolic(Template[SystolicParams]):
+    """SCALE-Sim's systolic array (see the module docstring)."""
+
     name = "systolic"
     description = "SCALE-Sim's systolic array (os / ws / is), fill and drain per fold"
     Params = SystolicParams
@@ -76,13 +97,15 @@ class Systolic(Template):
     }
 
     def assemble(self, p: SystolicParams, name: str) -> Arch:
-        sram = {
+        """DRAM, the ifmap, filter and ofmap SRAMs, the operand registers of each PE, the
+        MACs, and the pipeline model the evaluator asks for (fill and drain per fold)."""
+        sram: _Sram = {
             "component": "sram",
             "word_bits": p.word_bits,
             "block_words": bus_words(p.word_bits),
             "streaming": True,
         }
-        reg = {
+        reg: _Register = {
             "component": "regfile",
             "word_bits": p.word_bits,
             "capacity_bits": p.word_bits,
@@ -108,7 +131,7 @@ class Systolic(Template):
             StorageLevel(name="InputReg", keeps=("inputs",), **reg),
             StorageLevel(name="OutputReg", keeps=("outputs",), **reg),
         ]
-        compute = {
+        compute: dict[str, Any] = {
             "weight_bits": p.word_bits,
             "activation_bits": p.word_bits,
             "accum_bits": 32,
@@ -120,6 +143,7 @@ class Systolic(Template):
         )
 
     def dataflow(self, arch: Arch, name: str) -> Dataflow:
+        """The named dataflow: its array mapping and the operand its registers hold."""
         if name not in _PLAN:
             raise self.refuse(name)
         rows, cols, streamed, description = _PLAN[name]
