@@ -100,6 +100,7 @@ FLOWS = {
     "simba": ("free", "os-local-ws"),
     "eyeriss": ("free", "rs"),
     "systolic": ("os", "ws", "is"),
+    "package": ("free", "os"),  # 2 x 2 chiplets (a pixel split reads halos twice: see README)
 }
 
 

@@ -38,13 +38,23 @@ class Fanout(Strict):
     ``dense`` fan-out is a datapath (a vector MAC's lanes, the vector units of a PE, a
     systolic array): its children are packed at their component area; other fan-outs (an
     array of PEs) also spread the chip's overheads (control, clock tree, white space) between
-    their children.
+    their children. ``link_pj_per_bit``: the children are chips (chiplets of a package) joined
+    by chip-to-chip links, each hop of ``pitch_mm`` costing this energy per bit (the link's
+    own, at its own supply: not scaled with the chip's voltage, and priced whatever the NoC
+    model, as the network-on-package is not the chip's NoC).
     """
 
     network: Literal["tree", "mesh", "systolic"] = "tree"
     reduction: Literal["network", "adder_tree"] = "network"
     pitch_mm: float | None = Field(None, gt=0)
     dense: bool = False
+    link_pj_per_bit: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _link_has_a_pitch(self) -> Fanout:
+        if self.link_pj_per_bit is not None and self.pitch_mm is None:
+            raise ValueError("a fan-out over chip-to-chip links (link_pj_per_bit) needs pitch_mm")
+        return self
 
 
 class StorageLevel(Strict):

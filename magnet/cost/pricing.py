@@ -270,8 +270,8 @@ def price_arch(
     tree, reduce_add = _reductions(arch, adds, accum_add, noc)
     wire = np.array(
         [
-            0.0 if n is None or noc == "none" else chain.energy(n, "transfer") * dynamic
-            for n in parts.networks
+            _wire_pj_per_bit_mm(chain, lvl, n, noc, dynamic)
+            for lvl, n in zip(arch.inner_first, parts.networks, strict=True)
         ]
     )
     areas, known, pitch = _floorplan(arch, chain, parts.storage, parts.mac)
@@ -410,6 +410,25 @@ def _voltage_factor(arch: Arch) -> float:
     from magnet.cost.tables import nominal_voltage
 
     return arch.voltage_v / nominal_voltage(arch.technology_nm)
+
+
+def _wire_pj_per_bit_mm(
+    chain: CostChain,
+    level: StorageLevel,
+    network: NocLinkComponent | None,
+    noc: NocModel,
+    dynamic: float,
+) -> float:
+    """Energy per bit-mm of the fan-out below ``level``: chip-to-chip links at their own
+    energy per bit per hop (``Fanout.link_pj_per_bit`` over ``pitch_mm``), else the cost
+    model's on-chip wire at the chip's supply (``dynamic``: V^2), nothing when ``noc`` is
+    ``none`` or there is no fan-out."""
+    if network is None:
+        return 0.0
+    fanout = level.fanout
+    if fanout.link_pj_per_bit is not None and fanout.pitch_mm is not None:
+        return fanout.link_pj_per_bit / fanout.pitch_mm
+    return 0.0 if noc == "none" else chain.energy(network, "transfer") * dynamic
 
 
 def _floorplan(

@@ -31,10 +31,16 @@ from magnet.templates.base import (
     unregister_template,
 )
 from magnet.templates.eyeriss import Eyeriss
+from magnet.templates.package import Package
 from magnet.templates.simba import Simba
 from magnet.templates.systolic import Systolic
 
-BUILTIN: dict[str, type[Template[Any]]] = {"simba": Simba, "eyeriss": Eyeriss, "systolic": Systolic}
+BUILTIN: dict[str, type[Template[Any]]] = {
+    "simba": Simba,
+    "eyeriss": Eyeriss,
+    "systolic": Systolic,
+    "package": Package,
+}
 
 
 def simba(name: str = "simba", **params: Any) -> Arch:

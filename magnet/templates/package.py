@@ -1,0 +1,119 @@
+"""A multi-chiplet package: a chip template's design tiled on a network-on-package (NoP).
+
+Simba (MICRO 2019) packages 36 chiplets in a 6 x 6 mesh joined by ground-referenced
+signalling (GRS) links. Here a package is the chiplet's level tree with one more fan-out:
+DRAM (the package's, shared) fans out to ``chiplets_x`` x ``chiplets_y`` chiplets over a mesh
+of chip-to-chip links; every level below it is repeated per chiplet. A layer is partitioned
+across chiplets by the mapper's spatial loops at DRAM: over output channels (K: inputs
+multicast to every chiplet), input channels (C: partial sums reduced across chiplets) or
+output pixels (P, Q: the windows' overlap, the halo, sent to both neighbours), and each
+chiplet's share is mapped as on one chip. The NoP's words are priced per hop at the link's
+energy per bit (``Fanout.link_pj_per_bit``); a chiplet's fills come at most at the link's
+bandwidth. A package of one chiplet is the chip itself.
+
+Link technologies (``LINKS``; tests/data/reference/memory-and-links.md):
+
+* ``grs``: 1.17 pJ/bit at 25 Gb/s per pin, 16 nm (Poulton et al., JSSC 2019, as quoted [PQ]),
+  the GRS family Simba uses;
+* ``ucie-standard``: 0.5 pJ/bit (UCIe 1.0 standard package, the spec's table as quoted [PQ]);
+* ``ucie-advanced``: 0.25 pJ/bit (UCIe 1.0 advanced package, quoted [PQ]).
+
+Assumptions (no published figure, [NF] in the reference notes; parameters to change): each
+chiplet's link bandwidth (``link_gb_per_s``, default 100 GB/s: four links of eight 25 Gb/s
+lanes), the chiplet pitch (``chiplet_pitch_mm``, default 3 mm: Simba's 6 mm^2 chiplet,
+2.45 mm on a side, and a gap), and a hop's latency, taken as hidden by the transfers' overlap
+with compute.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from magnet.arch.spec import Arch, Fanout
+from magnet.dataflow import Dataflow, Rule
+from magnet.templates.base import Int, Real, Template
+from magnet.templates.parts import PIXELS
+from magnet.templates.simba import Simba, SimbaParams
+
+#: Energy per bit per hop of each link technology (pJ), with its source.
+LINKS: dict[str, tuple[float, str]] = {
+    "grs": (1.17, "GRS 25 Gb/s/pin, 16 nm: Poulton et al., JSSC 2019 [PQ]"),
+    "ucie-standard": (0.5, "UCIe 1.0 standard package, <= 16 GT/s [PQ]"),
+    "ucie-advanced": (0.25, "UCIe 1.0 advanced package, <= 12 GT/s, 0.5 V [PQ]"),
+}
+LinkName = Literal["grs", "ucie-standard", "ucie-advanced"]
+#: Dimensions a layer may be partitioned over across chiplets.
+PARTITIONS = ("K", "C", *PIXELS)
+
+
+class PackageParams(SimbaParams):
+    """A Simba chiplet's parameters, and the package around it."""
+
+    chiplets_x: Int = Field(2, ge=1, le=16, description="chiplets per row of the package mesh")
+    chiplets_y: Int = Field(2, ge=1, le=16, description="rows of chiplets")
+    link: LinkName = Field("grs", description="chip-to-chip link technology")
+    link_gb_per_s: Real = Field(
+        100.0, gt=0, le=10_000, description="NoP bandwidth into each chiplet [GB/s] (assumption)"
+    )
+    chiplet_pitch_mm: Real = Field(
+        3.0, gt=0, le=100, description="distance between neighbouring chiplets [mm] (assumption)"
+    )
+
+
+class Package(Template[PackageParams]):
+    """Simba chiplets on a mesh network-on-package (see the module docstring)."""
+
+    name = "package"
+    description = "a package of Simba chiplets on a mesh network-on-package (GRS or UCIe links)"
+    Params = PackageParams
+    dataflows: ClassVar[dict[str, str]] = Simba.dataflows
+    showcase: ClassVar[dict[str, Any]] = {"chiplets_x": 2, "chiplets_y": 2}
+    # simba-package-N: simba-chip chiplets, N of them (Simba's package holds 36, 6 x 6)
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        f"simba-package-{n * n}": {**Simba.presets["simba-chip"], "chiplets_x": n, "chiplets_y": n}
+        for n in (1, 2, 4, 6)
+    }
+
+    def assemble(self, p: PackageParams, name: str) -> Arch:
+        """The chiplet's levels, every one below DRAM repeated per chiplet; DRAM fans out
+        to the chiplets over the NoP, which also caps each chiplet's fills."""
+        chip = Simba().assemble(p, name)
+        cx, cy = p.chiplets_x, p.chiplets_y
+        if cx * cy == 1:
+            return chip
+        dram, *inner = chip.levels
+        link_pj = LINKS[p.link][0]
+        nop = Fanout(network="mesh", pitch_mm=p.chiplet_pitch_mm, link_pj_per_bit=link_pj)
+        top = inner[0]
+        words_per_cycle = p.link_gb_per_s / p.clock_ghz * 8 / top.word_bits
+        levels = [
+            dram.model_copy(update={"fanout": nop}),
+            *(
+                lvl.model_copy(
+                    update={
+                        "mesh_x": lvl.mesh_x * cx,
+                        "mesh_y": lvl.mesh_y * cy,
+                        **({"write_bandwidth": words_per_cycle} if lvl is top else {}),
+                    }
+                )
+                for lvl in inner
+            ),
+        ]
+        compute = chip.compute.model_copy(
+            update={"mesh_x": chip.compute.mesh_x * cx, "mesh_y": chip.compute.mesh_y * cy}
+        )
+        return chip.model_copy(update={"levels": tuple(levels), "compute": compute})
+
+    def dataflow(self, arch: Arch, name: str) -> Dataflow:
+        """The chiplet's named dataflow, and the layer partitioned across chiplets over
+        output channels, input channels or output pixels."""
+        flow = Simba().dataflow(arch, name)
+        if arch.fanouts[-1] == (1, 1):
+            return flow
+        across = Rule(level="DRAM", spatial_x=PARTITIONS, spatial_y=PARTITIONS)
+        rules = [r for r in flow.rules if r.level != "DRAM"]
+        dram = next((r for r in flow.rules if r.level == "DRAM"), None)
+        rules.insert(0, across if dram is None else dram.merged(across))
+        return flow.model_copy(update={"rules": tuple(rules)})
