@@ -334,9 +334,9 @@ def _ert(result: Result, levels: list[_Written]) -> list[dict[str, Any]]:
     tables = []
     for w in levels:
         li = w.index
-        control = 0.0 if li is None else float(costs.control_pj_per_access[li])
-        energies = {"read": 0.0, "write": 0.0, "update": 0.0, "leak": 0.0}
+        energies = {"read": 0.0, "write": 0.0, "update": 0.0, "leak": 0.0}  # an added dummy
         if li is not None:
+            control = float(costs.control_pj_per_access[li])
             energies = {
                 "read": float(costs.read_pj[li]) + control,
                 "write": float(costs.write_pj[li]) + control,
@@ -407,8 +407,9 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             if lvl.shared_bandwidth is not None
         },
         "streaming": [lvl.name for lvl in arch.levels if lvl.streaming],
+        # the kind of each fan-out; a link's energy is already in the level's leak
         "fanout": {
-            lvl.name: lvl.fanout.model_dump(exclude_defaults=True)
+            lvl.name: lvl.fanout.model_dump(exclude_defaults=True, exclude={"link_pj_per_bit"})
             for lvl in arch.levels
             if lvl.fanout != Fanout()
         },
