@@ -98,13 +98,9 @@ def write_timeloop(result: Result, folder: str | Path) -> Path:
     path = timeloop_target(folder)
     text = yaml.safe_dump(timeloop_input(result), sort_keys=False, default_flow_style=None)
     path.parent.mkdir(exist_ok=True)
-    return write_atomic(path, f"{TIMELOOP_HEADER} {_version()}\n{text}")
+    from magnet import __version__  # the package imports this module: read it at call time
 
-
-def _version() -> str:
-    from importlib.metadata import version
-
-    return version("magnet")
+    return write_atomic(path, f"{TIMELOOP_HEADER} {__version__}\n{text}")
 
 
 def _instances(name: str, count: int) -> str:

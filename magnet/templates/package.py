@@ -88,6 +88,8 @@ class Package(Template[PackageParams]):
         nop = Fanout(network="mesh", pitch_mm=p.chiplet_pitch_mm, link_pj_per_bit=link_pj)
         top = inner[0]
         words_per_cycle = p.link_gb_per_s / p.clock_ghz * 8 / top.word_bits
+        if top.write_bandwidth is not None:  # the chiplet's own port may be narrower
+            words_per_cycle = min(words_per_cycle, top.write_bandwidth)
         levels = [
             dram.model_copy(update={"fanout": nop}),
             *(
