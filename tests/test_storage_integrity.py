@@ -13,6 +13,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -551,3 +552,66 @@ def test_no_password_in_output_reports_exports_or_the_dashboard(pg_url, tmp_path
         for page in ("/", "/studies/masked", "/api/studies"):
             response = client.get(page)
             assert response.status_code == 200 and PASSWORD not in response.text
+
+
+# ---- the journal's append lock ----------------------------------------------------------------
+_HOLD_AND_DIE = """
+import os, sys
+from magnet.search.journal_lock import JournalLock
+JournalLock(sys.argv[1]).acquire()
+os.kill(os.getpid(), 9)  # dies holding it, as a driver killed mid-append does
+"""
+
+_COUNT = """
+import sys
+from pathlib import Path
+from magnet.search.journal_lock import JournalLock
+journal, counter = sys.argv[1], Path(sys.argv[2])
+lock = JournalLock(journal)
+for _ in range(150):
+    lock.acquire()
+    counter.write_text(str(int(counter.read_text()) + 1))  # a lost update shows in the total
+    lock.release()
+"""
+
+
+def test_a_dead_holders_journal_lock_is_broken_at_once(tmp_path) -> None:
+    from magnet.search.journal_lock import JournalLock
+
+    journal = tmp_path / "j.journal"
+    journal.touch()
+    died = subprocess.run([sys.executable, "-c", _HOLD_AND_DIE, str(journal)], cwd=REPO)
+    assert died.returncode == -signal.SIGKILL and Path(f"{journal}.lock").exists()
+    lock = JournalLock(str(journal))
+    start = time.monotonic()
+    lock.acquire()  # Optuna's own lock waits its 30 s grace period here
+    assert time.monotonic() - start < 5
+    lock.release()
+    assert [p.name for p in tmp_path.iterdir()] == ["j.journal"]  # nothing left beside it
+
+
+def test_a_live_holders_journal_lock_is_waited_for(tmp_path) -> None:
+    from magnet.search.journal_lock import JournalLock
+
+    journal = tmp_path / "j.journal"
+    journal.touch()
+    holder, waiter = JournalLock(str(journal)), JournalLock(str(journal))
+    holder.acquire()
+    taken = threading.Event()
+    thread = threading.Thread(target=lambda: (waiter.acquire(), taken.set()))
+    thread.start()
+    assert not taken.wait(1.0)  # held: the waiter neither breaks it nor gets in
+    holder.release()
+    assert taken.wait(10)
+    waiter.release()
+    thread.join()
+
+
+def test_the_journal_lock_excludes_processes(tmp_path) -> None:
+    journal, counter = tmp_path / "j.journal", tmp_path / "counter"
+    journal.touch()
+    counter.write_text("0")
+    args = [sys.executable, "-c", _COUNT, str(journal), str(counter)]
+    procs = [subprocess.Popen(args, cwd=REPO) for _ in range(3)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    assert counter.read_text() == str(3 * 150)

@@ -6,7 +6,7 @@ JournalStorage file: one JSON operation per line) when it is one, is empty or do
 yet; a path to an SQLite file that already is an Optuna storage is opened as ``sqlite:///``
 that file. Anything else is refused and left untouched: magnet never rewrites a file it did
 not write. The only repair is of a journal's torn last line (a driver killed mid-append),
-made in place under Optuna's own journal lock.
+made in place under the journal's append lock.
 
 One driver writes a study at a time (``DriverLock``). A URL is shown without its password
 (``describe``), wherever it is shown.
@@ -329,11 +329,13 @@ class ReadOnlyJournal:
 
 def _open_journal(path: str, shown: str, create: bool) -> JournalStorage:
     from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+    from optuna.storages.journal import JournalFileBackend
+
+    from magnet.search.journal_lock import JournalLock
 
     try:
         backend: Any = (
-            JournalFileBackend(path, lock_obj=JournalFileOpenLock(path))
+            JournalFileBackend(path, lock_obj=JournalLock(path))
             if create
             else ReadOnlyJournal(path)  # Optuna's journal backend protocol, reading only
         )
@@ -370,12 +372,11 @@ def _repair_journal(path: str) -> None:
 
     A last line without its newline that is not JSON is cut off (``os.truncate``, in place);
     one that is JSON gets its newline. Nothing else is ever changed. Held meanwhile: Optuna's
-    own journal lock, the one every append takes, so another driver sharing the journal
-    never appends in between (and a lock its holder left by dying is broken by Optuna after
-    its grace period, 30 s)."""
-    from optuna.storages.journal import JournalFileOpenLock
+    the journal's append lock (``JournalLock``), the one every append takes, so another
+    driver sharing the journal never appends in between."""
+    from magnet.search.journal_lock import JournalLock
 
-    lock = JournalFileOpenLock(path)
+    lock = JournalLock(path)
     lock.acquire()
     try:
         with open(path, "rb+") as f:
