@@ -288,8 +288,8 @@ def figure(rows: list[dict[str, Any]], pub: dict[str, Any]) -> go.Figure:
             "ResNet-50 images/s, batch 1 (dotted: 1 chiplet x N)",
             "latency per image (ms)",
             "TOPS/W of the package (DRAM excluded)",
-            "package energy per image by category, LPDDR4 (uJ, DRAM excluded)",
-            "NoP share of the package's energy (DRAM excluded)",
+            "package energy per image, LPDDR4 (uJ, DRAM excluded)",
+            "NoP share of the package energy (no DRAM)",
             "share of the latency in DRAM-bound layers",
         ),
     )
