@@ -86,7 +86,7 @@ def test_network_record_keeps_operand_energy_times_repeats() -> None:
     a = arch(dram(), buf("RF", 3))
     maps = LayerMappings(by_name={LAYER_KCP.name: m})
     record = mg.evaluate(net, a, maps, cost_model=COSTS).record()
-    assert record.schema_version == 4 == mg.SCHEMA_VERSION
+    assert record.schema_version == 5 == mg.SCHEMA_VERSION
     assert record.energy_pj_by_operand == {
         "DRAM": {"weights": 960.0, "inputs": 960.0, "outputs": 240.0},
         "RF": {"weights": 192.0, "inputs": 192.0, "outputs": 168.0},

@@ -4,13 +4,17 @@ spatial loops at DRAM, and the NoP's words are priced per hop at the link's pJ/b
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import magnet as mg
 from magnet.api import evaluate, map_layer
 from magnet.mapping.evaluate import Result
 from magnet.mapping.mapping import Mapping
+from magnet.report.text import network_table
 from magnet.templates.package import LINKS
+from tests.conftest import DATA
 
 GRS_PJ_PER_BIT = 1.17  # Poulton et al., JSSC 2019, as quoted in memory-and-links.md [PQ]
 FAST = {"samples": 400, "rounds": 3, "population": 8, "children": 8}
@@ -54,6 +58,13 @@ def test_output_channels_across_2x2_chiplets_multicast_the_inputs() -> None:
     bits = 8 * 2048 * hops["weights"] + 8 * 1568 * hops["inputs"] + 24 * 3136 * hops["outputs"]
     assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
     assert bits * GRS_PJ_PER_BIT == pytest.approx(165_934.08)
+    # the NoP is its own category, not the chip's network; its bytes are the bits above / 8
+    assert r.energy_pj_by_category["nop"] == pytest.approx(165_934.08, rel=1e-12)
+    # 8 x 2,048 + 8 x 1,568 x 4 + 24 x 3,136 = 141,824 bits = 17,728 bytes over the links
+    assert r.nop_bytes == bits / 8 == 17_728
+    assert r.partition == {"K": 4}
+    record = r.record()
+    assert record.partition == {"K": 4} and record.nop_bytes == 17_728
 
 
 def test_input_channels_across_2x2_chiplets_reduce_the_partial_sums() -> None:
@@ -64,6 +75,9 @@ def test_input_channels_across_2x2_chiplets_reduce_the_partial_sums() -> None:
     bits = 8 * 2048 * 1 + 8 * 1568 * 1 + 24 * 3136 * 4
     adds = 3136 * 3 * r.costs.accum_add_pj
     assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits + adds, rel=1e-12)
+    # the reductions' adds are the NoP's too; only the links' bits are NoP bytes
+    assert r.energy_pj_by_category["nop"] == pytest.approx(GRS_PJ_PER_BIT * bits + adds)
+    assert r.nop_bytes == bits / 8 and r.partition == {"C": 4}
 
 
 def test_more_chiplets_run_a_big_layer_sooner_and_spend_more_on_the_nop() -> None:
@@ -82,6 +96,26 @@ def test_more_chiplets_run_a_big_layer_sooner_and_spend_more_on_the_nop() -> Non
         r = map_layer(layer, arch, "ws", objective="latency", seed=0, **FAST).result
         assert r.macs == layer.macs  # every MAC done, once
         latency.append(r.latency_cycles)
-        nop_share.append(float(r.batch.network_pj[-1, 0]) / r.energy_pj)
+        nop_share.append(r.energy_pj_by_category["nop"] / r.energy_pj)
     assert latency[0] > latency[1] > latency[2]
     assert nop_share[0] == 0 < nop_share[1] < nop_share[2]
+
+
+def test_a_network_on_a_package_reports_chiplets_rates_and_each_layers_split() -> None:
+    net = mg.load_workload(str(DATA / "network" / "tiny_net.yaml"))
+    on_chip = evaluate(net, mg.load_arch("simba-chip"), dataflow="ws", **FAST).record()
+    packaged = evaluate(net, mg.load_arch("simba-package-4"), dataflow="ws", **FAST).record()
+    assert (on_chip.chiplets, packaged.chiplets) == (1, 4)  # 2 x 2
+    assert on_chip.nop_bytes == on_chip.energy_pj_by_category["nop"] == 0
+    # the network's NoP bytes are its layers' (each repeat counted)
+    rows = packaged.layers
+    assert packaged.nop_bytes == pytest.approx(sum(r.nop_bytes * r.count for r in rows))
+    assert packaged.energy_pj_by_category["nop"] > 0
+    for row in rows:  # DRAM reaches even one chiplet over a link (1 hop: sqrt(4) / 2)
+        assert all(f > 1 for f in row.partition.values())
+        assert row.nop_bytes > 0
+        assert math.prod(row.partition.values()) <= 4
+    assert packaged.images_per_s == pytest.approx(net.batch / packaged.latency_s, rel=1e-12)
+    text = network_table(packaged)
+    assert "chiplets     4; NoP" in text and "nop" in text
+    assert "chiplets" not in network_table(on_chip) and "nop" not in network_table(on_chip)
