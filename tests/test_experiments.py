@@ -173,6 +173,11 @@ def test_simba_package(tmp_path: Path) -> None:
         four = _package_row(summary, series, 4)["energy_pj_by_category"]
         assert four["nop"] > four["math"]
     assert free["nop_share_package"] > 0.5 > _package_row(summary, "stall-free", 4)["nop_share"]
+    # the nop category is the links' bits at GRS's 1.17 pJ/bit (Poulton et al., JSSC 2019,
+    # memory-and-links.md [PQ]) plus the adds that reduce partial sums across chiplets (< 0.1 %)
+    for r in summary["rows"] + summary["low_point"]:
+        link_pj = r["nop_bytes_per_image"] * 8 * 1.17
+        assert link_pj <= r["energy_pj_by_category"]["nop"] <= link_pj * 1.001
     assert all(r["nop_share_package"] > 0.8 for r in summary["low_point"])
     # TOPS/W without DRAM at 36 chiplets is below MICRO 2019's "up to 6.1" at both clocks:
     # 0.1-0.3x at 1.96 GHz, 0.35-0.5x at 161 MHz (README)

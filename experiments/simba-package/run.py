@@ -26,11 +26,7 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
-from magnet.mapping.network import NetworkResult  # noqa: E402
 from magnet.templates import presets  # noqa: E402
-
-#: Energy categories of the package's own energy (DRAM excluded), NoP apart from the NoC.
-PACKAGE_CATEGORIES = ("math", "memory", "network", "nop", "clock", "control", "static")
 
 
 def package(cfg: dict[str, Any], mesh: list[int], extra: dict[str, Any]) -> mg.Arch:
@@ -41,28 +37,15 @@ def package(cfg: dict[str, Any], mesh: list[int], extra: dict[str, Any]) -> mg.A
     return template.build(full, name=f"simba-package-{x}x{y}")
 
 
-def nop_pj(result: NetworkResult) -> float:
-    """Energy on the package's links (pJ): the network below DRAM, the NoP, of every layer
-    as it ran, times its repeats (none on one chiplet: DRAM has no fan-out there)."""
-    return sum(
-        float(run.batch.network_pj[-1, 0]) * entry.repeat  # levels innermost first: DRAM last
-        for run, entry in zip(result.runs, result.network.layers, strict=True)
-    )
-
-
 def partitions(record: mg.NetworkRecord, net: mg.Network) -> dict[str, Any]:
-    """How the layers were split across chiplets (the DRAM level's spatial loops): the
-    chiplets a layer keeps busy, weighted by its cycles; the layers per split; and the
-    fastest a chiplet must receive its weights (each read once: a lower bound, GB/s), the
-    largest over the layers (a chiplet needs the weights of its K and C share; a split over
-    pixels sends each chiplet the same weights)."""
+    """How the layers were split across chiplets (``LayerRow.partition``): the chiplets a
+    layer keeps busy, weighted by its cycles; the layers per split; and the fastest a
+    chiplet must receive its weights (each read once: a lower bound, GB/s), the largest over
+    the layers (a chiplet needs the weights of its K and C share; a split over pixels sends
+    each chiplet the same weights)."""
     busy_cycles, by_split, weight_gb_per_s = 0.0, {}, 0.0
     for row, entry in zip(record.layers, net.layers, strict=True):
-        dram = next(lvl for lvl in record.mappings[row.shape] if lvl["target"] == "DRAM")
-        split: dict[str, int] = {}
-        for key in ("spatial_x", "spatial_y"):
-            for dim, factor in dram.get(key, {}).items():
-                split[dim] = split.get(dim, 1) * factor
+        split = row.partition
         busy_cycles += math.prod(split.values()) * row.latency_cycles * row.count
         name = " x ".join(f"{d}{f}" for d, f in sorted(split.items())) or "none"
         by_split[name] = by_split.get(name, 0) + row.count
@@ -93,10 +76,8 @@ def run(
         **cfg["mapper"],
     )
     record = result.record()
-    by_cat = dict(record.energy_pj_by_category)
-    nop = nop_pj(result)
-    by_cat["network"] -= nop  # the on-chip networks alone
-    by_cat["nop"] = nop
+    by_cat = record.energy_pj_by_category  # "network": the chips' own; "nop": the links
+    nop = by_cat["nop"]
     package_pj = record.energy_pj - by_cat["dram"]
     ops = 2 * record.macs
     dram_cycles = sum(r.latency_cycles * r.count for r in record.layers if r.bottleneck == "DRAM")
@@ -108,14 +89,14 @@ def run(
     bytes_per_cycle = record.dram_bytes_per_cycle
     return {
         "series": series,
-        "chiplets": mesh[0] * mesh[1],
+        "chiplets": record.chiplets,
         "mesh": f"{mesh[0]}x{mesh[1]}",
         "clock_ghz": arch.clock_ghz,
         "voltage_v": arch.voltage_v,
         "dram_gb_per_s": None if bytes_per_cycle is None else bytes_per_cycle * arch.clock_ghz,
         "latency_s": record.latency_s,
         "latency_ms": record.latency_s * 1e3,
-        "images_per_s": cfg["batch"] / record.latency_s,
+        "images_per_s": record.images_per_s,
         "peak_tops": 2 * arch.mac_count * arch.clock_ghz / 1e3,
         "tops": record.tops,
         "utilization": record.utilization,
@@ -128,6 +109,7 @@ def run(
         "dram_bound_share": dram_cycles / record.latency_cycles,
         "dram_bound": dram_cycles > record.latency_cycles / 2,
         "dram_bytes_per_image": record.dram_bytes / cfg["batch"],
+        "nop_bytes_per_image": record.nop_bytes / cfg["batch"],
         "energy_pj_by_category": by_cat,
         "link_bound_share": link_cycles / record.latency_cycles,
         **partitions(record, net),
@@ -417,6 +399,7 @@ def write_tables(
         ("chiplets_busy_mean", "chiplets busy (mean)"),
         ("weight_gb_per_s_per_chiplet_max", "weights into a chiplet, GB/s (max)"),
         ("dram_bytes_per_image", "DRAM bytes per image"),
+        ("nop_bytes_per_image", "NoP bytes per image (x links crossed)"),
     ]
     common.write_table(
         out,
@@ -462,8 +445,9 @@ NOTES = [
     "(assumptions, package.py). DRAM: lpddr4 is the preset's own (magnet's default, 25.6 GB/s); "
     "hbm2 one stack (256 GB/s, 3.97 pJ/bit [P]); stall-free unlimited bandwidth at LPDDR4's "
     "energy, a bound. DRAM-bound: more than half of the latency in layers whose pace DRAM sets. "
-    "The NoP's energy is the network below DRAM (links per hop and the adds that reduce partial "
-    "sums across chiplets); 'network' is the on-chip networks.",
+    "The NoP's energy is magnet's nop category (the links, per hop, and the adds that reduce "
+    "partial sums across chiplets; 'network' is the chips' own); NoP bytes are summed over the "
+    "links each crosses.",
 ]
 
 
