@@ -43,7 +43,7 @@ class Stage:
     start: int
     end: int
     rows: int
-    arch: Arch
+    arch: Arch = field(repr=False)
 
 
 def link_pj_per_bit(arch: Arch) -> float:
@@ -51,7 +51,9 @@ def link_pj_per_bit(arch: Arch) -> float:
     for lvl in arch.levels:
         if lvl.fanout.link_pj_per_bit is not None:
             return lvl.fanout.link_pj_per_bit
-    raise MagnetError(f"{arch.name!r} is a chip: pipelining needs a package of chiplets")
+    raise MagnetError(
+        f"{arch.name!r} is a chip: pipelining needs a package of chiplets", field="pipeline"
+    )
 
 
 @dataclass

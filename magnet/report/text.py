@@ -128,6 +128,13 @@ def network_table(record: NetworkRecord) -> str:
             f"{_bytes(row.dram_bytes):>14}  {','.join(o[0].upper() for o in row.off_chip) or '-'}"
             + (f"  {partition_text(row.partition)}" if r.chiplets > 1 else "")
         )
+    if r.pipeline:
+        lines += ["", f"{'pipeline stage':<44}{'layers':>8}{'chiplets':>10}{'cycles':>14}"]
+        for s in r.pipeline:
+            lines.append(
+                f"{s.first + ' .. ' + s.last:<44}{s.layers:>8}{s.chiplets:>10}"
+                f"{s.latency_cycles:>14,}"
+            )
     lines += _shares("category", r.energy_pj_by_category, r.energy_pj)
     lines += _shares("level (all costs)", r.energy_pj_by_level, r.energy_pj)
     if r.area_mm2_by_component:
