@@ -23,6 +23,11 @@ follow Timeloop (NVlabs/timeloop, ``src/loop-analysis``) so that results can be 
   children that need it (the multicast degree); partial sums go up and are merged across the
   children that share outputs (the reduction degree), and read-backs go down to one child.
   The evaluator prices these words by the fan-out's network and floorplan.
+* Halos. On a fan-out over chip-to-chip links (the chiplets of a package) that splits the
+  output pixels, neighbouring chiplets' input windows overlap: the parent reads every input
+  word once and each further copy crosses one link from the neighbour holding it
+  (``halo_words``; ``_parent_share`` says when). On-chip fan-outs read each child's window
+  from the parent, as Timeloop does.
 * MACs read their operands every cycle (no reuse inside the MAC).
 
 Imperfect factors (products larger than the layer) are evaluated on the padded loop nest:
@@ -87,6 +92,8 @@ class Counts:
     fanout_degree: FloatArray  # [level, operand, batch]: children per word (multicast or
     # reduction degree, >= 1)
     readback_words: FloatArray  # [level, batch]: partial sums sent back down (to one child)
+    halo_words: FloatArray  # [level, batch]: input words crossing one chip-to-chip link of
+    # the fan-out below a level from a neighbouring child (the halo), every copy counted
     macs: int  # real MACs of the layer
     padded_macs: FloatArray  # [batch]
 
@@ -293,7 +300,8 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     overflow = _overflow_bits(arch, keep, nest.tiles_clipped)
     ratio, padded_macs = _padding_ratios(layer, nest)
     spread = _spread(layer, nest)
-    moves = _count_moves(layer, keep, nest, spread, ratio, layer.macs / padded_macs)
+    share = _parent_share(layer, arch, keep, nest)
+    moves = _count_moves(layer, keep, nest, spread, ratio, layer.macs / padded_macs, share)
     if not nest.perfect:
         _at_least_real_words(layer, keep, spread.instances, moves)
     if isinstance(layer, GemmView):
@@ -311,6 +319,7 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         fanout_words=moves.fanout_words,
         fanout_degree=spread.degree,
         readback_words=moves.readback,
+        halo_words=moves.halo,
         macs=layer.macs,
         padded_macs=padded_macs,
     )
@@ -397,6 +406,61 @@ def _distinct_children(layer: Layer, nest: _Nest) -> FloatArray:
     return distinct
 
 
+def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> FloatArray | None:
+    """[l, b]: of the input words sent down the fan-out below level l, the share its parent
+    sends; the rest are halo words, each crossing one link from a neighbouring child. 1 but
+    on fan-outs over chip-to-chip links (``Fanout.link_pj_per_bit``) into children that keep
+    the inputs; None when no fan-out exchanges halos (no link, or no window wider than its
+    stride). On-chip fan-outs are left as they are.
+
+    Along a window axis split n ways across the children, with each child's tile spanning
+    ``p`` outputs and ``r`` window taps (window ``w = stride (p - 1) + dil (r - 1) + 1``,
+    starts ``a = stride p`` apart), the children hold ``n w`` words of the axis; their union
+    is ``(n - 1) min(a, w) + w``: the parent reads the union once and every further copy
+    (the overlap of neighbours, ``w - a`` per pair when positive) crosses one link from the
+    neighbour holding it (a word three children need passes 0 -> 1 -> 2: windows are
+    intervals, so whoever needs a word sits next to someone holding it). The axes multiply.
+
+    Only the children of one step of the parent's loops exchange: a temporal loop above
+    that moves the tiles along the split axis refills them (the tile at the other end of
+    the row, ``n - 1`` hops back, is not a neighbour), and the parent reads the overlap of
+    two steps again. Not exchanged (the share is 1 on that axis, every child reads its whole
+    window from the parent, as on chip): a split of the window taps (R, S) too, a temporal
+    window loop at or above the level, and a temporal output loop that moves each child's
+    tile by less than its window (a halo wider than ``n - 1`` tiles: ``n a < w``).
+    """
+    links = [
+        li
+        for li, lvl in enumerate(arch.inner_first)
+        if lvl.fanout.link_pj_per_bit is not None and li > 0 and keep[li - 1, I_]
+    ]
+    overlap = max(layer.wdilation * (layer.R - 1) + 1 - layer.wstride, 0) + max(
+        layer.hdilation * (layer.S - 1) + 1 - layer.hstride, 0
+    )
+    if not links or overlap == 0:
+        return None
+    dims, nl, nb = nest.dims, nest.t.shape[0], nest.t.shape[2]
+    share = np.ones((nl, nb))
+    for li in links:
+        for pos, win, stride, dil in (
+            (P_, R_, layer.wstride, layer.wdilation),
+            (Q_, S_, layer.hstride, layer.hdilation),
+        ):
+            if dims.index[pos] < 0:
+                continue
+            n = dims.take_used(nest.s[li], pos).astype(np.float64)
+            p = dims.take_used(nest.extent[li - 1], pos)
+            w = stride * (p - 1) + dil * (dims.take(nest.extent[li - 1], win) - 1) + 1
+            a = stride * p
+            moved = (dims.take_used(nest.t[li:], pos) > 1).any(axis=0) & (n * a < w)
+            if dims.index[win] >= 0:
+                moved |= (dims.take_used(nest.t[li:], win) > 1).any(axis=0)
+                moved |= dims.take_used(nest.s[li], win) > 1
+            union = (n - 1) * np.minimum(a, w) + w
+            share[li] *= 1 + ~moved * (union / (n * w) - 1)
+    return share
+
+
 class _TileFills:
     """Words moved into each level's tile of an operand over the run (first fill
     included): ``of(op)`` is ``[l, b]``."""
@@ -442,13 +506,19 @@ class _Moves:
     updates: FloatArray
     fanout_words: FloatArray
     readback: FloatArray
+    halo: FloatArray
 
     @staticmethod
     def zeros(nl: int, nb: int) -> _Moves:
         """No moves yet, for ``nl`` levels and ``nb`` mappings."""
         shape = (nl, 3, nb)
         return _Moves(
-            np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros((nl, nb))
+            reads=np.zeros(shape),
+            fills=np.zeros(shape),
+            updates=np.zeros(shape),
+            fanout_words=np.zeros(shape),
+            readback=np.zeros((nl, nb)),
+            halo=np.zeros((nl, nb)),
         )
 
 
@@ -459,18 +529,21 @@ def _count_moves(
     spread: _Spread,
     ratio: FloatArray,
     mac_ratio: FloatArray,
+    share: FloatArray | None,
 ) -> _Moves:
     """Reads, fills, updates and fan-out words of every keeper of every operand, walking
-    the keepers from the MACs outwards (each level is the parent of the keeper below it)."""
+    the keepers from the MACs outwards (each level is the parent of the keeper below it);
+    ``share`` (``_parent_share``) splits the inputs of chip-to-chip fan-outs into the
+    parent's reads and halo words."""
     nl, _, nb = nest.t.shape
     moves = _Moves.zeros(nl, nb)
     fills_of = _TileFills(layer, keep, nest)
     for op in Operand:
         keepers = [li for li in range(nl) if keep[li, op]]
         if keepers:
-            _count_operand(
-                op, keepers, fills_of.of(op) * ratio[op], nest, spread, ratio, mac_ratio, moves
-            )
+            delta = fills_of.of(op) * ratio[op]
+            halo = share if op is I_ else None
+            _count_operand(op, keepers, delta, nest, spread, ratio, mac_ratio, moves, halo)
     return moves
 
 
@@ -483,10 +556,13 @@ def _count_operand(
     ratio: FloatArray,
     mac_ratio: FloatArray,
     moves: _Moves,
+    share: FloatArray | None = None,
 ) -> None:
     """Add the moves of ``op`` to ``moves``: what each keeper sends its child (the MACs
     below the innermost) and the fan-out words between them; ``delta_all`` ``[l, b]`` is the
-    words moved into each level's tile, scaled to the real layer."""
+    words moved into each level's tile, scaled to the real layer. ``share`` ``[l, b]``: of
+    the words sent down the fan-out below l, the part the parent sends (the rest, the halo,
+    crosses one link from a neighbouring child to each child that needs it)."""
     nb = nest.t.shape[2]
     child = -1
     child_delta = nest.iterations * mac_ratio
@@ -497,6 +573,11 @@ def _count_operand(
         served = np.ones(nb)
         for j in range(child + 1, li + 1):
             served = served * spread.distinct[j, op]
+            if share is not None:
+                shared = served * share[j]
+                halo = (served - shared) * spread.degree[j, op]
+                moves.halo[j] += child_delta * halo * spread.instances[j]
+                served = shared
             moves.fanout_words[j, op] += child_delta * served * spread.instances[j]
             if op is O_:
                 moves.readback[j] += (child_delta - child_part) * served * spread.instances[j]

@@ -17,7 +17,8 @@ Energy, by category:
   pitches away) and then one pitch per further child; partial sums come up the same way and
   are merged with one add per pair; a systolic fan-out passes words from neighbour to
   neighbour (one pitch per child). Bits are the operand's width; the pitch is the side of a
-  child's area (``magnet.cost.price_arch``);
+  child's area (``magnet.cost.price_arch``). Between the chiplets of a package, halo
+  words (``Counts.halo_words``) cross one hop, from the neighbouring chiplet holding them;
 * ``clock``: the clock of every clocked register bit, and its share of the clock tree,
   every cycle of the run (of the instances in use only, under ``clock_gating``);
 * ``control``: address generation, one add at the address width per access of a level;
@@ -295,6 +296,8 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[Floa
                 network[li] += words[op] * widths[op] * wire * reach[op]
         if not in_datapath:
             network[li] += counts.readback_words[li] * widths[Operand.O] * wire * unicast
+        # halo words (chip-to-chip fan-outs only): one hop, from the neighbour holding them
+        network[li] += counts.halo_words[li] * widths[Operand.I] * wire
     return network, tree
 
 
