@@ -296,8 +296,8 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[Floa
                 network[li] += words[op] * widths[op] * wire * reach[op]
         if not in_datapath:
             network[li] += counts.readback_words[li] * widths[Operand.O] * wire * unicast
-        # halo words (chip-to-chip fan-outs only): one hop, from the neighbour holding them
-        network[li] += counts.halo_words[li] * widths[Operand.I] * wire
+        if lvl.fanout.link_pj_per_bit is not None:  # halo words: one hop, from a neighbour
+            network[li] += counts.halo_words[li] * widths[Operand.I] * wire
     return network, tree
 
 
