@@ -230,6 +230,21 @@ def test_chiplets_exchange_the_halo_of_one_step_of_drams_loops() -> None:
     assert _inputs(r) == (pytest.approx(6_400), 2 * 1_152, pytest.approx(2 * 1_408))
 
 
+def test_a_window_sliding_across_the_split_exchanges_its_new_rows() -> None:
+    # P split 2 along x, K 2 along y; DRAM loops Q twice: each chiplet's 6 x 6 window (4 x 4
+    # outputs) slides 4 rows down, keeping 2 and fetching 4 new rows of its 6 columns
+    r = _on_package(
+        "K=64,C=32,P=8,Q=8,R=3,S=3",
+        "K=32,C=32,P=4,Q=4,R=3,S=3",
+        {"spatial_x": {"P": 2}, "spatial_y": {"K": 2}, "temporal": {"Q": 2}},
+    )
+    # a chiplet fills (6 + 4) x 6 x 32 = 1,920 words; DRAM reads the columns' union, 10 wide:
+    # (6 + 4) x 10 x 32 = 3,200, every input word once; the two columns of chiplets overlap
+    # in 2 of their 12 columns: 2 x 1,920 - 3,200 = 640 words, to both chiplets (K) of a
+    # column: 1,280 halo words
+    assert _inputs(r) == (pytest.approx(3_200), 1_920, pytest.approx(1_280))
+
+
 def test_a_window_sliding_along_the_split_is_not_exchanged() -> None:
     # one output column per chiplet and step (P split 2, DRAM loops P twice): a chiplet's
     # 3 columns move by 2 per step, less than its window, so it keeps one column and

@@ -410,24 +410,22 @@ def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> Flo
     """[l, b]: of the input words sent down the fan-out below level l, the share its parent
     sends; the rest are halo words, each crossing one link from a neighbouring child. 1 but
     on fan-outs over chip-to-chip links (``Fanout.link_pj_per_bit``) into children that keep
-    the inputs; None when no fan-out exchanges halos (no link, or no window wider than its
-    stride). On-chip fan-outs are left as they are.
+    the inputs; None when no fan-out exchanges halos. On-chip fan-outs are left as they are.
 
-    Along a window axis split n ways across the children, with each child's tile spanning
-    ``p`` outputs and ``r`` window taps (window ``w = stride (p - 1) + dil (r - 1) + 1``,
-    starts ``a = stride p`` apart), the children hold ``n w`` words of the axis; their union
-    is ``(n - 1) min(a, w) + w``: the parent reads the union once and every further copy
-    (the overlap of neighbours, ``w - a`` per pair when positive) crosses one link from the
-    neighbour holding it (a word three children need passes 0 -> 1 -> 2: windows are
-    intervals, so whoever needs a word sits next to someone holding it). The axes multiply.
-
-    Only the children of one step of the parent's loops exchange: a temporal loop above
-    that moves the tiles along the split axis refills them (the tile at the other end of
-    the row, ``n - 1`` hops back, is not a neighbour), and the parent reads the overlap of
-    two steps again. Not exchanged (the share is 1 on that axis, every child reads its whole
-    window from the parent, as on chip): a split of the window taps (R, S) too, a temporal
-    window loop at or above the level, and a temporal output loop that moves each child's
-    tile by less than its window (a halo wider than ``n - 1`` tiles: ``n a < w``).
+    Along a window axis split n ways, each child's tile spanning ``p`` outputs and ``r``
+    taps (window ``w = stride (p - 1) + dil (r - 1) + 1``, starts ``a = stride p`` apart),
+    the children hold ``n w`` words of the axis, their union ``(n - 1) min(a, w) + w``: the
+    parent reads the union once; every further copy crosses one link from a neighbour
+    holding it (windows are intervals: a word children 0, 1, 2 need passes 0 -> 1 -> 2).
+    The axes multiply. Only the children of one step of the parent's loops exchange: their
+    windows fill together, and a chiplet forwards a halo word as it arrives (one more hop of
+    the parent's multicast, no read of its buffer). A loop above moving the tiles along the
+    split refills them (the tile holding the overlap of two steps is ``n - 1`` hops back:
+    the parent reads it again); one moving them across it fetches new rows, whose union the
+    parent reads. Not exchanged (share 1 on the axis, as on chip): a split of the taps (R,
+    S), a temporal tap loop at or above the level, a temporal output loop moving each
+    child's tile by less than its window (``n a < w``: a halo wider than ``n - 1`` tiles).
+    Imperfect factors: the shares of the padded nest, scaled as every count is.
     """
     links = [
         li
