@@ -4,13 +4,17 @@ spatial loops at DRAM, and the NoP's words are priced per hop at the link's pJ/b
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import magnet as mg
 from magnet.api import evaluate, map_layer
 from magnet.mapping.evaluate import Result
 from magnet.mapping.mapping import Mapping
+from magnet.report.text import network_table
 from magnet.templates.package import LINKS
+from tests.conftest import DATA
 
 GRS_PJ_PER_BIT = 1.17  # Poulton et al., JSSC 2019, as quoted in memory-and-links.md [PQ]
 FAST = {"samples": 400, "rounds": 3, "population": 8, "children": 8}
@@ -47,6 +51,13 @@ def test_output_channels_across_2x2_chiplets_multicast_the_inputs() -> None:
     bits = 8 * 2048 * hops["weights"] + 8 * 1568 * hops["inputs"] + 24 * 3136 * hops["outputs"]
     assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
     assert bits * GRS_PJ_PER_BIT == pytest.approx(165_934.08)
+    # the NoP is its own category, not the chip's network; its bytes are the bits above / 8
+    assert r.energy_pj_by_category["nop"] == pytest.approx(165_934.08, rel=1e-12)
+    # 8 x 2,048 + 8 x 1,568 x 4 + 24 x 3,136 = 141,824 bits = 17,728 bytes over the links
+    assert r.nop_bytes == bits / 8 == 17_728
+    assert r.partition == {"K": 4}
+    record = r.record()
+    assert record.partition == {"K": 4} and record.nop_bytes == 17_728
 
 
 def test_input_channels_across_2x2_chiplets_reduce_the_partial_sums() -> None:
@@ -57,6 +68,9 @@ def test_input_channels_across_2x2_chiplets_reduce_the_partial_sums() -> None:
     bits = 8 * 2048 * 1 + 8 * 1568 * 1 + 24 * 3136 * 4
     adds = 3136 * 3 * r.costs.accum_add_pj
     assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits + adds, rel=1e-12)
+    # the reductions' adds are the NoP's too; only the links' bits are NoP bytes
+    assert r.energy_pj_by_category["nop"] == pytest.approx(GRS_PJ_PER_BIT * bits + adds)
+    assert r.nop_bytes == bits / 8 and r.partition == {"C": 4}
 
 
 def test_more_chiplets_run_a_big_layer_sooner_and_spend_more_on_the_nop() -> None:
@@ -75,9 +89,29 @@ def test_more_chiplets_run_a_big_layer_sooner_and_spend_more_on_the_nop() -> Non
         r = map_layer(layer, arch, "ws", objective="latency", seed=0, **FAST).result
         assert r.macs == layer.macs  # every MAC done, once
         latency.append(r.latency_cycles)
-        nop_share.append(float(r.batch.network_pj[-1, 0]) / r.energy_pj)
+        nop_share.append(r.energy_pj_by_category["nop"] / r.energy_pj)
     assert latency[0] > latency[1] > latency[2]
     assert nop_share[0] == 0 < nop_share[1] < nop_share[2]
+
+
+def test_a_network_on_a_package_reports_chiplets_rates_and_each_layers_split() -> None:
+    net = mg.load_workload(str(DATA / "network" / "tiny_net.yaml"))
+    on_chip = evaluate(net, mg.load_arch("simba-chip"), dataflow="ws", **FAST).record()
+    packaged = evaluate(net, mg.load_arch("simba-package-4"), dataflow="ws", **FAST).record()
+    assert (on_chip.chiplets, packaged.chiplets) == (1, 4)  # 2 x 2
+    assert on_chip.nop_bytes == on_chip.energy_pj_by_category["nop"] == 0
+    # the network's NoP bytes are its layers' (each repeat counted)
+    rows = packaged.layers
+    assert packaged.nop_bytes == pytest.approx(sum(r.nop_bytes * r.count for r in rows))
+    assert packaged.energy_pj_by_category["nop"] > 0
+    for row in rows:  # DRAM reaches even one chiplet over a link (1 hop: sqrt(4) / 2)
+        assert all(f > 1 for f in row.partition.values())
+        assert row.nop_bytes > 0
+        assert math.prod(row.partition.values()) <= 4
+    assert packaged.images_per_s == pytest.approx(net.batch / packaged.latency_s, rel=1e-12)
+    text = network_table(packaged)
+    assert "chiplets     4; NoP" in text and "nop" in text
+    assert "chiplets" not in network_table(on_chip) and "nop" not in network_table(on_chip)
 
 
 # ---- halo exchange (issue 22, part 2) ------------------------------------------------------
@@ -146,6 +180,10 @@ def test_output_pixels_across_2x2_chiplets_exchange_the_halo(
     # (1 hop); halo words 1 hop from the neighbour
     bits = WEIGHT_BITS_TO_ALL_4 + union**2 * 32 * 8 + 64 * (2 * p) ** 2 * 24 + halo * 8
     assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
+    # the halo's bits are the NoP's: in its category and its bytes
+    assert r.energy_pj_by_category["nop"] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
+    assert r.nop_bytes == pytest.approx(bits / 8, rel=1e-12)
+    assert r.partition == {"P": 2, "Q": 2}
 
 
 def test_the_halo_of_a_3x3_layer_on_2x2_chiplets_by_hand() -> None:
@@ -159,7 +197,10 @@ def test_the_halo_of_a_3x3_layer_on_2x2_chiplets_by_hand() -> None:
     dram_reads, _, halo = _inputs(r)
     assert (dram_reads, halo) == (pytest.approx(3_200), pytest.approx(1_408))
     # NoP: 589,824 (weights) + 3,200 x 8 + 4,096 x 24 + 1,408 x 8 = 724,992 bits x 1.17
-    assert r.batch.network_pj[-1, 0] == pytest.approx(848_240.64, rel=1e-12)
+    # (on 2 x 2 the same as each chiplet's whole window from DRAM, 1 hop away: the halo's
+    # 1,408 x 8 x 1.17 = 13,178.88 pJ is what its DRAM reads would have cost on the links)
+    assert r.energy_pj_by_category["nop"] == pytest.approx(848_240.64, rel=1e-12)
+    assert r.nop_bytes == pytest.approx(724_992 / 8, rel=1e-12)
     # DRAM's cycles fall with its reads: 18,432 + 3,200 input + 4,096 output words at its
     # bandwidth (words per cycle; 25,728 words instead of 27,136 without the exchange)
     dram = mg.load_arch("simba-package-4").levels[0]
@@ -192,7 +233,8 @@ def test_each_chiplet_needing_a_halo_word_gets_its_own_copy() -> None:
     # 4,096 outputs (1 hop), 1,280 halo words (1 hop): 454,656 bits
     bits = 18_432 * 8 * 2 + 3_200 * 8 * 2 + 4_096 * 24 + 1_280 * 8
     assert bits == 454_656
-    assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
+    assert r.energy_pj_by_category["nop"] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
+    assert r.nop_bytes == pytest.approx(454_656 / 8, rel=1e-12)
 
 
 def test_a_halo_wider_than_a_tile_passes_along_the_row() -> None:
@@ -212,7 +254,8 @@ def test_a_halo_wider_than_a_tile_passes_along_the_row() -> None:
     # NoP: DRAM's port sqrt(16) / 2 = 2 hops from the first chiplet; weights and inputs go to
     # 4 chiplets each (2 + 3 hops), 64 x 4 x 8 = 2,048 outputs to one (2 hops), halo 1 hop
     bits = 18_432 * 8 * 5 + 1_920 * 8 * 5 + 2_048 * 24 * 2 + 7_680 * 8
-    assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
+    assert r.energy_pj_by_category["nop"] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
+    assert r.nop_bytes == pytest.approx(bits / 8, rel=1e-12)
     assert GRS_PJ_PER_BIT * bits == pytest.approx(1_139_374.08)
 
 

@@ -269,6 +269,46 @@ class Arch(Strict):
         )
 
     @property
+    def chiplets(self) -> int:
+        """How many chips the design is: the chiplets of a package, 1 for a chip."""
+        x, y = self.chiplet_grid
+        return x * y
+
+    @property
+    def chiplet_grid(self) -> tuple[int, int]:
+        """(x, y) chiplets of the package's fan-out over chip-to-chip links; (1, 1) for a
+        chip (``chiplets``)."""
+        for lvl, fanout in zip(self.inner_first, self.fanouts, strict=True):
+            if lvl.fanout.link_pj_per_bit is not None:
+                return fanout
+        return (1, 1)
+
+    def with_chiplets(self, x: int, y: int) -> Arch:
+        """The same package with ``x`` by ``y`` chiplets (a group of its chiplets, as a
+        stage of a pipeline runs on): every level below the chip-to-chip fan-out keeps its
+        instances per chiplet. Per-instance prices are those of the whole package; the
+        template parameters are dropped (they describe the whole package)."""
+        fx, fy = self.chiplet_grid
+        if (fx, fy) == (1, 1) or not (1 <= x <= fx and 1 <= y <= fy):
+            raise ValueError(f"a {fx}x{fy} package has no {x}x{y} group of chiplets")
+        links = next(i for i, lvl in enumerate(self.levels) if lvl.fanout.link_pj_per_bit)
+
+        def scaled(level: Any) -> Any:
+            mesh = {"mesh_x": level.mesh_x // fx * x, "mesh_y": level.mesh_y // fy * y}
+            return level.model_copy(update=mesh)
+
+        levels = (*self.levels[: links + 1], *(scaled(lvl) for lvl in self.levels[links + 1 :]))
+        return Arch.model_validate(
+            {
+                **self.model_dump(),
+                "name": f"{self.name}[{x}x{y}]",
+                "levels": [lvl.model_dump() for lvl in levels],
+                "compute": scaled(self.compute).model_dump(),
+                "params": None,
+            }
+        )
+
+    @property
     def mac_count(self) -> int:
         """How many MAC units the chip has."""
         return self.compute.instances
