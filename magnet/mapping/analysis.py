@@ -289,6 +289,10 @@ def _nest(layer: Layer, batch: MappingBatch) -> _Nest:
     )
 
 
+#: Level -> [b]: the share of a chip-to-chip fan-out's input words its parent sends
+#: (``_parent_share``).
+Shares = dict[int, FloatArray]
+
 #: A rank past every loop (of an inactive loop, or of no loop at all).
 _BIG = NUM_DIMS + 1
 
@@ -406,11 +410,11 @@ def _distinct_children(layer: Layer, nest: _Nest) -> FloatArray:
     return distinct
 
 
-def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> FloatArray | None:
-    """[l, b]: of the input words sent down the fan-out below level l, the share its parent
-    sends; the rest are halo words, each crossing one link from a neighbouring child. 1 but
-    on fan-outs over chip-to-chip links (``Fanout.link_pj_per_bit``) into children that keep
-    the inputs; None when no fan-out exchanges halos. On-chip fan-outs are left as they are.
+def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> Shares:
+    """Level l -> [b]: of the input words sent down the fan-out below l, the share its
+    parent sends; the rest are halo words, each crossing one link from a neighbouring child.
+    Only fan-outs over chip-to-chip links (``Fanout.link_pj_per_bit``) into children that
+    keep the inputs; empty when none exchanges halos. On-chip fan-outs are left as they are.
 
     Along a window axis split n ways, each child's tile spanning ``p`` outputs and ``r``
     taps (window ``w = stride (p - 1) + dil (r - 1) + 1``, starts ``a = stride p`` apart),
@@ -435,17 +439,15 @@ def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> Flo
     overlap = max(layer.wdilation * (layer.R - 1) + 1 - layer.wstride, 0) + max(
         layer.hdilation * (layer.S - 1) + 1 - layer.hstride, 0
     )
-    if not links or overlap == 0:
-        return None
-    dims, nl, nb = nest.dims, nest.t.shape[0], nest.t.shape[2]
-    share = np.ones((nl, nb))
-    for li in links:
+    dims, share = nest.dims, Shares()
+    for li in links if overlap else []:
+        level = np.ones(nest.t.shape[2])
         for pos, win, stride, dil in (
             (P_, R_, layer.wstride, layer.wdilation),
             (Q_, S_, layer.hstride, layer.hdilation),
         ):
-            if dims.index[pos] < 0:
-                continue
+            if dims.index[pos] < 0 or not (dims.take_used(nest.s[li], pos) > 1).any():
+                continue  # not split across these children in any mapping
             n = dims.take_used(nest.s[li], pos).astype(np.float64)
             p = dims.take_used(nest.extent[li - 1], pos)
             w = stride * (p - 1) + dil * (dims.take(nest.extent[li - 1], win) - 1) + 1
@@ -455,7 +457,9 @@ def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> Flo
                 moved |= (dims.take_used(nest.t[li:], win) > 1).any(axis=0)
                 moved |= dims.take_used(nest.s[li], win) > 1
             union = (n - 1) * np.minimum(a, w) + w
-            share[li] *= 1 + ~moved * (union / (n * w) - 1)
+            level *= 1 + ~moved * (union / (n * w) - 1)
+        if (level < 1).any():
+            share[li] = level
     return share
 
 
@@ -527,7 +531,7 @@ def _count_moves(
     spread: _Spread,
     ratio: FloatArray,
     mac_ratio: FloatArray,
-    share: FloatArray | None,
+    share: Shares,
 ) -> _Moves:
     """Reads, fills, updates and fan-out words of every keeper of every operand, walking
     the keepers from the MACs outwards (each level is the parent of the keeper below it);
@@ -540,7 +544,7 @@ def _count_moves(
         keepers = [li for li in range(nl) if keep[li, op]]
         if keepers:
             delta = fills_of.of(op) * ratio[op]
-            halo = share if op is I_ else None
+            halo = share if op is I_ else {}
             _count_operand(op, keepers, delta, nest, spread, ratio, mac_ratio, moves, halo)
     return moves
 
@@ -554,11 +558,11 @@ def _count_operand(
     ratio: FloatArray,
     mac_ratio: FloatArray,
     moves: _Moves,
-    share: FloatArray | None = None,
+    share: Shares,
 ) -> None:
     """Add the moves of ``op`` to ``moves``: what each keeper sends its child (the MACs
     below the innermost) and the fan-out words between them; ``delta_all`` ``[l, b]`` is the
-    words moved into each level's tile, scaled to the real layer. ``share`` ``[l, b]``: of
+    words moved into each level's tile, scaled to the real layer. ``share`` (level -> [b]): of
     the words sent down the fan-out below l, the part the parent sends (the rest, the halo,
     crosses one link from a neighbouring child to each child that needs it)."""
     nb = nest.t.shape[2]
@@ -571,7 +575,7 @@ def _count_operand(
         served = np.ones(nb)
         for j in range(child + 1, li + 1):
             served = served * spread.distinct[j, op]
-            if share is not None:
+            if j in share:
                 shared = served * share[j]
                 halo = (served - shared) * spread.degree[j, op]
                 moves.halo[j] += child_delta * halo * spread.instances[j]
