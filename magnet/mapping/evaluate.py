@@ -19,7 +19,8 @@ Energy, by category:
   neighbour (one pitch per child). Bits are the operand's width; the pitch is the side of a
   child's area (``magnet.cost.price_arch``);
 * ``nop``: the same for a fan-out over chip-to-chip links (a package's network-on-package,
-  ``Fanout.link_pj_per_bit``): its links, per hop, and its reductions;
+  ``Fanout.link_pj_per_bit``): its links, per hop, and its reductions; halo words
+  (``Counts.halo_words``) cross one hop, from the neighbouring chiplet holding them;
 * ``clock``: the clock of every clocked register bit, and its share of the clock tree,
   every cycle of the run (of the instances in use only, under ``clock_gating``);
 * ``control``: address generation, one add at the address width per access of a level;
@@ -316,6 +317,8 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> Fanouts:
                 bits += words[op] * widths[op] * reach[op]
         if not in_datapath:
             bits += counts.readback_words[li] * widths[Operand.O] * unicast
+        if links[li]:  # halo words: one hop, from the neighbour holding them
+            bits += counts.halo_words[li] * widths[Operand.I]
         network[li] += bits * wire
         if links[li]:
             link_bits += bits

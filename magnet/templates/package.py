@@ -6,11 +6,15 @@ DRAM (the package's, shared) fans out to ``chiplets_x`` x ``chiplets_y`` chiplet
 of chip-to-chip links; every level below it is repeated per chiplet. A layer is partitioned
 across chiplets by the mapper's spatial loops at DRAM: over output channels (K: inputs
 multicast to every chiplet), input channels (C: partial sums reduced across chiplets) or
-output pixels (P, Q: each chiplet reads its windows' overlap, the halo, from DRAM), and
-each chiplet's share is mapped as on one chip. The NoP's words are priced per hop at the
-link's energy per bit (``Fanout.link_pj_per_bit``); a chiplet's global buffer fills at most
-at the link's bandwidth (the weights, which bypass it, are held back by DRAM's bandwidth
-only). A package of one chiplet is the chip itself.
+output pixels (P, Q: DRAM reads every input word once, and the overlap of neighbouring
+chiplets' windows, the halo, crosses one link from the neighbour holding it; chiplets
+exchange the halo of one step of DRAM's loops, the overlap of two steps is read again:
+``magnet.mapping.analysis._parent_share``), and each chiplet's share is mapped as on one
+chip. The NoP's words are priced per hop at the link's energy per bit
+(``Fanout.link_pj_per_bit``), halo words at one hop; a chiplet's global buffer fills at most
+at the link's bandwidth (its fills from DRAM and from its neighbours alike; the weights,
+which bypass it, are held back by DRAM's bandwidth only). A package of one chiplet is the
+chip itself.
 
 Link technologies (``LINKS``; tests/data/reference/memory-and-links.md):
 
