@@ -41,7 +41,9 @@ class Fanout(Strict):
     their children. ``link_pj_per_bit``: the children are chips (chiplets of a package) joined
     by chip-to-chip links, each hop of ``pitch_mm`` costing this energy per bit (the link's
     own, at its own supply: not scaled with the chip's voltage, and priced whatever the NoC
-    model, as the network-on-package is not the chip's NoC).
+    model, as the network-on-package is not the chip's NoC); ``link_gb_per_s``: each child's
+    links carry at most this much into it and as much out of it (GB/s; None: unlimited),
+    every operand alike.
     """
 
     network: Literal["tree", "mesh", "systolic"] = "tree"
@@ -49,11 +51,14 @@ class Fanout(Strict):
     pitch_mm: float | None = Field(None, gt=0)
     dense: bool = False
     link_pj_per_bit: float | None = Field(None, gt=0)
+    link_gb_per_s: float | None = Field(None, gt=0)
 
     @model_validator(mode="after")
     def _link_has_a_pitch(self) -> Fanout:
         if self.link_pj_per_bit is not None and self.pitch_mm is None:
             raise ValueError("a fan-out over chip-to-chip links (link_pj_per_bit) needs pitch_mm")
+        if self.link_gb_per_s is not None and self.link_pj_per_bit is None:
+            raise ValueError("link_gb_per_s is a chip-to-chip link's: give link_pj_per_bit too")
         return self
 
 

@@ -82,7 +82,8 @@ class BatchResult:
     nop_bits: FloatArray  # [batch]: bits the chip-to-chip links carry, summed over hops
     latency_cycles: FloatArray  # [batch], whole cycles
     level_cycles: FloatArray  # [level, batch]: cycles each level's bandwidth needs
-    bottleneck: IntArray  # int[batch]: -1 compute, else level index (innermost first)
+    link_cycles: FloatArray  # [batch]: cycles the busiest chip-to-chip links need
+    bottleneck: IntArray  # int[batch]: -1 compute, -2 links (NoP), else level (innermost first)
     utilization: FloatArray  # [batch]
 
     @property
@@ -159,7 +160,8 @@ def evaluate_batch(
     level_cycles = _level_cycles(arch, counts)
     slowest = level_cycles.max(axis=0)
     compute = _pipeline_cycles(arch, batch, counts)
-    latency = np.maximum(compute, np.ceil(slowest - 1e-9))
+    links = _link_cycles(arch, counts)
+    latency = np.maximum(np.maximum(compute, np.ceil(slowest - 1e-9)), np.ceil(links - 1e-9))
     upkeep = _upkeep(arch, counts, costs, latency)
     fanouts = _fanouts(arch, counts, costs, batch.size)
     network = fanouts.network_pj
@@ -187,7 +189,12 @@ def evaluate_batch(
         nop_bits=fanouts.link_bits,
         latency_cycles=latency,
         level_cycles=level_cycles,
-        bottleneck=np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1),
+        link_cycles=links,
+        bottleneck=np.where(
+            links > np.maximum(compute, slowest),
+            -2,
+            np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1),
+        ),
         utilization=counts.macs / (latency * arch.mac_count),
     )
 
@@ -225,6 +232,30 @@ def _level_cycles(arch: Arch, counts: Counts) -> FloatArray:
             if bw is not None:
                 level_cycles[li] = np.maximum(level_cycles[li], words / bw)
     return level_cycles
+
+
+def _link_cycles(arch: Arch, counts: Counts) -> FloatArray:
+    """[batch]: the cycles a package's chip-to-chip links need (0 on a chip): each chiplet
+    takes in its share of the words sent down (weights, inputs, partial sums read back, halos
+    received) and sends out its partial sums and the halos it forwards, each way at most at
+    its links' bandwidth (``Fanout.link_gb_per_s``), the chiplets loaded alike."""
+    cycles = np.zeros(counts.valid.shape[0])
+    c = arch.compute
+    widths = (c.weight_bits, c.activation_bits, c.accum_bits)
+    for li, lvl in enumerate(arch.inner_first):
+        gb_per_s = lvl.fanout.link_gb_per_s
+        fx, fy = arch.fanouts[li]
+        if gb_per_s is None or fx * fy == 1:
+            continue
+        bits_per_cycle = gb_per_s * 8 / arch.clock_ghz
+        words, degree = counts.fanout_words[li], counts.fanout_degree[li]
+        halo = counts.halo_words[li] * widths[Operand.I]
+        down = words[Operand.W] * degree[Operand.W] * widths[Operand.W]
+        down = down + words[Operand.I] * degree[Operand.I] * widths[Operand.I]
+        down = down + counts.readback_words[li] * widths[Operand.O] + halo
+        up = words[Operand.O] * degree[Operand.O] * widths[Operand.O] + halo
+        cycles = np.maximum(cycles, np.maximum(down, up) / (fx * fy) / bits_per_cycle)
+    return cycles
 
 
 class _Upkeep(NamedTuple):
@@ -401,7 +432,7 @@ class Result:
     def bound(self) -> Literal["compute", "memory"]:
         """Roofline: ``compute`` when the MACs set the latency, else ``memory`` (a level's
         bandwidth; ``bottleneck`` names it)."""
-        return "compute" if int(self.batch.bottleneck[0]) < 0 else "memory"
+        return "compute" if int(self.batch.bottleneck[0]) == -1 else "memory"
 
     @property
     def energy_pj(self) -> float:
@@ -441,9 +472,10 @@ class Result:
 
     @property
     def bottleneck(self) -> str:
-        """``compute``, or the name of the level whose bandwidth sets the latency."""
+        """``compute``, ``NoP`` (a package's chip-to-chip links), or the name of the level
+        whose bandwidth sets the latency."""
         b = int(self.batch.bottleneck[0])
-        return "compute" if b < 0 else self.arch.inner_first[b].name
+        return {-1: "compute", -2: "NoP"}.get(b) or self.arch.inner_first[b].name
 
     @property
     def energy_pj_by_level(self) -> dict[str, float]:
