@@ -158,12 +158,15 @@ def test_simba_package(tmp_path: Path) -> None:
     # unlimited DRAM is a bound, not Simba: 5x to 9x MICRO 2019's 1,988 images/s (Simba's
     # 1,988 x 8.18 GOP = 16.3 TOPS is 12.7 % of its 128; magnet's bound uses > 60 % of 144.5)
     assert 5 <= free["images_per_s"] / 1988 <= 9 and free["utilization"] > 0.6
-    # the NoP costs magnet no time: 4 chiplets on unlimited DRAM are 4x one (within 1 %), no
-    # layer waits for the link-capped fills, and the weights, which bypass that cap, reach a
-    # chiplet at > 10x the 100 GB/s link (assumed) in the busiest layer
+    # the NoP costs magnet little time: 4 chiplets on unlimited DRAM are 4x one (within 1 %);
+    # every word into a chiplet crosses its links at most at 100 GB/s (assumed), so no layer
+    # takes in its weights faster (a single chiplet, with no links, takes them at 2 TB/s),
+    # and the few layers the links hold back (the fully connected one) are < 5 % of the time
     assert _package_row(summary, "stall-free", 4)["speedup"] == pytest.approx(4, rel=0.01)
-    assert all(r["link_bound_share"] == 0 for r in summary["rows"])
-    assert free["weight_gb_per_s_per_chiplet_max"] > 10 * 100
+    assert all(r["link_bound_share"] < 0.05 for r in summary["rows"])
+    packaged = [r for r in summary["rows"] if r["chiplets"] > 1]
+    assert all(r["weight_gb_per_s_per_chiplet_max"] <= 100 * 1.001 for r in packaged)
+    assert _package_row(summary, "stall-free", 1)["weight_gb_per_s_per_chiplet_max"] > 10 * 100
     # the NoP's energy: none on one chiplet; more than the MACs' from 4 chiplets in every
     # series; more than half of the package's (DRAM excluded) at 36 chiplets on unlimited
     # DRAM, not at 4; more than 80 % at the chiplet's 161 MHz low point (GRS's 1.17 pJ/bit

@@ -81,11 +81,9 @@ def run(
     package_pj = record.energy_pj - by_cat["dram"]
     ops = 2 * record.macs
     dram_cycles = sum(r.latency_cycles * r.count for r in record.layers if r.bottleneck == "DRAM")
-    # the global buffer's fills, capped at the link's bandwidth on a package (its own port
-    # on one chiplet)
-    link_cycles = sum(
-        r.latency_cycles * r.count for r in record.layers if r.bottleneck == "GlobalBuffer"
-    )
+    # layers the chip-to-chip links hold back (every word into or out of a chiplet crosses
+    # them at most at the link bandwidth, each way)
+    link_cycles = sum(r.latency_cycles * r.count for r in record.layers if r.bottleneck == "NoP")
     bytes_per_cycle = record.dram_bytes_per_cycle
     return {
         "series": series,
@@ -195,8 +193,9 @@ def _speed_why(at: dict[str, dict[str, Any]], micro: dict[str, Any], net: mg.Net
         f"lpddr4 (magnet's default DRAM; Simba's DRAM is not in the notes [NF]) is DRAM-bound: "
         f"each image reads ResNet-50's {weights_b / 1e6:.1f} MB of 8-bit weights through "
         f"{lp['dram_gb_per_s']:.1f} GB/s, at most {floor:,.0f} images/s [D]. stall-free is a "
-        f"bound: magnet has no hop latency, caps only the global buffer's fills at a chiplet's "
-        f"link (weights bypass it), shares no link and charges no sync between layers: "
+        f"bound: magnet has no hop latency, holds each chiplet's traffic to its links' "
+        f"bandwidth (100 GB/s each way, assumed) but shares no link between chiplets, and "
+        f"charges no sync between layers: "
         f"{free['utilization']:.0%} of peak, where Simba's {micro['images_per_s']:,} images/s "
         f"is {silicon_util:.1%} of {micro['peak_tops']} TOPS [D]"
     )
@@ -395,7 +394,7 @@ def write_tables(
         ("dram_share", "DRAM share of energy"),
         ("dram_bound_share", "latency share DRAM-bound"),
         ("dram_bound", "DRAM-bound"),
-        ("link_bound_share", "latency share fill-bound"),
+        ("link_bound_share", "latency share NoP-bound"),
         ("chiplets_busy_mean", "chiplets busy (mean)"),
         ("weight_gb_per_s_per_chiplet_max", "weights into a chiplet, GB/s (max)"),
         ("dram_bytes_per_image", "DRAM bytes per image"),

@@ -238,7 +238,7 @@ def _link_cycles(arch: Arch, counts: Counts) -> FloatArray:
     """[batch]: the cycles a package's chip-to-chip links need (0 on a chip): each chiplet
     takes in its share of the words sent down (weights, inputs, partial sums read back, halos
     received) and sends out its partial sums and the halos it forwards, each way at most at
-    its links' bandwidth (``Fanout.link_gb_per_s``), the chiplets loaded alike."""
+    its links' bandwidth (``Fanout.link_gb_per_s``), the chiplets in use loaded alike."""
     cycles = np.zeros(counts.valid.shape[0])
     c = arch.compute
     widths = (c.weight_bits, c.activation_bits, c.accum_bits)
@@ -254,7 +254,9 @@ def _link_cycles(arch: Arch, counts: Counts) -> FloatArray:
         down = down + words[Operand.I] * degree[Operand.I] * widths[Operand.I]
         down = down + counts.readback_words[li] * widths[Operand.O] + halo
         up = words[Operand.O] * degree[Operand.O] * widths[Operand.O] + halo
-        cycles = np.maximum(cycles, np.maximum(down, up) / (fx * fy) / bits_per_cycle)
+        children = counts.instances[li - 1] if li else counts.mac_instances
+        in_use = np.maximum(children / np.maximum(counts.instances[li], 1.0), 1.0)
+        cycles = np.maximum(cycles, np.maximum(down, up) / in_use / bits_per_cycle)
     return cycles
 
 
