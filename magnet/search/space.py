@@ -510,7 +510,8 @@ def _check_values(
                 template.params(trial)
             except MagnetError as exc:
                 where = "params" if name is None else f"params.{name}"
-                shown = "" if name is None else f"the value {value!r}: "
+                what = "group" if name is not None and _is_groups(space.params[name]) else "value"
+                shown = "" if name is None else f"the {what} {value!r}: "
                 raise MagnetError(f"{shown}{exc.message}", source=source, field=where) from None
 
 
