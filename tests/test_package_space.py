@@ -181,3 +181,16 @@ def test_magnet_spaces_lists_the_package_spaces_in_aligned_columns() -> None:
     ]
     # the template column starts after the longest name ("package-fixed-macs", 18 characters)
     assert {line.index(line.split()[1], 18) for line in lines} == {19}
+
+
+def test_the_readme_example_sets_a_group_s_parameters_together(tmp_path) -> None:
+    from tests.test_readme import block_with
+
+    path = tmp_path / "my-space.yaml"
+    path.write_text(block_with("yaml", "name: my-space"))
+    space = load_space(path)
+    # the README's groups: wide = pe_cols 8, 128 KiB = 131,072 bytes; narrow = 2, 32 KiB
+    assert space.design({"shape": "wide"})["pe_cols"] == 8
+    assert space.design({"shape": "wide"})["global_buffer"] == 128 * 1024 == 131_072
+    assert space.design({"shape": "narrow"})["global_buffer"] == 32 * 1024
+    assert "shape" not in space.design({"shape": "narrow"})

@@ -12,10 +12,10 @@ A space is a YAML file (the built-in ones, in ``magnet/spaces/``, are also known
       weight_buffer: {pow2: [8KiB, 128KiB]}  # sizes in bytes or with units
       clock_ghz: {float: [0.5, 2.0], log: true}
       pe_rows: 4                             # fixed
-      split:                                 # a name of its own: one of named groups of
-        groups:                              # template parameters, chosen together
-          4x1024: {chiplets_x: 2, chiplets_y: 2, pe_rows: 4, pe_cols: 4}
-          16x256: {chiplets_x: 4, chiplets_y: 4, pe_rows: 2, pe_cols: 2}
+      shape:                                 # a name of its own: one of named groups of
+        groups:                              # template parameters, set together
+          wide: {pe_cols: 8, global_buffer: 128KiB}
+          narrow: {pe_cols: 2, global_buffer: 32KiB}
     dataflow: {choices: [os-local-ws, ws-local-os]}
     constraints:                             # between parameters, checked before evaluating
       - weight_buffer >= weight_collector * vector_width * vector_units
