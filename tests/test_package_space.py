@@ -194,3 +194,18 @@ def test_the_readme_example_sets_a_group_s_parameters_together(tmp_path) -> None
     assert space.design({"shape": "wide"})["global_buffer"] == 128 * 1024 == 131_072
     assert space.design({"shape": "narrow"})["global_buffer"] == 32 * 1024
     assert "shape" not in space.design({"shape": "narrow"})
+
+
+def test_the_driver_draws_unseen_designs_by_group_name() -> None:
+    import numpy as np
+
+    space = load_space("package-fixed-macs")
+    rng = np.random.default_rng(0)
+    seen: set[str] = set()
+    for _ in range(84):  # the space's 84 designs (7 x 3 x 2 x 2), each drawn once
+        params = driver.unseen_design(space, seen, rng)
+        assert params is not None and params["split"] in driver.grid(space)["split"]
+        assert total_macs(space.design(params)) == 36_864
+        seen.add(driver.design_key(params))
+    assert len(seen) == 84
+    assert driver.unseen_design(space, seen, rng) is None  # none left
