@@ -20,6 +20,7 @@ from magnet.dataflow import Dataflow
 from magnet.design import CostSpec, Design, build_design, with_dataflow
 from magnet.errors import DesignInfeasible, MagnetError
 from magnet.mapper import Budget, MapOutcome, get_mapper, guarded_map, map_network
+from magnet.mapper.pipeline import map_pipeline
 from magnet.mapping.evaluate import Result, evaluate_mapping
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.network import LayerMappings, NetworkResult, evaluate_network
@@ -117,6 +118,7 @@ def evaluate(
     noc: NocModel | None = None,
     source: str | None = None,
     on_layer: LayerProgress | None = None,
+    pipeline: bool = False,
     **options: Any,
 ) -> Result: ...
 
@@ -136,6 +138,7 @@ def evaluate(
     noc: NocModel | None = None,
     source: str | None = None,
     on_layer: LayerProgress | None = None,
+    pipeline: bool = False,
     **options: Any,
 ) -> NetworkResult: ...
 
@@ -154,6 +157,7 @@ def evaluate(
     noc: NocModel | None = None,
     source: str | None = None,
     on_layer: LayerProgress | None = None,
+    pipeline: bool = False,
     **options: Any,
 ) -> Result | NetworkResult:
     """Evaluate a layer or a network on a design.
@@ -164,8 +168,15 @@ def evaluate(
     own, and ``progress``, called after every batch it prices; ``on_layer``, called after
     each layer shape is mapped). Returns a ``Result`` (a layer) or a ``NetworkResult``; both
     have ``energy_pj``, ``latency_cycles``, ``energy_pj_by_category`` and ``record()``.
+    ``pipeline``: a network on a package runs as a pipeline of stages on groups of its
+    chiplets (``magnet.mapper.pipeline``; a ``PipelineResult``), not layer after layer.
     """
     d = design(arch, dataflow, cost_model, noc=noc)
+    if pipeline and (mapping is not None or not isinstance(workload, Network)):
+        raise MagnetError(
+            "pipeline: a network, mapped by magnet (the stages choose each layer's chiplets)",
+            field="pipeline",
+        )
     if isinstance(workload, Layer):
         if mapping is not None:
             if not isinstance(mapping, Mapping):
@@ -188,6 +199,8 @@ def evaluate(
             raise MagnetError("a network takes LayerMappings (per-layer mappings)", field="mapping")
         return evaluate_network(workload, d.arch, d.costs, mapping)
     m = get_mapper(mapper, objective=objective, seed=seed, budget=_budget(budget), **options)
+    if pipeline:
+        return map_pipeline(workload, d, m, progress=on_layer)
     out = map_network(workload, d, m, progress=on_layer)
     if out.result is None:
         raise DesignInfeasible(f"{out.status}: {out.reason}", field=workload.name)

@@ -259,6 +259,12 @@ def _print(record: BaseModel, as_json: bool, text: Callable[[], str]) -> None:
     type=str,
     help="A Timeloop timeloop-input.yaml (its arch, problem, mapping and ERT).",
 )
+@click.option(
+    "--pipeline",
+    is_flag=True,
+    help="A --workload on a package: pipeline its layers across groups of chiplets "
+    "(stages), reporting a batch's latency and the pipeline's throughput.",
+)
 @SEARCH_OPTIONS
 @COMMON_OPTIONS
 @_friendly
@@ -270,6 +276,7 @@ def evaluate_command(
     batch: int | None,
     layer_mappings: str | None,
     timeloop_file: str | None,
+    pipeline: bool,
     dataflow: str | None,
     mapper: str,
     objective: str,
@@ -303,10 +310,13 @@ def evaluate_command(
             cost_model=cost_model,
             noc=noc,
             quiet=as_json,
+            pipeline=pipeline,
         )
         record = network.record()
         _print(record, as_json, lambda: network_table(record))
         return
+    if pipeline:
+        raise MagnetError("--pipeline applies to --workload (a network on a package)")
     if dataflow:
         raise MagnetError("--dataflow maps a --workload; for one layer use 'magnet map'")
     if batch is not None or layer_mappings:
@@ -330,21 +340,30 @@ def _evaluate_network(
     cost_model: str | None,
     noc: str | None,
     quiet: bool,
+    pipeline: bool = False,
 ) -> NetworkResult:
     """``magnet evaluate --workload``: the network on ``--arch`` under its per-layer mappings
     (``--mapping-file``) or mapped under ``--dataflow`` (one of them), with one progress line
     per layer on stderr unless ``quiet``."""
     from magnet.api import evaluate
     from magnet.mapping.network import LayerMappings
+    from magnet.mapping.pipeline import link_pj_per_bit
     from magnet.workload.load import load_workload
 
     if not arch_spec or bool(mappings_file) == bool(dataflow):
         raise MagnetError("--workload needs --arch and one of --mapping-file or --dataflow")
+    if pipeline and mappings_file:
+        raise MagnetError(
+            "--pipeline maps the layers on its stages: give --dataflow, not --mapping-file"
+        )
     network = load_workload(workload, batch)
     design = _design(arch_spec, dataflow, cost_model, noc)
+    if pipeline:
+        link_pj_per_bit(design.arch)  # a package, or bad input before any work
     if mappings_file:
         return evaluate(network, design, LayerMappings.from_yaml(mappings_file))
-    return evaluate(network, design, on_layer=None if quiet else _layer_lines(), **flags.kwargs())
+    on_layer = None if quiet else _layer_lines()
+    return evaluate(network, design, on_layer=on_layer, pipeline=pipeline, **flags.kwargs())
 
 
 def _layer_lines() -> LayerProgress:

@@ -120,6 +120,22 @@ def with_dataflow(design: Design, flow: Dataflow) -> Design:
     )
 
 
+def on_arch(design: Design, arch: Arch) -> Design:
+    """``design`` on ``arch``, an arch of the same levels and components per instance (a
+    group of a package's chiplets: ``Arch.with_chiplets``), under the same dataflow and at
+    the same prices: per instance they are the design's, and an alternative without some
+    levels is priced as the design's alternative without them. The area stays the design's
+    (the whole package)."""
+    known = {_level_names(d.arch): d.costs for d in _every_design(design)}
+    return with_alternatives(
+        arch, design.costs, design.dataflow, lambda a: known.get(_level_names(a))
+    )
+
+
+def _level_names(arch: Arch) -> tuple[str, ...]:
+    return tuple(lvl.name for lvl in arch.levels)
+
+
 def searched_designs(design: Design) -> list[Design]:
     """The designs whose mapspaces make up ``design``'s (``Design.alternatives``), each once."""
     return [d for d in _every_design(design) if d.searched]
@@ -143,6 +159,7 @@ __all__ = [
     "CostSpec",
     "Design",
     "build_design",
+    "on_arch",
     "searched_designs",
     "with_alternatives",
     "with_dataflow",

@@ -156,11 +156,15 @@ def test_records_are_versioned_json_that_reads_back() -> None:
         "math",
         "memory",
         "network",
+        "nop",
         "clock",
         "control",
         "dram",
         "static",
     }
+    assert back.energy_pj_by_category["nop"] == 0 and back.chiplets == 1  # a chip: no NoP
+    # one inference at batch N: N / latency_s of them a second
+    assert back.images_per_s == pytest.approx(net.batch / back.latency_s, rel=1e-12)
 
 
 # ---- workloads ---------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ def test_network_record_keeps_operand_energy_times_repeats() -> None:
     a = arch(dram(), buf("RF", 3))
     maps = LayerMappings(by_name={LAYER_KCP.name: m})
     record = mg.evaluate(net, a, maps, cost_model=COSTS).record()
-    assert record.schema_version == 4 == mg.SCHEMA_VERSION
+    assert record.schema_version == 5 == mg.SCHEMA_VERSION
     assert record.energy_pj_by_operand == {
         "DRAM": {"weights": 960.0, "inputs": 960.0, "outputs": 240.0},
         "RF": {"weights": 192.0, "inputs": 192.0, "outputs": 168.0},
@@ -363,3 +363,36 @@ def test_no_uncore_the_overheads_explained(small, storage) -> None:
     for kind in overheads:
         assert f"<td>{kind}</td><td>{OVERHEAD_NOTES[kind]}</td>" in pages[0]
         assert notes[kind] == OVERHEAD_NOTES[kind]
+
+
+def test_a_package_design_shows_its_chiplets_split_and_nop(tmp_path) -> None:
+    space = yaml.safe_load(SPACE.read_text())
+    space.update(
+        name="pkg",
+        template="package",
+        params={**space["params"], "chiplets_x": 2, "chiplets_y": {"choices": [1, 2]}},
+        workloads=[str(DATA / "search" / "small_net.yaml")],
+    )
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
+    study = search(tmp_path / "space.yaml", n_trials=2, storage=str(tmp_path / "s.journal"))
+    trial = study.feasible()[0]
+    record = trial.records[0]
+    chiplets = 2 * trial.params["chiplets_y"]
+    assert record["chiplets"] == chiplets and record["schema_version"] == 5
+    page = body(design_view(study, trial))
+    assert f'<div class="v">{chiplets}</div><div class="k">chiplets (' in page
+    assert '<th title="dimensions split across chiplets">split</th>' in page
+    for row in record["layers"]:  # each layer's split, as K2 or K2xC2, or - on one chiplet
+        split = "x".join(f"{d}{f}" for d, f in row["partition"].items()) or "-"
+        assert f'<td class="mono">{split}</td>' in page
+    # the NoP is a category of the breakdown (a package's links), drawn in its own colour
+    bars = F.energy_by_category(trial.records)
+    nop = [t for t in bars.data if t.name == "nop"]
+    assert nop and nop[0].marker.color == F.CATEGORY_COLORS["nop"] and nop[0].y[0] > 0
+
+
+def test_a_chip_has_no_nop_in_its_breakdown(small) -> None:
+    t = small.pareto_front()[0]
+    assert t.records[0]["energy_pj_by_category"]["nop"] == 0
+    assert "nop" not in [trace.name for trace in F.energy_by_category(t.records).data]
+    assert "split across chiplets" not in body(design_view(small, t))

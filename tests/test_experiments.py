@@ -133,3 +133,76 @@ def test_the_published_points_figure_draws_every_row_in_its_colour() -> None:
     red = int(np.all(rgb == (0xE4, 0x57, 0x56), axis=-1).sum())
     assert 50 * inside <= blue <= 150 * inside
     assert 50 * (rows - inside) <= red <= 150 * (rows - inside)
+
+
+def _package_row(summary: dict, series: str, chiplets: int) -> dict:
+    return next(r for r in summary["rows"] if r["series"] == series and r["chiplets"] == chiplets)
+
+
+def test_simba_package(tmp_path: Path) -> None:
+    summary = run_quick("simba-package", tmp_path)
+    assert (tmp_path / "published.md").exists() and (tmp_path / "partitions.md").exists()
+    assert {r["chiplets"] for r in summary["rows"]} == {1, 4, 36}
+    lp, free = _package_row(summary, "lpddr4", 36), _package_row(summary, "stall-free", 36)
+    # peak: 36 chiplets x 1,024 MACs x 2 ops x 1.96 GHz = 144.5 TOPS, the chiplet's 4.01 TOPS
+    # peak (VLSI 2019 [P]) x 36 = 144.506; 1.1307x VLSI 2019's 127.8 (which implies 1.73 GHz)
+    assert lp["peak_tops"] == pytest.approx(36 * 1024 * 2 * 1.96 / 1e3, rel=1e-9)
+    assert lp["peak_tops"] / 127.8 == pytest.approx(1.1307, abs=1e-4)
+    # magnet's default DRAM (LPDDR4, 4 x 6.4 = 25.6 GB/s) sets the pace: every image reads
+    # ResNet-50's 25,502,912 weight bytes, 25.5e6 / 25.6e9 = 0.996 ms, <= 1,004 images/s;
+    # 0.31x MICRO 2019's 1,988 (README: tested within 0.25-0.5)
+    assert summary["weights_bytes"] == 25_502_912 and lp["dram_gb_per_s"] == pytest.approx(25.6)
+    assert lp["dram_bound"] and lp["dram_bound_share"] > 0.8
+    assert lp["images_per_s"] <= 25.6e9 / 25_502_912
+    assert 0.25 <= lp["images_per_s"] / 1988 <= 0.5
+    # unlimited DRAM is a bound, not Simba: 5x to 9x MICRO 2019's 1,988 images/s (Simba's
+    # 1,988 x 8.18 GOP = 16.3 TOPS is 12.7 % of its 128; magnet's bound uses > 60 % of 144.5)
+    assert 5 <= free["images_per_s"] / 1988 <= 9 and free["utilization"] > 0.6
+    # the NoP costs magnet no time: 4 chiplets on unlimited DRAM are 4x one (within 1 %), no
+    # layer waits for the link-capped fills, and the weights, which bypass that cap, reach a
+    # chiplet at > 10x the 100 GB/s link (assumed) in the busiest layer
+    assert _package_row(summary, "stall-free", 4)["speedup"] == pytest.approx(4, rel=0.01)
+    assert all(r["link_bound_share"] == 0 for r in summary["rows"])
+    assert free["weight_gb_per_s_per_chiplet_max"] > 10 * 100
+    # the NoP's energy: none on one chiplet; more than the MACs' from 4 chiplets in every
+    # series; more than half of the package's (DRAM excluded) at 36 chiplets on unlimited
+    # DRAM, not at 4; more than 80 % at the chiplet's 161 MHz low point (GRS's 1.17 pJ/bit
+    # does not scale with the chiplets' supply)
+    for series in ("lpddr4", "hbm2", "stall-free"):
+        assert _package_row(summary, series, 1)["nop_share"] == 0
+        four = _package_row(summary, series, 4)["energy_pj_by_category"]
+        assert four["nop"] > four["math"]
+    assert free["nop_share_package"] > 0.5 > _package_row(summary, "stall-free", 4)["nop_share"]
+    # the nop category is the links' bits at GRS's 1.17 pJ/bit (Poulton et al., JSSC 2019,
+    # memory-and-links.md [PQ]) plus the adds that reduce partial sums across chiplets (< 0.1 %)
+    for r in summary["rows"] + summary["low_point"]:
+        link_pj = r["nop_bytes_per_image"] * 8 * 1.17
+        assert link_pj <= r["energy_pj_by_category"]["nop"] <= link_pj * 1.001
+    assert all(r["nop_share_package"] > 0.8 for r in summary["low_point"])
+    # TOPS/W without DRAM at 36 chiplets is below MICRO 2019's "up to 6.1" at both clocks:
+    # 0.1-0.3x at 1.96 GHz, 0.35-0.5x at 161 MHz (README)
+    at_36 = [_package_row(summary, s, 36) for s in ("lpddr4", "hbm2", "stall-free")]
+    assert all(0.1 <= r["tops_per_w_package"] / 6.1 <= 0.3 for r in at_36)
+    assert all(0.35 <= r["tops_per_w_package"] / 6.1 <= 0.5 for r in summary["low_point"])
+
+
+def test_simba_package_committed_results_say_where_the_nop_dominates() -> None:
+    results = EXPERIMENTS / "simba-package" / "results"
+    assert (results / "figure.png").exists() and (results / "published.md").exists()
+    summary = json.loads((results / "summary.json").read_text())
+    assert summary["quick"] is False
+    assert [r["chiplets"] for r in summary["rows"][:7]] == [1, 2, 4, 8, 16, 32, 36]
+    # the full run (experiments/README.md): the NoP outspends the MACs from 2 chiplets on
+    # every DRAM, and takes more than half of the package's energy (DRAM excluded) from 32
+    # chiplets on unlimited DRAM (never up to 36 on LPDDR4 or HBM2, where DRAM waits cut the
+    # chiplets a layer keeps busy)
+    found = summary["nop_dominates"]
+    assert found["share"] == 0.5
+    assert {s: f["nop_over_math_from"] for s, f in found.items() if s != "share"} == {
+        "lpddr4": 2,
+        "hbm2": 2,
+        "stall-free": 2,
+    }
+    assert found["stall-free"]["nop_over_share_from"] == 32
+    assert found["lpddr4"]["nop_over_share_from"] is None
+    assert found["hbm2"]["nop_over_share_from"] is None

@@ -41,7 +41,9 @@ class Fanout(Strict):
     their children. ``link_pj_per_bit``: the children are chips (chiplets of a package) joined
     by chip-to-chip links, each hop of ``pitch_mm`` costing this energy per bit (the link's
     own, at its own supply: not scaled with the chip's voltage, and priced whatever the NoC
-    model, as the network-on-package is not the chip's NoC).
+    model, as the network-on-package is not the chip's NoC); ``link_gb_per_s``: each child's
+    links carry at most this much into it and as much out of it (GB/s; None: unlimited),
+    every operand alike.
     """
 
     network: Literal["tree", "mesh", "systolic"] = "tree"
@@ -49,11 +51,14 @@ class Fanout(Strict):
     pitch_mm: float | None = Field(None, gt=0)
     dense: bool = False
     link_pj_per_bit: float | None = Field(None, gt=0)
+    link_gb_per_s: float | None = Field(None, gt=0)
 
     @model_validator(mode="after")
     def _link_has_a_pitch(self) -> Fanout:
         if self.link_pj_per_bit is not None and self.pitch_mm is None:
             raise ValueError("a fan-out over chip-to-chip links (link_pj_per_bit) needs pitch_mm")
+        if self.link_gb_per_s is not None and self.link_pj_per_bit is None:
+            raise ValueError("link_gb_per_s is a chip-to-chip link's: give link_pj_per_bit too")
         return self
 
 
@@ -266,6 +271,46 @@ class Arch(Strict):
         return tuple(
             (chain[i].mesh_x // chain[i + 1].mesh_x, chain[i].mesh_y // chain[i + 1].mesh_y)
             for i in range(len(self.levels))
+        )
+
+    @property
+    def chiplets(self) -> int:
+        """How many chips the design is: the chiplets of a package, 1 for a chip."""
+        x, y = self.chiplet_grid
+        return x * y
+
+    @property
+    def chiplet_grid(self) -> tuple[int, int]:
+        """(x, y) chiplets of the package's fan-out over chip-to-chip links; (1, 1) for a
+        chip (``chiplets``)."""
+        for lvl, fanout in zip(self.inner_first, self.fanouts, strict=True):
+            if lvl.fanout.link_pj_per_bit is not None:
+                return fanout
+        return (1, 1)
+
+    def with_chiplets(self, x: int, y: int) -> Arch:
+        """The same package with ``x`` by ``y`` chiplets (a group of its chiplets, as a
+        stage of a pipeline runs on): every level below the chip-to-chip fan-out keeps its
+        instances per chiplet. Per-instance prices are those of the whole package; the
+        template parameters are dropped (they describe the whole package)."""
+        fx, fy = self.chiplet_grid
+        if (fx, fy) == (1, 1) or not (1 <= x <= fx and 1 <= y <= fy):
+            raise ValueError(f"a {fx}x{fy} package has no {x}x{y} group of chiplets")
+        links = next(i for i, lvl in enumerate(self.levels) if lvl.fanout.link_pj_per_bit)
+
+        def scaled(level: Any) -> Any:
+            mesh = {"mesh_x": level.mesh_x // fx * x, "mesh_y": level.mesh_y // fy * y}
+            return level.model_copy(update=mesh)
+
+        levels = (*self.levels[: links + 1], *(scaled(lvl) for lvl in self.levels[links + 1 :]))
+        return Arch.model_validate(
+            {
+                **self.model_dump(),
+                "name": f"{self.name}[{x}x{y}]",
+                "levels": [lvl.model_dump() for lvl in levels],
+                "compute": scaled(self.compute).model_dump(),
+                "params": None,
+            }
         )
 
     @property

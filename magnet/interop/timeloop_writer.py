@@ -23,6 +23,9 @@ What Timeloop has no place for is written so that the energy still adds up:
   fill and drain, the input tensor behind a GEMM view's im2col matrix, the kind of each
   fan-out) and the chip's overhead areas go in a top-level ``magnet`` block, which Timeloop
   ignores and magnet's reader honours;
+* a package's chip-to-chip links (their energy per bit per hop, and the halo neighbouring
+  chiplets exchange, which changes DRAM's reads) are in that block only: Timeloop, which
+  has no chip-to-chip links, counts each chiplet's window from DRAM and no link energy;
 * a mapping that spreads one dimension over both X and Y of one fan-out gets a dummy level
   (``NAME_y``) for the Y half, as one Timeloop spatial directive puts a dimension on one axis.
 
@@ -36,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from magnet.arch.spec import ComputeLevel, Fanout, StorageLevel
@@ -323,10 +327,12 @@ def _mapping(result: Result, levels: list[_Written], dims: list[str]) -> list[di
 
 def _ert(result: Result, levels: list[_Written]) -> list[dict[str, Any]]:
     arch, costs, b = result.arch, result.costs, result.batch
-    # clock, static and fan-out energy of this run per cycle per instance in use: Timeloop's
-    # leak
+    # clock, static and on-chip fan-out energy of this run per cycle per instance in use:
+    # Timeloop's leak. A package's chip-to-chip links are not in it: the magnet block keeps
+    # the link (``fanout``), whose halo exchange a reader must count again (Timeloop cannot)
     used = b.counts.instances[:, 0] * b.latency_cycles[0]
-    leak = (b.clock_pj[:, 0] + b.static_pj[:, 0] + b.network_pj[:, 0]) / used
+    on_chip = np.where(b.nop, 0.0, b.network_pj[:, 0])
+    leak = (b.clock_pj[:, 0] + b.static_pj[:, 0] + on_chip) / used
     tables = []
     for w in levels:
         li = w.index
@@ -403,9 +409,9 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             if lvl.shared_bandwidth is not None
         },
         "streaming": [lvl.name for lvl in arch.levels if lvl.streaming],
-        # the kind of each fan-out; a link's energy is already in the level's leak
+        # the kind of each fan-out, a package's chip-to-chip link with its energy per bit
         "fanout": {
-            lvl.name: lvl.fanout.model_dump(exclude_defaults=True, exclude={"link_pj_per_bit"})
+            lvl.name: lvl.fanout.model_dump(exclude_defaults=True)
             for lvl in arch.levels
             if lvl.fanout != Fanout()
         },

@@ -23,6 +23,11 @@ follow Timeloop (NVlabs/timeloop, ``src/loop-analysis``) so that results can be 
   children that need it (the multicast degree); partial sums go up and are merged across the
   children that share outputs (the reduction degree), and read-backs go down to one child.
   The evaluator prices these words by the fan-out's network and floorplan.
+* Halos. On a fan-out over chip-to-chip links (the chiplets of a package) that splits the
+  output pixels, neighbouring chiplets' input windows overlap: the parent reads every input
+  word once and each further copy crosses one link from the neighbour holding it
+  (``halo_words``; ``_parent_share`` says when). On-chip fan-outs read each child's window
+  from the parent, as Timeloop does.
 * MACs read their operands every cycle (no reuse inside the MAC).
 
 Imperfect factors (products larger than the layer) are evaluated on the padded loop nest:
@@ -87,6 +92,8 @@ class Counts:
     fanout_degree: FloatArray  # [level, operand, batch]: children per word (multicast or
     # reduction degree, >= 1)
     readback_words: FloatArray  # [level, batch]: partial sums sent back down (to one child)
+    halo_words: FloatArray  # [level, batch]: input words crossing one chip-to-chip link of
+    # the fan-out below a level from a neighbouring child (the halo), every copy counted
     macs: int  # real MACs of the layer
     padded_macs: FloatArray  # [batch]
 
@@ -282,6 +289,10 @@ def _nest(layer: Layer, batch: MappingBatch) -> _Nest:
     )
 
 
+#: Level -> [b]: the share of a chip-to-chip fan-out's input words its parent sends
+#: (``_parent_share``).
+Shares = dict[int, FloatArray]
+
 #: A rank past every loop (of an inactive loop, or of no loop at all).
 _BIG = NUM_DIMS + 1
 
@@ -293,7 +304,8 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
     overflow = _overflow_bits(arch, keep, nest.tiles_clipped)
     ratio, padded_macs = _padding_ratios(layer, nest)
     spread = _spread(layer, nest)
-    moves = _count_moves(layer, keep, nest, spread, ratio, layer.macs / padded_macs)
+    share = _parent_share(layer, arch, keep, nest)
+    moves = _count_moves(layer, keep, nest, spread, ratio, layer.macs / padded_macs, share)
     if not nest.perfect:
         _at_least_real_words(layer, keep, spread.instances, moves)
     if isinstance(layer, GemmView):
@@ -311,6 +323,7 @@ def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
         fanout_words=moves.fanout_words,
         fanout_degree=spread.degree,
         readback_words=moves.readback,
+        halo_words=moves.halo,
         macs=layer.macs,
         padded_macs=padded_macs,
     )
@@ -397,6 +410,59 @@ def _distinct_children(layer: Layer, nest: _Nest) -> FloatArray:
     return distinct
 
 
+def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> Shares:
+    """Level l -> [b]: of the input words sent down the fan-out below l, the share its
+    parent sends; the rest are halo words, each crossing one link from a neighbouring child.
+    Only fan-outs over chip-to-chip links (``Fanout.link_pj_per_bit``) into children that
+    keep the inputs; empty when none exchanges halos. On-chip fan-outs are left as they are.
+
+    Along a window axis split n ways, each child's tile spanning ``p`` outputs and ``r``
+    taps (window ``w = stride (p - 1) + dil (r - 1) + 1``, starts ``a = stride p`` apart),
+    the children hold ``n w`` words of the axis, their union ``(n - 1) min(a, w) + w``: the
+    parent reads the union once; every further copy crosses one link from a neighbour
+    holding it (windows are intervals: a word children 0, 1, 2 need passes 0 -> 1 -> 2).
+    The axes multiply. Only the children of one step of the parent's loops exchange: their
+    windows fill together, and a chiplet forwards a halo word as it arrives (one more hop of
+    the parent's multicast, no read of its buffer). A loop above moving the tiles along the
+    split refills them (the tile holding the overlap of two steps is ``n - 1`` hops back:
+    the parent reads it again); one moving them across it fetches new rows, whose union the
+    parent reads. Not exchanged (share 1 on the axis, as on chip): a split of the taps (R,
+    S), a temporal tap loop at or above the level, a temporal output loop moving each
+    child's tile by less than its window (``n a < w``: a halo wider than ``n - 1`` tiles).
+    Imperfect factors: the shares of the padded nest, scaled as every count is.
+    """
+    links = [
+        li
+        for li, lvl in enumerate(arch.inner_first)
+        if lvl.fanout.link_pj_per_bit is not None and li > 0 and keep[li - 1, I_]
+    ]
+    overlap = max(layer.wdilation * (layer.R - 1) + 1 - layer.wstride, 0) + max(
+        layer.hdilation * (layer.S - 1) + 1 - layer.hstride, 0
+    )
+    dims, share = nest.dims, Shares()
+    for li in links if overlap else []:
+        level = np.ones(nest.t.shape[2])
+        for pos, win, stride, dil in (
+            (P_, R_, layer.wstride, layer.wdilation),
+            (Q_, S_, layer.hstride, layer.hdilation),
+        ):
+            if dims.index[pos] < 0 or not (dims.take_used(nest.s[li], pos) > 1).any():
+                continue  # not split across these children in any mapping
+            n = dims.take_used(nest.s[li], pos).astype(np.float64)
+            p = dims.take_used(nest.extent[li - 1], pos)
+            w = stride * (p - 1) + dil * (dims.take(nest.extent[li - 1], win) - 1) + 1
+            a = stride * p
+            moved = (dims.take_used(nest.t[li:], pos) > 1).any(axis=0) & (n * a < w)
+            if dims.index[win] >= 0:
+                moved |= (dims.take_used(nest.t[li:], win) > 1).any(axis=0)
+                moved |= dims.take_used(nest.s[li], win) > 1
+            union = (n - 1) * np.minimum(a, w) + w
+            level *= 1 + ~moved * (union / (n * w) - 1)
+        if (level < 1).any():
+            share[li] = level
+    return share
+
+
 class _TileFills:
     """Words moved into each level's tile of an operand over the run (first fill
     included): ``of(op)`` is ``[l, b]``."""
@@ -442,13 +508,19 @@ class _Moves:
     updates: FloatArray
     fanout_words: FloatArray
     readback: FloatArray
+    halo: FloatArray
 
     @staticmethod
     def zeros(nl: int, nb: int) -> _Moves:
         """No moves yet, for ``nl`` levels and ``nb`` mappings."""
         shape = (nl, 3, nb)
         return _Moves(
-            np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros((nl, nb))
+            reads=np.zeros(shape),
+            fills=np.zeros(shape),
+            updates=np.zeros(shape),
+            fanout_words=np.zeros(shape),
+            readback=np.zeros((nl, nb)),
+            halo=np.zeros((nl, nb)),
         )
 
 
@@ -459,18 +531,21 @@ def _count_moves(
     spread: _Spread,
     ratio: FloatArray,
     mac_ratio: FloatArray,
+    share: Shares,
 ) -> _Moves:
     """Reads, fills, updates and fan-out words of every keeper of every operand, walking
-    the keepers from the MACs outwards (each level is the parent of the keeper below it)."""
+    the keepers from the MACs outwards (each level is the parent of the keeper below it);
+    ``share`` (``_parent_share``) splits the inputs of chip-to-chip fan-outs into the
+    parent's reads and halo words."""
     nl, _, nb = nest.t.shape
     moves = _Moves.zeros(nl, nb)
     fills_of = _TileFills(layer, keep, nest)
     for op in Operand:
         keepers = [li for li in range(nl) if keep[li, op]]
         if keepers:
-            _count_operand(
-                op, keepers, fills_of.of(op) * ratio[op], nest, spread, ratio, mac_ratio, moves
-            )
+            delta = fills_of.of(op) * ratio[op]
+            halo = share if op is I_ else {}
+            _count_operand(op, keepers, delta, nest, spread, ratio, mac_ratio, moves, halo)
     return moves
 
 
@@ -483,10 +558,13 @@ def _count_operand(
     ratio: FloatArray,
     mac_ratio: FloatArray,
     moves: _Moves,
+    share: Shares,
 ) -> None:
     """Add the moves of ``op`` to ``moves``: what each keeper sends its child (the MACs
     below the innermost) and the fan-out words between them; ``delta_all`` ``[l, b]`` is the
-    words moved into each level's tile, scaled to the real layer."""
+    words moved into each level's tile, scaled to the real layer. ``share`` (level -> [b]): of
+    the words sent down the fan-out below l, the part the parent sends (the rest, the halo,
+    crosses one link from a neighbouring child to each child that needs it)."""
     nb = nest.t.shape[2]
     child = -1
     child_delta = nest.iterations * mac_ratio
@@ -497,6 +575,11 @@ def _count_operand(
         served = np.ones(nb)
         for j in range(child + 1, li + 1):
             served = served * spread.distinct[j, op]
+            if j in share:
+                shared = served * share[j]
+                halo = (served - shared) * spread.degree[j, op]
+                moves.halo[j] += child_delta * halo * spread.instances[j]
+                served = shared
             moves.fanout_words[j, op] += child_delta * served * spread.instances[j]
             if op is O_:
                 moves.readback[j] += (child_delta - child_part) * served * spread.instances[j]

@@ -11,13 +11,16 @@ Energy, by category:
   merges by the tree's adds, priced at their widths;
 * ``memory``: reads, fills and updates of the on-chip storage levels, per access of a block;
 * ``dram``: the same for DRAM;
-* ``network``: wires and network reductions. A fan-out's n children are laid out in the
+* ``network``: the chip's wires and network reductions. A fan-out's n children are laid out in the
   squarest grid (sqrt(n) on a side) with the parent in the middle. A word sent down reaches
   the group of children that need it through one tree: to the group (on average sqrt(n) / 2
   pitches away) and then one pitch per further child; partial sums come up the same way and
   are merged with one add per pair; a systolic fan-out passes words from neighbour to
   neighbour (one pitch per child). Bits are the operand's width; the pitch is the side of a
   child's area (``magnet.cost.price_arch``);
+* ``nop``: the same for a fan-out over chip-to-chip links (a package's network-on-package,
+  ``Fanout.link_pj_per_bit``): its links, per hop, and its reductions; halo words
+  (``Counts.halo_words``) cross one hop, from the neighbouring chiplet holding them;
 * ``clock``: the clock of every clocked register bit, and its share of the clock tree,
   every cycle of the run (of the instances in use only, under ``clock_gating``);
 * ``control``: address generation, one add at the address width per access of a level;
@@ -52,7 +55,7 @@ from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer
 
 ACTIONS = ("reads", "fills", "updates")
-CATEGORIES = ("math", "memory", "network", "clock", "control", "dram", "static")
+CATEGORIES = ("math", "memory", "network", "nop", "clock", "control", "dram", "static")
 
 
 def layer_view(layer: Layer, arch: Arch) -> Layer:
@@ -75,9 +78,12 @@ class BatchResult:
     mac_clock_pj: FloatArray  # [batch]
     mac_static_pj: FloatArray  # [batch]
     dram: BoolArray  # bool[level]: DRAM levels (their accesses are the "dram" category)
+    nop: BoolArray  # bool[level]: fan-outs over chip-to-chip links (the "nop" category)
+    nop_bits: FloatArray  # [batch]: bits the chip-to-chip links carry, summed over hops
     latency_cycles: FloatArray  # [batch], whole cycles
     level_cycles: FloatArray  # [level, batch]: cycles each level's bandwidth needs
-    bottleneck: IntArray  # int[batch]: -1 compute, else level index (innermost first)
+    link_cycles: FloatArray  # [batch]: cycles the busiest chip-to-chip links need
+    bottleneck: IntArray  # int[batch]: -1 compute, -2 links (NoP), else level (innermost first)
     utilization: FloatArray  # [batch]
 
     @property
@@ -87,7 +93,7 @@ class BatchResult:
 
     def take(self, index: list[int] | IntArray) -> BatchResult:
         """The results of the mappings at ``index`` (no re-evaluation)."""
-        return take_batch(self, index, keep=("dram",))
+        return take_batch(self, index, keep=("dram", "nop"))
 
     @property
     def edp(self) -> FloatArray:
@@ -122,7 +128,8 @@ class BatchResult:
         return {
             "math": self.math_pj,
             "memory": access[~self.dram].sum(axis=0),
-            "network": self.network_pj.sum(axis=0),
+            "network": self.network_pj[~self.nop].sum(axis=0),
+            "nop": self.network_pj[self.nop].sum(axis=0),
             "clock": self.clock_pj.sum(axis=0) + self.mac_clock_pj,
             "control": self.control_pj.sum(axis=0),
             "dram": access[self.dram].sum(axis=0),
@@ -153,10 +160,12 @@ def evaluate_batch(
     level_cycles = _level_cycles(arch, counts)
     slowest = level_cycles.max(axis=0)
     compute = _pipeline_cycles(arch, batch, counts)
-    latency = np.maximum(compute, np.ceil(slowest - 1e-9))
+    links = _link_cycles(arch, counts)
+    latency = np.maximum(np.maximum(compute, np.ceil(slowest - 1e-9)), np.ceil(links - 1e-9))
     upkeep = _upkeep(arch, counts, costs, latency)
-    network, tree_pj = _fanouts(arch, counts, costs, batch.size)
-    math = counts.macs * costs.mac_pj + tree_pj
+    fanouts = _fanouts(arch, counts, costs, batch.size)
+    network = fanouts.network_pj
+    math = counts.macs * costs.mac_pj + fanouts.tree_pj
     energy = (
         _sum_rows(access_energy)
         + _sum_rows(upkeep.clock_pj)
@@ -176,9 +185,16 @@ def evaluate_batch(
         mac_clock_pj=upkeep.mac_clock_pj,
         mac_static_pj=upkeep.mac_static_pj,
         dram=dram,
+        nop=fanouts.nop,
+        nop_bits=fanouts.link_bits,
         latency_cycles=latency,
         level_cycles=level_cycles,
-        bottleneck=np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1),
+        link_cycles=links,
+        bottleneck=np.where(
+            links > np.maximum(compute, slowest),
+            -2,
+            np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1),
+        ),
         utilization=counts.macs / (latency * arch.mac_count),
     )
 
@@ -216,6 +232,30 @@ def _level_cycles(arch: Arch, counts: Counts) -> FloatArray:
             if bw is not None:
                 level_cycles[li] = np.maximum(level_cycles[li], words / bw)
     return level_cycles
+
+
+def _link_cycles(arch: Arch, counts: Counts) -> FloatArray:
+    """[batch]: the cycles a package's chip-to-chip links need (0 on a chip): each chiplet
+    takes in its share of the words sent down (weights, inputs, partial sums read back, halos
+    received) and sends out its partial sums and the halos it forwards, each way at most at
+    its links' bandwidth (``Fanout.link_gb_per_s``), the chiplets loaded alike."""
+    cycles = np.zeros(counts.valid.shape[0])
+    c = arch.compute
+    widths = (c.weight_bits, c.activation_bits, c.accum_bits)
+    for li, lvl in enumerate(arch.inner_first):
+        gb_per_s = lvl.fanout.link_gb_per_s
+        fx, fy = arch.fanouts[li]
+        if gb_per_s is None or fx * fy == 1:
+            continue
+        bits_per_cycle = gb_per_s * 8 / arch.clock_ghz
+        words, degree = counts.fanout_words[li], counts.fanout_degree[li]
+        halo = counts.halo_words[li] * widths[Operand.I]
+        down = words[Operand.W] * degree[Operand.W] * widths[Operand.W]
+        down = down + words[Operand.I] * degree[Operand.I] * widths[Operand.I]
+        down = down + counts.readback_words[li] * widths[Operand.O] + halo
+        up = words[Operand.O] * degree[Operand.O] * widths[Operand.O] + halo
+        cycles = np.maximum(cycles, np.maximum(down, up) / (fx * fy) / bits_per_cycle)
+    return cycles
 
 
 class _Upkeep(NamedTuple):
@@ -262,16 +302,28 @@ def _without_dram(counts: Counts, dram: BoolArray, operands: Collection[Operand]
     )
 
 
-def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[FloatArray, FloatArray]:
-    """Wire and reduction energy of every fan-out ([level, batch]) and the adder trees'
-    correction to the MACs' accumulations ([batch])."""
+class Fanouts(NamedTuple):
+    """What the fan-outs cost (``_fanouts``)."""
+
+    network_pj: FloatArray  # [level, batch]: wires and reductions of the fan-out below it
+    tree_pj: FloatArray  # [batch]: the adder trees' correction to the MACs' accumulations
+    nop: BoolArray  # bool[level]: fan-outs over chip-to-chip links
+    link_bits: FloatArray  # [batch]: bits those links carry, summed over hops
+
+
+def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> Fanouts:
+    """Wire and reduction energy of every fan-out, the adder trees' correction, and the
+    bits carried by chip-to-chip links (a package's NoP: one hop is one link)."""
     c = arch.compute
     widths = (c.weight_bits, c.activation_bits, c.accum_bits)
     network = np.zeros((len(arch.levels), n))
     tree = np.zeros(n)
+    links = np.array([lvl.fanout.link_pj_per_bit is not None for lvl in arch.inner_first])
+    link_bits = np.zeros(n)
     for li, lvl in enumerate(arch.inner_first):
         fx, fy = arch.fanouts[li]
         if fx * fy == 1:
+            links[li] = False
             continue
         words, degree = counts.fanout_words[li], counts.fanout_degree[li]
         reduced = np.rint(degree[Operand.O]).astype(np.int64)
@@ -283,19 +335,25 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> tuple[Floa
         else:
             network[li] += words[Operand.O] * (reduced - 1) * costs.reduce_add_pj[li]
         wire = costs.wire_pj_per_bit_mm[li] * costs.pitch_mm[li]
-        if wire == 0:
+        if wire == 0 and not links[li]:
             continue
         if lvl.fanout.network == "systolic":
             reach, unicast = degree, 1.0
         else:  # to the group's nearest child, then one pitch per further child
             to_child = np.sqrt(fx * fy) / 2  # children laid out in the squarest grid
             reach, unicast = to_child + degree - 1, to_child
+        bits = np.zeros(n)  # bits x pitches moved
         for op in Operand:
             if not (op is Operand.O and in_datapath):
-                network[li] += words[op] * widths[op] * wire * reach[op]
+                bits += words[op] * widths[op] * reach[op]
         if not in_datapath:
-            network[li] += counts.readback_words[li] * widths[Operand.O] * wire * unicast
-    return network, tree
+            bits += counts.readback_words[li] * widths[Operand.O] * unicast
+        if links[li]:  # halo words: one hop, from the neighbour holding them
+            bits += counts.halo_words[li] * widths[Operand.I]
+        network[li] += bits * wire
+        if links[li]:
+            link_bits += bits
+    return Fanouts(network, tree, links, link_bits)
 
 
 def _pipeline_cycles(arch: Arch, batch: MappingBatch, counts: Counts) -> FloatArray:
@@ -374,7 +432,7 @@ class Result:
     def bound(self) -> Literal["compute", "memory"]:
         """Roofline: ``compute`` when the MACs set the latency, else ``memory`` (a level's
         bandwidth; ``bottleneck`` names it)."""
-        return "compute" if int(self.batch.bottleneck[0]) < 0 else "memory"
+        return "compute" if int(self.batch.bottleneck[0]) == -1 else "memory"
 
     @property
     def energy_pj(self) -> float:
@@ -414,9 +472,10 @@ class Result:
 
     @property
     def bottleneck(self) -> str:
-        """``compute``, or the name of the level whose bandwidth sets the latency."""
+        """``compute``, ``NoP`` (a package's chip-to-chip links), or the name of the level
+        whose bandwidth sets the latency."""
         b = int(self.batch.bottleneck[0])
-        return "compute" if b < 0 else self.arch.inner_first[b].name
+        return {-1: "compute", -2: "NoP"}.get(b) or self.arch.inner_first[b].name
 
     @property
     def energy_pj_by_level(self) -> dict[str, float]:
@@ -444,6 +503,26 @@ class Result:
     def energy_pj_by_category(self) -> dict[str, float]:
         """Energy (pJ) by category (``CATEGORIES``); the values add up to ``energy_pj``."""
         return {k: float(v[0]) for k, v in self.batch.category_pj().items()}
+
+    @property
+    def partition(self) -> dict[str, int]:
+        """How the layer is split across chiplets: the spatial factors (X times Y) of the
+        fan-outs over chip-to-chip links, dimensions split more than once only; empty on
+        a chip."""
+        split: dict[str, int] = {}
+        for lvl in self.arch.levels:
+            loops = self.mapping.level(lvl.name)
+            if lvl.fanout.link_pj_per_bit is None or loops is None:
+                continue
+            for factors in (loops.spatial_x, loops.spatial_y):
+                for dim, f in factors.items():
+                    split[dim] = split.get(dim, 1) * f
+        return {d: f for d, f in split.items() if f > 1}
+
+    @property
+    def nop_bytes(self) -> float:
+        """Bytes the chip-to-chip links carry, summed over the links each crosses."""
+        return float(self.batch.nop_bits[0]) / 8
 
     @property
     def accesses(self) -> dict[str, dict[str, dict[str, float]]]:
@@ -483,6 +562,8 @@ class Result:
             energy_pj_by_level=self.energy_pj_by_level,
             energy_pj_by_operand=self.energy_pj_by_operand,
             energy_pj_by_category=self.energy_pj_by_category,
+            partition=self.partition,
+            nop_bytes=self.nop_bytes,
             accesses=self.accesses,
             area_mm2=self.area_mm2,
             area_mm2_by_component=self.costs.area_mm2_by_component,

@@ -115,9 +115,29 @@ def _fits(producer: Result, consumer: Result) -> bool:
                 )
                 others = max(others, own)
         capacity_bits = lvl.capacity_bits
-        if capacity_bits is None or bits + others > capacity_bits * lvl.instances:
+        # the fewer instances of either side's arch (a pipeline's neighbours run on groups
+        # of a package's chiplets: ``magnet.mapper.pipeline``)
+        instances = min(r.arch.inner_first[li].instances for r in (producer, consumer))
+        if capacity_bits is None or bits + others > capacity_bits * instances:
             return False  # (a home level is bounded: ``_home``)
     return True
+
+
+def on_chip_runs(network: Network, base: list[Result]) -> list[Result]:
+    """``base`` (a result per entry of ``network``, each mapped alone) priced with the
+    activations kept on chip between neighbours (the rule: ``NetworkResult.runs``)."""
+    keep_in = [False] * len(base)
+    keep_out = [False] * len(base)
+    for i, (fed, alone) in enumerate(network.handoffs()):
+        if fed and _fits(base[i], base[i + 1]):
+            keep_in[i + 1] = True
+            keep_out[i] = alone
+    return [
+        r.with_on_chip(
+            [name for name, kept in (("inputs", keep_in[i]), ("outputs", keep_out[i])) if kept]
+        )
+        for i, r in enumerate(base)
+    ]
 
 
 @dataclass
@@ -162,20 +182,7 @@ class NetworkResult:
         and latency (DRAM cycles, and static energy over the shorter run) are priced again
         with the DRAM traffic that is left.
         """
-        entries = self.network.layers
-        base = [self.result(e.layer) for e in entries]
-        keep_in = [False] * len(entries)
-        keep_out = [False] * len(entries)
-        for i, (fed, alone) in enumerate(self.network.handoffs()):
-            if fed and _fits(base[i], base[i + 1]):
-                keep_in[i + 1] = True
-                keep_out[i] = alone
-        return [
-            r.with_on_chip(
-                [name for name, kept in (("inputs", keep_in[i]), ("outputs", keep_out[i])) if kept]
-            )
-            for i, r in enumerate(base)
-        ]
+        return on_chip_runs(self.network, [self.result(e.layer) for e in self.network.layers])
 
     @property
     def macs(self) -> int:
@@ -264,6 +271,8 @@ class NetworkResult:
                     dram_bytes=r.dram_bytes,
                     off_chip=[op for op, b in r.dram_bytes_by_operand.items() if b > 0],
                     energy_pj_by_category=r.energy_pj_by_category,
+                    partition=r.partition,
+                    nop_bytes=r.nop_bytes,
                 )
             )
         tops = ops / latency_s / 1e12
@@ -280,11 +289,14 @@ class NetworkResult:
             macs=self.macs,
             latency_cycles=latency,
             latency_s=latency_s,
+            images_per_s=self.network.batch / latency_s,
+            chiplets=self.arch.chiplets,
             utilization=self.utilization,
             energy_pj=energy,
             energy_pj_per_mac=energy / self.macs,
             edp_pj_cycles=energy * latency,
             dram_bytes=self.dram_bytes,
+            nop_bytes=self._total("nop_bytes"),
             power_w=energy_j / latency_s,
             tops=tops,
             tops_per_w=ops / energy_j / 1e12,

@@ -17,7 +17,16 @@ counted the clock in ``math``, ``memory`` and ``static``). Version 3: ``dram_byt
 ``dram_bytes_by_operand``, ``bound`` and ``off_chip``. Version 4: a network record keeps
 its access energy by level and operand (``energy_pj_by_operand``, as a layer record does)
 and its roofs (``peak_macs_per_cycle``, ``dram_bytes_per_cycle``), so that a viewer never
-prices a design again; a layer record is unchanged.
+prices a design again; a layer record is unchanged. Version 5 (packages of chiplets): the
+``nop`` category (the chip-to-chip links of a package's network-on-package and their
+reductions; version 4 counted them in ``network``), ``partition`` (the dimensions a layer
+is split over across chiplets, with their factors) and ``nop_bytes`` (bytes the links carry,
+summed over the links each crosses) of a layer; ``chiplets``, ``images_per_s`` and
+``nop_bytes`` of a network, and ``pipeline``: the stages of a network pipelined across
+chiplet groups (None: layer after layer on the whole design). ``latency_s`` is the time of
+one batch through the network; ``images_per_s`` the batches per second (the batch over
+``latency_s`` when layers run one after another, over the slowest stage's time when
+pipelined), as ``tops``, ``power_w`` and ``utilization`` are rates of that throughput.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from pydantic import ConfigDict
 from magnet.strict import Strict
 
 #: The version of every record's shape (see the module docstring).
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 
 
 class _Record(Strict):
@@ -54,7 +63,7 @@ class MapperStats(_Record):
 class LayerRecord(_Record):
     """One layer under one mapping on one design."""
 
-    schema_version: Literal[4] = SCHEMA_VERSION
+    schema_version: Literal[5] = SCHEMA_VERSION
     record: Literal["layer"] = "layer"
     layer: str
     shape: str
@@ -77,6 +86,8 @@ class LayerRecord(_Record):
     energy_pj_by_level: dict[str, float]
     energy_pj_by_operand: dict[str, dict[str, float]]
     energy_pj_by_category: dict[str, float]
+    partition: dict[str, int]
+    nop_bytes: float
     accesses: dict[str, dict[str, dict[str, float]]]
     area_mm2: float | None
     area_mm2_by_component: dict[str, float]
@@ -102,6 +113,19 @@ class LayerRow(_Record):
     dram_bytes: float
     off_chip: list[str]
     energy_pj_by_category: dict[str, float]
+    partition: dict[str, int]
+    nop_bytes: float
+
+
+class PipelineStage(_Record):
+    """One stage of a network pipelined across a package's chiplets: its layers (``first``
+    to ``last``, in network order), the chiplets they run on, and its time per batch."""
+
+    first: str
+    last: str
+    layers: int
+    chiplets: int
+    latency_cycles: int
 
 
 class NetworkRecord(_Record):
@@ -116,7 +140,7 @@ class NetworkRecord(_Record):
     bandwidth at its word width; None when unlimited: ``Arch.dram_bytes_per_cycle``).
     """
 
-    schema_version: Literal[4] = SCHEMA_VERSION
+    schema_version: Literal[5] = SCHEMA_VERSION
     record: Literal["network"] = "network"
     network: str
     arch: str
@@ -130,6 +154,8 @@ class NetworkRecord(_Record):
     macs: int
     latency_cycles: int
     latency_s: float
+    images_per_s: float
+    chiplets: int
     utilization: float
     energy_pj: float
     energy_pj_per_mac: float
@@ -139,6 +165,7 @@ class NetworkRecord(_Record):
     tops_per_w: float
     tops_per_mm2: float | None
     dram_bytes: float
+    nop_bytes: float
     peak_macs_per_cycle: int
     dram_bytes_per_cycle: float | None
     energy_pj_by_level: dict[str, float]
@@ -148,3 +175,4 @@ class NetworkRecord(_Record):
     area_mm2_by_component: dict[str, float]
     layers: list[LayerRow]
     mappings: dict[str, list[dict[str, Any]]]
+    pipeline: list[PipelineStage] | None = None

@@ -52,6 +52,7 @@ CATEGORY_COLORS = {
     "math": "#636efa",
     "memory": "#00cc96",
     "network": "#ffa15a",
+    "nop": "#ff6692",
     "clock": "#19d3f3",
     "control": "#fecb52",
     "dram": "#ef553b",
@@ -716,9 +717,12 @@ def _energy_stack(
 
 
 def energy_by_category(records: list[dict[str, Any]]) -> go.Figure:
-    """Energy of each workload by category (math, memory, network, clock, control, dram,
-    static), linear or log."""
-    return _energy_stack("Energy by category", records, "energy_pj_by_category", CATEGORY_COLORS)
+    """Energy of each workload by category (math, memory, network, nop, clock, control,
+    dram, static), linear or log; ``nop`` (a package's links) only for a package."""
+    key = "energy_pj_by_category"
+    if not any(r[key].get("nop") for r in records):
+        records = [{**r, key: {c: e for c, e in r[key].items() if c != "nop"}} for r in records]
+    return _energy_stack("Energy by category", records, key, CATEGORY_COLORS)
 
 
 def energy_by_level(records: list[dict[str, Any]]) -> go.Figure:

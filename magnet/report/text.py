@@ -32,9 +32,16 @@ def _area(record: LayerRecord | NetworkRecord) -> str:
     return "n/a" if record.area_mm2 is None else f"{record.area_mm2:.3f} mm^2"
 
 
+def partition_text(partition: dict[str, int]) -> str:
+    """A layer's split across chiplets as ``K4xC2`` (``-``: on one chiplet)."""
+    return "x".join(f"{d}{f}" for d, f in partition.items()) or "-"
+
+
 def _shares(title: str, values: dict[str, float], total: float) -> list[str]:
     lines = ["", f"{title:<24}{'energy pJ':>14}{'share':>8}"]
     for name, energy in values.items():
+        if name == "nop" and not energy:  # a chip, not a package: it has no NoP
+            continue
         lines.append(f"{name:<24}{_fmt(energy):>14}{energy / (total or 1.0) * 100:>7.1f}%")
     return lines
 
@@ -57,6 +64,11 @@ def layer_table(record: LayerRecord, loop_nest: str) -> str:
         + ")",
         f"area         {_area(r)}",
     ]
+    if r.partition or r.nop_bytes:
+        lines.append(
+            f"chiplets     split {partition_text(r.partition)}; "
+            f"NoP {_bytes(r.nop_bytes)} over the links"
+        )
     if r.mapper is not None:
         m = r.mapper
         lines.append(
@@ -91,7 +103,8 @@ def network_table(record: NetworkRecord) -> str:
         f"operating    {operating_point(r)}",
         f"cost model   {r.cost_model}",
         f"MACs         {r.macs:,}",
-        f"cycles       {r.latency_cycles:,}  ({r.latency_s * 1e3:.3f} ms)",
+        f"cycles       {r.latency_cycles:,}  ({r.latency_s * 1e3:.3f} ms, "
+        f"{r.images_per_s:,.4g} inputs/s)",
         f"utilization  {r.utilization * 100:.2f} %",
         f"energy       {_fmt(r.energy_pj)} pJ  ({r.energy_pj_per_mac:.3f} pJ/MAC, "
         f"{r.tops_per_w:.2f} TOPS/W, {r.power_w:.3f} W)",
@@ -99,16 +112,29 @@ def network_table(record: NetworkRecord) -> str:
         + ("" if r.tops_per_mm2 is None else f", {r.tops_per_mm2:.3f} TOPS/mm^2"),
         f"area         {_area(r)}",
         f"dram bytes   {_bytes(r.dram_bytes)}",
+        *(
+            [f"chiplets     {r.chiplets}; NoP {_bytes(r.nop_bytes)} over the links"]
+            if r.chiplets > 1
+            else []
+        ),
         "",
         f"{'layer':<28}{'count':>6}{'MACs':>14}{'energy pJ':>14}{'cycles':>14}{'util':>7}"
-        f"{'bound':>9}{'dram bytes':>14}  off chip",
+        f"{'bound':>9}{'dram bytes':>14}  off chip" + ("  split" if r.chiplets > 1 else ""),
     ]
     for row in r.layers:
         lines.append(
             f"{row.name:<28}{row.count:>6}{row.macs:>14,}{_fmt(row.energy_pj):>14}"
             f"{row.latency_cycles:>14,}{row.utilization * 100:>6.1f}%{row.bound:>9}"
             f"{_bytes(row.dram_bytes):>14}  {','.join(o[0].upper() for o in row.off_chip) or '-'}"
+            + (f"  {partition_text(row.partition)}" if r.chiplets > 1 else "")
         )
+    if r.pipeline:
+        lines += ["", f"{'pipeline stage':<44}{'layers':>8}{'chiplets':>10}{'cycles':>14}"]
+        for s in r.pipeline:
+            lines.append(
+                f"{s.first + ' .. ' + s.last:<44}{s.layers:>8}{s.chiplets:>10}"
+                f"{s.latency_cycles:>14,}"
+            )
     lines += _shares("category", r.energy_pj_by_category, r.energy_pj)
     lines += _shares("level (all costs)", r.energy_pj_by_level, r.energy_pj)
     if r.area_mm2_by_component:

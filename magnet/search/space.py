@@ -75,6 +75,8 @@ METRICS: dict[str, str] = {
     "utilization": "MAC utilisation (0..1)",
     "energy_pj_per_mac": "energy per MAC (pJ)",
     "dram_bytes": "bytes to and from DRAM per inference",
+    "images_per_s": "inputs (images, sequences) per second: the batch / latency_s",
+    "nop_bytes": "bytes over a package's chip-to-chip links per inference",
 }
 #: Each metric's natural goal (what "better" means) when an objective gives no goal.
 NATURAL_GOAL = {
@@ -83,6 +85,7 @@ NATURAL_GOAL = {
     "tops_per_mm2": "max",
     "tops": "max",
     "utilization": "max",
+    "images_per_s": "max",
 }
 
 

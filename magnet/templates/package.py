@@ -6,11 +6,15 @@ DRAM (the package's, shared) fans out to ``chiplets_x`` x ``chiplets_y`` chiplet
 of chip-to-chip links; every level below it is repeated per chiplet. A layer is partitioned
 across chiplets by the mapper's spatial loops at DRAM: over output channels (K: inputs
 multicast to every chiplet), input channels (C: partial sums reduced across chiplets) or
-output pixels (P, Q: each chiplet reads its windows' overlap, the halo, from DRAM), and
-each chiplet's share is mapped as on one chip. The NoP's words are priced per hop at the
-link's energy per bit (``Fanout.link_pj_per_bit``); a chiplet's global buffer fills at most
-at the link's bandwidth (the weights, which bypass it, are held back by DRAM's bandwidth
-only). A package of one chiplet is the chip itself.
+output pixels (P, Q: DRAM reads every input word once, and the overlap of neighbouring
+chiplets' windows, the halo, crosses one link from the neighbour holding it; chiplets
+exchange the halo of one step of DRAM's loops, the overlap of two steps is read again:
+``magnet.mapping.analysis._parent_share``), and each chiplet's share is mapped as on one
+chip. The NoP's words are priced per hop at the link's energy per bit
+(``Fanout.link_pj_per_bit``), halo words at one hop; every word into or out of a chiplet
+(weights, inputs, partial sums, halos) crosses its links at most at the link bandwidth each
+way (``Fanout.link_gb_per_s``; a layer the links hold back is ``NoP``-bound). A package of
+one chiplet is the chip itself.
 
 Link technologies (``LINKS``; tests/data/reference/memory-and-links.md):
 
@@ -79,28 +83,22 @@ class Package(Template[PackageParams]):
 
     def assemble(self, p: PackageParams, name: str) -> Arch:
         """The chiplet's levels, every one below DRAM repeated per chiplet; DRAM fans out
-        to the chiplets over the NoP, which also caps each chiplet's fills."""
+        to the chiplets over the NoP, whose links cap what enters and leaves a chiplet."""
         chip = Simba().assemble(p, name)
         cx, cy = p.chiplets_x, p.chiplets_y
         if cx * cy == 1:
             return chip
         dram, *inner = chip.levels
-        link_pj = LINKS[p.link][0]
-        nop = Fanout(network="mesh", pitch_mm=p.chiplet_pitch_mm, link_pj_per_bit=link_pj)
-        top = inner[0]
-        words_per_cycle = p.link_gb_per_s / p.clock_ghz * 8 / top.word_bits
-        if top.write_bandwidth is not None:  # the chiplet's own port may be narrower
-            words_per_cycle = min(words_per_cycle, top.write_bandwidth)
+        nop = Fanout(
+            network="mesh",
+            pitch_mm=p.chiplet_pitch_mm,
+            link_pj_per_bit=LINKS[p.link][0],
+            link_gb_per_s=p.link_gb_per_s,
+        )
         levels = [
             dram.model_copy(update={"fanout": nop}),
             *(
-                lvl.model_copy(
-                    update={
-                        "mesh_x": lvl.mesh_x * cx,
-                        "mesh_y": lvl.mesh_y * cy,
-                        **({"write_bandwidth": words_per_cycle} if lvl is top else {}),
-                    }
-                )
+                lvl.model_copy(update={"mesh_x": lvl.mesh_x * cx, "mesh_y": lvl.mesh_y * cy})
                 for lvl in inner
             ),
         ]

@@ -107,6 +107,12 @@ class Network(Strict):
         return sum(entry.repeat for entry in self.layers)
 
     @property
+    def batch(self) -> int:
+        """Inputs (images, sequences) one run of the network takes: the N of its layers
+        (the zoo's and ONNX's layers carry the batch in N); the largest when they differ."""
+        return max(e.layer.N for e in self.layers)
+
+    @property
     def macs(self) -> int:
         """MACs of the whole network, repeats included."""
         return sum(entry.layer.macs * entry.repeat for entry in self.layers)

@@ -1,0 +1,493 @@
+"""Simba's multi-chiplet package (package template) on ResNet-50 at batch 1, 1 to 36 chiplets.
+
+simba-chip chiplets on a mesh network-on-package (GRS links), each at the simba-chip preset's
+own operating point, a layer partitioned across chiplets by the mapper's spatial loops at
+DRAM. Per chiplet count and per package DRAM (the preset's LPDDR4, one HBM2 stack, and an
+unlimited bound): latency, images/s, peak TOPS, TOPS/W, the NoP's share of the energy,
+whether DRAM sets the pace, and where the NoP starts to dominate; the 36-chiplet package
+beside Simba's published 1,988 images/s and 0.50 ms (MICRO 2019), 2,615 images/s and
+127.8 TOPS (VLSI 2019), 1,903 images/s (JSSC 2020) and up to 6.1 TOPS/W (MICRO 2019).
+
+    python experiments/simba-package/run.py [--quick]
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+import common  # noqa: E402
+
+import magnet as mg  # noqa: E402
+from magnet.templates import presets  # noqa: E402
+
+
+def package(cfg: dict[str, Any], mesh: list[int], extra: dict[str, Any]) -> mg.Arch:
+    """The preset with ``mesh`` = (x, y) chiplets and the series' parameters ``extra``."""
+    template, params = presets()[cfg["preset"]]
+    x, y = mesh
+    full = {**params, "chiplets_x": x, "chiplets_y": y, **extra}
+    return template.build(full, name=f"simba-package-{x}x{y}")
+
+
+def partitions(record: mg.NetworkRecord, net: mg.Network) -> dict[str, Any]:
+    """How the layers were split across chiplets (``LayerRow.partition``): the chiplets a
+    layer keeps busy, weighted by its cycles; the layers per split; and the fastest a
+    chiplet must receive its weights (each read once: a lower bound, GB/s), the largest over
+    the layers (a chiplet needs the weights of its K and C share; a split over pixels sends
+    each chiplet the same weights)."""
+    busy_cycles, by_split, weight_gb_per_s = 0.0, {}, 0.0
+    for row, entry in zip(record.layers, net.layers, strict=True):
+        split = row.partition
+        busy_cycles += math.prod(split.values()) * row.latency_cycles * row.count
+        name = " x ".join(f"{d}{f}" for d, f in sorted(split.items())) or "none"
+        by_split[name] = by_split.get(name, 0) + row.count
+        share_b = entry.layer.operand_sizes["W"] / (split.get("K", 1) * split.get("C", 1))
+        seconds = row.latency_cycles / (record.clock_ghz * 1e9)
+        weight_gb_per_s = max(weight_gb_per_s, share_b / seconds / 1e9)
+    return {
+        "chiplets_busy_mean": busy_cycles / record.latency_cycles,
+        "layers_by_split": dict(sorted(by_split.items(), key=lambda kv: -kv[1])),
+        "weight_gb_per_s_per_chiplet_max": weight_gb_per_s,
+    }
+
+
+def run(
+    cfg: dict[str, Any], net: mg.Network, mesh: list[int], series: str, clock_ghz: float | None
+) -> dict[str, Any]:
+    """One package on ResNet-50: the numbers of a row of the table."""
+    extra = dict(cfg["series"][series])
+    if clock_ghz is not None:
+        extra["clock_ghz"] = clock_ghz
+    arch = package(cfg, mesh, extra)
+    result = mg.evaluate(
+        net,
+        arch,
+        dataflow=cfg["dataflow"],
+        objective=cfg["objective"],
+        seed=cfg["seed"],
+        **cfg["mapper"],
+    )
+    record = result.record()
+    by_cat = record.energy_pj_by_category  # "network": the chips' own; "nop": the links
+    nop = by_cat["nop"]
+    package_pj = record.energy_pj - by_cat["dram"]
+    ops = 2 * record.macs
+    dram_cycles = sum(r.latency_cycles * r.count for r in record.layers if r.bottleneck == "DRAM")
+    # the global buffer's fills, capped at the link's bandwidth on a package (its own port
+    # on one chiplet)
+    link_cycles = sum(
+        r.latency_cycles * r.count for r in record.layers if r.bottleneck == "GlobalBuffer"
+    )
+    bytes_per_cycle = record.dram_bytes_per_cycle
+    return {
+        "series": series,
+        "chiplets": record.chiplets,
+        "mesh": f"{mesh[0]}x{mesh[1]}",
+        "clock_ghz": arch.clock_ghz,
+        "voltage_v": arch.voltage_v,
+        "dram_gb_per_s": None if bytes_per_cycle is None else bytes_per_cycle * arch.clock_ghz,
+        "latency_s": record.latency_s,
+        "latency_ms": record.latency_s * 1e3,
+        "images_per_s": record.images_per_s,
+        "peak_tops": 2 * arch.mac_count * arch.clock_ghz / 1e3,
+        "tops": record.tops,
+        "utilization": record.utilization,
+        "tops_per_w": record.tops_per_w,
+        "tops_per_w_package": ops / package_pj,
+        "energy_uj_per_image": record.energy_pj / cfg["batch"] * 1e-6,
+        "nop_share": nop / record.energy_pj,
+        "nop_share_package": nop / package_pj,
+        "dram_share": by_cat["dram"] / record.energy_pj,
+        "dram_bound_share": dram_cycles / record.latency_cycles,
+        "dram_bound": dram_cycles > record.latency_cycles / 2,
+        "dram_bytes_per_image": record.dram_bytes / cfg["batch"],
+        "nop_bytes_per_image": record.nop_bytes / cfg["batch"],
+        "energy_pj_by_category": by_cat,
+        "link_bound_share": link_cycles / record.latency_cycles,
+        **partitions(record, net),
+    }
+
+
+def scaling(rows: list[dict[str, Any]], share: float) -> dict[str, Any]:
+    """Speed-up and parallel efficiency over one chiplet of the same series (added to the
+    rows), and per series the first chiplet count where the NoP takes more than ``share``
+    of the package's energy (DRAM excluded) and the first where it outspends the MACs."""
+    out: dict[str, Any] = {}
+    for series in dict.fromkeys(r["series"] for r in rows):
+        mine = sorted((r for r in rows if r["series"] == series), key=lambda r: r["chiplets"])
+        one = mine[0]
+        for r in mine:
+            r["speedup"] = one["latency_s"] / r["latency_s"]
+            r["efficiency"] = r["speedup"] / (r["chiplets"] / one["chiplets"])
+        over = [r["chiplets"] for r in mine if r["nop_share_package"] > share]
+        math_pj = [
+            r["chiplets"]
+            for r in mine
+            if r["energy_pj_by_category"]["nop"] > r["energy_pj_by_category"]["math"]
+        ]
+        out[series] = {
+            "nop_over_share_from": over[0] if over else None,
+            "nop_over_math_from": math_pj[0] if math_pj else None,
+            "efficiency_below_half_from": next(
+                (r["chiplets"] for r in mine if r["efficiency"] < 0.5), None
+            ),
+        }
+    return out
+
+
+def comparison(
+    rows: list[dict[str, Any]], low: list[dict[str, Any]], pub: dict[str, Any], net: mg.Network
+) -> list[dict[str, Any]]:
+    """Each published number of the 36-chiplet package beside magnet's, per DRAM series,
+    with the ratio and why they differ."""
+    n, micro, vlsi, jssc = pub["chiplets"], pub["micro2019"], pub["vlsi2019"], pub["jssc2020"]
+    at = {r["series"]: r for r in rows if r["chiplets"] == n}
+    low_at = {r["series"]: r for r in low}
+    speed_why = _speed_why(at, micro, net)
+    out = [
+        _compare("images/s, batch 1", micro, "images_per_s", at, speed_why),
+        _compare("latency per image (ms), batch 1", micro, "latency_ms", at, speed_why),
+        _compare("images/s, batch 1", jssc, "images_per_s", at, speed_why),
+        _compare(
+            "images/s (batch not stated; magnet: batch 1)",
+            vlsi,
+            "images_per_s",
+            at,
+            "VLSI 2019 does not state the batch [P]; a larger one reuses each weight. " + speed_why,
+        ),
+    ]
+    lp = at["lpddr4"]
+    clock_ghz = vlsi["peak_tops"] * 1e3 / (2 * n * pub["chiplet"]["macs"])
+    peak_why = (
+        f"magnet: {n} x {pub['chiplet']['macs']} MACs x 2 x {lp['clock_ghz']} GHz, the chiplet's "
+        f"{pub['chiplet']['peak_tops']} TOPS peak [P] x {n}; the package's 127.8 implies "
+        f"{clock_ghz:.2f} GHz per chiplet [D]; its clock is not in the notes [NF]"
+    )
+    out += [_compare("peak TOPS", src, "peak_tops", at, peak_why) for src in (micro, vlsi)]
+    eff_why = (
+        "'up to' 6.1: its operating point and whether it counts DRAM are not in the notes [NF]. "
+        "magnet's chiplet alone at 161 MHz is 21.5 TOPS/W without DRAM (2.37x the silicon's "
+        "9.1); on the package, GRS links at 1.17 pJ/bit per hop do not scale with the "
+        "chiplets' supply and the clock trees run while chiplets wait for DRAM"
+    )
+    for label, source in (("1.96 GHz", at), ("161 MHz", low_at)):
+        for key, what in (("tops_per_w_package", "without DRAM"), ("tops_per_w", "with DRAM")):
+            metric = f"TOPS/W {what}, chiplets at {label}"
+            out.append(_compare(metric, micro, key, source, eff_why, "tops_per_w_up_to"))
+    return out
+
+
+def _speed_why(at: dict[str, dict[str, Any]], micro: dict[str, Any], net: mg.Network) -> str:
+    """Why magnet's 36-chiplet speed differs from the silicon's, per DRAM series."""
+    lp, free = at["lpddr4"], at["stall-free"]
+    weights_b = weight_bytes(net)
+    floor = lp["dram_gb_per_s"] * 1e9 / weights_b
+    silicon_util = micro["images_per_s"] * 2 * net.macs / (micro["peak_tops"] * 1e12)
+    return (
+        f"lpddr4 (magnet's default DRAM; Simba's DRAM is not in the notes [NF]) is DRAM-bound: "
+        f"each image reads ResNet-50's {weights_b / 1e6:.1f} MB of 8-bit weights through "
+        f"{lp['dram_gb_per_s']:.1f} GB/s, at most {floor:,.0f} images/s [D]. stall-free is a "
+        f"bound: magnet has no hop latency, caps only the global buffer's fills at a chiplet's "
+        f"link (weights bypass it), shares no link and charges no sync between layers: "
+        f"{free['utilization']:.0%} of peak, where Simba's {micro['images_per_s']:,} images/s "
+        f"is {silicon_util:.1%} of {micro['peak_tops']} TOPS [D]"
+    )
+
+
+def weight_bytes(net: mg.Network) -> int:
+    """Bytes of the network's weights at 8 bits (simba-chip's weight width)."""
+    return sum(e.layer.operand_sizes["W"] * e.repeat for e in net.layers)
+
+
+def _compare(
+    metric: str,
+    src: dict[str, Any],
+    key: str,
+    at: dict[str, dict[str, Any]],
+    why: str,
+    published_key: str | None = None,
+) -> dict[str, Any]:
+    """A row of the published table: ``src[published_key or key]`` beside each series'
+    ``key`` in ``at`` (series -> row) and their ratios."""
+    published = src[published_key or key]
+    magnet = {s: r[key] for s, r in at.items()}
+    return {
+        "metric": metric,
+        "source": src["source"],
+        "published": published,
+        "magnet": magnet,
+        "ratio": {s: common.ratio(v, published) for s, v in magnet.items()},
+        "why": why,
+    }
+
+
+SERIES_COLORS = {"lpddr4": "#4c78a8", "hbm2": "#f58518", "stall-free": "#54a24b"}
+CATEGORY_COLORS = {
+    "math": "#4c78a8",
+    "memory": "#f58518",
+    "network": "#72b7b2",
+    "nop": "#e45756",
+    "clock": "#eeca3b",
+    "control": "#b279a2",
+    "static": "#9d755d",
+}
+
+
+def _lines(fig: go.Figure, rows: list[dict[str, Any]], key: str, cell: tuple[int, int]) -> None:
+    """One line per DRAM series of ``key`` against the chiplet count, in ``cell``."""
+    for series, color in SERIES_COLORS.items():
+        mine = sorted((r for r in rows if r["series"] == series), key=lambda r: r["chiplets"])
+        fig.add_trace(
+            go.Scatter(
+                x=[str(r["chiplets"]) for r in mine],
+                y=[r[key] for r in mine],
+                name=f"magnet, {series}",
+                legendgroup=series,
+                showlegend=cell == (1, 1),
+                mode="lines+markers",
+                line={"color": color},
+            ),
+            row=cell[0],
+            col=cell[1],
+        )
+
+
+def figure(rows: list[dict[str, Any]], pub: dict[str, Any]) -> go.Figure:
+    """Images/s, latency, TOPS/W, the NoP's share, DRAM-bound share and the package's
+    energy by category against the chiplet count."""
+    fig = make_subplots(
+        rows=2,
+        cols=3,
+        subplot_titles=(
+            "ResNet-50 images/s, batch 1 (dotted: 1 chiplet x N)",
+            "latency per image (ms)",
+            "TOPS/W of the package (DRAM excluded)",
+            "package energy per image, LPDDR4 (uJ, DRAM excluded)",
+            "NoP share of the package energy (no DRAM)",
+            "share of the latency in DRAM-bound layers",
+        ),
+    )
+    micro, n = pub["micro2019"], pub["chiplets"]
+    counts = sorted({r["chiplets"] for r in rows})
+    _speed_panel(fig, rows, pub, counts)
+    _lines(fig, rows, "latency_ms", (1, 2))
+    fig.add_trace(
+        go.Scatter(
+            x=[str(n)],
+            y=[micro["latency_ms"]],
+            name=f"Simba MICRO 2019, {micro['latency_ms']} ms",
+            mode="markers",
+            marker={"color": "#e45756", "size": 13, "symbol": "star"},
+        ),
+        row=1,
+        col=2,
+    )
+    _lines(fig, rows, "tops_per_w_package", (1, 3))
+    fig.add_hline(
+        y=micro["tops_per_w_up_to"],
+        line_dash="dash",
+        line_color="#e45756",
+        annotation_text="Simba: up to 6.1 TOPS/W",
+        row=1,
+        col=3,
+    )
+    _energy_bars(fig, rows, (2, 1))
+    _lines(fig, rows, "nop_share_package", (2, 2))
+    fig.add_hline(y=0.5, line_dash="dash", line_color="#888", row=2, col=2)
+    _lines(fig, rows, "dram_bound_share", (2, 3))
+    for col in (1, 2, 3):
+        for row in (1, 2):
+            fig.update_xaxes(type="category", title_text="chiplets", row=row, col=col)
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(type="log", row=1, col=2)
+    fig.update_layout(width=1600, height=900, template="plotly_white", barmode="stack")
+    return fig
+
+
+def _speed_panel(
+    fig: go.Figure, rows: list[dict[str, Any]], pub: dict[str, Any], counts: list[int]
+) -> None:
+    """Images/s per series, one chiplet's scaled linearly, and Simba's three figures."""
+    micro, vlsi, jssc = pub["micro2019"], pub["vlsi2019"], pub["jssc2020"]
+    n = pub["chiplets"]
+    _lines(fig, rows, "images_per_s", (1, 1))
+    one = min((r for r in rows if r["series"] == "stall-free"), key=lambda r: r["chiplets"])
+    fig.add_trace(
+        go.Scatter(
+            x=[str(c) for c in counts],
+            y=[one["images_per_s"] * c for c in counts],
+            name="linear scaling of 1 chiplet (stall-free)",
+            mode="lines",
+            line={"color": "#888", "dash": "dot"},
+        ),
+        row=1,
+        col=1,
+    )
+    for src, name, symbol in ((micro, "MICRO 2019", "star"), (jssc, "JSSC 2020", "diamond")):
+        fig.add_trace(
+            go.Scatter(
+                x=[str(n)],
+                y=[src["images_per_s"]],
+                name=f"Simba {name}, {src['images_per_s']:,} (batch 1)",
+                mode="markers",
+                marker={"color": "#e45756", "size": 13, "symbol": symbol},
+            ),
+            row=1,
+            col=1,
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[str(n)],
+            y=[vlsi["images_per_s"]],
+            name=f"Simba VLSI 2019, {vlsi['images_per_s']:,} (batch not stated)",
+            mode="markers",
+            marker={"color": "#e45756", "size": 13, "symbol": "triangle-up-open"},
+        ),
+        row=1,
+        col=1,
+    )
+
+
+def _energy_bars(fig: go.Figure, rows: list[dict[str, Any]], cell: tuple[int, int]) -> None:
+    """The LPDDR4 series' package energy per image, stacked by category, in ``cell``."""
+    mine = sorted((r for r in rows if r["series"] == "lpddr4"), key=lambda r: r["chiplets"])
+    for cat, color in CATEGORY_COLORS.items():
+        fig.add_trace(
+            go.Bar(
+                x=[str(r["chiplets"]) for r in mine],
+                y=[r["energy_pj_by_category"][cat] * 1e-6 for r in mine],
+                name=cat,
+                marker_color=color,
+            ),
+            row=cell[0],
+            col=cell[1],
+        )
+
+
+def write_tables(
+    out: Path, rows: list[dict[str, Any]], compared: list[dict[str, Any]], notes: list[str]
+) -> None:
+    """``table`` (the scaling curve, a row per series and chiplet count), ``published``
+    (Simba's numbers beside magnet's) and ``partitions`` (how layers were split)."""
+    keys = [
+        ("series", "DRAM"),
+        ("chiplets", "chiplets"),
+        ("mesh", "mesh"),
+        ("latency_ms", "latency (ms)"),
+        ("images_per_s", "images/s"),
+        ("speedup", "speed-up over 1"),
+        ("efficiency", "parallel efficiency"),
+        ("peak_tops", "peak TOPS"),
+        ("tops", "TOPS on ResNet-50"),
+        ("utilization", "utilization"),
+        ("tops_per_w", "TOPS/W with DRAM"),
+        ("tops_per_w_package", "TOPS/W without DRAM"),
+        ("nop_share", "NoP share of energy"),
+        ("nop_share_package", "NoP share without DRAM"),
+        ("dram_share", "DRAM share of energy"),
+        ("dram_bound_share", "latency share DRAM-bound"),
+        ("dram_bound", "DRAM-bound"),
+        ("link_bound_share", "latency share fill-bound"),
+        ("chiplets_busy_mean", "chiplets busy (mean)"),
+        ("weight_gb_per_s_per_chiplet_max", "weights into a chiplet, GB/s (max)"),
+        ("dram_bytes_per_image", "DRAM bytes per image"),
+        ("nop_bytes_per_image", "NoP bytes per image (x links crossed)"),
+    ]
+    common.write_table(
+        out,
+        [h for _, h in keys],
+        [[r[k] for k, _ in keys] for r in rows],
+        title="Simba package (simba-chip chiplets, GRS NoP) on ResNet-50, batch 1, os-local-ws",
+        notes=notes,
+    )
+    series = list(compared[0]["magnet"])
+    headers = ["metric", "source", "published"]
+    for s in series:
+        headers += [f"magnet, {s}", "ratio"]
+    table = []
+    for c in compared:
+        line = [c["metric"], c["source"], c["published"]]
+        for s in series:
+            line += [c["magnet"][s], c["ratio"][s]]
+        table.append([*line, c["why"]])
+    common.write_table(
+        out,
+        [*headers, "why they differ"],
+        table,
+        title="The 36-chiplet package against Simba's published numbers",
+        stem="published",
+        digits=4,
+    )
+    common.write_table(
+        out,
+        ["DRAM", "chiplets", "layers by split across chiplets"],
+        [[r["series"], r["chiplets"], _splits(r["layers_by_split"])] for r in rows],
+        title="How the mapper split ResNet-50's layers across the chiplets (DRAM's spatial loops)",
+        stem="partitions",
+    )
+
+
+def _splits(layers_by_split: dict[str, int]) -> str:
+    return ", ".join(f"{split}: {layers}" for split, layers in layers_by_split.items())
+
+
+NOTES = [
+    "Every chiplet is simba-chip at its preset's 1.96 GHz (magnet's 16 nm model gives 1.0 V); "
+    "GRS links at 1.17 pJ/bit per hop [PQ], 100 GB/s into each chiplet and a 3 mm pitch "
+    "(assumptions, package.py). DRAM: lpddr4 is the preset's own (magnet's default, 25.6 GB/s); "
+    "hbm2 one stack (256 GB/s, 3.97 pJ/bit [P]); stall-free unlimited bandwidth at LPDDR4's "
+    "energy, a bound. DRAM-bound: more than half of the latency in layers whose pace DRAM sets. "
+    "The NoP's energy is magnet's nop category (the links, per hop, and the adds that reduce "
+    "partial sums across chiplets; 'network' is the chips' own); NoP bytes are summed over the "
+    "links each crosses.",
+]
+
+
+def main() -> None:
+    """The full run (or ``--quick``): rows, tables, figure and summary."""
+    args, out, clock, cfg = common.start(__file__, common.arguments(__doc__))
+    if args.quick:
+        cfg = {**cfg, **cfg["quick"]}
+    net = mg.load_workload(cfg["workload"], batch=cfg["batch"])
+    rows = [run(cfg, net, m, s, None) for s in cfg["series"] for m in cfg["meshes"]]
+    low_cfg = cfg["low_point"]
+    low = [run(cfg, net, low_cfg["mesh"], s, low_cfg["clock_ghz"]) for s in cfg["series"]]
+    found = scaling(rows, cfg["nop_dominates_share"])
+    pub = cfg["published"]
+    compared = comparison(rows, low, pub, net)
+    write_tables(out, rows, compared, NOTES)
+    common.write_figure(figure(rows, pub), out, png=not args.no_png)
+    summary = {
+        "experiment": "simba-package",
+        "quick": args.quick,
+        "published": pub,
+        "weights_bytes": weight_bytes(net),
+        "macs": net.macs,
+        "nop_dominates": {"share": cfg["nop_dominates_share"], **found},
+        "comparison": compared,
+        "rows": rows,
+        "low_point": low,
+        "time": clock.report(),
+    }
+    common.write_summary(out, summary)
+    print(f"wrote {out} in {clock.cpu_s():.1f} CPU-s, {clock.wall_s():.1f} s")
+    for r in rows + low:
+        print(
+            f"{r['series']:>10} {r['chiplets']:>2} @ {r['clock_ghz']:.3g} GHz: "
+            f"{r['latency_ms']:.3f} ms, {r['images_per_s']:,.0f} img/s, util "
+            f"{r['utilization']:.3f}, TOPS/W {r['tops_per_w']:.2f} ({r['tops_per_w_package']:.2f}"
+            f" w/o DRAM), NoP {r['nop_share_package']:.3f}, DRAM-bound {r['dram_bound_share']:.2f}"
+        )
+    print(found)
+
+
+if __name__ == "__main__":
+    main()

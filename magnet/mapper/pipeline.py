@@ -1,0 +1,121 @@
+"""Pipelining a network across groups of a package's chiplets (``magnet.mapping.pipeline``).
+
+Every distinct layer shape is mapped once on each band height (1 to all the rows of the
+package's mesh: ``map_network`` on the package cut to that band). Then the layers, in order,
+are split into stages of whole bands by dynamic programming over (layers, rows used): the
+split whose slowest stage is fastest (the shortest interval, the most batches per second),
+ties to the shortest latency of a batch, using every row. A stage's time in the split is
+its layers' times each mapped alone (activations through DRAM); the result then prices
+them as they run, activations kept on chip where they fit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+from magnet.design import Design, on_arch
+from magnet.errors import DesignInfeasible
+from magnet.mapper.base import MapOutcome, Mapper, get_mapper
+from magnet.mapper.network import map_network
+from magnet.mapping.evaluate import Result
+from magnet.mapping.pipeline import PipelineResult, Stage, link_pj_per_bit
+from magnet.workload.layer import ShapeKey
+from magnet.workload.network import Network
+
+#: A plan: (start, end, rows) of each stage, entries start to end (exclusive) on ``rows``.
+Plan = list[tuple[int, int, int]]
+
+
+def map_pipeline(
+    network: Network,
+    design: Design,
+    mapper: str | Mapper[Any] = "fast",
+    *,
+    progress: Callable[[MapOutcome, int, int], None] | None = None,
+    cache: MutableMapping[tuple[Any, ...], MapOutcome] | None = None,
+    **options: Any,
+) -> PipelineResult:
+    """``network`` pipelined across groups of ``design``'s chiplets (see the module
+    docstring); raises ``DesignInfeasible`` when no split runs every layer."""
+    link_pj_per_bit(design.arch)  # a package, or bad input
+    m = get_mapper(mapper, **options)
+    fx, fy = design.arch.chiplet_grid
+    rows = max(fx, fy)
+    shapes = len(network.unique_layers())
+    bands: dict[int, dict[ShapeKey, Result]] = {}
+    archs = {}
+    for h in range(1, rows + 1):
+        band = design if h == rows else on_arch(design, _band(design, h, fx, fy))
+        archs[h] = band.arch
+
+        def step(outcome: MapOutcome, done: int, _total: int, h: int = h) -> None:
+            if progress is not None:
+                progress(outcome, (h - 1) * shapes + done, rows * shapes)
+
+        out = map_network(network, band, m, progress=step, stop_on_failure=False, cache=cache)
+        bands[h] = {k: o.result for k, o in out.outcomes.items() if o.result is not None}
+    plan = split(network, bands, rows)
+    if plan is None:
+        raise DesignInfeasible(
+            f"no split of {network.name!r} into stages runs every layer on {design.name!r}",
+            field=network.name,
+        )
+    stages = tuple(Stage(a, b, h, archs[h]) for a, b, h in plan)
+    whole = bands[rows]
+    by_shape = {k: r for h in sorted(bands) for k, r in bands[h].items()}
+    by_shape.update(whole)  # a shape's mapping on the whole package, where it has one
+    return PipelineResult(
+        network,
+        design.arch,
+        design.costs,
+        by_shape,
+        dataflow=design.dataflow.name,
+        stages=stages,
+        bands=bands,
+    )
+
+
+def _band(design: Design, h: int, fx: int, fy: int) -> Any:
+    """The package cut to a band of ``h`` rows (columns, when wider than tall)."""
+    return design.arch.with_chiplets(fx, h) if fy >= fx else design.arch.with_chiplets(h, fy)
+
+
+def split(network: Network, bands: dict[int, dict[ShapeKey, Result]], rows: int) -> Plan | None:
+    """The stages (see the module docstring); None when no split maps every layer.
+
+    ``best[i][r]``: (interval, latency, previous (j, h)) of the first ``i`` entries on ``r``
+    rows; a stage of entries j..i on h rows takes the sum of their times there."""
+    entries = network.layers
+    n = len(entries)
+    prefix = {h: [0.0] * (n + 1) for h in bands}  # cycles of entries [0, i) on h rows
+    for h, results in bands.items():
+        for i, e in enumerate(entries):
+            found = results.get(e.layer.shape_key())
+            cycles = math.inf if found is None else found.latency_cycles * e.repeat
+            prefix[h][i + 1] = prefix[h][i] + cycles
+    best: dict[tuple[int, int], tuple[float, float, tuple[int, int] | None]] = {
+        (0, 0): (0.0, 0.0, None)
+    }
+    for i in range(1, n + 1):
+        for r in range(1, rows + 1):
+            options = [
+                (max(best[j, r - h][0], t), best[j, r - h][1] + t, (j, h))
+                for h in range(1, r + 1)
+                for j in range(i)
+                if (j, r - h) in best and (t := prefix[h][i] - prefix[h][j]) < math.inf
+            ]
+            if options:
+                best[i, r] = min(options, key=lambda o: (o[0], o[1]))
+    if (n, rows) not in best:
+        return None
+    plan: Plan = []
+    i, r = n, rows
+    while (i, r) != (0, 0):
+        _, _, previous = best[i, r]
+        assert previous is not None
+        j, h = previous
+        plan.append((j, i, h))
+        i, r = j, r - h
+    return plan[::-1]

@@ -1,0 +1,174 @@
+"""A network pipelined across groups of a package's chiplets: the result and its prices.
+
+Layer after layer (``NetworkResult``), every layer runs on all the chiplets and a batch
+leaves before the next one enters. Pipelined, consecutive layers run on disjoint groups of
+chiplets (stages), a batch passes from stage to stage, and the next batch enters the first
+stage as soon as that stage is free. Then one batch is done every *interval* (the slowest
+stage's time) and each batch takes the sum of the stages' times (``latency_cycles``).
+
+A stage is a band of whole rows of the package's mesh (of columns, when the mesh is wider
+than tall), run as a package of those chiplets (``Arch.with_chiplets``): each of its
+layers is mapped on the band, partitioned across its chiplets as on any package. Between
+the layers of a stage, activations stay on chip by the rule of ``NetworkResult.runs``; the
+same rule decides at a stage boundary, where the activation then leaves the producing band
+and enters the next one over the network-on-package instead of through DRAM. Priced on top
+of the layers as they run:
+
+* the hand-over between stages: the activation's bits (at the activation width) x the
+  link's pJ/bit x the hops between the two bands' centres (half of each band's rows). Its
+  time is the receiving layer's fills, which the package caps at the link bandwidth;
+* waiting: every chiplet leaks for the whole interval, so a stage faster than the slowest
+  one leaks, at the power of its own layers' leakage, while it waits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from magnet.arch.spec import Arch
+from magnet.errors import MagnetError
+from magnet.mapping.evaluate import Result
+from magnet.mapping.network import NetworkResult, on_chip_runs
+from magnet.mapping.records import NetworkRecord, PipelineStage
+from magnet.workload.dims import Operand
+from magnet.workload.layer import ShapeKey
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Entries ``start`` to ``end`` (exclusive) of the network on a band of ``rows`` rows of
+    the package's mesh (``arch``: that band as a package)."""
+
+    start: int
+    end: int
+    rows: int
+    arch: Arch = field(repr=False)
+
+
+def link_pj_per_bit(arch: Arch) -> float:
+    """The energy per bit per hop of the package's chip-to-chip links."""
+    for lvl in arch.levels:
+        if lvl.fanout.link_pj_per_bit is not None:
+            return lvl.fanout.link_pj_per_bit
+    raise MagnetError(
+        f"{arch.name!r} is a chip: pipelining needs a package of chiplets", field="pipeline"
+    )
+
+
+@dataclass
+class PipelineResult(NetworkResult):
+    """A network pipelined across chiplet groups (see the module docstring): ``stages`` in
+    order, and ``bands``: each band height's results, by layer shape."""
+
+    stages: tuple[Stage, ...] = ()
+    bands: dict[int, dict[ShapeKey, Result]] = field(default_factory=dict)
+
+    @cached_property
+    def runs(self) -> list[Result]:
+        """Each entry as it runs on its stage's band, activations kept on chip between
+        neighbours, across stage boundaries too (over the NoP)."""
+        entries = self.network.layers
+        base = [
+            self.bands[s.rows][entries[i].layer.shape_key()]
+            for s in self.stages
+            for i in range(s.start, s.end)
+        ]
+        return on_chip_runs(self.network, base)
+
+    @cached_property
+    def stage_cycles(self) -> list[int]:
+        """Cycles of each stage per batch: its entries as they run, times their repeats."""
+        runs, entries = self.runs, self.network.layers
+        return [
+            sum(runs[i].latency_cycles * entries[i].repeat for i in range(s.start, s.end))
+            for s in self.stages
+        ]
+
+    @property
+    def interval_cycles(self) -> int:
+        """Cycles between two batches leaving the pipeline: the slowest stage's."""
+        return max(self.stage_cycles)
+
+    @property
+    def utilization(self) -> float:
+        """Useful MACs / (interval x MAC units of the package)."""
+        return self.macs / (self.interval_cycles * self.arch.mac_count)
+
+    @cached_property
+    def handover_bits(self) -> list[float]:
+        """Bits x hops each stage boundary sends over the links (0: through DRAM)."""
+        runs, out = self.runs, []
+        for s, then in zip(self.stages, self.stages[1:], strict=False):
+            producer, consumer = runs[s.end - 1], runs[then.start]
+            if "inputs" not in consumer.on_chip:
+                out.append(0.0)
+                continue
+            bits = producer.layer.operand_size(Operand.O) * self.arch.compute.activation_bits
+            out.append(bits * (s.rows + then.rows) / 2)
+        return out
+
+    @cached_property
+    def extra_pj_by_level(self) -> dict[str, float]:
+        """What the pipeline adds to its layers' energy, by level: the hand-overs (at the
+        level whose fan-out is the links) and the leakage of waiting stages."""
+        extra = {lvl.name: 0.0 for lvl in self.arch.levels}
+        links = next(lvl.name for lvl in self.arch.levels if lvl.fanout.link_pj_per_bit)
+        extra[links] += sum(self.handover_bits) * link_pj_per_bit(self.arch)
+        extra[self.arch.compute.name] = 0.0
+        for s, cycles in zip(self.stages, self.stage_cycles, strict=True):
+            wait = (self.interval_cycles - cycles) / cycles
+            for i in range(s.start, s.end):
+                r, repeat = self.runs[i], self.network.layers[i].repeat
+                for li, lvl in enumerate(r.arch.inner_first):
+                    extra[lvl.name] += float(r.batch.static_pj[li, 0]) * repeat * wait
+                extra[self.arch.compute.name] += float(r.batch.mac_static_pj[0]) * repeat * wait
+        return extra
+
+    @property
+    def energy_pj(self) -> float:
+        """Energy of one batch: its layers as they run, the hand-overs and the waits."""
+        return super().energy_pj + sum(self.extra_pj_by_level.values())
+
+    @property
+    def energy_pj_by_level(self) -> dict[str, float]:
+        """Energy (pJ) by level, the hand-overs and waits included."""
+        base = super().energy_pj_by_level
+        return {k: v + self.extra_pj_by_level.get(k, 0.0) for k, v in base.items()}
+
+    @property
+    def energy_pj_by_category(self) -> dict[str, float]:
+        """Energy (pJ) by category: the hand-overs are ``nop``, the waits ``static``."""
+        out = dict(super().energy_pj_by_category)
+        handover = sum(self.handover_bits) * link_pj_per_bit(self.arch)
+        out["nop"] += handover
+        out["static"] += sum(self.extra_pj_by_level.values()) - handover
+        return out
+
+    def record(self) -> NetworkRecord:
+        """The ``NetworkRecord``: rates at the pipeline's interval, its ``pipeline``."""
+        rec = super().record()
+        interval_s = self.interval_cycles / (self.arch.clock_ghz * 1e9)
+        tops = 2 * self.macs / interval_s / 1e12
+        entries = self.network.layers
+        stages = [
+            PipelineStage(
+                first=entries[s.start].layer.name,
+                last=entries[s.end - 1].layer.name,
+                layers=sum(e.repeat for e in entries[s.start : s.end]),
+                chiplets=s.arch.chiplets,
+                latency_cycles=cycles,
+            )
+            for s, cycles in zip(self.stages, self.stage_cycles, strict=True)
+        ]
+        area = rec.area_mm2
+        return rec.model_copy(
+            update={
+                "images_per_s": self.network.batch / interval_s,
+                "tops": tops,
+                "tops_per_mm2": None if area is None else tops / area,
+                "power_w": rec.energy_pj * 1e-12 / interval_s,
+                "nop_bytes": rec.nop_bytes + sum(self.handover_bits) / 8,
+                "pipeline": stages,
+            }
+        )

@@ -1,0 +1,132 @@
+"""A network pipelined across groups of a package's chiplets (issue 22): consecutive layers on
+disjoint bands of chiplets, a batch's latency the sum of the stages, the throughput the
+slowest stage's; hand-overs over the NoP and the leakage of waiting stages priced on top."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+
+import magnet as mg
+from magnet.api import evaluate
+from magnet.cli import main
+from magnet.errors import MagnetError
+from magnet.mapper.pipeline import split
+from magnet.workload.network import Network
+
+GRS_PJ_PER_BIT = 1.17  # Poulton et al., JSSC 2019, as quoted in memory-and-links.md [PQ]
+FAST = {"samples": 400, "rounds": 3, "population": 8, "children": 8}
+CONV = "K=32,C=32,P=14,Q=14,R=3,S=3"
+
+
+def _chain(n: int) -> Network:
+    """``n`` copies of one 3x3 layer, each feeding the next (32 channels in and out)."""
+    layer = mg.parse_layer(CONV)
+    return Network.of("chain", [layer.model_copy(update={"name": f"c{i}"}) for i in range(n)])
+
+
+def _bands(net: Network, cycles: dict[int, list[float | None]]) -> dict:
+    """Results standing in for each layer's on each band height, by its shape: only
+    ``latency_cycles`` (what the split reads); None: the layer does not fit that band."""
+    return {
+        h: {
+            e.layer.shape_key(): SimpleNamespace(latency_cycles=c)
+            for i, (e, c) in enumerate(zip(net.layers, times, strict=True))
+            if c is not None
+        }
+        for h, times in cycles.items()
+    }
+
+
+def _distinct(n: int) -> Network:
+    """``n`` layers of distinct shapes (K = 1 .. n)."""
+    layers = [
+        mg.parse_layer(f"K={i + 1},C=8,P=4").model_copy(update={"name": f"l{i}"}) for i in range(n)
+    ]
+    return Network.of("distinct", layers)
+
+
+def test_the_split_takes_the_shortest_interval_then_the_shortest_latency() -> None:
+    net = _distinct(4)
+    # 4 cycles a layer on one row, 3 on both: the whole package takes 12 per batch; two
+    # one-row stages of two layers take 8 each, a batch every 8 cycles (16 to go through)
+    assert split(net, _bands(net, {1: [4, 4, 4, 4], 2: [3, 3, 3, 3]}), 2) == [(0, 2, 1), (2, 4, 1)]
+    # 2 cycles on both rows: 8 a batch either way (interval 8); one stage is the faster batch
+    assert split(net, _bands(net, {1: [4, 4, 4, 4], 2: [2, 2, 2, 2]}), 2) == [(0, 4, 2)]
+    # the last layer fits only on both rows: its stage has both, so there is one stage
+    assert split(net, _bands(net, {1: [4, 4, 4, None], 2: [3, 3, 3, 3]}), 2) == [(0, 4, 2)]
+    # no band fits the first layer: no split
+    assert split(net, _bands(net, {1: [None, 4, 4, 4], 2: [None, 3, 3, 3]}), 2) is None
+
+
+def test_the_split_balances_three_rows() -> None:
+    net = _distinct(3)
+    # cycles of the three layers on one row: 6, 2, 2; on two: 3, 1, 1; on three: 2, 1, 1.
+    # (interval, latency) of each way to use the three rows, by hand:
+    #   one stage on 3 rows: 2 + 1 + 1 = 4 -> (4, 4)
+    #   2 rows then 1: [6-layer, small] 3 + 1 = 4 and 2 -> (4, 6); [6-layer] 3, [2 small] 4
+    #   -> (4, 7); 1 row then 2, or three 1-row stages: the big layer alone takes 6
+    bands = _bands(net, {1: [6, 2, 2], 2: [3, 1, 1], 3: [2, 1, 1]})
+    assert split(net, bands, 3) == [(0, 3, 3)]
+    # three rows slower (3, 2, 2: one stage 7): 2 rows then 1, first two layers first, (4, 6)
+    bands = _bands(net, {1: [6, 2, 2], 2: [3, 1, 1], 3: [3, 2, 2]})
+    assert split(net, bands, 3) == [(0, 2, 2), (2, 3, 1)]
+
+
+def test_two_stages_on_a_2x2_package_hand_over_over_the_nop() -> None:
+    net = _chain(4)
+    result = evaluate(net, mg.load_arch("simba-package-4"), dataflow="ws", pipeline=True, **FAST)
+    record = result.record()
+    stages = record.pipeline
+    assert stages is not None
+    assert [s.chiplets for s in stages] == [2, 2]  # a band of one row each, 2 chiplets
+    assert [(s.first, s.last, s.layers) for s in stages] == [("c0", "c1", 2), ("c2", "c3", 2)]
+    assert all(run.arch.chiplets == 2 for run in result.runs)
+    # a batch goes through both stages; one leaves every slowest stage's time
+    assert record.latency_cycles == sum(s.latency_cycles for s in stages)
+    interval_s = max(s.latency_cycles for s in stages) / 1.96e9  # simba-chip's clock
+    assert record.images_per_s == pytest.approx(1 / interval_s, rel=1e-12)
+    # c1's output (32 x 14 x 14 words of 8 bits) goes to c2's band over the links: the
+    # bands' centres are (1 + 1) / 2 = 1 hop apart: 50,176 bits, at 1.17 pJ/bit 58,705.92 pJ
+    assert result.handover_bits == [32 * 14 * 14 * 8 * 1] == [50_176]
+    assert "inputs" in result.runs[2].on_chip and "outputs" in result.runs[1].on_chip
+    runs_nop = sum(r.energy_pj_by_category["nop"] for r in result.runs)
+    assert record.energy_pj_by_category["nop"] == pytest.approx(runs_nop + 58_705.92)
+    assert record.nop_bytes == pytest.approx(sum(r.nop_bytes for r in result.runs) + 6_272)
+    # everything adds up
+    assert sum(record.energy_pj_by_category.values()) == pytest.approx(record.energy_pj)
+    assert sum(record.energy_pj_by_level.values()) == pytest.approx(record.energy_pj)
+
+
+def test_a_faster_stage_leaks_while_it_waits() -> None:
+    net = _chain(3)
+    result = evaluate(net, mg.load_arch("simba-package-4"), dataflow="ws", pipeline=True, **FAST)
+    cycles = result.stage_cycles
+    assert len(cycles) == 2 and cycles[0] != cycles[1]  # two layers on one band, one on the other
+    short = min(range(2), key=lambda s: cycles[s])
+    stage = result.stages[short]
+    waits = (max(cycles) - cycles[short]) / cycles[short]
+    # its leakage power (its layers' static energy over its time) during the wait
+    leak = sum(
+        result.runs[i].energy_pj_by_category["static"] for i in range(stage.start, stage.end)
+    )
+    runs_static = sum(r.energy_pj_by_category["static"] for r in result.runs)
+    static = result.energy_pj_by_category["static"]
+    assert static == pytest.approx(runs_static + leak * waits, rel=1e-9)
+
+
+def test_pipelining_needs_a_package_and_a_network() -> None:
+    net = _chain(2)
+    with pytest.raises(MagnetError, match="is a chip: pipelining needs a package"):
+        evaluate(net, mg.load_arch("simba-chip"), dataflow="ws", pipeline=True)
+    with pytest.raises(MagnetError, match="pipeline: a network"):
+        evaluate(mg.parse_layer(CONV), mg.load_arch("simba-package-4"), pipeline=True)
+    runner = CliRunner()
+    chip = ["evaluate", "--arch", "simba-chip", "--workload", "resnet18", "--dataflow", "ws"]
+    out = runner.invoke(main, [*chip, "--pipeline"])
+    assert out.exit_code == 2 and "pipelining needs a package" in out.output
+    one = ["evaluate", "--arch", "simba-package-4", "--layer", CONV, "--pipeline"]
+    out = runner.invoke(main, one)
+    assert out.exit_code == 2 and "--pipeline applies to --workload" in out.output
