@@ -5,8 +5,8 @@ chiplets, the link and the PE buffers searched too, ResNet-50) for ``--trials`` 
 its sampler (NSGA-II) on one worker, and, with ``--exhaustive``, every one of its 84
 designs (the grid sampler) for the true front to compare with. Records per run the wall and
 CPU seconds, and the Pareto front (energy, latency, area) with each design's chiplet count
-and MACs per chiplet, utilization and DRAM traffic; and per chiplet count, the best
-energy, latency and area any feasible design of that count reached. Writes
+and MACs per chiplet, utilization, DRAM and chip-to-chip traffic; and per chiplet count,
+the best energy, latency and area any feasible design of that count reached. Writes
 ``benchmarks/results/package_trade.json`` and ``package_trade.html``: energy and latency
 against the chiplet count, every design the search evaluated faded and its front coloured
 by link (``--png``: and a PNG of it, drawn by Debian's chromium through Playwright, with
@@ -61,6 +61,7 @@ def design_row(study: Study, trial: TrialView) -> dict[str, Any]:
         **{m: trial.values[m] for m in study.objectives},
         "utilization": trial.metrics["utilization"],
         "dram_bytes": trial.metrics["dram_bytes"],
+        "nop_bytes": trial.metrics["nop_bytes"],
         "dram_bytes_per_cycle": trial.records[0]["dram_bytes_per_cycle"],
     }
 
