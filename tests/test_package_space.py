@@ -45,6 +45,13 @@ def test_the_package_space_searches_the_mesh_the_link_and_the_chiplet_together()
     assert driver.space_size(space) == 3**7 * 2 * 2 == 8748
 
 
+def test_a_search_of_the_package_space_runs(tmp_path) -> None:
+    study = search("package", str(SMALL_NET), n_trials=2, storage=str(tmp_path / "s.journal"))
+    assert len(study.trials("ok")) == 2
+    for trial in study.trials("ok"):
+        assert {"chiplets_x", "chiplets_y", "link", "pe_rows"} <= set(trial.params)
+
+
 def test_every_design_of_the_fixed_mac_space_has_36864_macs() -> None:
     space = load_space("package-fixed-macs")
     grid = driver.grid(space)
