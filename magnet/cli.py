@@ -857,9 +857,11 @@ def spaces(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return
+    width = max(11, *(len(r["name"]) for r in rows))  # the names' column fits the longest
     for r in rows:
         click.echo(
-            f"{r['name']:<11} {r['template']:<9} {', '.join(r['workloads']):<10} {r['description']}"
+            f"{r['name']:<{width}} {r['template']:<9} {', '.join(r['workloads']):<10} "
+            f"{r['description']}"
         )
     click.echo("\nrun one: magnet search NAME; copy one to edit it: its file is in --json")
 

@@ -45,9 +45,9 @@ def safe_file_name(name: str, fallback: str = "study") -> str:
 
 
 def template_params(study: Study, trial: TrialView) -> dict[str, Any]:
-    """The template's parameters of ``trial``: the space's fixed ones, then the trial's."""
-    params = {k: v for k, v in trial.params.items() if k != "dataflow"}
-    return {**study.space.fixed(), **params}
+    """The template's parameters of ``trial``: the space's fixed ones, then the trial's (a
+    group's name replaced by the group's parameters)."""
+    return study.space.design(trial.params)
 
 
 @cache
@@ -190,7 +190,9 @@ def param_rows(study: Study, trial: TrialView) -> list[ParamRow]:
     sizes = size_params(study.space.template)
     fixed = study.space.fixed()
     rows: list[ParamRow] = []
+    design = study.space.design(trial.params)  # a group's parameters after its name
     items = [(k, v, False) for k, v in trial.params.items() if k != "dataflow"]
+    items += [(k, v, False) for k, v in design.items() if k not in trial.params | fixed]
     items += [(k, v, True) for k, v in fixed.items() if k not in trial.params]
     for name, value, is_fixed in items:
         row: ParamRow = {"name": name, "text": fmt(value), "title": None, "fixed": is_fixed}

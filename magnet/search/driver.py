@@ -221,21 +221,22 @@ def unseen_design(
 
 
 def suggest(trial: Trial, space: SearchSpace) -> tuple[dict[str, Any], str]:
-    """The trial's template parameters and dataflow."""
-    params = dict(space.fixed())
+    """The trial's template parameters (a group's name replaced by its parameters) and
+    dataflow."""
+    chosen: dict[str, Any] = {}
     for name, r in space.ranges().items():
         if r.kind == "int":
             values = r.listed()  # the step may be written as a size, like the bounds
             step = values[1] - values[0] if len(values) > 1 else 1
-            params[name] = trial.suggest_int(name, values[0], values[-1], step=step)
+            chosen[name] = trial.suggest_int(name, values[0], values[-1], step=step)
         elif r.kind == "float":
             lo, hi = r.bounds()
-            params[name] = trial.suggest_float(name, lo, hi, log=r.log)
+            chosen[name] = trial.suggest_float(name, lo, hi, log=r.log)
         else:
-            params[name] = trial.suggest_categorical(name, r.listed())
+            chosen[name] = trial.suggest_categorical(name, r.listed())
     flows = space.dataflows()
     flow = trial.suggest_categorical("dataflow", flows) if len(flows) > 1 else flows[0]
-    return params, flow
+    return space.design(chosen), flow
 
 
 class Front:

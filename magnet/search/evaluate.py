@@ -270,7 +270,7 @@ def preflight(space: SearchSpace, source: str) -> None:
             load_network(spec.workload, spec.batch)
         except MagnetError as exc:
             raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
-    params = {**space.fixed(), **{n: r.first() for n, r in space.ranges().items()}}
+    params = space.design({n: r.first() for n, r in space.ranges().items()})
     job = DesignJob.of(space, params, space.dataflows()[0])
     try:
         load_chain(space.cost_model)

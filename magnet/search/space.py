@@ -12,6 +12,10 @@ A space is a YAML file (the built-in ones, in ``magnet/spaces/``, are also known
       weight_buffer: {pow2: [8KiB, 128KiB]}  # sizes in bytes or with units
       clock_ghz: {float: [0.5, 2.0], log: true}
       pe_rows: 4                             # fixed
+      shape:                                 # a name of its own: one of named groups of
+        groups:                              # template parameters, set together
+          wide: {pe_cols: 8, global_buffer: 128KiB}
+          narrow: {pe_cols: 2, global_buffer: 32KiB}
     dataflow: {choices: [os-local-ws, ws-local-os]}
     constraints:                             # between parameters, checked before evaluating
       - weight_buffer >= weight_collector * vector_width * vector_units
@@ -85,8 +89,14 @@ NATURAL_GOAL = {
 }
 
 
+#: The kinds of range, as a space writes them.
+KINDS = ("choices", "int", "pow2", "float", "groups")
+
+
 class ParamRange(Strict):
-    """One parameter's range: exactly one of ``choices``, ``int``, ``pow2``, ``float``."""
+    """One parameter's range: exactly one of ``choices``, ``int``, ``pow2``, ``float``, or
+    ``groups`` (named groups of template parameters, one chosen per design: a parameter of
+    its own name, whose values are the groups' names)."""
 
     choices: list[Any] | None = Field(None, min_length=1)
     int: tuple[Any, Any] | None = None
@@ -94,14 +104,15 @@ class ParamRange(Strict):
     pow2: tuple[Any, Any] | None = None
     float: tuple[Any, Any] | None = None
     log: bool = False
+    groups: dict[Any, Any] | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _one_kind(self) -> ParamRange:
-        kinds = [k for k in ("choices", "int", "pow2", "float") if getattr(self, k) is not None]
+        kinds = [k for k in KINDS if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValueError(
                 "give exactly one of choices: [...], int: [lo, hi] (step: n), "
-                "pow2: [lo, hi], float: [lo, hi] (log: true)"
+                "pow2: [lo, hi], float: [lo, hi] (log: true), groups: {NAME: {param: value}}"
             )
         if self.step is not None and self.int is None:
             raise ValueError("step applies to int: [lo, hi]")
@@ -111,11 +122,14 @@ class ParamRange(Strict):
 
     @property
     def kind(self) -> str:
-        """``choices``, ``int``, ``pow2`` or ``float``: the one given."""
-        return next(k for k in ("choices", "int", "pow2", "float") if getattr(self, k) is not None)
+        """``choices``, ``int``, ``pow2``, ``float`` or ``groups``: the one given."""
+        return next(k for k in KINDS if getattr(self, k) is not None)
 
     def values(self) -> list[Any] | None:
-        """Every value of a discrete range (None for a float range)."""
+        """Every value of a discrete range (None for a float range; the groups' names for
+        ``groups``)."""
+        if self.groups is not None:
+            return list(self.members())
         if self.choices is not None:
             out = [_number_or_size(v) for v in self.choices]
             twice = sorted({repr(v) for v in out if out.count(v) > 1})
@@ -139,6 +153,42 @@ class ParamRange(Strict):
                 raise ValueError(f"no power of two between {lo} and {hi}")
             return out
         return None
+
+    def members(self) -> dict[str, dict[str, Any]]:
+        """A ``groups`` range's groups by name, each its template parameters (sizes read);
+        ``ValueError`` on a name that is not text, a group that is not a mapping of single
+        values, or groups that do not all set the same parameters."""
+        if self.groups is None:
+            raise ValueError(f"a {self.kind} range has no groups")
+        out: dict[str, dict[str, Any]] = {}
+        for label, group in self.groups.items():
+            if not isinstance(label, str) or not label.strip():
+                raise ValueError(f"a group's name must be text (quote it: '{label}')")
+            if not isinstance(group, dict) or not group:
+                raise ValueError(
+                    f"group {label!r}: give its template parameters as a mapping of single "
+                    "values, e.g. {chiplets_x: 2, pe_rows: 4}"
+                )
+            ranged = sorted(k for k, v in group.items() if isinstance(v, dict | list))
+            if ranged:
+                raise ValueError(
+                    f"group {label!r}: {', '.join(map(str, ranged))} must be single values "
+                    "(a group fixes its parameters; a range goes in params)"
+                )
+            out[label] = {k: _number_or_size(v) for k, v in group.items()}
+        first, *_ = out.values()
+        for label, group in out.items():
+            if set(group) != set(first):
+                differ = sorted(map(str, set(group) ^ set(first)))
+                raise ValueError(
+                    f"every group sets the same parameters; group {label!r} differs from the "
+                    f"first in: {', '.join(differ)}"
+                )
+        return out
+
+    def sets(self) -> list[str]:
+        """The template parameters a ``groups`` range sets (every group sets the same)."""
+        return list(next(iter(self.members().values())))
 
     def listed(self) -> list[Any]:
         """Every value of a discrete range (``values``); a float range has no list of values
@@ -316,6 +366,29 @@ class SearchSpace(Strict):
         """The parameters given one value."""
         return {k: _number_or_size(v) for k, v in self.params.items() if not isinstance(v, dict)}
 
+    def grouped(self) -> dict[str, str]:
+        """Each template parameter a ``groups`` range sets -> the name of that range."""
+        return {
+            param: name
+            for name, r in self.ranges().items()
+            if r.kind == "groups"
+            for param in r.sets()
+        }
+
+    def design(self, chosen: dict[str, Any]) -> dict[str, Any]:
+        """A design's template parameters from the values ``chosen`` for its ranges (a
+        trial's parameters): the fixed ones, then each chosen value, a group's name replaced
+        by the group's parameters (the dataflow, not a template parameter, left out)."""
+        ranges = self.ranges()
+        out = self.fixed()
+        for name, value in chosen.items():
+            r = ranges.get(name)
+            if r is not None and r.kind == "groups":
+                out |= r.members()[value]
+            elif name != "dataflow":
+                out[name] = value
+        return out
+
     def dataflows(self) -> list[str]:
         """The dataflows the search chooses from (one, or the ``choices``)."""
         if isinstance(self.dataflow, str):
@@ -355,13 +428,16 @@ def _check(space: SearchSpace, source: str) -> None:
 def _checked_ranges(
     space: SearchSpace, allowed: list[str], template: str, source: str
 ) -> dict[str, list[Any]]:
-    """Every parameter is one of the template's; each range's values to check (a float
-    range: its ends), by parameter."""
+    """Every parameter is one of the template's (a ``groups`` range: a name of its own, its
+    groups' parameters the template's); each range's values to check (a float range: its
+    ends; a groups range: its groups' names), by parameter."""
     ranges: dict[str, list[Any]] = {}
     for name, spec in space.params.items():
-        if name not in allowed:
+        is_groups = _is_groups(spec)
+        if name not in allowed and not is_groups:
             raise MagnetError(
-                f"unknown parameter of the {template} template; allowed: {', '.join(allowed)}",
+                f"unknown parameter of the {template} template; allowed: {', '.join(allowed)} "
+                "(or a name of your own for groups: {NAME: {param: value}})",
                 source=source,
                 field=f"params.{name}",
             )
@@ -375,7 +451,52 @@ def _checked_ranges(
                     else str(exc)
                 )
                 raise MagnetError(message, source=source, field=f"params.{name}") from None
+    for name, spec in space.params.items():
+        if _is_groups(spec):  # every range read: the groups checked against the others
+            _check_groups(space, name, ParamRange(**spec), allowed, template, source)
     return ranges
+
+
+def _check_groups(
+    space: SearchSpace, name: str, r: ParamRange, allowed: list[str], template: str, source: str
+) -> None:
+    """A groups range: its own name is no template parameter nor ``dataflow``; its groups
+    set the template's parameters, none that another entry of ``params`` sets too."""
+    field = f"params.{name}"
+    if name in allowed or name == "dataflow":
+        raise MagnetError(
+            f"a groups range takes a name of its own, not the {template} template's "
+            f"parameter or dataflow {name!r} (e.g. split: {{groups: ...}})",
+            source=source,
+            field=field,
+        )
+    others = {
+        param: other
+        for other, spec in space.params.items()
+        if other != name
+        for param in (ParamRange(**spec).sets() if _is_groups(spec) else [other])
+    }
+    for label, group in r.members().items():
+        for param in group:
+            if param not in allowed:
+                raise MagnetError(
+                    f"unknown parameter {param!r} of the {template} template; allowed: "
+                    f"{', '.join(allowed)}",
+                    source=source,
+                    field=f"{field}.groups.{label}",
+                )
+            if param in others:
+                raise MagnetError(
+                    f"{param!r} is set by this group and by params.{others[param]}: give it "
+                    "in one place",
+                    source=source,
+                    field=f"{field}.groups.{label}",
+                )
+
+
+def _is_groups(spec: Any) -> bool:
+    """Whether a ``params`` entry is a groups range."""
+    return isinstance(spec, dict) and "groups" in spec
 
 
 def _check_values(
@@ -387,12 +508,13 @@ def _check_values(
     cases: list[tuple[str | None, list[Any]]] = [(None, [None]), *ranges.items()]
     for name, values in cases:
         for value in values:
-            trial = {**space.fixed(), **firsts} | ({} if name is None else {name: value})
+            trial = space.design(firsts | ({} if name is None else {name: value}))
             try:
                 template.params(trial)
             except MagnetError as exc:
                 where = "params" if name is None else f"params.{name}"
-                shown = "" if name is None else f"the value {value!r}: "
+                what = "group" if name is not None and _is_groups(space.params[name]) else "value"
+                shown = "" if name is None else f"the {what} {value!r}: "
                 raise MagnetError(f"{shown}{exc.message}", source=source, field=where) from None
 
 
@@ -499,7 +621,8 @@ def _check_constraint(
     import itertools
     import random
 
-    names = sorted(used & set(ranges))
+    owner = {n: n for n in ranges} | space.grouped()  # a grouped parameter: its groups range
+    names = sorted({owner[n] for n in used if n in owner})
     lists = [ranges[n] for n in names]
     count = math.prod(len(v) for v in lists)
     if count <= MAX_CONSTRAINT_CHECKS:
@@ -507,13 +630,14 @@ def _check_constraint(
     else:
         rng = random.Random(0)
         assignments = ([rng.choice(v) for v in lists] for _ in range(MAX_CONSTRAINT_CHECKS))
-    base = {**space.fixed(), **{n: v[0] for n, v in ranges.items()}}
+    firsts = {n: v[0] for n, v in ranges.items()}
     for values in assignments:
-        params = base | dict(zip(names, values, strict=True))
+        chosen = dict(zip(names, values, strict=True))
+        params = space.design(firsts | chosen)
         try:
             _evaluator(space.template, params).eval(text)
         except Exception as exc:  # simpleeval raises many kinds: each is a bad expression
-            shown = ", ".join(f"{n}={params[n]!r}" for n in names) or "the fixed parameters"
+            shown = ", ".join(f"{n}={v!r}" for n, v in chosen.items()) or "the fixed parameters"
             raise MagnetError(
                 f"{text!r} cannot be evaluated at {shown}: {type(exc).__name__}: {exc}",
                 source=source,
