@@ -188,7 +188,7 @@ def main() -> None:
             found = [r for r in searched["front"] if _design(r) in true_front]
             record["search_front_on_the_true_front"] = f"{len(found)} of {len(true_front)}"
     common.write_record(RESULTS / "package_trade.json", record)
-    fig.write_html(RESULTS / "package_trade.html", include_plotlyjs="cdn")
+    fig.write_html(RESULTS / "package_trade.html", include_plotlyjs=True)  # offline; not committed
     if args.png:
         write_png(fig, RESULTS / "package_trade.png")
 
