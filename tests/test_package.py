@@ -339,3 +339,19 @@ def test_the_links_bandwidth_bounds_every_operand() -> None:
     again = _on_package("K=64,C=32,P=7,Q=7", "K=16,C=32,P=7,Q=7", split, package.build(preset))
     assert again.batch.link_cycles[0] == pytest.approx(18_816 * 1.96 / 800, rel=1e-12)
     assert again.bottleneck != "NoP" and again.latency_cycles < r.latency_cycles
+
+
+def test_the_command_line_reports_a_package() -> None:
+    from click.testing import CliRunner
+
+    from magnet.cli import main
+
+    args = ["evaluate", "--arch", "simba-package-4", "--workload", "resnet18:batch=1"]
+    out = CliRunner().invoke(main, [*args, "--dataflow", "ws", "--samples", "200", "--json"])
+    assert out.exit_code == 0, out.output
+    record = mg.NetworkRecord.model_validate_json(out.stdout)
+    assert record.chiplets == 4 and record.nop_bytes > 0
+    assert record.images_per_s == pytest.approx(1 / record.latency_s)  # batch 1
+    assert record.energy_pj_by_category["nop"] > 0 and record.tops_per_w > 0
+    assert all(r.nop_bytes > 0 for r in record.layers)  # DRAM reaches a chiplet over a link
+    assert any(r.partition for r in record.layers)
