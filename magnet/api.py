@@ -200,7 +200,10 @@ def evaluate(
         return evaluate_network(workload, d.arch, d.costs, mapping)
     m = get_mapper(mapper, objective=objective, seed=seed, budget=_budget(budget), **options)
     if pipeline:
-        return map_pipeline(workload, d, m, progress=on_layer)
+        piped = map_pipeline(workload, d, m, progress=on_layer)
+        if piped.result is None:
+            raise DesignInfeasible(f"infeasible: {piped.reason}", field=workload.name)
+        return piped.result
     out = map_network(workload, d, m, progress=on_layer)
     if out.result is None:
         raise DesignInfeasible(f"{out.status}: {out.reason}", field=workload.name)

@@ -68,3 +68,30 @@ def test_the_flag_network_is_the_flag_noc(tmp_path) -> None:
         records[flag] = json.loads(out.stdout)
     assert records["--noc"]["energy_pj"] == records["--network"]["energy_pj"]
     assert records["--noc"]["energy_pj_by_category"]["network"] == 0  # no wires priced
+
+
+def test_a_study_stored_by_0_2_resumes(tmp_path) -> None:
+    """A study made by 0.2 stored its space with ``network`` (now ``noc``) and workloads
+    without ``pipeline``: the same command resumes it."""
+    import optuna
+
+    from magnet.search import load_study, search
+    from magnet.search.storage import open_storage
+    from magnet.search.study import CONFIG_ATTR
+
+    data = yaml.safe_load((DATA / "search" / "small_space.yaml").read_text())
+    data["workloads"] = [str(DATA / "search" / "small_net.yaml")]
+    space = tmp_path / "space.yaml"
+    space.write_text(yaml.safe_dump(data))
+    journal = str(tmp_path / "s.journal")
+    search(space, n_trials=2, storage=journal)
+    study = optuna.load_study(study_name="small", storage=open_storage(journal, create=True))
+    config = json.loads(json.dumps(study.user_attrs[CONFIG_ATTR]))
+    stored = config["space"]
+    stored["network"] = stored.pop("noc")
+    stored["workloads"] = [
+        {k: v for k, v in w.items() if k != "pipeline"} for w in stored["workloads"]
+    ]
+    study.set_user_attr(CONFIG_ATTR, config)  # as 0.2 wrote it
+    search(space, n_trials=3, storage=journal)
+    assert load_study("small", journal).counts()["designs"] == 3

@@ -130,3 +130,31 @@ def test_pipelining_needs_a_package_and_a_network() -> None:
     one = ["evaluate", "--arch", "simba-package-4", "--layer", CONV, "--pipeline"]
     out = runner.invoke(main, one)
     assert out.exit_code == 2 and "--pipeline applies to --workload" in out.output
+
+
+def test_a_search_can_pipeline_its_package_designs(tmp_path) -> None:
+    import yaml
+
+    from magnet.search import search
+    from tests.conftest import DATA
+
+    space = yaml.safe_load((DATA / "search" / "small_space.yaml").read_text())
+    space.update(
+        name="piped",
+        template="package",
+        params={**space["params"], "chiplets_x": {"choices": [1, 2]}, "chiplets_y": 1},
+        workloads=[{"workload": str(DATA / "search" / "small_net.yaml"), "pipeline": True}],
+    )
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
+    study = search(tmp_path / "space.yaml", n_trials=4, storage=str(tmp_path / "s.journal"))
+    records = {t.params["chiplets_x"]: t.records[0] for t in study.feasible()}
+    assert set(records) == {1, 2}  # both kinds of design were drawn
+    # two chiplets: stages of the layers in order (conv, fc) on all of them, a batch every
+    # slowest stage's time
+    two = records[2]
+    stages = two["pipeline"]
+    assert stages[0]["first"] == "conv" and stages[-1]["last"] == "fc"
+    assert sum(s["chiplets"] for s in stages) == 2 and sum(s["layers"] for s in stages) == 2
+    interval_s = max(s["latency_cycles"] for s in two["pipeline"]) / (two["clock_ghz"] * 1e9)
+    assert two["images_per_s"] == pytest.approx(1 / interval_s, rel=1e-9)
+    assert records[1]["pipeline"] is None  # one chip: layer after layer

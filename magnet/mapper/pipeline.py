@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 from magnet.design import Design, on_arch
-from magnet.errors import DesignInfeasible
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
 from magnet.mapper.network import map_network
 from magnet.mapping.evaluate import Result
@@ -28,6 +28,17 @@ from magnet.workload.network import Network
 Plan = list[tuple[int, int, int]]
 
 
+@dataclass
+class PipelineOutcome:
+    """The pipelined network (None, with the ``reason``, when no split runs every layer)
+    and what mapping it took."""
+
+    result: PipelineResult | None
+    reason: str | None
+    mappings_evaluated: int
+    cached: int
+
+
 def map_pipeline(
     network: Network,
     design: Design,
@@ -36,16 +47,16 @@ def map_pipeline(
     progress: Callable[[MapOutcome, int, int], None] | None = None,
     cache: MutableMapping[tuple[Any, ...], MapOutcome] | None = None,
     **options: Any,
-) -> PipelineResult:
+) -> PipelineOutcome:
     """``network`` pipelined across groups of ``design``'s chiplets (see the module
-    docstring); raises ``DesignInfeasible`` when no split runs every layer."""
+    docstring); ``MagnetError`` for a design of one chip."""
     link_pj_per_bit(design.arch)  # a package, or bad input
     m = get_mapper(mapper, **options)
     fx, fy = design.arch.chiplet_grid
     rows = max(fx, fy)
     shapes = len(network.unique_layers())
     bands: dict[int, dict[ShapeKey, Result]] = {}
-    archs = {}
+    archs, evaluated, cached = {}, 0, 0
     for h in range(1, rows + 1):
         band = design if h == rows else on_arch(design, _band(design, h, fx, fy))
         archs[h] = band.arch
@@ -56,17 +67,16 @@ def map_pipeline(
 
         out = map_network(network, band, m, progress=step, stop_on_failure=False, cache=cache)
         bands[h] = {k: o.result for k, o in out.outcomes.items() if o.result is not None}
+        evaluated, cached = evaluated + out.mappings_evaluated, cached + out.cached
     plan = split(network, bands, rows)
     if plan is None:
-        raise DesignInfeasible(
-            f"no split of {network.name!r} into stages runs every layer on {design.name!r}",
-            field=network.name,
-        )
+        reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
+        return PipelineOutcome(None, reason, evaluated, cached)
     stages = tuple(Stage(a, b, h, archs[h]) for a, b, h in plan)
     whole = bands[rows]
     by_shape = {k: r for h in sorted(bands) for k, r in bands[h].items()}
     by_shape.update(whole)  # a shape's mapping on the whole package, where it has one
-    return PipelineResult(
+    result = PipelineResult(
         network,
         design.arch,
         design.costs,
@@ -75,6 +85,7 @@ def map_pipeline(
         stages=stages,
         bands=bands,
     )
+    return PipelineOutcome(result, None, evaluated, cached)
 
 
 def _band(design: Design, h: int, fx: int, fy: int) -> Any:

@@ -191,6 +191,7 @@ def evaluate_design(job: DesignJob) -> DesignResult:
 def _evaluate(job: DesignJob) -> DesignResult:
     """``evaluate_design`` without the bookkeeping: the design mapped on every workload."""
     from magnet.mapper import map_network
+    from magnet.mapper.pipeline import map_pipeline
 
     design = design_of(job)
     if isinstance(design, DesignResult):
@@ -201,9 +202,8 @@ def _evaluate(job: DesignJob) -> DesignResult:
     per_workload: list[dict[str, float]] = []
     for spec in job.workloads:
         network = load_network(spec["workload"], spec.get("batch"))
-        out = map_network(
-            network, design, mapper.get("name", "fast"), cache=MAPPING_CACHE, **options
-        )
+        run = map_pipeline if spec.get("pipeline") and design.arch.chiplets > 1 else map_network
+        out = run(network, design, mapper.get("name", "fast"), cache=MAPPING_CACHE, **options)
         result.mappings_evaluated += out.mappings_evaluated
         result.cache_hits += out.cached
         mapped = out.result  # built on each access

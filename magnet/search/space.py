@@ -23,7 +23,8 @@ A space is a YAML file (the built-in ones, in ``magnet/spaces/``, are also known
     limits:                                  # on results: a design outside them is infeasible
       - {metric: area_mm2, max: 5.0}
     workloads:
-      - resnet50                             # or {workload: bert-base, batch: 1, weight: 0.5}
+      - resnet50                             # or {workload: bert-base, batch: 1, weight: 0.5,
+                                             #     pipeline: true} (across a package's chiplets)
     mapper: {name: fast, objective: edp, budget: {evaluations: 3000}, options: {samples: 1000}}
     cost_model: null                         # a cost-model spec, as --cost-model
     noc: wires                               # the on-chip network: wires, or none
@@ -299,11 +300,14 @@ class Limit(Strict):
 
 class WorkloadSpec(Strict):
     """A workload of a space (a zoo name, ONNX or YAML file), its batch and its weight in the
-    metrics (weighted means over the workloads)."""
+    metrics (weighted means over the workloads). ``pipeline``: on a design of several
+    chiplets, its layers run as a pipeline across groups of them (``magnet.mapper.pipeline``;
+    ``images_per_s`` is then the pipeline's rate); on one chip, layer after layer."""
 
     workload: str
     batch: Whole | None = Field(None, ge=1)
     weight: Real = Field(1.0, gt=0)
+    pipeline: bool = False
 
 
 class MapperSpec(Strict):
@@ -750,11 +754,17 @@ RENAMED_FIELDS = {"network": "noc"}
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a space as written, or as a study stored it) with renamed fields under
-    their current names."""
+    their current names, and the workloads of a study stored before ``pipeline`` existed
+    with its default (so that such a study resumes)."""
     out = dict(data)
     for old, new in RENAMED_FIELDS.items():
         if old in out and new not in out:
             out[new] = out.pop(old)
+    if isinstance(out.get("workloads"), list):
+        out["workloads"] = [
+            {**w, "pipeline": w.get("pipeline", False)} if isinstance(w, dict) else w
+            for w in out["workloads"]
+        ]
     return out
 
 
