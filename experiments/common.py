@@ -191,6 +191,17 @@ def write_figure(fig: Any, out: Path, *, png: bool = True, stem: str = "figure")
     return target
 
 
+#: The colour of a published number in every experiment's figure.
+PUBLISHED_COLOR = "#e45756"
+
+
+def published_line(fig: Any, y: float, label: str, row: int, col: int) -> None:
+    """A published number as a dashed line across a panel of ``fig``."""
+    fig.add_hline(
+        y=y, line_dash="dash", line_color=PUBLISHED_COLOR, annotation_text=label, row=row, col=col
+    )
+
+
 def ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or b == 0:
         return None

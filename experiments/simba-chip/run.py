@@ -90,14 +90,7 @@ def figure(rows: list[dict[str, Any]], pub: dict[str, Any]) -> go.Figure:
             row=1,
             col=1,
         )
-    fig.add_hline(
-        y=pub["pj_per_op"],
-        line_dash="dash",
-        line_color="#e45756",
-        annotation_text="Simba silicon 0.11 pJ/op",
-        row=1,
-        col=1,
-    )
+    common.published_line(fig, pub["pj_per_op"], "Simba silicon 0.11 pJ/op", 1, 1)
     # the right panel's two bars side by side
     for key, name, color, group in (
         ("peak_tops_per_mm2", "magnet peak TOPS/mm^2", "#72b7b2", "a"),
@@ -114,14 +107,7 @@ def figure(rows: list[dict[str, Any]], pub: dict[str, Any]) -> go.Figure:
             row=1,
             col=2,
         )
-    fig.add_hline(
-        y=pub["tops_per_mm2"],
-        line_dash="dash",
-        line_color="#e45756",
-        annotation_text="Simba silicon 1.29",
-        row=1,
-        col=2,
-    )
+    common.published_line(fig, pub["tops_per_mm2"], "Simba silicon 1.29", 1, 2)
     fig.update_yaxes(title_text="pJ per op (on chip)", row=1, col=1)
     fig.update_yaxes(title_text="TOPS/mm^2", row=1, col=2)
     fig.update_layout(width=1300, height=600, template="plotly_white", barmode="stack")

@@ -278,26 +278,11 @@ def figure(rows: list[dict[str, Any]], pub: dict[str, Any]) -> go.Figure:
     counts = sorted({r["chiplets"] for r in rows})
     _speed_panel(fig, rows, pub, counts)
     _lines(fig, rows, "latency_ms", (1, 2))
-    fig.add_trace(
-        go.Scatter(
-            x=[str(n)],
-            y=[micro["latency_ms"]],
-            name=f"Simba MICRO 2019, {micro['latency_ms']} ms",
-            mode="markers",
-            marker={"color": "#e45756", "size": 13, "symbol": "star"},
-        ),
-        row=1,
-        col=2,
+    _published(
+        fig, n, micro["latency_ms"], f"Simba MICRO 2019, {micro['latency_ms']} ms", "star", (1, 2)
     )
     _lines(fig, rows, "tops_per_w_package", (1, 3))
-    fig.add_hline(
-        y=micro["tops_per_w_up_to"],
-        line_dash="dash",
-        line_color="#e45756",
-        annotation_text="Simba: up to 6.1 TOPS/W",
-        row=1,
-        col=3,
-    )
+    common.published_line(fig, micro["tops_per_w_up_to"], "Simba: up to 6.1 TOPS/W", 1, 3)
     _energy_bars(fig, rows, (2, 1))
     _lines(fig, rows, "nop_share_package", (2, 2))
     fig.add_hline(y=0.5, line_dash="dash", line_color="#888", row=2, col=2)
@@ -331,27 +316,26 @@ def _speed_panel(
         col=1,
     )
     for src, name, symbol in ((micro, "MICRO 2019", "star"), (jssc, "JSSC 2020", "diamond")):
-        fig.add_trace(
-            go.Scatter(
-                x=[str(n)],
-                y=[src["images_per_s"]],
-                name=f"Simba {name}, {src['images_per_s']:,} (batch 1)",
-                mode="markers",
-                marker={"color": "#e45756", "size": 13, "symbol": symbol},
-            ),
-            row=1,
-            col=1,
-        )
+        label = f"Simba {name}, {src['images_per_s']:,} (batch 1)"
+        _published(fig, n, src["images_per_s"], label, symbol, (1, 1))
+    label = f"Simba VLSI 2019, {vlsi['images_per_s']:,} (batch not stated)"
+    _published(fig, n, vlsi["images_per_s"], label, "triangle-up-open", (1, 1))
+
+
+def _published(
+    fig: go.Figure, chiplets: int, value: float, label: str, symbol: str, cell: tuple[int, int]
+) -> None:
+    """A published figure as a red marker at its chiplet count."""
     fig.add_trace(
         go.Scatter(
-            x=[str(n)],
-            y=[vlsi["images_per_s"]],
-            name=f"Simba VLSI 2019, {vlsi['images_per_s']:,} (batch not stated)",
+            x=[str(chiplets)],
+            y=[value],
+            name=label,
             mode="markers",
-            marker={"color": "#e45756", "size": 13, "symbol": "triangle-up-open"},
+            marker={"color": common.PUBLISHED_COLOR, "size": 13, "symbol": symbol},
         ),
-        row=1,
-        col=1,
+        row=cell[0],
+        col=cell[1],
     )
 
 
