@@ -187,6 +187,16 @@ def test_simba_package(tmp_path: Path) -> None:
     at_36 = [_package_row(summary, s, 36) for s in ("lpddr4", "hbm2", "stall-free")]
     assert all(0.1 <= r["tops_per_w_package"] / 6.1 <= 0.3 for r in at_36)
     assert all(0.35 <= r["tops_per_w_package"] / 6.1 <= 0.5 for r in summary["low_point"])
+    sweep = {(r["series"], r["hop_ns"]): r for r in summary["non_uniform"]}
+    # no hop latency (the template's assumption): every chiplet waits alike, the shares tie
+    assert sweep["stall-free", 0]["gain"] == 0
+    # 10 ns a hop (an assumption; Simba's is not published): the uniform layer waits for its
+    # farthest chiplet, 2 x (1 + 2.5 + 2.5) hops on 6 x 6, the non-uniform one for the mean,
+    # 2 x (1 + 1.5 + 1.5): some per cent faster, not more than the trips themselves
+    gain = sweep["stall-free", 10]["gain"]
+    assert 0.005 < gain < 0.05
+    uniform = sweep["stall-free", 10]["uniform_images_per_s"]
+    assert uniform < sweep["stall-free", 0]["uniform_images_per_s"]
 
 
 def test_simba_package_committed_results_say_where_the_nop_dominates() -> None:
@@ -209,3 +219,9 @@ def test_simba_package_committed_results_say_where_the_nop_dominates() -> None:
     assert found["stall-free"]["nop_over_share_from"] == 32
     assert found["lpddr4"]["nop_over_share_from"] is None
     assert found["hbm2"]["nop_over_share_from"] is None
+    # non-uniform partitioning's gain grows with the hop latency, from nothing at 0 (the
+    # template's assumption) to under 1 % at UCIe 1.0's 2 ns PHY bound [PQ]; Simba's "up to
+    # 16 %" covers three tiling optimisations together [P]
+    gains = {(r["series"], r["hop_ns"]): r["gain"] for r in summary["non_uniform"]}
+    free = [gains["stall-free", h] for h in (0, 2, 10, 50)]
+    assert free[0] == 0 and free == sorted(free) and free[1] < 0.01

@@ -355,3 +355,38 @@ def test_the_command_line_reports_a_package() -> None:
     assert record.energy_pj_by_category["nop"] > 0 and record.tops_per_w > 0
     assert all(r.nop_bytes > 0 for r in record.layers)  # DRAM reaches a chiplet over a link
     assert any(r.partition for r in record.layers)
+
+
+@pytest.mark.parametrize(("partitioning", "wait_cycles"), [("uniform", 79), ("non-uniform", 66)])
+def test_a_hop_latency_waits_for_the_farthest_chiplet_or_the_mean(
+    partitioning, wait_cycles
+) -> None:
+    # K=48 split over 3 chiplets in a row (3 x 1), hops of 10 ns (an assumption) at 1.96 GHz.
+    # The port sits mid-row, one hop from the middle chiplet, two from the outer ones: the
+    # first words go out and the last partial sums come back. Uniform shares wait for the
+    # farthest, 2 x 2 hops x 10 ns x 1.96 GHz = 78.4 -> 79 cycles; non-uniform shares for the
+    # mean, 1 + (1 + 0 + 1) / 3 = 5/3 hops: 2 x 5/3 x 10 x 1.96 = 65.3 -> 66 cycles
+    package = mg.templates.get_template("package")
+    row = {**package.presets["simba-package-1"], "chiplets_x": 3, "dram_bandwidth": 10_000}
+    split = {"spatial_x": {"K": 3}}
+    runs = [
+        _on_package(
+            "K=48,C=32,P=7,Q=7",
+            "K=16,C=32,P=7,Q=7",
+            split,
+            package.build({**row, "link_hop_ns": hop_ns, "partitioning": partitioning}),
+        )
+        for hop_ns in (0, 10)
+    ]
+    assert runs[1].latency_cycles - runs[0].latency_cycles == wait_cycles
+    assert runs[1].energy_pj > runs[0].energy_pj  # the chiplets leak while they wait
+
+
+def test_hop_latency_is_a_links() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="give link_pj_per_bit too"):
+        mg.Fanout(link_hop_ns=5)
+    package = mg.templates.get_template("package")
+    with pytest.raises(mg.MagnetError, match="link_hop_ns"):
+        package.params({"link_hop_ns": -1})

@@ -60,10 +60,16 @@ def partitions(record: mg.NetworkRecord, net: mg.Network) -> dict[str, Any]:
 
 
 def run(
-    cfg: dict[str, Any], net: mg.Network, mesh: list[int], series: str, clock_ghz: float | None
+    cfg: dict[str, Any],
+    net: mg.Network,
+    mesh: list[int],
+    series: str,
+    clock_ghz: float | None,
+    more: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One package on ResNet-50: the numbers of a row of the table."""
-    extra = dict(cfg["series"][series])
+    """One package on ResNet-50: the numbers of a row of the table (``more``: template
+    parameters on top of the series')."""
+    extra = {**cfg["series"][series], **(more or {})}
     if clock_ghz is not None:
         extra["clock_ghz"] = clock_ghz
     arch = package(cfg, mesh, extra)
@@ -112,6 +118,35 @@ def run(
         "link_bound_share": link_cycles / record.latency_cycles,
         **partitions(record, net),
     }
+
+
+def non_uniform(cfg: dict[str, Any], net: mg.Network) -> list[dict[str, Any]]:
+    """Uniform against non-uniform shares at each hop latency of the sweep (``non_uniform``
+    in config.yaml): images/s of both and the non-uniform gain."""
+    sweep, out = cfg["non_uniform"], []
+    for series in sweep["series"]:
+        for hop_ns in sweep["hop_ns"]:
+            speed = {
+                part: run(
+                    cfg,
+                    net,
+                    sweep["mesh"],
+                    series,
+                    None,
+                    {"link_hop_ns": hop_ns, "partitioning": part},
+                )["images_per_s"]
+                for part in ("uniform", "non-uniform")
+            }
+            out.append(
+                {
+                    "series": series,
+                    "hop_ns": hop_ns,
+                    "uniform_images_per_s": speed["uniform"],
+                    "non_uniform_images_per_s": speed["non-uniform"],
+                    "gain": speed["non-uniform"] / speed["uniform"] - 1,
+                }
+            )
+    return out
 
 
 def scaling(rows: list[dict[str, Any]], share: float) -> dict[str, Any]:
@@ -446,7 +481,27 @@ def main() -> None:
     found = scaling(rows, cfg["nop_dominates_share"])
     pub = cfg["published"]
     compared = comparison(rows, low, pub, net)
+    nup = non_uniform(cfg, net)
     write_tables(out, rows, compared, NOTES)
+    common.write_table(
+        out,
+        ["DRAM", "hop latency (ns)", "images/s, uniform", "images/s, non-uniform", "gain"],
+        [
+            [
+                r["series"],
+                r["hop_ns"],
+                r["uniform_images_per_s"],
+                r["non_uniform_images_per_s"],
+                r["gain"],
+            ]
+            for r in nup
+        ],
+        title=f"Non-uniform partitioning on {cfg['non_uniform']['mesh'][0]} x "
+        f"{cfg['non_uniform']['mesh'][1]} chiplets (Simba: up to 16 % from three tiling "
+        "optimisations together [P])",
+        stem="non_uniform",
+        digits=4,
+    )
     common.write_figure(figure(rows, pub), out, png=not args.no_png)
     summary = {
         "experiment": "simba-package",
@@ -458,6 +513,7 @@ def main() -> None:
         "comparison": compared,
         "rows": rows,
         "low_point": low,
+        "non_uniform": nup,
         "time": clock.report(),
     }
     common.write_summary(out, summary)

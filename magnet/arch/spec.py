@@ -43,7 +43,12 @@ class Fanout(Strict):
     own, at its own supply: not scaled with the chip's voltage, and priced whatever the NoC
     model, as the network-on-package is not the chip's NoC); ``link_gb_per_s``: each child's
     links carry at most this much into it and as much out of it (GB/s; None: unlimited),
-    every operand alike.
+    every operand alike. ``link_hop_ns``: the latency of one hop; a layer waits for its first
+    words to reach each chiplet and for its last partial sums to come back, from a port in
+    the middle of the chiplets it uses (0: hidden by the transfers' overlap with compute).
+    ``partitioning``: ``uniform`` gives every chiplet an equal share, so the farthest one
+    sets the pace; ``non-uniform`` (Simba's) sizes the shares so that all finish together,
+    which leaves the mean trip instead of the longest (in the limit of fine shares).
     """
 
     network: Literal["tree", "mesh", "systolic"] = "tree"
@@ -52,13 +57,18 @@ class Fanout(Strict):
     dense: bool = False
     link_pj_per_bit: float | None = Field(None, gt=0)
     link_gb_per_s: float | None = Field(None, gt=0)
+    link_hop_ns: float = Field(0.0, ge=0)
+    partitioning: Literal["uniform", "non-uniform"] = "uniform"
 
     @model_validator(mode="after")
     def _link_has_a_pitch(self) -> Fanout:
         if self.link_pj_per_bit is not None and self.pitch_mm is None:
             raise ValueError("a fan-out over chip-to-chip links (link_pj_per_bit) needs pitch_mm")
-        if self.link_gb_per_s is not None and self.link_pj_per_bit is None:
-            raise ValueError("link_gb_per_s is a chip-to-chip link's: give link_pj_per_bit too")
+        chip_to_chip = (self.link_gb_per_s is not None, self.link_hop_ns > 0)
+        if any(chip_to_chip) and self.link_pj_per_bit is None:
+            raise ValueError(
+                "link_gb_per_s and link_hop_ns are a chip-to-chip link's: give link_pj_per_bit too"
+            )
         return self
 
 

@@ -162,6 +162,7 @@ def evaluate_batch(
     compute = _pipeline_cycles(arch, batch, counts)
     links = _link_cycles(arch, counts)
     latency = np.maximum(np.maximum(compute, np.ceil(slowest - 1e-9)), np.ceil(links - 1e-9))
+    latency = latency + np.ceil(_hop_cycles(arch, batch) - 1e-9)
     upkeep = _upkeep(arch, counts, costs, latency)
     fanouts = _fanouts(arch, counts, costs, batch.size)
     network = fanouts.network_pj
@@ -258,6 +259,27 @@ def _link_cycles(arch: Arch, counts: Counts) -> FloatArray:
         in_use = np.maximum(children / np.maximum(counts.instances[li], 1.0), 1.0)
         cycles = np.maximum(cycles, np.maximum(down, up) / in_use / bits_per_cycle)
     return cycles
+
+
+def _hop_cycles(arch: Arch, batch: MappingBatch) -> FloatArray:
+    """[batch]: the cycles a layer waits on chip-to-chip hops (``Fanout.link_hop_ns``): its
+    first words' trip to a chiplet and its last partial sums' trip back. The port sits in
+    the middle of the gx x gy chiplets a mapping uses, one hop from the nearest; along an
+    axis of g chiplets they are |k - (g - 1) / 2| further, at most (g - 1) / 2 and on
+    average floor(g^2 / 4) / g. Uniform shares wait for the farthest, non-uniform ones
+    (all finishing together) for the mean."""
+    wait = np.zeros(batch.size)
+    for li, lvl in enumerate(arch.inner_first):
+        if lvl.fanout.link_hop_ns == 0:
+            continue
+        g = np.stack([batch.spatial_x[li].prod(axis=0), batch.spatial_y[li].prod(axis=0)])
+        g = g.astype(np.float64)
+        if lvl.fanout.partitioning == "uniform":
+            hops = 1 + ((g - 1) / 2).sum(axis=0)
+        else:
+            hops = 1 + (np.floor(g * g / 4) / g).sum(axis=0)
+        wait += 2 * hops * lvl.fanout.link_hop_ns * arch.clock_ghz
+    return wait
 
 
 class _Upkeep(NamedTuple):

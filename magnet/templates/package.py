@@ -26,8 +26,16 @@ Link technologies (``LINKS``; tests/data/reference/memory-and-links.md):
 Assumptions (no published figure, [NF] in the reference notes; parameters to change): each
 chiplet's link bandwidth (``link_gb_per_s``, default 100 GB/s: four links of eight 25 Gb/s
 lanes), the chiplet pitch (``chiplet_pitch_mm``, default 3 mm: Simba's 6 mm^2 chiplet,
-2.45 mm on a side, and a gap), and a hop's latency, taken as hidden by the transfers' overlap
-with compute.
+2.45 mm on a side, and a gap), and a hop's latency (``link_hop_ns``, default 0: hidden by
+the transfers' overlap with compute; UCIe 1.0 gives <= 2 ns for its PHY [PQ], GRS's and a
+NoP router's are not published [NF]).
+
+``partitioning``: with a hop latency, a layer's first words reach the chiplets far from
+DRAM's port later and its last partial sums come back later. ``uniform`` shares wait for
+the farthest chiplet; ``non-uniform`` ones, Simba's non-uniform work partitioning (MICRO
+2019), give far chiplets less work so that all finish together and the layer waits for the
+mean trip (``magnet.mapping.evaluate._hop_cycles``; the shares are taken as fine enough to
+balance exactly, an upper bound on the gain). Without a hop latency both are the same.
 """
 
 from __future__ import annotations
@@ -65,6 +73,16 @@ class PackageParams(SimbaParams):
     chiplet_pitch_mm: Real = Field(
         3.0, gt=0, le=100, description="distance between neighbouring chiplets [mm] (assumption)"
     )
+    link_hop_ns: Real = Field(
+        0.0,
+        ge=0,
+        le=1_000,
+        description="latency of one chip-to-chip hop [ns] (0: hidden by overlap, assumed)",
+    )
+    partitioning: Literal["uniform", "non-uniform"] = Field(
+        "uniform",
+        description="chiplets' shares of a layer: equal, or sized to finish together (Simba's)",
+    )
 
 
 class Package(Template[PackageParams]):
@@ -94,6 +112,8 @@ class Package(Template[PackageParams]):
             pitch_mm=p.chiplet_pitch_mm,
             link_pj_per_bit=LINKS[p.link][0],
             link_gb_per_s=p.link_gb_per_s,
+            link_hop_ns=p.link_hop_ns,
+            partitioning=p.partitioning,
         )
         levels = [
             dram.model_copy(update={"fanout": nop}),
