@@ -4,6 +4,7 @@ slowest stage's; hand-overs over the NoP and the leakage of waiting stages price
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import pytest
@@ -84,10 +85,16 @@ def test_two_stages_on_a_2x2_package_hand_over_over_the_nop() -> None:
     assert [s.chiplets for s in stages] == [2, 2]  # a band of one row each, 2 chiplets
     assert [(s.first, s.last, s.layers) for s in stages] == [("c0", "c1", 2), ("c2", "c3", 2)]
     assert all(run.arch.chiplets == 2 for run in result.runs)
-    # a batch goes through both stages; one leaves every slowest stage's time
+    # a batch goes through both stages; one leaves every interval: the slowest stage's time,
+    # or the shared DRAM's for a batch's traffic. That traffic is compulsory: 4 x 9,216
+    # weight bytes (32 x 32 x 3 x 3), c0's 16 x 16 x 32 = 8,192 input bytes and c3's
+    # 14 x 14 x 32 = 6,272 output bytes (every activation between stays on chip) = 51,328
+    # bytes; LPDDR4's 25.6 GB/s at 1.96 GHz is 13.06 bytes a cycle: 3,929.8 -> 3,930 cycles,
+    # more than either stage's 3,528
     assert record.latency_cycles == sum(s.latency_cycles for s in stages)
-    interval_s = max(s.latency_cycles for s in stages) / 1.96e9  # simba-chip's clock
-    assert record.images_per_s == pytest.approx(1 / interval_s, rel=1e-12)
+    assert record.dram_bytes == pytest.approx(4 * 9_216 + 8_192 + 6_272)
+    assert result.interval_cycles == 3_930 > max(s.latency_cycles for s in stages)
+    assert record.images_per_s == pytest.approx(1.96e9 / 3_930, rel=1e-12)
     # c1's output (32 x 14 x 14 words of 8 bits) goes to c2's band over the links: the
     # bands' centres are (1 + 1) / 2 = 1 hop apart: 50,176 bits, at 1.17 pJ/bit 58,705.92 pJ
     assert result.handover_bits == [32 * 14 * 14 * 8 * 1] == [50_176]
@@ -107,7 +114,7 @@ def test_a_faster_stage_leaks_while_it_waits() -> None:
     assert len(cycles) == 2 and cycles[0] != cycles[1]  # two layers on one band, one on the other
     short = min(range(2), key=lambda s: cycles[s])
     stage = result.stages[short]
-    waits = (max(cycles) - cycles[short]) / cycles[short]
+    waits = (result.interval_cycles - cycles[short]) / cycles[short]
     # its leakage power (its layers' static energy over its time) during the wait
     leak = sum(
         result.runs[i].energy_pj_by_category["static"] for i in range(stage.start, stage.end)
@@ -155,6 +162,8 @@ def test_a_search_can_pipeline_its_package_designs(tmp_path) -> None:
     stages = two["pipeline"]
     assert stages[0]["first"] == "conv" and stages[-1]["last"] == "fc"
     assert sum(s["chiplets"] for s in stages) == 2 and sum(s["layers"] for s in stages) == 2
-    interval_s = max(s["latency_cycles"] for s in two["pipeline"]) / (two["clock_ghz"] * 1e9)
-    assert two["images_per_s"] == pytest.approx(1 / interval_s, rel=1e-9)
+    # the interval: the slowest stage, or the shared DRAM's time for the batch's traffic
+    dram_cycles = math.ceil(two["dram_bytes"] / two["dram_bytes_per_cycle"] - 1e-9)
+    interval = max(max(s["latency_cycles"] for s in two["pipeline"]), dram_cycles)
+    assert two["images_per_s"] == pytest.approx(two["clock_ghz"] * 1e9 / interval, rel=1e-9)
     assert records[1]["pipeline"] is None  # one chip: layer after layer

@@ -3,8 +3,10 @@
 Layer after layer (``NetworkResult``), every layer runs on all the chiplets and a batch
 leaves before the next one enters. Pipelined, consecutive layers run on disjoint groups of
 chiplets (stages), a batch passes from stage to stage, and the next batch enters the first
-stage as soon as that stage is free. Then one batch is done every *interval* (the slowest
-stage's time) and each batch takes the sum of the stages' times (``latency_cycles``).
+stage as soon as that stage is free. Then one batch is done every *interval* and each batch
+takes the sum of the stages' times (``latency_cycles``). The interval is the slowest stage's
+time, or longer: the stages run at once and share the package's DRAM, which must move a
+whole batch's traffic (every stage's) each interval.
 
 A stage is a band of whole rows of the package's mesh (of columns, when the mesh is wider
 than tall), run as a package of those chiplets (``Arch.with_chiplets``): each of its
@@ -23,6 +25,7 @@ of the layers as they run:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -86,9 +89,18 @@ class PipelineResult(NetworkResult):
         ]
 
     @property
+    def dram_cycles(self) -> float:
+        """Cycles the shared DRAM needs for one batch's traffic, all stages' (0: unlimited)."""
+        per_cycle = self.arch.dram_bytes_per_cycle
+        if per_cycle is None:
+            return 0.0
+        return self.dram_bytes / per_cycle
+
+    @property
     def interval_cycles(self) -> int:
-        """Cycles between two batches leaving the pipeline: the slowest stage's."""
-        return max(self.stage_cycles)
+        """Cycles between two batches leaving the pipeline: the slowest stage's, or the
+        shared DRAM's for a batch when longer."""
+        return max(max(self.stage_cycles), math.ceil(self.dram_cycles - 1e-9))
 
     @property
     def utilization(self) -> float:

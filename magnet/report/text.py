@@ -118,15 +118,25 @@ def network_table(record: NetworkRecord) -> str:
             else []
         ),
         "",
-        f"{'layer':<28}{'count':>6}{'MACs':>14}{'energy pJ':>14}{'cycles':>14}{'util':>7}"
-        f"{'bound':>9}{'dram bytes':>14}  off chip" + ("  split" if r.chiplets > 1 else ""),
+        (
+            f"{'layer':<28}{'count':>6}{'MACs':>14}{'energy pJ':>14}{'cycles':>14}{'util':>7}"
+            f"{'bound':>9}{'dram bytes':>14}  {'off chip':<8}"
+            + (f"{'nop bytes':>14}  split" if r.chiplets > 1 else "")
+        ).rstrip(),
     ]
     for row in r.layers:
         lines.append(
-            f"{row.name:<28}{row.count:>6}{row.macs:>14,}{_fmt(row.energy_pj):>14}"
-            f"{row.latency_cycles:>14,}{row.utilization * 100:>6.1f}%{row.bound:>9}"
-            f"{_bytes(row.dram_bytes):>14}  {','.join(o[0].upper() for o in row.off_chip) or '-'}"
-            + (f"  {partition_text(row.partition)}" if r.chiplets > 1 else "")
+            (
+                f"{row.name:<28}{row.count:>6}{row.macs:>14,}{_fmt(row.energy_pj):>14}"
+                f"{row.latency_cycles:>14,}{row.utilization * 100:>6.1f}%{row.bound:>9}"
+                f"{_bytes(row.dram_bytes):>14}  "
+                f"{','.join(o[0].upper() for o in row.off_chip) or '-':<8}"
+                + (
+                    f"{_bytes(row.nop_bytes):>14}  {partition_text(row.partition)}"
+                    if r.chiplets > 1
+                    else ""
+                )
+            ).rstrip()
         )
     if r.pipeline:
         lines += ["", f"{'pipeline stage':<44}{'layers':>8}{'chiplets':>10}{'cycles':>14}"]
