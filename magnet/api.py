@@ -19,7 +19,7 @@ from magnet.cost import NocModel
 from magnet.dataflow import Dataflow
 from magnet.design import CostSpec, Design, build_design, with_dataflow
 from magnet.errors import DesignInfeasible, MagnetError
-from magnet.mapper import Budget, MapOutcome, get_mapper, guarded_map, map_network
+from magnet.mapper import Budget, MapOutcome, Mapper, get_mapper, guarded_map, map_network
 from magnet.mapper.pipeline import map_pipeline
 from magnet.mapping.evaluate import Result, evaluate_mapping
 from magnet.mapping.mapping import Mapping
@@ -199,12 +199,24 @@ def evaluate(
             raise MagnetError("a network takes LayerMappings (per-layer mappings)", field="mapping")
         return evaluate_network(workload, d.arch, d.costs, mapping)
     m = get_mapper(mapper, objective=objective, seed=seed, budget=_budget(budget), **options)
+    return _mapped_network(workload, d, m, on_layer, pipeline)
+
+
+def _mapped_network(
+    network: Network,
+    d: Design,
+    mapper: Mapper[Any],
+    on_layer: LayerProgress | None,
+    pipeline: bool,
+) -> NetworkResult:
+    """``network`` mapped on ``d`` (layer after layer, or pipelined), or
+    ``DesignInfeasible`` naming the layer or split that cannot run."""
     if pipeline:
-        piped = map_pipeline(workload, d, m, progress=on_layer)
+        piped = map_pipeline(network, d, mapper, progress=on_layer)
         if piped.result is None:
-            raise DesignInfeasible(f"infeasible: {piped.reason}", field=workload.name)
+            raise DesignInfeasible(f"infeasible: {piped.reason}", field=network.name)
         return piped.result
-    out = map_network(workload, d, m, progress=on_layer)
+    out = map_network(network, d, mapper, progress=on_layer)
     if out.result is None:
-        raise DesignInfeasible(f"{out.status}: {out.reason}", field=workload.name)
+        raise DesignInfeasible(f"{out.status}: {out.reason}", field=network.name)
     return out.result

@@ -390,39 +390,42 @@ def _energy_bars(fig: go.Figure, rows: list[dict[str, Any]], cell: tuple[int, in
         )
 
 
+#: The scaling table's columns: (row key, header).
+COLUMNS = [
+    ("series", "DRAM"),
+    ("chiplets", "chiplets"),
+    ("mesh", "mesh"),
+    ("latency_ms", "latency (ms)"),
+    ("images_per_s", "images/s"),
+    ("speedup", "speed-up over 1"),
+    ("efficiency", "parallel efficiency"),
+    ("peak_tops", "peak TOPS"),
+    ("tops", "TOPS on ResNet-50"),
+    ("utilization", "utilization"),
+    ("tops_per_w", "TOPS/W with DRAM"),
+    ("tops_per_w_package", "TOPS/W without DRAM"),
+    ("nop_share", "NoP share of energy"),
+    ("nop_share_package", "NoP share without DRAM"),
+    ("dram_share", "DRAM share of energy"),
+    ("dram_bound_share", "latency share DRAM-bound"),
+    ("dram_bound", "DRAM-bound"),
+    ("link_bound_share", "latency share NoP-bound"),
+    ("chiplets_busy_mean", "chiplets busy (mean)"),
+    ("weight_gb_per_s_per_chiplet_max", "weights into a chiplet, GB/s (max)"),
+    ("dram_bytes_per_image", "DRAM bytes per image"),
+    ("nop_bytes_per_image", "NoP bytes per image (x links crossed)"),
+]
+
+
 def write_tables(
     out: Path, rows: list[dict[str, Any]], compared: list[dict[str, Any]], notes: list[str]
 ) -> None:
     """``table`` (the scaling curve, a row per series and chiplet count), ``published``
     (Simba's numbers beside magnet's) and ``partitions`` (how layers were split)."""
-    keys = [
-        ("series", "DRAM"),
-        ("chiplets", "chiplets"),
-        ("mesh", "mesh"),
-        ("latency_ms", "latency (ms)"),
-        ("images_per_s", "images/s"),
-        ("speedup", "speed-up over 1"),
-        ("efficiency", "parallel efficiency"),
-        ("peak_tops", "peak TOPS"),
-        ("tops", "TOPS on ResNet-50"),
-        ("utilization", "utilization"),
-        ("tops_per_w", "TOPS/W with DRAM"),
-        ("tops_per_w_package", "TOPS/W without DRAM"),
-        ("nop_share", "NoP share of energy"),
-        ("nop_share_package", "NoP share without DRAM"),
-        ("dram_share", "DRAM share of energy"),
-        ("dram_bound_share", "latency share DRAM-bound"),
-        ("dram_bound", "DRAM-bound"),
-        ("link_bound_share", "latency share NoP-bound"),
-        ("chiplets_busy_mean", "chiplets busy (mean)"),
-        ("weight_gb_per_s_per_chiplet_max", "weights into a chiplet, GB/s (max)"),
-        ("dram_bytes_per_image", "DRAM bytes per image"),
-        ("nop_bytes_per_image", "NoP bytes per image (x links crossed)"),
-    ]
     common.write_table(
         out,
-        [h for _, h in keys],
-        [[r[k] for k, _ in keys] for r in rows],
+        [h for _, h in COLUMNS],
+        [[r[k] for k, _ in COLUMNS] for r in rows],
         title="Simba package (simba-chip chiplets, GRS NoP) on ResNet-50, batch 1, os-local-ws",
         notes=notes,
     )

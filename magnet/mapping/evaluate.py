@@ -157,12 +157,8 @@ def evaluate_batch(
     if on_chip:
         counts = _without_dram(counts, dram, on_chip)
     access_energy, control = _access_energy(arch, counts, costs)
-    level_cycles = _level_cycles(arch, counts)
-    slowest = level_cycles.max(axis=0)
-    compute = _pipeline_cycles(arch, batch, counts)
-    links = _link_cycles(arch, counts)
-    latency = np.maximum(np.maximum(compute, np.ceil(slowest - 1e-9)), np.ceil(links - 1e-9))
-    latency = latency + np.ceil(_hop_cycles(arch, batch) - 1e-9)
+    timing = _timing(arch, batch, counts)
+    latency = timing.latency_cycles
     upkeep = _upkeep(arch, counts, costs, latency)
     fanouts = _fanouts(arch, counts, costs, batch.size)
     network = fanouts.network_pj
@@ -189,15 +185,37 @@ def evaluate_batch(
         nop=fanouts.nop,
         nop_bits=fanouts.link_bits,
         latency_cycles=latency,
-        level_cycles=level_cycles,
-        link_cycles=links,
-        bottleneck=np.where(
-            links > np.maximum(compute, slowest),
-            -2,
-            np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1),
-        ),
+        level_cycles=timing.level_cycles,
+        link_cycles=timing.link_cycles,
+        bottleneck=timing.bottleneck,
         utilization=counts.macs / (latency * arch.mac_count),
     )
+
+
+class _Timing(NamedTuple):
+    """When a batch's mappings finish, and what sets the pace (``BatchResult``'s fields)."""
+
+    latency_cycles: FloatArray
+    level_cycles: FloatArray
+    link_cycles: FloatArray
+    bottleneck: IntArray
+
+
+def _timing(arch: Arch, batch: MappingBatch, counts: Counts) -> _Timing:
+    """Latency: the compute cycles, the slowest level's bandwidth or the chip-to-chip
+    links', whichever is longest, plus the waits on hops; and which of them it was."""
+    level_cycles = _level_cycles(arch, counts)
+    slowest = level_cycles.max(axis=0)
+    compute = _pipeline_cycles(arch, batch, counts)
+    links = _link_cycles(arch, counts)
+    latency = np.maximum(np.maximum(compute, np.ceil(slowest - 1e-9)), np.ceil(links - 1e-9))
+    bottleneck = np.where(
+        links > np.maximum(compute, slowest),
+        -2,
+        np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1),
+    )
+    latency = latency + np.ceil(_hop_cycles(arch, batch) - 1e-9)
+    return _Timing(latency, level_cycles, links, bottleneck)
 
 
 def _access_energy(arch: Arch, counts: Counts, costs: ArchCosts) -> tuple[FloatArray, FloatArray]:

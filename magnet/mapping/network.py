@@ -248,6 +248,28 @@ class NetworkResult:
                     slot[op] = slot.get(op, 0.0) + pj * e.repeat
         return {level: {op: ops[op] for op in OPERANDS if op in ops} for level, ops in out.items()}
 
+    def rows(self) -> list[LayerRow]:
+        """A ``LayerRow`` per entry of the network, as it runs (one repeat's numbers)."""
+        return [
+            LayerRow(
+                name=e.layer.name,
+                shape=e.layer.shape_str(),
+                count=e.repeat,
+                macs=e.layer.macs,
+                energy_pj=r.energy_pj,
+                latency_cycles=r.latency_cycles,
+                utilization=r.utilization,
+                bottleneck=r.bottleneck,
+                bound=r.bound,
+                dram_bytes=r.dram_bytes,
+                off_chip=[op for op, b in r.dram_bytes_by_operand.items() if b > 0],
+                energy_pj_by_category=r.energy_pj_by_category,
+                partition=r.partition,
+                nop_bytes=r.nop_bytes,
+            )
+            for r, e in self._entries()
+        ]
+
     def record(self) -> NetworkRecord:
         """The network as a ``NetworkRecord`` (what ``--json`` prints and a search stores)."""
         energy, latency = self.energy_pj, self.latency_cycles  # sums over every layer
@@ -255,26 +277,6 @@ class NetworkResult:
         energy_j = energy * 1e-12
         ops = 2 * self.macs
         area = self.costs.area_mm2
-        rows = []
-        for r, e in self._entries():
-            rows.append(
-                LayerRow(
-                    name=e.layer.name,
-                    shape=e.layer.shape_str(),
-                    count=e.repeat,
-                    macs=e.layer.macs,
-                    energy_pj=r.energy_pj,
-                    latency_cycles=r.latency_cycles,
-                    utilization=r.utilization,
-                    bottleneck=r.bottleneck,
-                    bound=r.bound,
-                    dram_bytes=r.dram_bytes,
-                    off_chip=[op for op, b in r.dram_bytes_by_operand.items() if b > 0],
-                    energy_pj_by_category=r.energy_pj_by_category,
-                    partition=r.partition,
-                    nop_bytes=r.nop_bytes,
-                )
-            )
         tops = ops / latency_s / 1e12
         return NetworkRecord(
             network=self.network.name,
@@ -308,7 +310,7 @@ class NetworkResult:
             energy_pj_by_category=self.energy_pj_by_category,
             area_mm2=area,
             area_mm2_by_component=self.costs.area_mm2_by_component,
-            layers=rows,
+            layers=self.rows(),
             mappings={
                 r.layer.shape_str(): r.mapping.to_data()["mapping"] for r in self.by_shape.values()
             },
