@@ -62,6 +62,15 @@ def test_the_split_takes_the_shortest_interval_then_the_shortest_latency() -> No
     assert split(net, _bands(net, {1: [None, 4, 4, 4], 2: [None, 3, 3, 3]}), 2) is None
 
 
+def test_a_split_no_faster_than_the_shared_dram_takes_the_shortest_latency() -> None:
+    net = _distinct(4)
+    bands = _bands(net, {1: [4, 4, 4, 4], 2: [3, 3, 3, 3]})
+    # the stages share the DRAM: if it needs 12 cycles a batch, two stages (8 each, 16 to go
+    # through) are no faster than one (12), which gets a batch through sooner
+    assert split(net, bands, 2, floor=12) == [(0, 4, 2)]
+    assert split(net, bands, 2, floor=7) == [(0, 2, 1), (2, 4, 1)]
+
+
 def test_the_split_balances_three_rows() -> None:
     net = _distinct(3)
     # cycles of the three layers on one row: 6, 2, 2; on two: 3, 1, 1; on three: 2, 1, 1.
@@ -76,25 +85,31 @@ def test_the_split_balances_three_rows() -> None:
     assert split(net, bands, 3) == [(0, 2, 2), (2, 3, 1)]
 
 
-def test_two_stages_on_a_2x2_package_hand_over_over_the_nop() -> None:
+def _package_4(**params: object) -> mg.Arch:
+    package = mg.templates.get_template("package")
+    return package.build({**package.presets["simba-package-4"], **params})
+
+
+def test_two_stages_on_a_2x2_package_hand_over_over_the_nop(monkeypatch) -> None:
+    import magnet.mapper.pipeline as P
+
     net = _chain(4)
-    result = evaluate(net, mg.load_arch("simba-package-4"), dataflow="ws", pipeline=True, **FAST)
+    # two stages of two layers, one row (2 chiplets) each (the split is tested above; here,
+    # what a split costs), DRAM without a bandwidth limit so that the stages set the pace
+    monkeypatch.setattr(P, "split", lambda *args, **kwargs: [(0, 2, 1), (2, 4, 1)])
+    arch = _package_4(dram_bandwidth="stall-free")
+    result = evaluate(net, arch, dataflow="ws", pipeline=True, **FAST)
     record = result.record()
     stages = record.pipeline
     assert stages is not None
     assert [s.chiplets for s in stages] == [2, 2]  # a band of one row each, 2 chiplets
     assert [(s.first, s.last, s.layers) for s in stages] == [("c0", "c1", 2), ("c2", "c3", 2)]
     assert all(run.arch.chiplets == 2 for run in result.runs)
-    # a batch goes through both stages; one leaves every interval: the slowest stage's time,
-    # or the shared DRAM's for a batch's traffic. That traffic is compulsory: 4 x 9,216
-    # weight bytes (32 x 32 x 3 x 3), c0's 16 x 16 x 32 = 8,192 input bytes and c3's
-    # 14 x 14 x 32 = 6,272 output bytes (every activation between stays on chip) = 51,328
-    # bytes; LPDDR4's 25.6 GB/s at 1.96 GHz is 13.06 bytes a cycle: 3,929.8 -> 3,930 cycles,
-    # more than either stage's 3,528
+    # a batch goes through both stages; one leaves every slowest stage's time
     assert record.latency_cycles == sum(s.latency_cycles for s in stages)
-    assert record.dram_bytes == pytest.approx(4 * 9_216 + 8_192 + 6_272)
-    assert result.interval_cycles == 3_930 > max(s.latency_cycles for s in stages)
-    assert record.images_per_s == pytest.approx(1.96e9 / 3_930, rel=1e-12)
+    interval = max(s.latency_cycles for s in stages)
+    assert result.interval_cycles == interval
+    assert record.images_per_s == pytest.approx(1.96e9 / interval, rel=1e-12)
     # c1's output (32 x 14 x 14 words of 8 bits) goes to c2's band over the links: the
     # bands' centres are (1 + 1) / 2 = 1 hop apart: 50,176 bits, at 1.17 pJ/bit 58,705.92 pJ
     assert result.handover_bits == [32 * 14 * 14 * 8 * 1] == [50_176]
@@ -105,6 +120,19 @@ def test_two_stages_on_a_2x2_package_hand_over_over_the_nop() -> None:
     # everything adds up
     assert sum(record.energy_pj_by_category.values()) == pytest.approx(record.energy_pj)
     assert sum(record.energy_pj_by_level.values()) == pytest.approx(record.energy_pj)
+
+
+def test_the_stages_share_the_dram() -> None:
+    # the same chain on LPDDR4: every stage reads DRAM at once, and a batch's traffic is
+    # compulsory: 4 x 9,216 weight bytes (32 x 32 x 3 x 3), c0's 16 x 16 x 32 = 8,192 input
+    # bytes and c3's 14 x 14 x 32 = 6,272 output bytes (the activations between stay on
+    # chip) = 51,328 bytes; 25.6 GB/s at 1.96 GHz is 13.06 bytes a cycle: 3,929.8 -> 3,930
+    net = _chain(4)
+    result = evaluate(net, _package_4(), dataflow="ws", pipeline=True, **FAST)
+    record = result.record()
+    assert record.dram_bytes == pytest.approx(4 * 9_216 + 8_192 + 6_272)
+    assert result.interval_cycles == 3_930 >= max(result.stage_cycles)
+    assert record.images_per_s == pytest.approx(1.96e9 / 3_930, rel=1e-12)
 
 
 def test_a_faster_stage_leaks_while_it_waits() -> None:
@@ -167,3 +195,19 @@ def test_a_search_can_pipeline_its_package_designs(tmp_path) -> None:
     interval = max(max(s["latency_cycles"] for s in two["pipeline"]), dram_cycles)
     assert two["images_per_s"] == pytest.approx(two["clock_ghz"] * 1e9 / interval, rel=1e-9)
     assert records[1]["pipeline"] is None  # one chip: layer after layer
+    # the design page lists the stages
+    from magnet.report.design import design_view
+    from magnet.report.html import environment
+
+    trial = next(t for t in study.feasible() if t.params["chiplets_x"] == 2)
+    page = (
+        environment()
+        .from_string(
+            '{% import "macros.html" as m %}'
+            '{{ m.design_body(view, "", {"arch": None, "mappings": []}) }}'
+        )
+        .render(view=design_view(study, trial))
+    )
+    assert "<th>pipeline stage</th>" in page
+    for s in stages:
+        assert f"<td>{s['first']} .. {s['last']}</td>" in page

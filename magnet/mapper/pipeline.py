@@ -6,7 +6,9 @@ are split into stages of whole bands by dynamic programming over (layers, rows u
 split whose slowest stage is fastest (the shortest interval, the most batches per second),
 ties to the shortest latency of a batch, using every row. A stage's time in the split is
 its layers' times each mapped alone (activations through DRAM); the result then prices
-them as they run, activations kept on chip where they fit.
+them as they run, activations kept on chip where they fit. The stages share the package's
+DRAM, so no interval is shorter than its time for a batch's traffic (``floor``): splits
+faster than that are equally fast, and the one with the shortest latency is taken.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from magnet.design import Design, on_arch
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
 from magnet.mapper.network import map_network
 from magnet.mapping.evaluate import Result
+from magnet.mapping.network import NetworkResult
 from magnet.mapping.pipeline import PipelineResult, Stage, link_pj_per_bit
 from magnet.workload.layer import ShapeKey
 from magnet.workload.network import Network
@@ -68,12 +71,18 @@ def map_pipeline(
         out = map_network(network, band, m, progress=step, stop_on_failure=False, cache=cache)
         bands[h] = {k: o.result for k, o in out.outcomes.items() if o.result is not None}
         evaluated, cached = evaluated + out.mappings_evaluated, cached + out.cached
-    plan = split(network, bands, rows)
+    whole = bands[rows]
+    per_cycle = design.arch.dram_bytes_per_cycle
+    floor = 0.0
+    if per_cycle is not None and len(whole) == len(network.unique_layers()):
+        # the DRAM traffic of the network run layer after layer, activations kept on chip
+        # where they fit: what any split moves, but for the activations between stages
+        floor = NetworkResult(network, design.arch, design.costs, whole).dram_bytes / per_cycle
+    plan = split(network, bands, rows, floor=floor)
     if plan is None:
         reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
         return PipelineOutcome(None, reason, evaluated, cached)
     stages = tuple(Stage(a, b, h, archs[h]) for a, b, h in plan)
-    whole = bands[rows]
     by_shape = {k: r for h in sorted(bands) for k, r in bands[h].items()}
     by_shape.update(whole)  # a shape's mapping on the whole package, where it has one
     result = PipelineResult(
@@ -93,11 +102,17 @@ def _band(design: Design, h: int, fx: int, fy: int) -> Any:
     return design.arch.with_chiplets(fx, h) if fy >= fx else design.arch.with_chiplets(h, fy)
 
 
-def split(network: Network, bands: dict[int, dict[ShapeKey, Result]], rows: int) -> Plan | None:
+def split(
+    network: Network,
+    bands: dict[int, dict[ShapeKey, Result]],
+    rows: int,
+    floor: float = 0.0,
+) -> Plan | None:
     """The stages (see the module docstring); None when no split maps every layer.
 
     ``best[i][r]``: (interval, latency, previous (j, h)) of the first ``i`` entries on ``r``
-    rows; a stage of entries j..i on h rows takes the sum of their times there."""
+    rows; a stage of entries j..i on h rows takes the sum of their times there. Intervals
+    under ``floor`` (cycles) count as ``floor``."""
     entries = network.layers
     n = len(entries)
     prefix = {h: [0.0] * (n + 1) for h in bands}  # cycles of entries [0, i) on h rows
@@ -118,7 +133,7 @@ def split(network: Network, bands: dict[int, dict[ShapeKey, Result]], rows: int)
                 if (j, r - h) in best and (t := prefix[h][i] - prefix[h][j]) < math.inf
             ]
             if options:
-                best[i, r] = min(options, key=lambda o: (o[0], o[1]))
+                best[i, r] = min(options, key=lambda o: (max(o[0], floor), o[1]))
     if (n, rows) not in best:
         return None
     plan: Plan = []
