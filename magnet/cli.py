@@ -347,7 +347,6 @@ def _evaluate_network(
     per layer on stderr unless ``quiet``."""
     from magnet.api import evaluate
     from magnet.mapping.network import LayerMappings
-    from magnet.mapping.pipeline import link_pj_per_bit
     from magnet.workload.load import load_workload
 
     if not arch_spec or bool(mappings_file) == bool(dataflow):
@@ -358,8 +357,6 @@ def _evaluate_network(
         )
     network = load_workload(workload, batch)
     design = _design(arch_spec, dataflow, cost_model, noc)
-    if pipeline:
-        link_pj_per_bit(design.arch)  # a package, or bad input before any work
     if mappings_file:
         return evaluate(network, design, LayerMappings.from_yaml(mappings_file))
     on_layer = None if quiet else _layer_lines()

@@ -60,12 +60,17 @@ class Fanout(Strict):
     link_hop_ns: float = Field(0.0, ge=0)
     partitioning: Literal["uniform", "non-uniform"] = "uniform"
 
+    @property
+    def chip_to_chip(self) -> bool:
+        """Whether the children are chips joined by chip-to-chip links (a package's)."""
+        return self.link_pj_per_bit is not None
+
     @model_validator(mode="after")
     def _link_has_a_pitch(self) -> Fanout:
         if self.link_pj_per_bit is not None and self.pitch_mm is None:
             raise ValueError("a fan-out over chip-to-chip links (link_pj_per_bit) needs pitch_mm")
         chip_to_chip = (self.link_gb_per_s is not None, self.link_hop_ns > 0)
-        if any(chip_to_chip) and self.link_pj_per_bit is None:
+        if any(chip_to_chip) and not self.chip_to_chip:
             raise ValueError(
                 "link_gb_per_s and link_hop_ns are a chip-to-chip link's: give link_pj_per_bit too"
             )
@@ -194,6 +199,12 @@ class ComputeLevel(Strict):
         return self.mesh_x * self.mesh_y
 
     @property
+    def widths(self) -> tuple[int, int, int]:
+        """Bits of a weight, an input and a partial sum, in ``Operand`` order: the widths
+        words cross the fan-outs at."""
+        return (self.weight_bits, self.activation_bits, self.accum_bits)
+
+    @property
     def operand_bits(self) -> int:
         """Width of the wider multiplier operand."""
         return max(self.weight_bits, self.activation_bits)
@@ -289,14 +300,16 @@ class Arch(Strict):
         x, y = self.chiplet_grid
         return x * y
 
+    @cached_property
+    def package_level(self) -> StorageLevel | None:
+        """The level whose fan-out is a package's chip-to-chip links (None: a chip)."""
+        return next((lvl for lvl in self.inner_first if lvl.fanout.chip_to_chip), None)
+
     @property
     def chiplet_grid(self) -> tuple[int, int]:
-        """(x, y) chiplets of the package's fan-out over chip-to-chip links; (1, 1) for a
-        chip (``chiplets``)."""
-        for lvl, fanout in zip(self.inner_first, self.fanouts, strict=True):
-            if lvl.fanout.link_pj_per_bit is not None:
-                return fanout
-        return (1, 1)
+        """(x, y) chiplets below ``package_level``; (1, 1) for a chip (``chiplets``)."""
+        level = self.package_level
+        return (1, 1) if level is None else self.fanouts[self.level_index(level.name)]
 
     def with_chiplets(self, x: int, y: int) -> Arch:
         """The same package with ``x`` by ``y`` chiplets (a group of its chiplets, as a
@@ -306,7 +319,7 @@ class Arch(Strict):
         fx, fy = self.chiplet_grid
         if (fx, fy) == (1, 1) or not (1 <= x <= fx and 1 <= y <= fy):
             raise ValueError(f"a {fx}x{fy} package has no {x}x{y} group of chiplets")
-        links = next(i for i, lvl in enumerate(self.levels) if lvl.fanout.link_pj_per_bit)
+        links = self.levels.index(self.package_level)
 
         def scaled(level: Any) -> Any:
             mesh = {"mesh_x": level.mesh_x // fx * x, "mesh_y": level.mesh_y // fy * y}

@@ -23,7 +23,7 @@ from magnet.mapper.base import MapOutcome, Mapper, get_mapper
 from magnet.mapper.network import map_network
 from magnet.mapping.evaluate import Result
 from magnet.mapping.network import NetworkResult
-from magnet.mapping.pipeline import PipelineResult, Stage, link_pj_per_bit
+from magnet.mapping.pipeline import PipelineResult, Stage, package_level
 from magnet.workload.layer import ShapeKey
 from magnet.workload.network import Network
 
@@ -53,7 +53,7 @@ def map_pipeline(
 ) -> PipelineOutcome:
     """``network`` pipelined across groups of ``design``'s chiplets (see the module
     docstring); ``MagnetError`` for a design of one chip."""
-    link_pj_per_bit(design.arch)  # a package, or bad input
+    package_level(design.arch)  # a package, or bad input
     m = get_mapper(mapper, **options)
     fx, fy = design.arch.chiplet_grid
     rows = max(fx, fy)

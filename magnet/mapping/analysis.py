@@ -434,7 +434,7 @@ def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> Sha
     links = [
         li
         for li, lvl in enumerate(arch.inner_first)
-        if lvl.fanout.link_pj_per_bit is not None and li > 0 and keep[li - 1, I_]
+        if lvl.fanout.chip_to_chip and li > 0 and keep[li - 1, I_]
     ]
     overlap = max(layer.wdilation * (layer.R - 1) + 1 - layer.wstride, 0) + max(
         layer.hdilation * (layer.S - 1) + 1 - layer.hstride, 0

@@ -259,8 +259,7 @@ def _link_cycles(arch: Arch, counts: Counts) -> FloatArray:
     received) and sends out its partial sums and the halos it forwards, each way at most at
     its links' bandwidth (``Fanout.link_gb_per_s``), the chiplets in use loaded alike."""
     cycles = np.zeros(counts.valid.shape[0])
-    c = arch.compute
-    widths = (c.weight_bits, c.activation_bits, c.accum_bits)
+    widths = arch.compute.widths
     for li, lvl in enumerate(arch.inner_first):
         gb_per_s = lvl.fanout.link_gb_per_s
         fx, fy = arch.fanouts[li]
@@ -356,11 +355,10 @@ class Fanouts(NamedTuple):
 def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> Fanouts:
     """Wire and reduction energy of every fan-out, the adder trees' correction, and the
     bits carried by chip-to-chip links (a package's NoP: one hop is one link)."""
-    c = arch.compute
-    widths = (c.weight_bits, c.activation_bits, c.accum_bits)
+    widths = arch.compute.widths
     network = np.zeros((len(arch.levels), n))
     tree = np.zeros(n)
-    links = np.array([lvl.fanout.link_pj_per_bit is not None for lvl in arch.inner_first])
+    links = np.array([lvl.fanout.chip_to_chip for lvl in arch.inner_first])
     link_bits = np.zeros(n)
     for li, lvl in enumerate(arch.inner_first):
         fx, fy = arch.fanouts[li]
@@ -554,7 +552,7 @@ class Result:
         split: dict[str, int] = {}
         for lvl in self.arch.levels:
             loops = self.mapping.level(lvl.name)
-            if lvl.fanout.link_pj_per_bit is None or loops is None:
+            if not lvl.fanout.chip_to_chip or loops is None:
                 continue
             for factors in (loops.spatial_x, loops.spatial_y):
                 for dim, f in factors.items():

@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from magnet.arch.spec import Arch
+from magnet.arch.spec import Arch, StorageLevel
 from magnet.errors import MagnetError
 from magnet.mapping.evaluate import Result
 from magnet.mapping.network import NetworkResult, on_chip_runs
@@ -49,14 +49,13 @@ class Stage:
     arch: Arch = field(repr=False)
 
 
-def link_pj_per_bit(arch: Arch) -> float:
-    """The energy per bit per hop of the package's chip-to-chip links."""
-    for lvl in arch.levels:
-        if lvl.fanout.link_pj_per_bit is not None:
-            return lvl.fanout.link_pj_per_bit
-    raise MagnetError(
-        f"{arch.name!r} is a chip: pipelining needs a package of chiplets", field="pipeline"
-    )
+def package_level(arch: Arch) -> StorageLevel:
+    """The level whose fan-out is the package's chip-to-chip links; bad input for a chip."""
+    if arch.package_level is None:
+        raise MagnetError(
+            f"{arch.name!r} is a chip: pipelining needs a package of chiplets", field="pipeline"
+        )
+    return arch.package_level
 
 
 @dataclass
@@ -120,13 +119,18 @@ class PipelineResult(NetworkResult):
             out.append(bits * (s.rows + then.rows) / 2)
         return out
 
+    @property
+    def handover_pj(self) -> float:
+        """Energy of the hand-overs: their bits x hops at the links' pJ/bit."""
+        links = package_level(self.arch).fanout.link_pj_per_bit
+        assert links is not None  # a package level's fan-out is chip-to-chip
+        return sum(self.handover_bits) * links
+
     @cached_property
-    def extra_pj_by_level(self) -> dict[str, float]:
-        """What the pipeline adds to its layers' energy, by level: the hand-overs (at the
-        level whose fan-out is the links) and the leakage of waiting stages."""
+    def wait_pj_by_level(self) -> dict[str, float]:
+        """Leakage of the stages faster than the interval while they wait, by level (the
+        MACs' under the compute level's name)."""
         extra = {lvl.name: 0.0 for lvl in self.arch.levels}
-        links = next(lvl.name for lvl in self.arch.levels if lvl.fanout.link_pj_per_bit)
-        extra[links] += sum(self.handover_bits) * link_pj_per_bit(self.arch)
         extra[self.arch.compute.name] = 0.0
         for s, cycles in zip(self.stages, self.stage_cycles, strict=True):
             wait = (self.interval_cycles - cycles) / cycles
@@ -140,21 +144,21 @@ class PipelineResult(NetworkResult):
     @property
     def energy_pj(self) -> float:
         """Energy of one batch: its layers as they run, the hand-overs and the waits."""
-        return super().energy_pj + sum(self.extra_pj_by_level.values())
+        return super().energy_pj + self.handover_pj + sum(self.wait_pj_by_level.values())
 
     @property
     def energy_pj_by_level(self) -> dict[str, float]:
-        """Energy (pJ) by level, the hand-overs and waits included."""
-        base = super().energy_pj_by_level
-        return {k: v + self.extra_pj_by_level.get(k, 0.0) for k, v in base.items()}
+        """Energy (pJ) by level: the hand-overs at the links' level, the waits at each."""
+        out = {k: v + self.wait_pj_by_level[k] for k, v in super().energy_pj_by_level.items()}
+        out[package_level(self.arch).name] += self.handover_pj
+        return out
 
     @property
     def energy_pj_by_category(self) -> dict[str, float]:
         """Energy (pJ) by category: the hand-overs are ``nop``, the waits ``static``."""
         out = dict(super().energy_pj_by_category)
-        handover = sum(self.handover_bits) * link_pj_per_bit(self.arch)
-        out["nop"] += handover
-        out["static"] += sum(self.extra_pj_by_level.values()) - handover
+        out["nop"] += self.handover_pj
+        out["static"] += sum(self.wait_pj_by_level.values())
         return out
 
     def record(self) -> NetworkRecord:
