@@ -31,6 +31,7 @@ pipelined), as ``tops``, ``power_w`` and ``utilization`` are rates of that throu
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final, Literal
 
 from pydantic import ConfigDict
@@ -39,6 +40,19 @@ from magnet.strict import Strict
 
 #: The version of every record's shape (see the module docstring).
 SCHEMA_VERSION: Final = 5
+#: Energy categories only a package spends in (a chip's records have them at 0).
+PACKAGE_CATEGORIES: Final = ("nop",)
+
+
+def shown_categories(breakdowns: Iterable[dict[str, float]]) -> list[str]:
+    """The categories of ``breakdowns`` (records' ``energy_pj_by_category``) a reader
+    shows: every one, but a package's own (``PACKAGE_CATEGORIES``) only when one of the
+    breakdowns spends in it."""
+    parts = list(breakdowns)
+    names: list[str] = []
+    for part in parts:
+        names += [n for n in part if n not in names]
+    return [n for n in names if n not in PACKAGE_CATEGORIES or any(p.get(n) for p in parts)]
 
 
 class _Record(Strict):

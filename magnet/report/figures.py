@@ -25,6 +25,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from magnet.cost.base import OVERHEAD_NOTES
+from magnet.mapping.records import shown_categories
 from magnet.report.design import OLD_RECORD, area_note
 from magnet.search import pareto
 from magnet.search.space import METRICS
@@ -720,8 +721,8 @@ def energy_by_category(records: list[dict[str, Any]]) -> go.Figure:
     """Energy of each workload by category (math, memory, network, nop, clock, control,
     dram, static), linear or log; ``nop`` (a package's links) only for a package."""
     key = "energy_pj_by_category"
-    if not any(r[key].get("nop") for r in records):
-        records = [{**r, key: {c: e for c, e in r[key].items() if c != "nop"}} for r in records]
+    shown = shown_categories(r[key] for r in records)
+    records = [{**r, key: {c: r[key].get(c, 0.0) for c in shown}} for r in records]
     return _energy_stack("Energy by category", records, key, CATEGORY_COLORS)
 
 
@@ -837,9 +838,7 @@ def _energy_by_layer(rows: list[dict[str, Any]]) -> list[go.Bar]:
     """Energy per layer (pJ, its repeats included), one stacked trace per category (in the
     order the layers first name them), each bar's share of its layer in the hover."""
     names = [esc(r["name"]) for r in rows]
-    cats: list[str] = []
-    for r in rows:
-        cats += [c for c in r["energy_pj_by_category"] if c not in cats]
+    cats = shown_categories(r["energy_pj_by_category"] for r in rows)
     totals = [r["energy_pj"] * r["count"] for r in rows]
     bars = []
     for c in cats:
@@ -1086,15 +1085,14 @@ def compare_designs(
     _layout(fig, "Metrics", legend=LEGEND_BELOW, bargap=0.15)
     fig.update_xaxes(showticklabels=False)
     by_cat = _layout(go.Figure(), "Energy by category (all workloads)", barmode="group")
-    cats: list[str] = []
     sums = []
     for _, t in designs:
         total: dict[str, float] = {}
         for r in t.records:
             for c, v in r["energy_pj_by_category"].items():
                 total[c] = total.get(c, 0.0) + v
-        cats += [c for c in total if c not in cats]
         sums.append(total)
+    cats = shown_categories(sums)
     for j, total in enumerate(sums):
         by_cat.add_trace(
             go.Bar(

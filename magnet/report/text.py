@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from magnet.mapping.records import LayerRecord, NetworkRecord
+from magnet.mapping.records import LayerRecord, NetworkRecord, shown_categories
 
 if TYPE_CHECKING:
     from magnet.search.study import FrontRow
@@ -37,11 +37,16 @@ def partition_text(partition: dict[str, int]) -> str:
     return "x".join(f"{d}{f}" for d, f in partition.items()) or "-"
 
 
+def _category_shares(r: LayerRecord | NetworkRecord) -> list[str]:
+    """The energy by category (a package's own only for a package: ``shown_categories``)."""
+    parts = r.energy_pj_by_category
+    shown = {c: parts[c] for c in shown_categories([parts])}
+    return _shares("category", shown, r.energy_pj)
+
+
 def _shares(title: str, values: dict[str, float], total: float) -> list[str]:
     lines = ["", f"{title:<24}{'energy pJ':>14}{'share':>8}"]
     for name, energy in values.items():
-        if name == "nop" and not energy:  # a chip, not a package: it has no NoP
-            continue
         lines.append(f"{name:<24}{_fmt(energy):>14}{energy / (total or 1.0) * 100:>7.1f}%")
     return lines
 
@@ -76,7 +81,7 @@ def layer_table(record: LayerRecord, loop_nest: str) -> str:
             f"{m.mappings_evaluated:,} mappings priced ({m.valid_mappings:,} valid) in "
             f"{m.seconds:.2f}s; mapspace {m.mapspace_size:.3g}"
         )
-    lines += _shares("category", r.energy_pj_by_category, r.energy_pj)
+    lines += _category_shares(r)
     lines += [
         "",
         f"{'level':<24}{'operand':<10}{'reads':>14}{'fills':>14}{'updates':>14}{'energy pJ':>14}",
@@ -145,7 +150,7 @@ def network_table(record: NetworkRecord) -> str:
                 f"{s.first + ' .. ' + s.last:<44}{s.layers:>8}{s.chiplets:>10}"
                 f"{s.latency_cycles:>14,}"
             )
-    lines += _shares("category", r.energy_pj_by_category, r.energy_pj)
+    lines += _category_shares(r)
     lines += _shares("level (all costs)", r.energy_pj_by_level, r.energy_pj)
     if r.area_mm2_by_component:
         lines += ["", f"{'area':<24}{'mm^2':>14}"]
