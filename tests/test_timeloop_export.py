@@ -30,6 +30,7 @@ from magnet.interop import load_timeloop, write_timeloop
 from magnet.interop.timeloop_writer import TIMELOOP_FILE, timeloop_input
 from magnet.mapping.evaluate import Result
 from magnet.workload.layer import Layer
+from tests.test_dataflow_coverage import SMALL_SIMBA
 
 REL = 1e-12
 SMALL_FAST = {"samples": 200, "rounds": 2, "population": 8, "children": 8, "exact_below": 0}
@@ -38,14 +39,7 @@ ARCHS = {
     # named dataflow runs, and its own operating point with gating (static and clock
     # energy folded into the written leak)
     "simba": mg.templates.simba(
-        vector_width=4,
-        vector_units=2,
-        weight_buffer="4KiB",
-        input_buffer="1KiB",
-        accum_buffer="1KiB",
-        pe_rows=2,
-        pe_cols=2,
-        global_buffer="16KiB",
+        **{**SMALL_SIMBA, "vector_units": 2},
         weight_collector=2,
         accum_collector=4,
         power_gating=True,
