@@ -105,6 +105,8 @@ def test_two_stages_on_a_2x2_package_hand_over_over_the_nop(monkeypatch) -> None
     assert [s.chiplets for s in stages] == [2, 2]  # a band of one row each, 2 chiplets
     assert [(s.first, s.last, s.layers) for s in stages] == [("c0", "c1", 2), ("c2", "c3", 2)]
     assert all(run.arch.chiplets == 2 for run in result.runs)
+    # the record's mapping of the shape is the one that ran (on a 2-chiplet band)
+    assert record.mappings[CONV] == result.runs[0].mapping.to_data()["mapping"]
     # a batch goes through both stages; one leaves every slowest stage's time
     assert record.latency_cycles == sum(s.latency_cycles for s in stages)
     interval = max(s.latency_cycles for s in stages)

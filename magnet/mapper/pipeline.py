@@ -18,6 +18,7 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from magnet.arch.spec import Arch
 from magnet.design import Design, on_arch
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
 from magnet.mapper.network import map_network
@@ -74,7 +75,7 @@ def map_pipeline(
     whole = bands[rows]
     per_cycle = design.arch.dram_bytes_per_cycle
     floor = 0.0
-    if per_cycle is not None and len(whole) == len(network.unique_layers()):
+    if per_cycle is not None and len(whole) == shapes:
         # the DRAM traffic of the network run layer after layer, activations kept on chip
         # where they fit: what any split moves, but for the activations between stages
         floor = NetworkResult(network, design.arch, design.costs, whole).dram_bytes / per_cycle
@@ -83,8 +84,10 @@ def map_pipeline(
         reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
         return PipelineOutcome(None, reason, evaluated, cached)
     stages = tuple(Stage(a, b, h, archs[h]) for a, b, h in plan)
-    by_shape = {k: r for h in sorted(bands) for k, r in bands[h].items()}
-    by_shape.update(whole)  # a shape's mapping on the whole package, where it has one
+    by_shape: dict[ShapeKey, Result] = {}  # each shape as it first runs (its stage's band)
+    for a, b, h in plan:
+        for e in network.layers[a:b]:
+            by_shape.setdefault(e.layer.shape_key(), bands[h][e.layer.shape_key()])
     result = PipelineResult(
         network,
         design.arch,
@@ -97,7 +100,7 @@ def map_pipeline(
     return PipelineOutcome(result, None, evaluated, cached)
 
 
-def _band(design: Design, h: int, fx: int, fy: int) -> Any:
+def _band(design: Design, h: int, fx: int, fy: int) -> Arch:
     """The package cut to a band of ``h`` rows (columns, when wider than tall)."""
     return design.arch.with_chiplets(fx, h) if fy >= fx else design.arch.with_chiplets(h, fy)
 

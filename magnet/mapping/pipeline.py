@@ -61,7 +61,8 @@ def package_level(arch: Arch) -> StorageLevel:
 @dataclass
 class PipelineResult(NetworkResult):
     """A network pipelined across chiplet groups (see the module docstring): ``stages`` in
-    order, and ``bands``: each band height's results, by layer shape."""
+    order, and ``bands``: each band height's results, by layer shape. ``by_shape`` (the
+    record's ``mappings``) holds each shape's mapping where it first runs."""
 
     stages: tuple[Stage, ...] = ()
     bands: dict[int, dict[ShapeKey, Result]] = field(default_factory=dict)
