@@ -53,9 +53,9 @@ from magnet.search.evaluate import DesignJob, DesignResult, preflight
 from magnet.search.space import (
     SearchSpace,
     WorkloadSpec,
+    as_stored_now,
     check_study_name,
     constraint_violations,
-    upgraded,
 )
 from magnet.search.storage import DriverLock, describe, open_storage, quiet_optuna
 from magnet.search.study import CONFIG_ATTR, REFERENCE_ATTR, TRIAL_ATTR, Study, TrialRecord
@@ -393,8 +393,8 @@ def _open_study(space: SearchSpace, options: SearchOptions, storage: BaseStorage
         load_if_exists=True,
     )
     saved = study.user_attrs.get(CONFIG_ATTR)
-    if saved is not None:  # a study made by magnet 0.2 names fields as 0.2 did
-        saved = {**saved, "space": upgraded(saved["space"])}
+    if saved is not None:  # a study made by an earlier magnet stored its space as it did
+        saved = {**saved, "space": as_stored_now(saved["space"])}
     if saved is None:
         if study.trials:
             raise MagnetError(

@@ -754,18 +754,26 @@ RENAMED_FIELDS = {"network": "noc"}
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a space as written, or as a study stored it) with renamed fields under
-    their current names, and the workloads of a study stored before ``pipeline`` existed
-    with its default (so that such a study resumes)."""
+    their current names."""
     out = dict(data)
     for old, new in RENAMED_FIELDS.items():
         if old in out and new not in out:
             out[new] = out.pop(old)
-    if isinstance(out.get("workloads"), list):
-        out["workloads"] = [
-            {**w, "pipeline": w.get("pipeline", False)} if isinstance(w, dict) else w
-            for w in out["workloads"]
-        ]
     return out
+
+
+def as_stored_now(stored: dict[str, Any]) -> dict[str, Any]:
+    """A space as an earlier magnet stored it with its study (``trials`` left out), as this
+    one would store it: renamed fields under their names and fields added since at their
+    defaults, so that the study resumes. A space this version cannot read is left as it
+    was (a resume then names the differences)."""
+    data = upgraded(stored)
+    try:
+        now = SearchSpace(**data).model_dump(mode="json")
+    except (ValidationError, TypeError):
+        return data
+    now.pop("trials")
+    return now
 
 
 def space_from_data(data: dict[str, Any], source: str = "space") -> SearchSpace:
