@@ -875,7 +875,7 @@ def spaces(as_json: bool) -> None:
 def examples(target: str | None) -> None:
     """Show (or copy) the example files that ship with magnet: a cost-model plug-in and its
     datasheet."""
-    from magnet.files import write_atomic
+    from magnet.files import make_folder, write_atomic
 
     folder = Path(__file__).resolve().parent / "examples"
     files = sorted(p for p in folder.iterdir() if p.suffix in (".py", ".yaml", ".md"))
@@ -891,7 +891,7 @@ def examples(target: str | None) -> None:
         raise MagnetError(
             f"would overwrite {', '.join(clashes)}; give an empty folder", field="--copy"
         )
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out, "--copy")
     for p in files:
         write_atomic(out / p.name, p.read_text(encoding="utf-8"))
         click.echo(f"wrote {out / p.name}", err=True)

@@ -104,6 +104,23 @@ def refuse_foreign(path: str | Path, field: str) -> None:
         )
 
 
+def make_folder(folder: str | Path, field: str) -> Path:
+    """Create ``folder`` and its parents for an output; bad input naming ``field`` (and the
+    file in the way, when one is) when it cannot be made."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocking = next((p for p in (folder, *folder.parents) if p.is_file()), None)
+        problem = (
+            f"{blocking} is a file, not a folder; move it or give another path"
+            if blocking is not None
+            else f"cannot make the folder: {exc.strerror or exc}"
+        )
+        raise MagnetError(problem, source=str(folder), field=field) from None
+    return folder
+
+
 def write_atomic(path: str | Path, data: str | bytes) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` whole or not at all: into a new file in
     the same folder, synced, then renamed over ``path`` (``os.replace``), so an interrupted

@@ -615,3 +615,16 @@ def test_the_journal_lock_excludes_processes(tmp_path) -> None:
     procs = [subprocess.Popen(args, cwd=REPO) for _ in range(3)]
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
     assert counter.read_text() == str(3 * 150)
+
+
+def test_a_file_in_the_way_of_an_output_folder_is_bad_input(tmp_path) -> None:
+    blocker = tmp_path / "results"
+    blocker.write_text("the user's notes")
+    out = cli(*search_args(str(blocker / "s.journal"), "--trials", "1"))
+    assert out.exit_code == 2 and "is a file, not a folder" in out.output
+    assert "Traceback" not in out.output and blocker.read_text() == "the user's notes"
+    journal = tmp_path / "s.journal"
+    assert cli(*search_args(str(journal), "--trials", "1")).exit_code == 0
+    out = cli("report", "--study", "small", "--storage", journal, "--output", blocker / "r.html")
+    assert out.exit_code == 2 and "is a file, not a folder" in out.output
+    assert blocker.read_text() == "the user's notes"

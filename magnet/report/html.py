@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
-from magnet.files import refuse_foreign, write_atomic
+from magnet.files import make_folder, refuse_foreign, write_atomic
 from magnet.report.design import mappings_yaml
 from magnet.search.space import METRICS
 from magnet.search.storage import check_output
@@ -242,5 +242,5 @@ def write_report(study: Study, path: str | Path) -> Path:
     check_output(path, study.storage, "--output")
     refuse_foreign(path, "--output")  # before the work of rendering
     text = render_report(study)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent, "--output")
     return write_atomic(path, text)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from magnet.errors import MagnetError
+from magnet.files import make_folder
 
 if TYPE_CHECKING:
     import optuna
@@ -105,7 +106,7 @@ def locate(spec: str | None, *, create: bool) -> str:
             raise MagnetError(
                 "no such study storage (run a search first, or give --storage)", **where
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent, "--storage")
         return os.path.realpath(path)
     try:
         with path.open("rb") as f:
