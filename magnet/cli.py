@@ -45,12 +45,16 @@ NOC_CHOICES: dict[str, NocModel] = {"wires": "wires", "none": "none"}
 
 def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
     """Bad input prints one clear line and exits 2, never a traceback; a plug-in's bug
-    prints its message and the plug-in's own traceback and exits 1."""
+    prints its message and the plug-in's own traceback and exits 1; Ctrl-C prints one line
+    and exits 130 (magnet writes every file whole or not at all: nothing is half-written)."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except KeyboardInterrupt:
+            click.echo("interrupted: nothing was left half-written", err=True)
+            sys.exit(130)
         except MagnetError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)

@@ -453,3 +453,20 @@ def test_cli_fixed_cases(name: str, tmp_path: Path) -> None:
     case = FIXED[name][0]
     result = CliRunner().invoke(main, cli_args(case.resolve(tmp_path)))
     check_cli_output(result.exit_code, result.stdout, result.stderr, case)
+
+
+def test_ctrl_c_in_a_command_is_one_line_and_exit_130() -> None:
+    import signal
+    import time
+
+    from tests.services import magnet_process
+
+    # a pipelined ResNet-50 on 36 chiplets maps 144 layer shapes: seconds of work
+    args = ["--arch", "simba-package-36", "--workload", "resnet50", "--dataflow", "ws"]
+    proc = magnet_process("evaluate", *args, "--pipeline")
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.rstrip().splitlines()[-1] == "interrupted: nothing was left half-written"
+    assert "Traceback" not in err and "Aborted" not in err and out == ""
