@@ -193,3 +193,57 @@ def test_other_kinds_of_trace_draw_under_the_policy(watched) -> None:
         got = drawn(watched.page, "#" + kind)
         assert {k: got[k] for k in expected} == expected, (kind, got)
     assert_quiet(watched)
+
+
+#: Bars of a figure drawn with an area in the colour ``fill`` (an ``rgb(r, g, b)`` string).
+BARS_OF_COLOR = """(gd, fill) => [...gd.querySelectorAll('.cartesianlayer g.point path')]
+  .filter(p => p.getBBox().width * p.getBBox().height > 0 && getComputedStyle(p).fill === fill)
+  .length"""
+
+
+def _rgb(hex_color: str) -> str:
+    return "rgb({}, {}, {})".format(*(int(hex_color[i : i + 2], 16) for i in (1, 3, 5)))
+
+
+def test_a_package_design_page_draws_its_nop_and_splits(browser, tmp_path) -> None:
+    import yaml
+
+    from magnet.search import search
+    from tests.conftest import DATA
+
+    space = yaml.safe_load((DATA / "search" / "small_space.yaml").read_text())
+    space.update(
+        name="pkg",
+        template="package",
+        params={**space["params"], "chiplets_x": 2, "chiplets_y": 2},
+        workloads=[str(DATA / "search" / "small_net.yaml")],
+    )
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
+    journal = str(tmp_path / "s.journal")
+    trial = search(tmp_path / "space.yaml", n_trials=1, storage=journal).feasible()[0]
+    nop = _rgb(F.CATEGORY_COLORS["nop"])
+    with test_dashboard.dashboard(journal) as url:
+        w = Watched(browser)
+        try:
+            w.ready(f"{url}/studies/pkg/trials/{trial.number}")
+            shown = drawn(w.page, "[data-figure='category']")
+            assert shown["bars"] > 0
+            gd = w.page.locator("[data-figure='category']")
+            assert gd.evaluate(BARS_OF_COLOR, nop) == 1  # one workload
+            w.page.locator("summary", has_text="Layers").click()
+            assert w.page.locator("th", has_text="split").is_visible()
+            for row in trial.records[0]["layers"]:
+                split = "x".join(f"{d}{f}" for d, f in row["partition"].items()) or "-"
+                assert w.page.locator("td.mono", has_text=split).first.is_visible()
+        finally:
+            w.close()
+
+
+def test_a_chip_design_page_draws_no_nop(server, watched, storage) -> None:
+    study = load_study("small", storage)
+    trial = study.pareto_front()[0]
+    watched.ready(f"{server}/studies/small/trials/{trial.number}")
+    assert drawn(watched.page, "[data-figure='category']")["bars"] > 0
+    gd = watched.page.locator("[data-figure='category']")
+    nop = _rgb(F.CATEGORY_COLORS["nop"])
+    assert gd.evaluate(BARS_OF_COLOR, nop) == 0
