@@ -2,13 +2,15 @@
 plug-in and every file the reports and the dashboard need, and works from an empty folder
 in a fresh virtual environment (no clone on the path, nothing downloaded: the wheel is
 built with this environment's hatchling and installed without dependencies into a venv
-that sees this environment's packages)."""
+that sees this environment's packages, whether this environment is a virtual environment,
+as the README's install makes, or the system's Python)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -45,8 +47,15 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     assert done.returncode == 0, done.stderr
     (wheel,) = (root / "dist").glob("magnet-*.whl")
     venv = root / "venv"
-    done = run(sys.executable, "-m", "venv", "--system-site-packages", venv, cwd=root)
+    done = run(sys.executable, "-m", "venv", venv, cwd=root)
     assert done.returncode == 0, done.stderr
+    # the dependencies: this environment's site-packages, after the venv's own (a path in a
+    # .pth file is appended to sys.path; the .pth files in it, this clone's editable
+    # install among them, are not run). ``--system-site-packages`` would see the base
+    # Python's packages, not those of the venv the README installs into.
+    (site,) = (venv / "lib").glob("python*/site-packages")
+    paths = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    (site / "outer-environment.pth").write_text("".join(f"{p}\n" for p in paths))
     pip = [venv / "bin" / "python", "-m", "pip", "install", "--no-deps", "--no-index"]
     done = run(*pip, wheel, cwd=root, timeout=300)
     assert done.returncode == 0, done.stderr

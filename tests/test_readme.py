@@ -80,3 +80,16 @@ def test_the_timeloop_export_example_reads_back(tmp_path, monkeypatch) -> None:
     exported, read = results
     assert read["latency_cycles"] == exported["latency_cycles"]
     assert read["energy_pj"] == pytest.approx(exported["energy_pj"], rel=1e-12)
+
+
+def test_ci_installs_and_tests_exactly_as_the_readme_says() -> None:
+    """CI sees what a newcomer sees: the README's second command (a virtual environment, the
+    dev extras installed into it, the test command), each step a line of ``.ci/run``, in
+    order; the first command makes the same virtual environment."""
+    ci = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
+    install, test = (b.strip().split(" && ") for b in blocks("bash")[:2])
+    venv = ["python3 -m venv .venv", ". .venv/bin/activate"]
+    assert install == [*venv, "pip install -e .", "magnet search quickstart"]
+    assert test == [*venv, 'pip install -e ".[dev]"', "python -m pytest -q -n 2"]
+    at = [ci.index(step) for step in test]  # each a line of its own
+    assert at == sorted(at)
