@@ -347,14 +347,19 @@ def _evaluate_network(
     pipeline: bool = False,
 ) -> NetworkResult:
     """``magnet evaluate --workload``: the network on ``--arch`` under its per-layer mappings
-    (``--mapping-file``) or mapped under ``--dataflow`` (one of them), with one progress line
-    per layer on stderr unless ``quiet``."""
+    (``--mapping-file``) or mapped under ``--dataflow`` (free, the hardware's rules only, when
+    neither is given), with one progress line per layer on stderr unless ``quiet``."""
     from magnet.api import evaluate
     from magnet.mapping.network import LayerMappings
     from magnet.workload.load import load_workload
 
-    if not arch_spec or bool(mappings_file) == bool(dataflow):
-        raise MagnetError("--workload needs --arch and one of --mapping-file or --dataflow")
+    if not arch_spec:
+        raise MagnetError("--workload needs --arch")
+    if mappings_file and dataflow:
+        raise MagnetError(
+            "give --mapping-file (the layers' mappings) or --dataflow (the best mappings "
+            "under it), not both"
+        )
     if pipeline and mappings_file:
         raise MagnetError(
             "--pipeline maps the layers on its stages: give --dataflow, not --mapping-file"

@@ -226,8 +226,7 @@ def test_bad_command_line_values_exit_2_with_one_clear_line(tmp_path) -> None:
     refused(cli("map", "--arch", str(tmp_path), "--layer", "K=4"), "is a directory")
     # a network needs an architecture, and --timeloop is not one of its options
     refused(
-        cli("evaluate", "--workload", "resnet18", "--dataflow", "ws"),
-        "--workload needs --arch and one of --mapping-file or --dataflow",
+        cli("evaluate", "--workload", "resnet18", "--dataflow", "ws"), "--workload needs --arch"
     )
     bad = tmp_path / "bad.yaml"
     bad.write_text("template: simba\nvector_width: true\n")
@@ -237,6 +236,17 @@ def test_bad_command_line_values_exit_2_with_one_clear_line(tmp_path) -> None:
     huge = tmp_path / "huge.yaml"
     huge.write_text("template: simba\nglobal_buffer: 1.0e+30\n")
     refused(cli("map", "--arch", str(huge), "--layer", "K=4"), "global_buffer", "1 GiB limit")
+
+
+@pytest.mark.parametrize("pipeline", [[], ["--pipeline"]])
+def test_a_network_without_dataflow_is_mapped_under_free_as_the_help_says(pipeline) -> None:
+    """``--dataflow``'s help says "Default: free"; the README's package examples give none."""
+    net = str(DATA / "network" / "tiny_net.yaml")
+    base = ["evaluate", "--arch", "simba-package-4", "--workload", net, "--samples", "50"]
+    default, free = (cli(*base, *pipeline, *df, "--json") for df in ([], ["--dataflow", "free"]))
+    assert default.exit_code == 0, default.output
+    assert json.loads(default.stdout)["energy_pj"] == json.loads(free.stdout)["energy_pj"]
+    assert "Default: free" in " ".join(cli("evaluate", "--help").output.split())
 
 
 def test_a_timeloop_input_without_an_ert_is_refused_not_silently_priced(tmp_path) -> None:

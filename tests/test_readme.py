@@ -67,6 +67,18 @@ def test_every_tour_command_exists(command: str) -> None:
     assert out.exit_code == 0, out.output
 
 
+def test_every_study_the_tour_reads_is_searched_before_it() -> None:
+    lines = [
+        shlex.split(line.split("#")[0]) for line in block_with("bash", "magnet archs").splitlines()
+    ]
+    searched: set[str] = set()
+    for args in lines:
+        if args[1] == "search":
+            searched.add(args[2])
+        if "--study" in args:
+            assert args[args.index("--study") + 1] in searched, args
+
+
 def test_the_timeloop_export_example_reads_back(tmp_path, monkeypatch) -> None:
     """The two commands of "Writing Timeloop input", as written, give one result twice."""
     monkeypatch.chdir(tmp_path)
