@@ -42,7 +42,7 @@ from magnet.cost.registry import (
     register_cost_model,
     unregister_cost_model,
 )
-from magnet.cost.tables import nominal_voltage
+from magnet.cost.tables import TableCostModel, nominal_voltage
 from magnet.errors import MagnetError, PluginError
 from magnet.mapper import unregister_mapper
 from magnet.mapper.base import BudgetExhausted, Tracker
@@ -607,3 +607,18 @@ def test_a_registered_model_named_like_a_builtin_and_a_datasheet_so_named(tmp_pa
 def test_a_name_on_two_lines_is_refused() -> None:
     with pytest.raises(MagnetError, match="its 'name' must be a non-empty string of printable"):
         load_cost_model(spec("NamedOnTwoLines"))
+
+
+def test_a_variant_of_the_table_keeps_its_own_name_and_one_without_is_refused() -> None:
+    # the table used to overwrite a subclass's name with its own: a user's variant showed in
+    # reports as the built-in table (and would now be refused though it named itself)
+    class Leaky(TableCostModel):
+        name = "leaky"
+
+    assert load_cost_model(Leaky(16)).name == "leaky"
+
+    class Unnamed(TableCostModel):
+        pass
+
+    with pytest.raises(MagnetError, match="name 'horowitz45-scaled-16nm' is the name of the bu"):
+        load_cost_model(Unnamed(16))
