@@ -153,7 +153,8 @@ def plugin_code() -> Iterator[None]:
     Python's, in the main thread) is wrapped in one that notes the signal before handing it
     on. With SIGINT ignored or fatal, or in another thread (signals reach the main thread
     only), no ``KeyboardInterrupt`` can come from a Ctrl-C; with a handler set outside Python
-    magnet cannot tell, and takes it for a Ctrl-C.
+    magnet cannot tell, and takes it for a Ctrl-C. A Ctrl-C the plug-in swallowed (``except
+    BaseException``) is raised again when it returns, if Python's default handler had it.
     """
     with _sigint_watch() as came, contextlib.redirect_stdout(sys.stderr):
         try:
@@ -167,6 +168,9 @@ def plugin_code() -> Iterator[None]:
             if isinstance(exc, Exception):
                 raise
             raise PluginExit(exc) from exc
+        swallowed = came()
+    if swallowed and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

@@ -474,9 +474,10 @@ def test_in_a_process_the_plugins_interrupt_is_exit_1_naming_it(
     assert hashes(PLUGINS) == before
 
 
-@pytest.mark.parametrize("cls", ["Slow", "SlowThenExits"])
+@pytest.mark.parametrize("cls", ["Slow", "SlowThenExits", "SlowThenSwallows"])
 def test_a_ctrl_c_while_a_plugin_runs_is_the_users_interrupt(cls: str) -> None:
-    # SlowThenExits turns the KeyboardInterrupt into sys.exit(1): the Ctrl-C still stands
+    # SlowThenExits turns the KeyboardInterrupt into sys.exit(1), SlowThenSwallows catches it
+    # and returns: the Ctrl-C still stands
     proc = magnet_process(
         "map", "--arch", "simba-chip", "--layer", LAYER, "--cost-model", spec(cls)
     )

@@ -288,6 +288,19 @@ class SlowThenExits(Slow):
             sys.exit(1)
 
 
+class SlowThenSwallows(Slow):
+    """Slow, and swallows the Ctrl-C it gets (``except BaseException``): the user's interrupt
+    still stands once it returns."""
+
+    name = "slow-then-swallows"
+
+    def energy_pj(self, component: Component, action: str) -> float:
+        try:
+            return super().energy_pj(component, action)
+        except BaseException:
+            return 1.0
+
+
 # ---- wide designs only (a search: the first design of the space prices) ---------------------
 class _OnWide(_Returns):
     """Prices the InputBuffer; on a design whose input reads are wider than 32 bits (8-lane
