@@ -37,6 +37,8 @@ import magnet as mg
 from magnet.cli import main
 from magnet.cost.base import MAX_COST
 from magnet.cost.registry import (
+    ENTRY_POINT_GROUP,
+    available_cost_models,
     describe_costs,
     load_cost_model,
     register_cost_model,
@@ -623,3 +625,55 @@ def test_a_variant_of_the_table_keeps_its_own_name_and_one_without_is_refused() 
 
     with pytest.raises(MagnetError, match="name 'horowitz45-scaled-16nm' is the name of the bu"):
         load_cost_model(Unnamed(16))
+
+
+def test_an_entry_point_that_exits_when_imported(tmp_path: Path, monkeypatch) -> None:
+    # an installed distribution (a .dist-info folder on sys.path) whose module exits
+    (tmp_path / "exiting_costs.py").write_text("import sys\nsys.exit('no licence server')\n")
+    info = tmp_path / "exiting_costs-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: exiting-costs\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nexiting = exiting_costs:Model\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        available_cost_models(refresh=True)
+        with pytest.raises(PluginError) as caught:
+            load_cost_model("exiting")
+        assert str(caught.value) == (
+            "entry point 'exiting' (exiting_costs:Model) raised SystemExit: it called "
+            "sys.exit('no licence server') while being imported"
+        )
+    finally:
+        monkeypatch.undo()
+        available_cost_models(refresh=True)
+        sys.modules.pop("exiting_costs", None)
+
+
+class TakesSimbasPresets(Simba):
+    name = "test-takes-presets"  # Simba's presets (simba-chip, ...) come with the class
+
+
+class Nameless(FastMapper):
+    name = ""
+
+
+class BrokenTemplate(Simba):
+    name = "test-broken-template"
+    presets = {}  # noqa: RUF012
+
+    def __init__(self) -> None:
+        raise RuntimeError("no process design kit")
+
+
+def test_registering_templates_and_mappers_that_cannot_be() -> None:
+    with pytest.raises(MagnetError) as caught:
+        mg.register_template(TakesSimbasPresets)
+    assert "preset name(s) simba-chip" in str(caught.value)
+    assert "already taken by the built-in template 'simba'; choose other names" in str(caught.value)
+    with pytest.raises(MagnetError, match="mapper Nameless: its 'name' must be a non-empty"):
+        mg.register_mapper(Nameless)
+    with pytest.raises(PluginError, match="raised RuntimeError: no process design kit while bei"):
+        mg.register_template(BrokenTemplate)
+    assert "test-takes-presets" not in mg.templates.templates()
