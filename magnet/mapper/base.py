@@ -505,7 +505,7 @@ def get_mapper(name: str | Mapper[Any], **kwargs: Any) -> Mapper[Any]:
 def guarded_map(mapper: Mapper[Any], layer: Layer, design: Design) -> MapOutcome:
     """``mapper.map(layer, design)`` as magnet calls it: an exception raised in a plug-in
     mapper's code is a ``PluginError`` naming the mapper and the layer
-    (``magnet.templates.plugin_errors``), never an infeasible layer or bad input."""
+    (``magnet.registry.plugin_errors``), never an infeasible layer or bad input."""
     doing = f"mapping layer {layer.name!r} on {design.name!r}"
     with plugin_errors("mapper", mapper, doing):
         return mapper.map(layer, design)
