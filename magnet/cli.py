@@ -59,7 +59,9 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
         except PluginError as exc:
-            click.echo(f"error: a plug-in raised: {exc}\n{exc.traceback.rstrip()}", err=True)
+            click.echo(f"error: a plug-in failed: {exc}", err=True)
+            if exc.traceback:
+                click.echo(exc.traceback.rstrip(), err=True)
             sys.exit(1)
 
     return wrapper

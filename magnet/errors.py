@@ -50,12 +50,40 @@ class PluginError(RuntimeError):
         return self.message
 
 
+class PluginExit(Exception):
+    """A ``BaseException`` that is not an ``Exception`` (``sys.exit``, a ``KeyboardInterrupt``
+    or ``GeneratorExit``) raised by a plug-in's own code, not by a Ctrl-C: caught where it
+    leaves the plug-in (``magnet.registry.plugin_code``) and carried as an ``Exception``, so
+    that it is reported like the plug-in's other bugs (a ``PluginError``), never as the
+    user's interrupt nor as a silent exit. ``original`` is the exception it raised."""
+
+    def __init__(self, original: BaseException):
+        super().__init__(str(original))
+        self.original = original
+
+
+def what_raised(exc: BaseException) -> str:
+    """What a plug-in did, for a message: ``raised KeyError: 'x'``, ``raised SystemExit: it
+    called sys.exit(3)``, ``raised KeyboardInterrupt itself (no Ctrl-C came)``."""
+    original = exc.original if isinstance(exc, PluginExit) else exc
+    name = type(original).__name__
+    if isinstance(original, SystemExit):
+        code = "" if original.code is None else repr(original.code)
+        return f"raised {name}: it called sys.exit({code})"
+    if isinstance(original, KeyboardInterrupt):
+        return f"raised {name} itself (no Ctrl-C came)"
+    text = str(original)
+    return f"raised {name}: {text}" if text else f"raised {name}"
+
+
 def user_traceback(exc: BaseException) -> str:
     """The traceback of ``exc`` as text, the frames inside magnet left out (what a plug-in's
-    author needs to see)."""
+    author needs to see); of the exception a ``PluginExit`` carries, for one."""
     import os
     import traceback
 
+    if isinstance(exc, PluginExit):
+        exc = exc.original
     package = os.path.dirname(os.path.abspath(__file__)) + os.sep
     frames = [
         f

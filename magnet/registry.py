@@ -21,11 +21,15 @@ import contextlib
 import functools
 import hashlib
 import inspect
+import signal
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
-from magnet.errors import MagnetError, PluginError, user_traceback
+from magnet.errors import MagnetError, PluginError, PluginExit, user_traceback, what_raised
 
 BUILT_IN, REGISTERED, ENTRY_POINT = "built-in", "registered", "entry point"
 
@@ -135,17 +139,78 @@ def is_builtin(plugin: object) -> bool:
 
 
 @contextlib.contextmanager
+def plugin_code() -> Iterator[None]:
+    """Around every call into a plug-in's code (its import, its constructor, its methods).
+
+    What the plug-in prints goes to stderr: stdout carries magnet's results (a table,
+    ``--json``). A Ctrl-C while it runs leaves as ``KeyboardInterrupt``, whatever the
+    plug-in made of it. Any other ``BaseException`` that is not an ``Exception``, which the
+    plug-in raised itself (``sys.exit``, ``KeyboardInterrupt`` with no Ctrl-C,
+    ``GeneratorExit``), leaves as ``PluginExit``, an ``Exception``: reported like the
+    plug-in's other bugs.
+
+    Telling the two ``KeyboardInterrupt`` apart: for the call, the SIGINT handler (when it is
+    Python's, in the main thread) is wrapped in one that notes the signal before handing it
+    on. With SIGINT ignored or fatal, or in another thread (signals reach the main thread
+    only), no ``KeyboardInterrupt`` can come from a Ctrl-C; with a handler set outside Python
+    magnet cannot tell, and takes it for a Ctrl-C. A Ctrl-C the plug-in swallowed (``except
+    BaseException``) is raised again when it returns, if Python's default handler had it.
+    """
+    with _sigint_watch() as came, contextlib.redirect_stdout(sys.stderr):
+        try:
+            yield
+        except BaseException as exc:
+            ctrl_c = came()
+            if ctrl_c or (ctrl_c is None and isinstance(exc, KeyboardInterrupt)):
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                raise KeyboardInterrupt from exc  # the plug-in made it something else
+            if isinstance(exc, Exception):
+                raise
+            raise PluginExit(exc) from exc
+        swallowed = came()
+    if swallowed and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigint_watch() -> Iterator[Callable[[], bool | None]]:
+    """Yields a function: whether a SIGINT came during the block (None: cannot tell)."""
+    noted: list[int] = []
+    previous: Any = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # ignored, fatal, not Python's, or not the main thread
+        unknown = previous is None and threading.current_thread() is threading.main_thread()
+        yield lambda: None if unknown else False
+        return
+
+    def note(signum: int, frame: FrameType | None) -> Any:
+        noted.append(signum)
+        return previous(signum, frame)
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield lambda: bool(noted)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
 def plugin_errors(
     kind: str,
     plugin: object,
     doing: str,
     *,
     passthrough: tuple[type[BaseException], ...] = (),
+    label: str | None = None,
+    hint: str = "",
 ) -> Iterator[None]:
-    """Run a call into a plug-in's code (a template's, a mapper's): an exception it raises is
-    a bug in the plug-in and leaves the block as a ``PluginError``, one line naming the
-    plug-in (``kind``, its name, its module and class) and what it was ``doing``, with the
-    plug-in's own traceback (as ``magnet.cost.registry`` does for cost models).
+    """Run a call into a plug-in's code (a template's, a mapper's, a cost model's) inside
+    ``plugin_code``: an exception it raises (or a ``sys.exit``, ...) is a bug in the plug-in
+    and leaves the block as a ``PluginError``, one line naming the plug-in (``label``, by
+    default ``kind``, its name, its module and class), what it was ``doing`` and ``hint``,
+    with the plug-in's own traceback.
 
     A ``MagnetError`` (bad input, or a design the plug-in refuses: ``DesignInfeasible``), a
     ``PluginError`` and the ``passthrough`` types leave as they are; so does everything
@@ -153,15 +218,16 @@ def plugin_errors(
     """
     left_alone: tuple[type[BaseException], ...] = (MagnetError, PluginError, *passthrough)
     try:
-        yield
+        with plugin_code():
+            yield
     except left_alone:
         raise
     except Exception as exc:
         if is_builtin(plugin):
             raise
-        name = getattr(plugin, "name", None) or type(plugin).__name__
-        where = identity_of(plugin).split("@")[0]
+        if label is None:
+            name = getattr(plugin, "name", None) or type(plugin).__name__
+            label = f"{kind} {name!r} ({identity_of(plugin).split('@')[0]})"
         raise PluginError(
-            f"{kind} {name!r} ({where}) raised {type(exc).__name__}: {exc} while {doing}",
-            user_traceback(exc),
+            f"{label} {what_raised(exc)} while {doing}{hint}", user_traceback(exc)
         ) from exc

@@ -1,5 +1,5 @@
 """A plug-in's exception is reported as that (``magnet.errors.PluginError``): a template or a
-mapper registered from Python whose code raises gives exit 1 with "a plug-in raised" and the
+mapper registered from Python whose code raises gives exit 1 with "a plug-in failed" and the
 plug-in's own traceback on the command line (never exit 2, never a bare traceback), a
 ``PluginError`` in Python, and a failed trial with that reason in a search (never a result).
 """
@@ -84,7 +84,7 @@ def a_plugin_raised(out: Result, *parts: str) -> None:
     """Exit 1, the plug-in named, its traceback (this file's frame), no crash of magnet."""
     assert out.exit_code == 1, out.output
     assert out.exception is None or isinstance(out.exception, SystemExit), out.exception
-    assert "error: a plug-in raised: " in out.output
+    assert "error: a plug-in failed: " in out.output
     assert f'File "{HERE}"' in out.output
     for part in parts:
         assert part in out.output, (part, out.output)

@@ -379,20 +379,34 @@ class CostModel(ABC):
         return 0.0
 
 
-def checked(value: Any, model: CostModel, component: Component, what: str) -> float:
-    """Validate a number a cost model returned: a real number (not a string or a boolean),
-    finite and not negative."""
+#: The largest number a plug-in cost model may return (pJ per action, mW, um^2): 1e18 is a
+#: megajoule per action, a petawatt, a square kilometre. Anything larger is a mistake of
+#: units or a bug, and times the largest counts of a layer (about 1e75 MACs) could overflow.
+MAX_COST = 1e18
+
+
+def cost_problem(value: Any, limit: float = MAX_COST) -> str | None:
+    """Why ``value`` is not a cost a model may return (None: it is one): a real number
+    (not a string, a boolean, None or an array), finite, >= 0 and at most ``limit``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return f"a cost is a number, not {'None' if value is None else type(value).__name__}"
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):  # e.g. a Fraction beyond a float
+        number = math.inf
+    if not 0 <= number <= limit:  # NaN too
+        most = "" if limit == math.inf else f" and at most {limit:g}"
+        return f"a cost is a finite number >= 0{most}"
+    return None
+
+
+def checked(value: Any, model: CostModel, component: Component, what: str) -> float:
+    """A number a cost model returned, finite and >= 0 (``cost_problem``; a plug-in's are
+    checked against ``MAX_COST`` too, where they enter); else bad input."""
+    problem = cost_problem(value, math.inf)
+    if problem is not None:
         raise MagnetError(
-            f"returned {value!r} for {what} of {component.name} ({component.cls}); "
-            "expected a number in pJ / um^2",
+            f"returned {value!r} for {what} of {component.name} ({component.cls}); {problem}",
             source=f"cost model {model.name!r}",
         )
-    number = float(value)
-    if not math.isfinite(number) or number < 0:
-        raise MagnetError(
-            f"returned {number} for {what} of {component.name} ({component.cls}); "
-            "costs must be finite and >= 0",
-            source=f"cost model {model.name!r}",
-        )
-    return number
+    return float(value)

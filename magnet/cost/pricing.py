@@ -81,6 +81,14 @@ class ArchCosts:
     model_identity: str  # the chain's plug-ins by identity (magnet.registry): cache keys
     sources: dict[str, str] = field(default_factory=dict)  # component -> model that priced it
 
+    def __post_init__(self) -> None:
+        """The arrays are read-only: every layer mapped on a design shares its prices (a
+        plug-in mapper that wrote into them would change every later result)."""
+        for value in vars(self).values():
+            for array in value if isinstance(value, tuple) else (value,):
+                if isinstance(array, np.ndarray):
+                    array.flags.writeable = False
+
     @property
     def area_mm2(self) -> float | None:
         """Total area with the overheads, None when the cost model gives no area."""

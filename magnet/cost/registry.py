@@ -24,12 +24,16 @@ argument positionally, and a constructor with a ``technology_nm`` parameter rece
 node given to ``load_cost_model`` (the CLI passes the architecture's ``technology_nm``).
 
 Every model ``load_cost_model`` returns is wrapped in ``_Guarded``: it keeps the model's
-``name`` and turns an exception raised inside the model (or a negative / NaN number it
-returns) into one ``MagnetError`` line naming the model, the component and the action.
+``name``, hands the model a copy of each component, and turns an exception raised inside the
+model (or a ``sys.exit``, ...: ``magnet.registry.plugin_errors``), or a number it returns
+that is not a cost (``magnet.cost.base.cost_problem``), into one ``PluginError`` line naming
+the model, the component and the action; a ``MagnetError`` it raises is its refusal of the
+design (``DesignInfeasible``).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -37,15 +41,26 @@ import inspect
 import pickle
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypedDict
 
+import numpy as np
+
 from magnet.arch.spec import Arch
-from magnet.cost.base import Component, CostModel, checked
-from magnet.errors import DesignInfeasible, MagnetError, PluginError, user_traceback
-from magnet.registry import REGISTERED, Plugin, Registry, digest, identity_of
+from magnet.cost.base import Component, CostModel, cost_problem
+from magnet.errors import DesignInfeasible, MagnetError, PluginError
+from magnet.registry import (
+    BUILT_IN,
+    REGISTERED,
+    Plugin,
+    Registry,
+    digest,
+    identity_of,
+    is_builtin,
+    plugin_errors,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -179,7 +194,8 @@ def _module_name(path: Path) -> str:
 
 
 def _import_file(path: Path, spec: str) -> ModuleType:
-    """Import ``path`` as a module (cached per path while the file is unchanged)."""
+    """Import ``path`` as a module (cached per path while the file is unchanged). A file
+    that is not Python is bad input; an exception its code raises is the plug-in's bug."""
     stat = path.stat()
     stamp = (stat.st_mtime_ns, stat.st_size)
     name = _module_name(path)
@@ -187,22 +203,25 @@ def _import_file(path: Path, spec: str) -> ModuleType:
     if module is not None and getattr(module, "__magnet_plugin_stamp__", None) == stamp:
         return module
     module_spec = importlib.util.spec_from_file_location(name, path)
-    if module_spec is None or module_spec.loader is None:
+    if module_spec is None:
         raise MagnetError(f"cannot import {path} as Python (spec {spec!r})")
+    try:
+        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:  # ValueError: a null byte
+        where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
+        raise MagnetError(
+            f"importing the plug-in file failed{where}: {type(exc).__name__}: {exc}",
+            source=str(path),
+        ) from None
     module = importlib.util.module_from_spec(module_spec)
     module.__magnet_plugin_stamp__ = stamp  # type: ignore[attr-defined]
     sys.modules[name] = module  # dataclasses and pickling look the module up by name
     try:
-        module_spec.loader.exec_module(module)
-    except Exception as exc:
+        with plugin_errors("cost model", module, "being imported", label=f"plug-in file {path}"):
+            exec(code, module.__dict__)
+    except BaseException:
         sys.modules.pop(name, None)
-        where = ""
-        if isinstance(exc, SyntaxError) and exc.lineno:
-            where = f" (line {exc.lineno})"
-        raise MagnetError(
-            f"importing the plug-in file failed{where}: {type(exc).__name__}: {exc}",
-            source=str(path),
-        ) from exc
+        raise
     return module
 
 
@@ -232,8 +251,9 @@ def _split_file_spec(spec: str) -> tuple[str, str | None] | None:
 def _file_class(file_text: str, class_name: str | None, spec: str) -> tuple[type, str]:
     path = Path(file_text).expanduser()
     if not path.is_file():
+        kind = "is a folder" if path.is_dir() else "is not a file" if path.exists() else "not found"
         raise MagnetError(
-            f"plug-in file not found (cost-model spec {spec!r}, resolved to "
+            f"plug-in file {kind} (cost-model spec {spec!r}, resolved to "
             f"{path.resolve()}); give FILE.py:CLASS with an existing file, or a name: "
             + ", ".join(available_cost_models()),
             source=file_text,
@@ -264,26 +284,60 @@ def _file_class(file_text: str, class_name: str | None, spec: str) -> tuple[type
 def _construct(
     cls: type[CostModel], argument: str | None, technology_nm: float | None, what: str
 ) -> CostModel:
-    params: Mapping[str, inspect.Parameter]
-    try:
-        params = inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        params = {}
+    """``cls`` built as magnet builds a cost model (see the module docstring): a
+    constructor that does not take those arguments is bad input, one that raises is the
+    plug-in's bug (``PluginError``)."""
     kwargs: dict[str, Any] = {}
-    if technology_nm is not None and "technology_nm" in params:
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):
+        signature = None
+    if technology_nm is not None and "technology_nm" in getattr(signature, "parameters", {}):
         kwargs["technology_nm"] = technology_nm
     args = () if argument is None else (argument,)
-    try:
+    if signature is not None:
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            given = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+            raise MagnetError(
+                f"its constructor {cls.__name__}({', '.join(signature.parameters)}) cannot be "
+                f"called as magnet builds the model, {cls.__name__}({given}): {exc}; take no "
+                "argument (or technology_nm, or the argument of NAME:ARGUMENT specs)",
+                source=what,
+            ) from None
+    with plugin_errors("cost model", cls, "being built", label=what):
         model = cls(*args, **kwargs)
-    except MagnetError:
-        raise
-    except Exception as exc:
-        raise MagnetError(
-            f"constructing the cost model failed: {type(exc).__name__}: {exc}", source=what
-        ) from exc
-    if not isinstance(getattr(model, "name", None), str) or not model.name:
-        raise MagnetError("its 'name' must be a non-empty string", source=what)
+    _check_name(model, what, user_named=not is_builtin(cls) or argument is not None)
     return model
+
+
+def _check_name(model: CostModel, what: str, *, user_named: bool) -> None:
+    """A model's ``name`` is one line of text, and (when a user chose it) not the name of a
+    built-in model: reports tell components' models apart by name."""
+    with plugin_errors("cost model", model, "reading its name", label=what):
+        name = getattr(model, "name", None)
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():
+        raise MagnetError(
+            f"its 'name' must be a non-empty string of printable characters, got {name!r}",
+            source=what,
+        )
+    builtin = _builtin_named(name) if user_named else None
+    if builtin is not None:
+        raise MagnetError(
+            f"its name {name!r} is the name of the built-in cost model {builtin.name!r} "
+            f"({builtin.identity.split('@')[0]}); choose another name",
+            source=what,
+        )
+
+
+def _builtin_named(name: str) -> Plugin | None:
+    """The built-in cost model whose name ``name`` is: a registered built-in, or the built-in
+    table at a node (``horowitz45-scaled-16nm``); None: no built-in's."""
+    for key, entry in COST_MODELS.entries().items():
+        if entry.origin == BUILT_IN and (name == key or name.startswith(f"{key}-scaled-")):
+            return entry
+    return None
 
 
 def load_cost_model(spec: str | CostModel, technology_nm: float | None = None) -> CostModel:
@@ -298,6 +352,8 @@ def load_cost_model(spec: str | CostModel, technology_nm: float | None = None) -
     if isinstance(spec, CostModel):
         if isinstance(spec, _Guarded):
             return spec
+        what = f"cost model {type(spec).__name__}"
+        _check_name(spec, what, user_named=not is_builtin(spec))
         return _Guarded(spec, type(spec).__name__, identity=_instance_identity(spec))
     if not isinstance(spec, str) or not spec.strip():
         raise MagnetError(f"empty cost-model spec {spec!r}; {_allowed()}", field="--cost-model")
@@ -368,10 +424,8 @@ def _named_class(name: str, spec: str) -> tuple[Plugin | None, type[CostModel], 
     if eps:
         ep = eps[0]
         what = f"entry point {name!r} ({ep.value})"
-        try:
+        with plugin_errors("cost model", ep, "being imported", label=what):
             loaded = ep.load()
-        except Exception as exc:
-            raise MagnetError(f"loading failed: {type(exc).__name__}: {exc}", source=what) from exc
         return None, _check_class(loaded, what), what
     if re.search(r"[/\\]|\.\w+$", name):
         raise MagnetError(
@@ -464,60 +518,96 @@ class _Guarded(CostModel):
             raise AttributeError(attr)
         return getattr(self.inner, attr)
 
+    @property
+    def _label(self) -> str:
+        return f"cost model {self.name!r} ({self.spec})"
+
     def _call(self, method: str, component: Component, *args: Any, what: str) -> Any:
-        """Ask the model; a ``MagnetError`` it raises is its refusal of this design (an
-        infeasible design, named), any other exception a bug in it (``PluginError``)."""
+        """Ask the model, with a copy of ``component`` (a model that changes it changes
+        nothing of magnet's); a ``MagnetError`` it raises is its refusal of this design (an
+        infeasible design, named), any other exception (or ``sys.exit``...) a bug in it
+        (``PluginError``)."""
+        doing = f"pricing the {what} of component {component.name!r} ({component.cls})"
         try:
-            return getattr(self.inner, method)(component, *args)
+            with plugin_errors("cost model", self.inner, doing, label=self._label, hint=_HINT):
+                return getattr(self.inner, method)(copy.deepcopy(component), *args)
         except MagnetError as exc:
             if isinstance(exc, DesignInfeasible) and component.name in str(exc):
                 raise
-            context = (
-                ""
-                if component.name in str(exc)
-                else (
-                    f" (while pricing the {what} of component {component.name!r} ({component.cls}))"
-                )
-            )
+            context = "" if component.name in str(exc) else f" (while {doing})"
             raise DesignInfeasible(
                 f"{exc}{context}", source=f"cost model {self.name!r} ({self.spec})"
             ) from exc
-        except Exception as exc:
-            raise PluginError(
-                f"cost model {self.name!r} ({self.spec}) raised {type(exc).__name__}: {exc} "
-                f"while pricing the {what} of component {component.name!r} ({component.cls}); "
-                "fix the model or decline the component in supports()",
-                user_traceback(exc),
-            ) from exc
+
+    def _wrong(
+        self, method: str, value: Any, component: Component, what: str, why: str
+    ) -> PluginError:
+        """A value the model returned that is not what magnet asked: the plug-in's bug,
+        named with where its method is (the traceback it does not have)."""
+        shown = repr(value) if len(repr(value)) <= 80 else f"{repr(value)[:77]}..."
+        return PluginError(
+            f"{self._label} returned {shown} for the {what} of component {component.name!r} "
+            f"({component.cls}): {why}{_HINT}",
+            f"{method} returned {shown}:\n{_where(getattr(type(self.inner), method, None))}",
+        )
+
+    def _number(self, method: str, component: Component, *args: Any, what: str) -> float:
+        """The model's answer, checked (``cost_problem``)."""
+        value = self._call(method, component, *args, what=what)
+        why = cost_problem(value)
+        if why is not None:
+            raise self._wrong(method, value, component, what, why)
+        return float(value)
 
     def supports(self, component: Component) -> bool:
-        """The model's answer (see ``_call`` for its errors)."""
-        return bool(self._call("supports", component, what="supports() answer"))
+        """The model's answer, True or False."""
+        answer = self._call("supports", component, what="supports() answer")
+        if not isinstance(answer, bool | np.bool_):
+            why = "supports() answers True or False"
+            raise self._wrong("supports", answer, component, "supports() answer", why)
+        return bool(answer)
 
     def energy_pj(self, component: Component, action: str) -> float:
-        """The model's energy, checked (``checked``)."""
-        value = self._call("energy_pj", component, action, what=f"{action!r} energy")
-        return checked(value, self, component, f"{action} energy")
+        """The model's energy, checked."""
+        return self._number("energy_pj", component, action, what=f"{action!r} energy")
 
     def leakage_mw(self, component: Component) -> float:
         """The model's leakage, checked."""
-        value = self._call("leakage_mw", component, what="leakage")
-        return checked(value, self, component, "leakage")
+        return self._number("leakage_mw", component, what="leakage")
 
     def area_um2(self, component: Component) -> float | None:
         """The model's area (None: it has none), checked."""
         value = self._call("area_um2", component, what="area")
-        return None if value is None else checked(value, self, component, "area")
+        why = None if value is None else cost_problem(value)
+        if why is not None:
+            raise self._wrong("area_um2", value, component, "area", f"{why} (or None: no area)")
+        return None if value is None else float(value)
 
     def clock_pj_per_cycle(self, component: Component) -> float:
         """The model's clock energy, checked."""
-        value = self._call("clock_pj_per_cycle", component, what="clock energy")
-        return checked(value, self, component, "clock energy")
+        return self._number("clock_pj_per_cycle", component, what="clock energy")
 
     def describe(self, component: Component) -> str | None:
         """The model's note on the component, None when it has no ``describe``."""
-        note = getattr(self.inner, "describe", None)
-        return None if note is None else self._call("describe", component, what="description")
+        if getattr(self.inner, "describe", None) is None:
+            return None
+        note = self._call("describe", component, what="description")
+        if note is not None and not isinstance(note, str):
+            why = "describe() returns a string or None"
+            raise self._wrong("describe", note, component, "description", why)
+        return note
+
+
+_HINT = "; fix the model or decline the component in supports()"
+
+
+def _where(func: Any) -> str:
+    """Where ``func`` is defined, as a traceback line ("" when Python cannot tell)."""
+    try:
+        line = inspect.getsourcelines(func)[1]
+        return f'  File "{inspect.getsourcefile(func)}", line {line}, in {func.__qualname__}\n'
+    except (OSError, TypeError):
+        return ""
 
 
 # ---- describing an architecture's costs --------------------------------------------------

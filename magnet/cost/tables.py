@@ -508,10 +508,10 @@ class TableCostModel(CostModel):
             )
         self.factors = scaling_factors(technology_nm, scaling)
         self.technology_nm = self.factors.technology_nm
-        if self.technology_nm == self.table.technology_nm:
-            self.name = self.table.name
-        else:
-            self.name = f"{self.table.name}-scaled-{self.technology_nm:g}nm"
+        if type(self).name == CostModel.name:  # a subclass naming itself keeps its name
+            scaled = self.technology_nm != self.table.technology_nm
+            suffix = f"-scaled-{self.technology_nm:g}nm" if scaled else ""
+            self.name = f"{self.table.name}{suffix}"
 
     # -- the contract ----------------------------------------------------------------------
     def supports(self, component: Component) -> bool:

@@ -25,6 +25,7 @@ the entry-point group ``magnet.mappers``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import math
 import time
@@ -134,7 +135,14 @@ class Objective:
 
     def score(self, result: BatchResult) -> Scores:
         """log of the objective (lower is better); invalid mappings score +inf."""
-        s = self.energy * np.log(result.energy_pj) + self.latency * np.log(result.latency_cycles)
+        s = np.zeros(result.energy_pj.shape)
+        with np.errstate(divide="ignore"):  # a cost model pricing everything at 0: -inf
+            for weight, value in (
+                (self.energy, result.energy_pj),
+                (self.latency, result.latency_cycles),
+            ):
+                if weight:  # a weight of 0 ignores the value, even log(0) (never 0 x -inf)
+                    s = s + weight * np.log(value)
         scores: Scores = np.where(result.valid, s, np.inf)
         return scores
 
@@ -160,6 +168,8 @@ class Tracker:
         self.best: tuple[MappingBatch, BatchResult] | None = None
         self.history: list[float] = []
         self.last_invalid: tuple[MappingBatch, BatchResult] | None = None
+        #: the budget ended the search (also when a mapper caught ``BudgetExhausted``)
+        self.exhausted = False
 
     def room(self, wanted: int) -> int:
         """How many of ``wanted`` mappings the evaluation budget still allows (at least 1)."""
@@ -192,6 +202,7 @@ class Tracker:
         if (b.evaluations is not None and self.evaluated >= b.evaluations) or (
             b.seconds is not None and elapsed >= b.seconds
         ):
+            self.exhausted = True
             raise BudgetExhausted
         return scores
 
@@ -375,11 +386,9 @@ class Mapper(ABC, Generic[OptionsT]):
             return _Run(reason=str(exc))
         self.prepare(space)
         tracker = Tracker(space, design, self.objective, budget, progress)
-        exhausted = False
-        try:
+        with contextlib.suppress(BudgetExhausted):
             self.search(space, tracker, np.random.default_rng(self.seed))
-        except BudgetExhausted:
-            exhausted = True
+        exhausted = tracker.exhausted
         run = _Run(
             tracker.best,
             exhausted,
@@ -443,7 +452,10 @@ def _load_builtins(registry: Registry) -> None:
     for builtin in BUILTIN:
         registry.add(builtin.name, builtin, origin=BUILT_IN)
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        cls = _checked(ep.load())
+        label = f"mapper entry point {ep.name!r} ({ep.value})"
+        with plugin_errors("mapper", ep, "being imported", label=label):
+            loaded = ep.load()
+        cls = _checked(loaded)
         registry.add(cls.name, cls, origin=ENTRY_POINT)
 
 
@@ -455,6 +467,8 @@ def _checked(cls: Any) -> type[Mapper[Any]]:
     """``cls``, a ``Mapper`` subclass, else bad input."""
     if not (isinstance(cls, type) and issubclass(cls, Mapper)):
         raise MagnetError(f"{cls!r} is not a magnet.mapper.Mapper subclass")
+    if not isinstance(getattr(cls, "name", None), str) or not cls.name:
+        raise MagnetError(f"mapper {cls.__qualname__}: its 'name' must be a non-empty string")
     return cls
 
 
@@ -491,7 +505,7 @@ def get_mapper(name: str | Mapper[Any], **kwargs: Any) -> Mapper[Any]:
 def guarded_map(mapper: Mapper[Any], layer: Layer, design: Design) -> MapOutcome:
     """``mapper.map(layer, design)`` as magnet calls it: an exception raised in a plug-in
     mapper's code is a ``PluginError`` naming the mapper and the layer
-    (``magnet.templates.plugin_errors``), never an infeasible layer or bad input."""
+    (``magnet.registry.plugin_errors``), never an infeasible layer or bad input."""
     doing = f"mapping layer {layer.name!r} on {design.name!r}"
     with plugin_errors("mapper", mapper, doing):
         return mapper.map(layer, design)

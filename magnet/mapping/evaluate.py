@@ -39,7 +39,8 @@ import numpy as np
 
 from magnet.arch.spec import Arch
 from magnet.cost import ArchCosts
-from magnet.errors import InvalidMappingError
+from magnet.cost.base import MAX_COST
+from magnet.errors import InvalidMappingError, PluginError
 from magnet.mapping.analysis import (
     BoolArray,
     Counts,
@@ -170,9 +171,13 @@ def evaluate_batch(
         + _sum_rows(upkeep.static_pj)
         + _sum_rows(network)
     )
+    total = energy + math + upkeep.mac_clock_pj + upkeep.mac_static_pj
+    bad = counts.valid & ~np.isfinite(total)
+    if bad.any():
+        raise not_a_result(f"the energy of layer {layer.name!r}", total[bad][0], costs)
     return BatchResult(
         counts=counts,
-        energy_pj=energy + math + upkeep.mac_clock_pj + upkeep.mac_static_pj,
+        energy_pj=total,
         access_energy_pj=access_energy,
         clock_pj=upkeep.clock_pj,
         control_pj=control,
@@ -189,6 +194,17 @@ def evaluate_batch(
         link_cycles=timing.link_cycles,
         bottleneck=timing.bottleneck,
         utilization=counts.macs / (latency * arch.mac_count),
+    )
+
+
+def not_a_result(what: str, value: float, costs: ArchCosts) -> PluginError:
+    """The error for a total that is not a finite number, never reported nor stored as a
+    result. Prices are finite and at most ``MAX_COST`` (``magnet.cost.base.cost_problem``),
+    so it comes from prices at the edges of a float: all 0, or near the bound."""
+    return PluginError(
+        f"{what} is {value:g}, not a finite number: the prices of cost model(s) "
+        f"{costs.model_name!r} are at the edges of a float (0 for everything, or near "
+        f"{MAX_COST:g}); see them with `magnet costs`, and check their units"
     )
 
 

@@ -13,6 +13,7 @@ mapping of another layer of the same shape, then ``default``::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -23,7 +24,7 @@ from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost import ArchCosts
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
-from magnet.mapping.evaluate import Result, evaluate_mapping
+from magnet.mapping.evaluate import Result, evaluate_mapping, not_a_result
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.records import LayerRow, NetworkRecord
 from magnet.workload.dims import OPERANDS, Operand
@@ -278,6 +279,13 @@ class NetworkResult:
         ops = 2 * self.macs
         area = self.costs.area_mm2
         tops = ops / latency_s / 1e12
+        tops_per_w = ops / energy_j / 1e12 if energy_j > 0 else math.inf
+        tops_per_mm2 = None if area is None else tops / area if area > 0 else math.inf
+        for metric, value in (("tops_per_w", tops_per_w), ("tops_per_mm2", tops_per_mm2)):
+            if value is not None and not math.isfinite(value):
+                what = f"the {metric} of {self.network.name!r} on {self.arch.name!r}"
+                priced = f"(energy {energy:g} pJ, area {area} mm^2)"
+                raise not_a_result(f"{what} {priced}", value, self.costs)
         return NetworkRecord(
             network=self.network.name,
             arch=self.arch.name,
@@ -301,8 +309,8 @@ class NetworkResult:
             nop_bytes=self._total("nop_bytes"),
             power_w=energy_j / latency_s,
             tops=tops,
-            tops_per_w=ops / energy_j / 1e12,
-            tops_per_mm2=None if area is None else tops / area,
+            tops_per_w=tops_per_w,
+            tops_per_mm2=tops_per_mm2,
             peak_macs_per_cycle=self.arch.mac_count,
             dram_bytes_per_cycle=self.arch.dram_bytes_per_cycle,
             energy_pj_by_level=self.energy_pj_by_level,

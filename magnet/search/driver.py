@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
 
-from magnet.errors import MagnetError
+from magnet.errors import MagnetError, PluginError
 from magnet.search import pareto
 from magnet.search.evaluate import DesignJob, DesignResult, preflight
 from magnet.search.space import (
@@ -833,7 +833,11 @@ def _fail(
         reason, traceback = error, None
     else:
         reason = f"{type(error).__name__}: {error}"
-        traceback = getattr(error, "traceback", None) or "".join(format_exception(error))
+        # a plug-in's error: its own traceback (none for a value it returned), not magnet's
+        if isinstance(error, PluginError):
+            traceback = error.traceback
+        else:
+            traceback = "".join(format_exception(error))
     record: TrialRecord = {"status": "failed", "reason": reason}
     worker = getattr(error, "magnet_worker", None)  # where it raised, when known
     if isinstance(worker, str):

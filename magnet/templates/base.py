@@ -300,13 +300,10 @@ def _load_builtins(registry: Registry) -> None:
     for cls in BUILTIN.values():
         _register(cls, origin=BUILT_IN)
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            _register(ep.load(), origin=ENTRY_POINT)
-        except Exception as exc:  # a broken plug-in must not hide the built-ins
-            raise MagnetError(
-                f"loading template entry point {ep.name!r} ({ep.value}) failed: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+        label = f"template entry point {ep.name!r} ({ep.value})"
+        with plugin_errors("template", ep, "being imported", label=label):
+            loaded = ep.load()
+        _register(loaded, origin=ENTRY_POINT)
 
 
 #: Templates by name (``magnet.registry``); each entry's object is the template instance.
@@ -320,13 +317,21 @@ def register_template(template: Template[Any] | type[Template[Any]]) -> Template
 
 
 def _register(template: Template[Any] | type[Template[Any]], *, origin: str) -> Template[Any]:
-    obj = template() if isinstance(template, type) else template
-    if not isinstance(obj, Template):
+    if isinstance(template, type) and issubclass(template, Template):
+        with plugin_errors("template", template, "being built"):
+            template = template()
+    if not isinstance(template, Template):
         raise MagnetError(f"{template!r} is not a magnet.templates.Template")
-    others = [e.obj for e in TEMPLATES.entries().values() if e.name != obj.name]
-    clash = sorted({p for t in others for p in t.presets} & set(obj.presets))
-    if clash:
-        raise MagnetError(f"preset name(s) {', '.join(clash)} already taken by another template")
+    obj = template
+    if not isinstance(getattr(obj, "name", None), str) or not obj.name:
+        raise MagnetError(f"template {type(obj).__name__}: its 'name' must be a non-empty string")
+    for other in TEMPLATES.entries().values():
+        clash = sorted(set(other.obj.presets) & set(obj.presets))
+        if other.name != obj.name and clash:
+            raise MagnetError(
+                f"template {obj.name!r}: preset name(s) {', '.join(clash)} already taken by "
+                f"the {other.origin} template {other.name!r}; choose other names"
+            )
     TEMPLATES.add(obj.name, obj, origin=origin, description=obj.description)
     return obj
 
