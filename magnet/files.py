@@ -1,8 +1,11 @@
 """Reading the YAML files users write, with errors that name the file; writing result files.
 
 One loader for every YAML input (search spaces, architectures, mappings, networks, cost
-tables, datasheets): ``yaml.safe_load`` semantics, plus a duplicate key in a mapping is an
-error naming the key and its line (YAML's own rule; PyYAML would keep the last one silently).
+tables, datasheets, dataflows): ``yaml.safe_load`` semantics, plus a duplicate key in a
+mapping, block or flow, is an error naming the key and its line (YAML's own rule; PyYAML
+would keep the last one silently), and a number written with an exponent (``1e6``,
+``2.5E3``, ``1.5e-3``) is a number, as in YAML 1.2 (YAML 1.1, PyYAML's, reads ``1e6`` as a
+string): a whole number as an int, so that it fits wherever a count or a size does.
 One writer for every result file (reports, exports, mappings): ``write_atomic``.
 """
 
@@ -18,32 +21,58 @@ from typing import Any
 import yaml
 
 from magnet.errors import MagnetError
+from magnet.units import EXPONENT, exponent_number
 
 
 class _DuplicateKey(yaml.YAMLError):
     pass
 
 
+#: The tag magnet's loader gives a plain scalar written with an exponent (``1e6``).
+_EXPONENT_TAG = "tag:magnet,2026:exponent"
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping."""
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping, and reads a number
+    written with an exponent (``1e6``, ``2.5E3``) as a number, as YAML 1.2 does."""
+
+    def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
+        """The tag of a node: YAML 1.1's (PyYAML's), but a plain scalar written with an
+        exponent is a number (YAML 1.1 reads ``1e6`` as a string: it wants ``1.0e+6``)."""
+        if kind is yaml.ScalarNode and implicit[0] and EXPONENT.fullmatch(value):
+            return _EXPONENT_TAG
+        tag: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        return tag
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """The mapping of ``node``; a key given twice raises (``<<`` merges may override)."""
-        seen: dict[Any, int] = {}
+        """The mapping of ``node``; a key given twice raises (``<<`` merges may override),
+        in a block mapping as in a flow one (``{K: 16, K: 32}``, both on one line)."""
+        seen: dict[Any, yaml.Mark] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":  # '<<: *anchor' may be overridden
                 continue
             key = self.construct_object(key_node, deep=True)
             try:
-                first = seen.setdefault(key, key_node.start_mark.line + 1)
+                first = seen.get(key)
             except TypeError:  # an unhashable key: the base class says so
                 break
-            if first != key_node.start_mark.line + 1:
+            here = seen[key] = key_node.start_mark
+            if first is not None:
+                where = f"line {first.line + 1}"
+                if first.line == here.line:
+                    where += f", column {first.column + 1}"
                 raise _DuplicateKey(
-                    f"line {key_node.start_mark.line + 1}: the key {key!r} is given twice "
-                    f"(first on line {first}); a key may appear once in a mapping"
+                    f"line {here.line + 1}: the key {key!r} is given twice (first on {where}); "
+                    "a key may appear once in a mapping"
                 )
         return super().construct_mapping(node, deep=deep)
+
+
+def _construct_exponent(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float:
+    return exponent_number(str(loader.construct_scalar(node)))
+
+
+_UniqueKeyLoader.add_constructor(_EXPONENT_TAG, _construct_exponent)
 
 
 def parse_yaml(text: str, source: str) -> Any:
