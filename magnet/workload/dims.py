@@ -28,6 +28,8 @@ class Dim(IntEnum):
 
 DIMS: tuple[str, ...] = tuple(d.name for d in Dim)
 NUM_DIMS = len(DIMS)
+#: Largest extent, stride, dilation or mapping factor (mapping arrays hold factors as int32).
+MAX_EXTENT = 2**31 - 1
 
 
 class Operand(IntEnum):
@@ -108,6 +110,8 @@ def parse_factors(value: Any) -> dict[str, int]:
             raise ValueError(f"dimension {dim} appears twice")
         if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
             raise ValueError(f"factor of {dim} must be a whole number >= 1, got {factor!r}")
+        if factor > MAX_EXTENT:
+            raise ValueError(f"factor of {dim} must be <= {MAX_EXTENT} (2**31 - 1), got {factor}")
         out[dim] = factor
     return out
 
