@@ -38,6 +38,7 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -90,6 +91,10 @@ NATURAL_GOAL = {
 }
 
 
+#: Largest magnitude of an ``int`` range's ends: Optuna draws integers as floats, exact to 2**53.
+MAX_INT = 2**53
+
+
 #: The kinds of range, as a space writes them.
 KINDS = ("choices", "int", "pow2", "float", "groups")
 
@@ -126,7 +131,7 @@ class ParamRange(Strict):
         """``choices``, ``int``, ``pow2``, ``float`` or ``groups``: the one given."""
         return next(k for k in KINDS if getattr(self, k) is not None)
 
-    def values(self) -> list[Any] | None:
+    def values(self) -> Sequence[Any] | None:
         """Every value of a discrete range (None for a float range; the groups' names for
         ``groups``)."""
         if self.groups is not None:
@@ -144,7 +149,12 @@ class ParamRange(Strict):
                 raise ValueError(f"step must be >= 1, got {step}")
             if lo > hi:
                 raise ValueError(f"the range is empty: {lo} > {hi}")
-            return list(range(lo, hi + 1, step))
+            if max(-lo, hi) > MAX_INT:
+                raise ValueError(
+                    f"an int range lies within -{MAX_INT}..{MAX_INT} (2**53: Optuna draws "
+                    f"integers as floats), got [{lo}, {hi}]"
+                )
+            return range(lo, hi + 1, step)  # not a list: a long range is never held whole
         if self.pow2 is not None:
             lo, hi = (_whole(v) for v in self.pow2)
             if lo < 1 or lo > hi:
@@ -191,7 +201,7 @@ class ParamRange(Strict):
         """The template parameters a ``groups`` range sets (every group sets the same)."""
         return list(next(iter(self.members().values())))
 
-    def listed(self) -> list[Any]:
+    def listed(self) -> Sequence[Any]:
         """Every value of a discrete range (``values``); a float range has no list of values
         (``ValueError``: use ``bounds``)."""
         values = self.values()
@@ -605,10 +615,10 @@ def _checked_values(r: ParamRange) -> list[Any]:
     if r.kind == "float":
         return list(r.bounds())
     values = r.listed()
-    if len(values) > MAX_VALUES_CHECKED:
-        step = (len(values) - 1) / (MAX_VALUES_CHECKED - 1)
-        values = [values[round(i * step)] for i in range(MAX_VALUES_CHECKED)]
-    return values
+    last = len(values) - 1
+    if last >= MAX_VALUES_CHECKED:  # whole numbers: exact however long the range
+        return [values[i * last // (MAX_VALUES_CHECKED - 1)] for i in range(MAX_VALUES_CHECKED)]
+    return list(values)
 
 
 def _check_constraint(
