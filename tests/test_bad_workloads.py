@@ -407,7 +407,10 @@ def space_with(tmp_path: Path, param: str) -> Path:
         ("{int: [1, 1e30]}", [r"within -9007199254740992\.\.9007199254740992"]),
         ("{int: [-1e20, 4]}", [r"within -9007199254740992"]),
         # four billion values: never listed, each end checked against the template's range
-        ("{int: [4, 4294967296]}", [r"vector_width", r"less than or equal to 256"]),
+        (
+            "{int: [4, 4294967296]}",
+            [r"the value 4294967296: vector_width", r"less than or equal to 256"],
+        ),
         ("{int: [4, 8], step: 1e30}", [r"vector_width"]),
     ],
 )

@@ -602,7 +602,7 @@ FUNCTIONS = {"min": min, "max": max}
 
 
 #: Most values of one range checked one by one against the template (a longer integer
-#: range is checked at an even sample of this many values, its ends included).
+#: range is checked at its ends, then an even sample of this many values).
 MAX_VALUES_CHECKED = 10_000
 #: Most assignments of its parameters a derived constraint is evaluated at before the search
 #: (more: an even sample of that many, seeded).
@@ -616,8 +616,9 @@ def _checked_values(r: ParamRange) -> list[Any]:
         return list(r.bounds())
     values = r.listed()
     last = len(values) - 1
-    if last >= MAX_VALUES_CHECKED:  # whole numbers: exact however long the range
-        return [values[i * last // (MAX_VALUES_CHECKED - 1)] for i in range(MAX_VALUES_CHECKED)]
+    if last >= MAX_VALUES_CHECKED:  # the ends first (named if refused), then an even sample
+        picks = [i * last // (MAX_VALUES_CHECKED - 1) for i in range(1, MAX_VALUES_CHECKED - 1)]
+        return [values[0], values[last], *(values[i] for i in picks)]
     return list(values)
 
 
