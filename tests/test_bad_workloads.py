@@ -220,6 +220,8 @@ def test_true_for_a_batch_is_refused(tmp_path: Path) -> None:
     path.write_text(NETWORK)
     raises(lambda: mg.load_workload(str(path), batch=True), r"--batch", r"got True")
     raises(lambda: mg.load_workload("resnet18", batch=True), r"batch", r"got True")
+    raises(lambda: mg.load_workload("resnet18:batch=1e30"), r"batch: must be <= 2147483647")
+    raises(lambda: mg.load_workload(str(path), batch=2**31), r"--batch: batch must be in 1\.\.")
 
 
 # ---- layers their kind cannot be ------------------------------------------------------------
