@@ -46,6 +46,16 @@ def exponent_number(text: str) -> int | float:
     return float(value)
 
 
+def number_text(text: str) -> int | float | None:
+    """The number a word of a command line or a spec string is (``--layer K=1e3``,
+    ``gpt2-small:kv_len=1024``): an integer (``16``, ``-3``), or one written with an
+    exponent (``exponent_number``: ``1e3`` is 1000, ``1.5e-3`` a fraction); None for any other
+    text (``true``, ``2.5``: left to the caller to refuse or keep as text)."""
+    if re.fullmatch(r"[-+]?[0-9]+", text):
+        return int(text)
+    return exponent_number(text) if EXPONENT.fullmatch(text) else None
+
+
 def parse_bytes(value: int | float | str) -> int:
     """Return a size in bytes from an int or a string such as ``"32KiB"`` or ``"1.5e3 KB"``
     (a size is a whole number of bytes: ``"1.5e3"`` is 1500 bytes, ``"1.5e0"`` is refused).

@@ -620,6 +620,11 @@ def test_exponents_in_a_network_and_on_the_command_line(tmp_path: Path) -> None:
     assert (entry.layer.K, entry.layer.C, entry.layer.P, entry.repeat) == (1000, 25, 10, 2)
     assert mg.parse_layer("K=1e3,C=2.5E1").dims == (1, 1, 1000, 25, 1, 1, 1, 1)
     assert parse_workload_spec("resnet18:batch=2e0") == ("resnet18", {"batch": 2})
+    assert parse_workload_spec("x:a=true,b=2.5") == ("x", {"a": "true", "b": "2.5"})  # text
+    assert Mapping.from_data([{"target": "DRAM", "temporal": "K4e0 P=1e1"}]).levels[0].temporal == {
+        "K": 4,
+        "P": 10,
+    }
     path.write_text("name: n\nlayers:\n  - {name: a, K: 1.5e0}\n")
     raises(lambda: mg.load_workload(str(path)), r"layers\.0\.K: expected a whole number, got 1\.5")
     raises(lambda: mg.parse_layer("K=1.5e0"), r"K=1\.5e0: '1\.5e0' is not a whole number")

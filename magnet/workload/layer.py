@@ -13,7 +13,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from magnet.errors import MagnetError, validation_message
 from magnet.strict import Strict
-from magnet.units import EXPONENT, Whole, exponent_number
+from magnet.units import Whole, number_text
 from magnet.workload.dims import DIMS, MAX_EXTENT, Dim, Operand
 
 LayerKind = Literal["conv", "depthwise", "fc", "matmul"]
@@ -326,9 +326,7 @@ def parse_layer(text: str, name: str = "layer") -> Layer:
 def _layer_value(key: str, text: str) -> int:
     """A value of ``parse_layer``: an integer, or a whole number written with an exponent
     (``1e3``); anything else (``true``, ``2.5``) is refused naming the key."""
-    if re.fullmatch(r"[-+]?[0-9]+", text):
-        return int(text)
-    number = exponent_number(text) if EXPONENT.fullmatch(text) else None
+    number = number_text(text)
     if isinstance(number, int):
         return number
     raise MagnetError(f"{key}={text}: {text!r} is not a whole number", field="--layer")

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.strict import Strict
-from magnet.units import EXPONENT, Whole, exponent_number, whole_number
+from magnet.units import Whole, number_text, whole_number
 from magnet.workload.dims import MAX_EXTENT
 from magnet.workload.layer import Layer, parse_layer
 from magnet.workload.network import Network, NetworkLayer
@@ -118,8 +118,8 @@ def parse_workload_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
             )
         if key in params:
             raise MagnetError(f"{key} is given twice", source=spec, field="--workload")
-        number = exponent_number(value) if EXPONENT.fullmatch(value) else value
-        params[key] = int(value) if value.isascii() and value.isdigit() else number
+        number = number_text(value)
+        params[key] = value if number is None else number
     return name.strip(), params
 
 
