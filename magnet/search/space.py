@@ -57,7 +57,7 @@ from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapper import Budget
 from magnet.strict import Strict
-from magnet.units import parse_bytes, real_number, whole_number
+from magnet.units import Whole, parse_bytes, real_number
 
 if TYPE_CHECKING:
     from magnet.templates.base import Template
@@ -261,8 +261,6 @@ class SearchObjective(Strict):
 
 #: A finite real number written as one (not a string, not a boolean, not NaN or infinity).
 Real = Annotated[float, BeforeValidator(real_number)]
-#: A whole number written as one (``true`` is not 1).
-Whole = Annotated[int, BeforeValidator(whole_number)]
 #: Longest study or space name (a study name is part of lock-file names and database rows).
 MAX_NAME_CHARS = 256
 
