@@ -3,15 +3,17 @@
 One loader for every YAML input (search spaces, architectures, mappings, networks, cost
 tables, datasheets, dataflows): ``yaml.safe_load`` semantics, plus a duplicate key in a
 mapping, block or flow, is an error naming the key and its line (YAML's own rule; PyYAML
-would keep the last one silently), and a number written with an exponent (``1e6``,
-``2.5E3``, ``1.5e-3``) is a number, as in YAML 1.2 (YAML 1.1, PyYAML's, reads ``1e6`` as a
-string): a whole number as an int, so that it fits wherever a count or a size does.
+would keep the last one silently), and numbers read as YAML 1.2 reads them where YAML 1.1
+(PyYAML's) reads them otherwise: a number written with an exponent (``1e6``, ``2.5E3``,
+``1.5e-3``) is a number, not a string (a whole one an int, so that it fits wherever a
+count or a size does); ``017`` is 17, not octal 15; ``1:30`` is text, not sexagesimal 90.
 One writer for every result file (reports, exports, mappings): ``write_atomic``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable
@@ -21,26 +23,35 @@ from typing import Any
 import yaml
 
 from magnet.errors import MagnetError
-from magnet.units import EXPONENT, exponent_number
+from magnet.units import EXPONENT, number_text
 
 
 class _DuplicateKey(yaml.YAMLError):
     pass
 
 
-#: The tag magnet's loader gives a plain scalar written with an exponent (``1e6``).
-_EXPONENT_TAG = "tag:magnet,2026:exponent"
+#: The tag magnet's loader gives a plain scalar it reads as a number itself (``_YAML12``).
+_NUMBER_TAG = "tag:magnet,2026:number"
+#: Plain scalars YAML 1.1 reads otherwise than YAML 1.2: numbers (an exponent without a dot
+#: or a sign, ``1e6``; a leading zero, ``017``, octal in 1.1) and text (sexagesimal ``1:30``).
+_YAML12 = (
+    (EXPONENT, _NUMBER_TAG),
+    (re.compile(r"[-+]?0[0-9]+"), _NUMBER_TAG),
+    (re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?"), "tag:yaml.org,2002:str"),
+)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping, and reads a number
-    written with an exponent (``1e6``, ``2.5E3``) as a number, as YAML 1.2 does."""
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping, and reads numbers
+    as YAML 1.2 does (``1e6`` is a number, ``017`` is 17, ``1:30`` is text)."""
 
     def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
-        """The tag of a node: YAML 1.1's (PyYAML's), but a plain scalar written with an
-        exponent is a number (YAML 1.1 reads ``1e6`` as a string: it wants ``1.0e+6``)."""
-        if kind is yaml.ScalarNode and implicit[0] and EXPONENT.fullmatch(value):
-            return _EXPONENT_TAG
+        """The tag of a node: YAML 1.1's (PyYAML's), but YAML 1.2's for the plain scalars
+        the two read differently (``_YAML12``)."""
+        if kind is yaml.ScalarNode and implicit[0]:
+            for pattern, yaml12 in _YAML12:
+                if pattern.fullmatch(value):
+                    return yaml12
         tag: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
         return tag
 
@@ -68,11 +79,11 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _construct_exponent(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float:
-    return exponent_number(str(loader.construct_scalar(node)))
+def _construct_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float | None:
+    return number_text(str(loader.construct_scalar(node)))
 
 
-_UniqueKeyLoader.add_constructor(_EXPONENT_TAG, _construct_exponent)
+_UniqueKeyLoader.add_constructor(_NUMBER_TAG, _construct_number)
 
 
 def parse_yaml(text: str, source: str) -> Any:

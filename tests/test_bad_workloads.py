@@ -611,6 +611,14 @@ def test_yaml_numbers_with_an_exponent_are_numbers() -> None:
         "i": 5,
     }
     assert all(type(data[k]) is int for k in "abcehi")  # whole: fits a count or a size
+    # where YAML 1.1 reads a number otherwise than YAML 1.2: 017 is 17 (not octal 15),
+    # 1:30 is text (not sexagesimal 90, which a count would take silently)
+    assert parse_yaml("a: 017\nb: 1:30\nc: 0x10\nd: 0\n", "f.yaml") == {
+        "a": 17,
+        "b": "1:30",
+        "c": 16,
+        "d": 0,
+    }
 
 
 def test_exponents_in_a_network_and_on_the_command_line(tmp_path: Path) -> None:
