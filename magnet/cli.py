@@ -23,6 +23,7 @@ import click
 
 from magnet.errors import DesignInfeasible, MagnetError, PluginError
 from magnet.perf import tune_allocator
+from magnet.units import MAX_SEED
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -125,7 +126,7 @@ SEARCH_OPTIONS = _options(
         default="edp",
         help="edp, energy, latency, or weights like 'energy=1,latency=2'.",
     ),
-    click.option("--seed", type=click.IntRange(min=0), default=0, help="Seed of the mapper."),
+    click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, help="Seed of the mapper."),
     click.option(
         "--samples",
         type=click.IntRange(min=1),
@@ -941,7 +942,10 @@ def examples(target: str | None) -> None:
     "--study", "study_name", type=str, default=None, help="Study name. Default: the space's name."
 )
 @click.option(
-    "--seed", type=click.IntRange(min=0), default=0, help="Seed of the sampler and the mapper."
+    "--seed",
+    type=click.IntRange(0, MAX_SEED),
+    default=0,
+    help="Seed of the sampler and the mapper.",
 )
 @click.option(
     "--ray-address",

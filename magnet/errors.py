@@ -114,7 +114,7 @@ def validation_message(exc: Any, root: type[BaseModel]) -> str:
         value = err.get("input")
         quiet = isinstance(value, dict | list | tuple) or "got " in msg
         shown = "" if quiet else f" (got {value!r})"
-        parts.append(f"{where}: {msg}{shown}")
+        parts.append(f"{where}: {msg}{shown}" if loc else f"{msg}{shown}")  # (top): the model's
     return "; ".join(parts)
 
 

@@ -1,14 +1,19 @@
 """Reading the YAML files users write, with errors that name the file; writing result files.
 
 One loader for every YAML input (search spaces, architectures, mappings, networks, cost
-tables, datasheets): ``yaml.safe_load`` semantics, plus a duplicate key in a mapping is an
-error naming the key and its line (YAML's own rule; PyYAML would keep the last one silently).
+tables, datasheets, dataflows): ``yaml.safe_load`` semantics, plus a duplicate key in a
+mapping, block or flow, is an error naming the key and its line (YAML's own rule; PyYAML
+would keep the last one silently), and numbers read as YAML 1.2 reads them where YAML 1.1
+(PyYAML's) reads them otherwise: a number written with an exponent (``1e6``, ``2.5E3``,
+``1.5e-3``) is a number, not a string (a whole one an int, so that it fits wherever a
+count or a size does); ``017`` is 17, not octal 15; ``1:30`` is text, not sexagesimal 90.
 One writer for every result file (reports, exports, mappings): ``write_atomic``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable
@@ -18,32 +23,67 @@ from typing import Any
 import yaml
 
 from magnet.errors import MagnetError
+from magnet.units import EXPONENT, number_text
 
 
 class _DuplicateKey(yaml.YAMLError):
     pass
 
 
+#: The tag magnet's loader gives a plain scalar it reads as a number itself (``_YAML12``).
+_NUMBER_TAG = "tag:magnet,2026:number"
+#: Plain scalars YAML 1.1 reads otherwise than YAML 1.2: numbers (an exponent without a dot
+#: or a sign, ``1e6``; a leading zero, ``017``, octal in 1.1) and text (sexagesimal ``1:30``).
+_YAML12 = (
+    (EXPONENT, _NUMBER_TAG),
+    (re.compile(r"[-+]?0[0-9]+"), _NUMBER_TAG),
+    (re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?"), "tag:yaml.org,2002:str"),
+)
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping."""
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping, and reads numbers
+    as YAML 1.2 does (``1e6`` is a number, ``017`` is 17, ``1:30`` is text)."""
+
+    def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
+        """The tag of a node: YAML 1.1's (PyYAML's), but YAML 1.2's for the plain scalars
+        the two read differently (``_YAML12``)."""
+        if kind is yaml.ScalarNode and implicit[0]:
+            for pattern, yaml12 in _YAML12:
+                if pattern.fullmatch(value):
+                    return yaml12
+        tag: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        return tag
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """The mapping of ``node``; a key given twice raises (``<<`` merges may override)."""
-        seen: dict[Any, int] = {}
+        """The mapping of ``node``; a key given twice raises (``<<`` merges may override),
+        in a block mapping as in a flow one (``{K: 16, K: 32}``, both on one line)."""
+        seen: dict[Any, yaml.Mark] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":  # '<<: *anchor' may be overridden
                 continue
             key = self.construct_object(key_node, deep=True)
             try:
-                first = seen.setdefault(key, key_node.start_mark.line + 1)
+                first = seen.get(key)
             except TypeError:  # an unhashable key: the base class says so
                 break
-            if first != key_node.start_mark.line + 1:
+            here = seen[key] = key_node.start_mark
+            if first is not None:
+                where = f"line {first.line + 1}"
+                if first.line == here.line:
+                    where += f", column {first.column + 1}"
                 raise _DuplicateKey(
-                    f"line {key_node.start_mark.line + 1}: the key {key!r} is given twice "
-                    f"(first on line {first}); a key may appear once in a mapping"
+                    f"line {here.line + 1}: the key {key!r} is given twice (first on {where}); "
+                    "a key may appear once in a mapping"
                 )
         return super().construct_mapping(node, deep=deep)
+
+
+def _construct_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float | None:
+    return number_text(str(loader.construct_scalar(node)))
+
+
+_UniqueKeyLoader.add_constructor(_NUMBER_TAG, _construct_number)
 
 
 def parse_yaml(text: str, source: str) -> Any:

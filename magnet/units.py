@@ -1,10 +1,15 @@
 """Sizes written by people (``32KiB``, ``8 KB``, ``3072`` bytes: ``parse_bytes``) and sizes
-printed for them (``human_bytes``, with ``exact_bytes`` beside it)."""
+printed for them (``human_bytes``, with ``exact_bytes`` beside it); the numbers people write
+(``whole_number``, ``real_number``, ``exponent_number``, ``check_seed``)."""
 
 from __future__ import annotations
 
+import decimal
 import math
 import re
+from typing import Annotated
+
+from pydantic import BeforeValidator
 
 _UNITS_BYTES = {
     "": 1,
@@ -18,18 +23,51 @@ _UNITS_BYTES = {
     "GB": 1000**3,
     "GiB": 1024**3,
 }
-_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
+#: A number written with an exponent: ``1e6``, ``1.0e6``, ``2.5E3``, ``1.5e-3`` (YAML 1.2's
+#: form; YAML 1.1 wants a dot and a signed exponent, ``1.0e+6``).
+EXPONENT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+")
+#: Largest power of ten a number written with an exponent may be read as a whole number at
+#: (float's range): beyond it the number is infinite, which every field refuses.
+_MAX_EXPONENT = 308
+_SIZE = re.compile(
+    r"^\s*([0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*$"
+)
+
+
+def exponent_number(text: str) -> int | float:
+    """The number ``text`` (written with an exponent, ``EXPONENT``) stands for: a whole number
+    as an int (``1e6`` -> 1000000, ``2.5E3`` -> 2500), so that it fits wherever a count or a
+    size does; a fraction as a float (``1.5e-3``); past float's range, infinity."""
+    value = decimal.Decimal(text)
+    if value.is_zero():
+        return 0
+    if value.adjusted() <= _MAX_EXPONENT and value == value.to_integral_value():
+        return int(value)
+    return float(value)
+
+
+def number_text(text: str) -> int | float | None:
+    """The number a word of a command line or a spec string is (``--layer K=1e3``,
+    ``gpt2-small:kv_len=1024``): an integer (``16``, ``-3``), or one written with an
+    exponent (``exponent_number``: ``1e3`` is 1000, ``1.5e-3`` a fraction); None for any other
+    text (``true``, ``2.5``: left to the caller to refuse or keep as text)."""
+    if re.fullmatch(r"[-+]?[0-9]+", text):
+        return int(text)
+    return exponent_number(text) if EXPONENT.fullmatch(text) else None
 
 
 def parse_bytes(value: int | float | str) -> int:
-    """Return a size in bytes from an int or a string such as ``"32KiB"``.
+    """Return a size in bytes from an int or a string such as ``"32KiB"`` or ``"1.5e3 KB"``
+    (a size is a whole number of bytes: ``"1.5e3"`` is 1500 bytes, ``"1.5e0"`` is refused).
 
     Raises ``ValueError`` naming the accepted units; callers add the file and field.
     """
     if isinstance(value, bool):
         raise ValueError(f"expected a size, got {value!r}")
-    if isinstance(value, int | float):
-        number, unit = float(value), ""
+    if isinstance(value, int):
+        return value  # exact, however large: callers bound it
+    if isinstance(value, float):
+        number, unit = value, ""
     else:
         match = _SIZE.match(str(value))
         if not match or match.group(2) not in _UNITS_BYTES:
@@ -93,12 +131,17 @@ def exact_bytes(size_bytes: float) -> str:
 
 
 def whole_number(value: object) -> int:
-    """An integer written as one (``8``, not ``8.0``, ``"8"`` or ``true``)."""
+    """An integer written as one (``8``, not ``8.0``, ``"8"`` or ``true``; ``1e3`` in a YAML
+    file is one: ``magnet.files``)."""
     import numbers
 
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"expected a whole number, got {value!r}")
     return int(value)
+
+
+#: A pydantic field of a whole number written as one (``true`` is not 1, ``8.0`` not 8).
+Whole = Annotated[int, BeforeValidator(whole_number)]
 
 
 def real_number(value: object) -> float:
@@ -108,6 +151,22 @@ def real_number(value: object) -> float:
 
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"expected a number, got {value!r}")
-    if not math.isfinite(float(value)):
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond float's range
+        number = math.inf
+    if not math.isfinite(number):
         raise ValueError(f"expected a finite number, got {value!r}")
-    return float(value)
+    return number
+
+
+#: Largest seed: numpy's legacy generators and Optuna's samplers take 0 .. 2**32 - 1.
+MAX_SEED = 2**32 - 1
+
+
+def check_seed(value: object) -> int:
+    """A seed: a whole number in 0 .. ``MAX_SEED`` (``ValueError`` naming the bound)."""
+    number = whole_number(value)
+    if not 0 <= number <= MAX_SEED:
+        raise ValueError(f"a seed is a whole number in 0..{MAX_SEED} (2**32 - 1), got {number}")
+    return number

@@ -218,7 +218,7 @@ def test_every_option_has_help_text() -> None:
 # ---- the defects a new user hit -----------------------------------------------------------------
 def test_bad_command_line_values_exit_2_with_one_clear_line(tmp_path) -> None:
     base = ("map", "--arch", "simba-chip", "--layer", "K=16,C=16,P=8,Q=8")
-    refused(cli(*base, "--seed", "-1"), "-1 is not in the range x>=0")
+    refused(cli(*base, "--seed", "-1"), "-1 is not in the range 0<=x<=4294967295")
     refused(cli(*base, "--samples", "0"), "0 is not in the range x>=1")
     refused(cli(*base, "--objective", "energy=nan"), "cannot read objective")
     refused(cli(*base, "--output", str(tmp_path)), "is a directory")

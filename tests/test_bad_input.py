@@ -220,7 +220,7 @@ CASES: dict[str, Case] = {
     ),
     "layer-zero": layer_case("K=4,C=0", [r"C must be >= 1, got 0"]),
     "layer-not-key-value": layer_case("K=4,C", [r"'C' is not KEY=INTEGER", r"keys: N, G, K"]),
-    "layer-negative": layer_case("K=-4", [r"'K=-4' is not KEY=INTEGER"]),
+    "layer-negative": layer_case("K=-4", [r"K must be >= 1, got -4"]),
     # ---- Timeloop inputs ------------------------------------------------------------------------
     "timeloop-invalid-yaml": timeloop_case(
         "broken.yaml",

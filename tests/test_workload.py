@@ -62,6 +62,8 @@ def test_parse_layer_keys_and_defaults() -> None:
     with pytest.raises(MagnetError, match="unknown key 'Z'"):
         mg.parse_layer("Z=3")
     with pytest.raises(MagnetError, match="is not KEY=INTEGER"):
+        mg.parse_layer("K:3")
+    with pytest.raises(MagnetError, match="K must be >= 1, got -3"):
         mg.parse_layer("K=-3")
 
 

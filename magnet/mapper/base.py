@@ -52,7 +52,7 @@ from magnet.mapping.mapping import Mapping, MappingBatch
 from magnet.mapping.records import LayerRecord, MapperStats
 from magnet.registry import BUILT_IN, ENTRY_POINT, Registry, plugin_errors
 from magnet.strict import Strict
-from magnet.units import real_number, whole_number
+from magnet.units import check_seed, real_number, whole_number
 from magnet.workload.layer import Layer
 
 ENTRY_POINT_GROUP = "magnet.mappers"
@@ -291,9 +291,10 @@ class Mapper(ABC, Generic[OptionsT]):
         self.objective = (
             objective if isinstance(objective, Objective) else Objective.parse(objective)
         )
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise MagnetError(f"the seed must be a whole number >= 0, got {seed!r}", field="--seed")
-        self.seed = int(seed)
+        try:
+            self.seed = check_seed(seed)
+        except ValueError as exc:
+            raise MagnetError(str(exc), field="--seed") from None
         self.budget = budget or Budget()
         self.progress = progress
         try:

@@ -100,9 +100,16 @@ class Space:
         name = self.dataflow.name
         for d in range(NUM_DIMS):
             need = self.extent[d]
+            fixed = self.fixed_product(d)
+            if fixed >= 2 * need:  # as a given mapping's (mapping.check_coverage)
+                raise DesignInfeasible(
+                    f"dataflow {name!r} fixes factors of {DIMS[d]} that multiply to {fixed}, "
+                    f"twice the layer's {DIMS[d]}={need} or more: at least half the iterations "
+                    "would pad",
+                    field="--dataflow",
+                )
             if need == 1:
                 continue
-            fixed = self.fixed_product(d)
             room = self.allow_t[:, d] & (self.fixed_t[:, d] == 0)
             spatial = math.prod(
                 (fx if self.allow_sx[li, d] else 1) * (fy if self.allow_sy[li, d] else 1)

@@ -18,6 +18,7 @@ level (``MappingBatch``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -305,15 +306,34 @@ def check_structure(batch: MappingBatch, arch: Arch, source: str = "mapping") ->
 
 
 def check_coverage(batch: MappingBatch, layer: Layer, source: str = "mapping") -> None:
-    """Every dimension's factors multiply to at least the layer's extent."""
-    total = (batch.factors_t * batch.spatial_x * batch.spatial_y).prod(axis=0)  # [dim, batch]
-    need = np.array(layer.dims, dtype=np.int64)[:, None]
-    short = np.argwhere(total < need)
-    if short.size:
-        d, i = short[0]
-        raise InvalidMappingError(
-            f"factors of {DIMS[d]} multiply to {int(total[d, i])} but the layer has "
-            f"{DIMS[d]}={int(need[d, 0])}; the product over all levels must cover it",
-            source=source,
-            field=DIMS[d],
-        )
+    """Every dimension's factors multiply to at least the layer's extent, and to less than
+    twice it.
+
+    Factors that multiply to more than the extent pad the loop nest: the analysis prices the
+    padded iterations (cycles) and scales the accesses to the real layer, so utilisation
+    shows the padding (and the text report says how much). A product of twice the extent or
+    more is refused: at least half the iterations along the dimension would be padding
+    (``K: 32`` for K=16 doubles the cycles), which no mapper makes; Timeloop refuses any
+    product but the extent (a last partial iteration is written as a residual). The padding
+    magnet's mappers make (a fan-out wider than what is left of a dimension, the last step
+    padded) always stays under twice the extent.
+    """
+    # products as floats: exact up to 2**53, far above any extent, and they cannot wrap
+    factors = batch.factors_t * batch.spatial_x.astype(np.float64) * batch.spatial_y
+    total = factors.prod(axis=0)  # [dim, batch]
+    need = np.array(layer.dims, dtype=np.float64)[:, None]
+    for bad, problem in (
+        (total < need, "the product over all levels must cover it"),
+        (total >= 2 * need, "twice the extent or more: at least half the iterations would pad"),
+    ):
+        found = np.argwhere(bad)
+        if found.size:
+            d, i = found[0]
+            extent, product = int(need[d, 0]), math.prod(int(f) for f in factors[:, d, i])
+            raise InvalidMappingError(
+                f"factors of {DIMS[d]} multiply to {product} but the layer has "
+                f"{DIMS[d]}={extent}; {problem} (make them multiply to {extent}, or to less "
+                f"than {2 * extent} to pad a partial last step)",
+                source=source,
+                field=DIMS[d],
+            )

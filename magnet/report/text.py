@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from magnet.mapping.records import LayerRecord, NetworkRecord, shown_categories
@@ -51,6 +52,20 @@ def _shares(title: str, values: dict[str, float], total: float) -> list[str]:
     return lines
 
 
+def _padding(r: LayerRecord) -> str:
+    """What padding the mapping's factors add (they multiply to more than the layer along a
+    dimension): the share of the loop nest's MACs that compute nothing; empty without."""
+    padded = 1
+    for level in r.mapping:
+        for key in ("temporal", "spatial_x", "spatial_y"):
+            padded *= math.prod(level.get(key, {}).values())
+    if padded <= r.macs:
+        return ""
+    share = (padded - r.macs) / padded * 100
+    shown = f"{share:.1f} %" if share >= 0.1 else "under 0.1 %"
+    return f"  (padded: {shown} of the loop nest's {padded:,} MACs compute padding)"
+
+
 def layer_table(record: LayerRecord, loop_nest: str) -> str:
     """Energy by category, level and operand, accesses, cycles, bottleneck, utilisation."""
     r = record
@@ -62,7 +77,7 @@ def layer_table(record: LayerRecord, loop_nest: str) -> str:
         f"MACs         {r.macs:,}",
         f"cycles       {r.latency_cycles:,}  (compute {r.compute_cycles:,}, "
         f"bottleneck: {r.bottleneck}; {r.bound}-bound)",
-        f"utilization  {r.utilization * 100:.2f} %",
+        f"utilization  {r.utilization * 100:.2f} %{_padding(r)}",
         f"energy       {_fmt(r.energy_pj)} pJ  ({r.energy_pj_per_mac:.3f} pJ/MAC)",
         f"dram bytes   {_bytes(r.dram_bytes)}  ("
         + ", ".join(f"{op} {_bytes(b)}" for op, b in r.dram_bytes_by_operand.items())

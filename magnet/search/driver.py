@@ -39,7 +39,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from traceback import format_exception
 from types import FrameType
@@ -59,6 +59,7 @@ from magnet.search.space import (
 )
 from magnet.search.storage import DriverLock, describe, open_storage, quiet_optuna
 from magnet.search.study import CONFIG_ATTR, REFERENCE_ATTR, TRIAL_ATTR, Study, TrialRecord
+from magnet.units import check_seed
 
 if TYPE_CHECKING:
     import optuna
@@ -159,7 +160,7 @@ def make_sampler(
     return optuna.samplers.GridSampler(grid(space), seed=seed)
 
 
-def grid(space: SearchSpace) -> dict[str, list[Any]]:
+def grid(space: SearchSpace) -> dict[str, Sequence[Any]]:
     """Every discrete parameter's values (and the dataflows, when more than one): the
     trial parameters Optuna sees, but the float ranges'."""
     out = {name: r.listed() for name, r in space.ranges().items() if r.kind != "float"}
@@ -333,6 +334,10 @@ def check_options(options: SearchOptions) -> None:
             raise MagnetError(str(exc), field="--study") from None
     if options.timeout is not None and not (math.isfinite(options.timeout) and options.timeout > 0):
         raise MagnetError(f"give a number of seconds > 0, got {options.timeout}", field="--timeout")
+    try:
+        check_seed(options.seed)
+    except ValueError as exc:
+        raise MagnetError(str(exc), field="--seed") from None
     counts = {"--trials": options.trials, "--workers": options.workers}
     counts |= {"--max-failures": options.max_failures}
     for flag, value in counts.items():

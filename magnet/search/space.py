@@ -38,6 +38,7 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -56,7 +57,7 @@ from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapper import Budget
 from magnet.strict import Strict
-from magnet.units import parse_bytes, real_number, whole_number
+from magnet.units import Whole, parse_bytes, real_number
 
 if TYPE_CHECKING:
     from magnet.templates.base import Template
@@ -88,6 +89,10 @@ NATURAL_GOAL = {
     "utilization": "max",
     "images_per_s": "max",
 }
+
+
+#: Largest magnitude of an ``int`` range's ends: Optuna draws integers as floats, exact to 2**53.
+MAX_INT = 2**53
 
 
 #: The kinds of range, as a space writes them.
@@ -126,7 +131,7 @@ class ParamRange(Strict):
         """``choices``, ``int``, ``pow2``, ``float`` or ``groups``: the one given."""
         return next(k for k in KINDS if getattr(self, k) is not None)
 
-    def values(self) -> list[Any] | None:
+    def values(self) -> Sequence[Any] | None:
         """Every value of a discrete range (None for a float range; the groups' names for
         ``groups``)."""
         if self.groups is not None:
@@ -144,7 +149,12 @@ class ParamRange(Strict):
                 raise ValueError(f"step must be >= 1, got {step}")
             if lo > hi:
                 raise ValueError(f"the range is empty: {lo} > {hi}")
-            return list(range(lo, hi + 1, step))
+            if max(-lo, hi) > MAX_INT:
+                raise ValueError(
+                    f"an int range lies within -{MAX_INT}..{MAX_INT} (2**53: Optuna draws "
+                    f"integers as floats), got [{lo}, {hi}]"
+                )
+            return range(lo, hi + 1, step)  # not a list: a long range is never held whole
         if self.pow2 is not None:
             lo, hi = (_whole(v) for v in self.pow2)
             if lo < 1 or lo > hi:
@@ -191,7 +201,7 @@ class ParamRange(Strict):
         """The template parameters a ``groups`` range sets (every group sets the same)."""
         return list(next(iter(self.members().values())))
 
-    def listed(self) -> list[Any]:
+    def listed(self) -> Sequence[Any]:
         """Every value of a discrete range (``values``); a float range has no list of values
         (``ValueError``: use ``bounds``)."""
         values = self.values()
@@ -251,8 +261,6 @@ class SearchObjective(Strict):
 
 #: A finite real number written as one (not a string, not a boolean, not NaN or infinity).
 Real = Annotated[float, BeforeValidator(real_number)]
-#: A whole number written as one (``true`` is not 1).
-Whole = Annotated[int, BeforeValidator(whole_number)]
 #: Longest study or space name (a study name is part of lock-file names and database rows).
 MAX_NAME_CHARS = 256
 
@@ -592,7 +600,7 @@ FUNCTIONS = {"min": min, "max": max}
 
 
 #: Most values of one range checked one by one against the template (a longer integer
-#: range is checked at an even sample of this many values, its ends included).
+#: range is checked at its ends, then an even sample of this many values).
 MAX_VALUES_CHECKED = 10_000
 #: Most assignments of its parameters a derived constraint is evaluated at before the search
 #: (more: an even sample of that many, seeded).
@@ -605,10 +613,11 @@ def _checked_values(r: ParamRange) -> list[Any]:
     if r.kind == "float":
         return list(r.bounds())
     values = r.listed()
-    if len(values) > MAX_VALUES_CHECKED:
-        step = (len(values) - 1) / (MAX_VALUES_CHECKED - 1)
-        values = [values[round(i * step)] for i in range(MAX_VALUES_CHECKED)]
-    return values
+    last = len(values) - 1
+    if last >= MAX_VALUES_CHECKED:  # the ends first (named if refused), then an even sample
+        picks = [i * last // (MAX_VALUES_CHECKED - 1) for i in range(1, MAX_VALUES_CHECKED - 1)]
+        return [values[0], values[last], *(values[i] for i in picks)]
+    return list(values)
 
 
 def _check_constraint(

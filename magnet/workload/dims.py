@@ -12,6 +12,8 @@ import re
 from enum import IntEnum
 from typing import Any
 
+from magnet.units import number_text
+
 
 class Dim(IntEnum):
     """A loop dimension; the value is its index in every ``[..., dim, ...]`` array."""
@@ -28,6 +30,8 @@ class Dim(IntEnum):
 
 DIMS: tuple[str, ...] = tuple(d.name for d in Dim)
 NUM_DIMS = len(DIMS)
+#: Largest extent, stride, dilation or mapping factor (mapping arrays hold factors as int32).
+MAX_EXTENT = 2**31 - 1
 
 
 class Operand(IntEnum):
@@ -78,7 +82,7 @@ def parse_operand(name: str) -> Operand:
     return OPERAND_ALIASES[key]
 
 
-_FACTOR = re.compile(r"^([A-Za-z]+)=?([0-9]+)$")
+_FACTOR = re.compile(r"^([A-Za-z]+)=?([-+]?[0-9.][0-9.eE+-]*)$")
 
 
 def parse_factors(value: Any) -> dict[str, int]:
@@ -96,7 +100,8 @@ def parse_factors(value: Any) -> dict[str, int]:
             match = _FACTOR.match(token)
             if not match:
                 raise ValueError(f"{token!r} is not DIM<factor> (e.g. 'P8 Q2' or 'P=8')")
-            items.append((match.group(1), int(match.group(2))))
+            number = number_text(match.group(2))  # 8, or 1e3 (a whole number)
+            items.append((match.group(1), match.group(2) if number is None else number))
     elif isinstance(value, dict):
         items = list(value.items())
     else:
@@ -108,6 +113,8 @@ def parse_factors(value: Any) -> dict[str, int]:
             raise ValueError(f"dimension {dim} appears twice")
         if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
             raise ValueError(f"factor of {dim} must be a whole number >= 1, got {factor!r}")
+        if factor > MAX_EXTENT:
+            raise ValueError(f"factor of {dim} must be <= {MAX_EXTENT} (2**31 - 1), got {factor}")
         out[dim] = factor
     return out
 

@@ -9,14 +9,14 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from magnet.errors import MagnetError, validation_message
 from magnet.strict import Strict
-from magnet.workload.dims import DIMS, Dim, Operand
+from magnet.units import Whole, number_text
+from magnet.workload.dims import DIMS, MAX_EXTENT, Dim, Operand
 
 LayerKind = Literal["conv", "depthwise", "fc", "matmul"]
-MAX_EXTENT = 2**31 - 1  # mapping arrays hold factors as int32
 #: The identity of a loop nest (``Layer.shape_key``): its kind, extents, strides, dilations.
 ShapeKey = tuple[str | int, ...]
 
@@ -25,23 +25,27 @@ class Layer(Strict):
     """One layer as a loop nest. Sizes are per group: ``C`` and ``K`` are channels per group.
 
     ``kind == "matmul"`` marks a product of two activations (attention ``Q.K^T`` and ``A.V``):
-    the operand in the weight position is then an activation too.
+    the operand in the weight position is then an activation too. Every extent, stride and
+    dilation is a whole number in 1..``MAX_EXTENT`` (``true`` is not 1). A layer its kind
+    cannot be is refused: a ``depthwise`` layer has one filter per channel (``K = C = 1`` per
+    group, the channels in ``G``); an ``fc`` or ``matmul`` layer has no filter window
+    (``R = S = 1``, strides and dilations 1).
     """
 
     name: str = "layer"
     kind: LayerKind = "conv"
-    N: int = Field(1, ge=1, le=MAX_EXTENT)
-    G: int = Field(1, ge=1, le=MAX_EXTENT)
-    K: int = Field(1, ge=1, le=MAX_EXTENT)
-    C: int = Field(1, ge=1, le=MAX_EXTENT)
-    P: int = Field(1, ge=1, le=MAX_EXTENT)
-    Q: int = Field(1, ge=1, le=MAX_EXTENT)
-    R: int = Field(1, ge=1, le=MAX_EXTENT)
-    S: int = Field(1, ge=1, le=MAX_EXTENT)
-    wstride: int = Field(1, ge=1)
-    hstride: int = Field(1, ge=1)
-    wdilation: int = Field(1, ge=1)
-    hdilation: int = Field(1, ge=1)
+    N: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    G: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    K: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    C: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    P: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    Q: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    R: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    S: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    wstride: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    hstride: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    wdilation: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    hdilation: Whole = Field(1, ge=1, le=MAX_EXTENT)
 
     def __init__(self, **data: Any) -> None:
         # bad dimensions from Python come out as MagnetError naming the field, like bad YAML
@@ -56,6 +60,27 @@ class Layer(Strict):
         if not value.strip():
             raise ValueError("a layer name cannot be empty")
         return value
+
+    @model_validator(mode="after")
+    def _possible(self) -> Layer:
+        """Refuse a layer its kind cannot be, naming it and why."""
+        if self.kind == "depthwise" and (self.K, self.C) != (1, 1):
+            raise ValueError(
+                f"layer {self.name!r}: a depthwise layer has one filter per channel: K = C = 1 "
+                f"per group, the channels in G (32 channels: G=32, K=1, C=1); got K={self.K}, "
+                f"C={self.C} (a grouped convolution with more channels per group is kind conv)"
+            )
+        if self.kind in ("fc", "matmul"):
+            window = ("R", "S", "wstride", "hstride", "wdilation", "hdilation")
+            given = [f"{key}={getattr(self, key)}" for key in window if getattr(self, key) != 1]
+            if given:
+                article = "an" if self.kind == "fc" else "a"
+                raise ValueError(
+                    f"layer {self.name!r}: {article} {self.kind} layer has no filter window: R, "
+                    f"S, strides and dilations are 1; got {', '.join(given)} (a layer with a "
+                    "window is kind conv)"
+                )
+        return self
 
     # ---- shape -------------------------------------------------------------------------
     @property
@@ -185,7 +210,8 @@ def conv2d(
             f"channels ({in_channels} in, {out_channels} out) must divide by groups={groups}",
             field=name,
         )
-    kind: LayerKind = "depthwise" if groups > 1 and in_channels == groups else "conv"
+    one_per_channel = groups > 1 and in_channels == out_channels == groups
+    kind: LayerKind = "depthwise" if one_per_channel else "conv"
     return Layer(
         name=name,
         kind=kind,
@@ -255,7 +281,7 @@ def matmul(
     return Layer(name=name, kind="matmul", N=batch, G=heads, K=n, C=k, P=m)
 
 
-_LAYER_KEY = re.compile(r"^\s*([A-Za-z_]+)\s*=\s*([0-9]+)\s*$")
+_LAYER_KEY = re.compile(r"^\s*([A-Za-z_]+)\s*=\s*([^\s=]+)\s*$")
 _LAYER_ALIASES = {
     "stride": ("wstride", "hstride"),
     "dilation": ("wdilation", "hdilation"),
@@ -278,13 +304,14 @@ def parse_layer(text: str, name: str = "layer") -> Layer:
             raise MagnetError(
                 f"{part!r} is not KEY=INTEGER; keys: {', '.join(allowed)}", field="--layer"
             )
-        key, value = match.group(1), int(match.group(2))
+        key = match.group(1)
         keys = _LAYER_ALIASES.get(key.lower(), (key.upper() if key.upper() in DIMS else key,))
+        if any(k not in allowed and k != "K" for k in keys):
+            raise MagnetError(
+                f"unknown key {key!r}; allowed: {', '.join(allowed)}", field="--layer"
+            )
+        value = _layer_value(key, match.group(2))
         for k in keys:
-            if k not in allowed and k != "K":
-                raise MagnetError(
-                    f"unknown key {key!r}; allowed: {', '.join(allowed)}", field="--layer"
-                )
             if k in values:
                 raise MagnetError(f"{key} is given more than once", field="--layer")
             if value < 1:
@@ -294,6 +321,15 @@ def parse_layer(text: str, name: str = "layer") -> Layer:
         return Layer(name=name, **values)
     except MagnetError as exc:
         raise MagnetError(str(exc).removeprefix("layer: "), field="--layer") from None
+
+
+def _layer_value(key: str, text: str) -> int:
+    """A value of ``parse_layer``: an integer, or a whole number written with an exponent
+    (``1e3``); anything else (``true``, ``2.5``) is refused naming the key."""
+    number = number_text(text)
+    if isinstance(number, int):
+        return number
+    raise MagnetError(f"{key}={text}: {text!r} is not a whole number", field="--layer")
 
 
 def _pair(value: int | tuple[int, int]) -> tuple[int, int]:

@@ -10,6 +10,8 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.strict import Strict
+from magnet.units import Whole, number_text, whole_number
+from magnet.workload.dims import MAX_EXTENT
 from magnet.workload.layer import Layer, parse_layer
 from magnet.workload.network import Network, NetworkLayer
 
@@ -23,9 +25,9 @@ class _LayerEntry(Layer):
 
     name: str
     shape: str | None = None
-    repeat: int = Field(1, ge=1)
-    stride: int | None = Field(None, ge=1)
-    dilation: int | None = Field(None, ge=1)
+    repeat: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    stride: Whole | None = Field(None, ge=1, le=MAX_EXTENT)
+    dilation: Whole | None = Field(None, ge=1, le=MAX_EXTENT)
 
     @model_validator(mode="before")
     @classmethod
@@ -37,15 +39,19 @@ class _LayerEntry(Layer):
             given = sorted(set(data) & (set(Layer.model_fields) - {"name", "kind"}))
             if given:
                 raise ValueError(f"give 'shape' or the dimension fields, not both ({given})")
-            parsed = parse_layer(str(data["shape"]))
+            try:
+                parsed = parse_layer(str(data["shape"]))
+            except MagnetError as exc:
+                raise ValueError(f"shape: {exc.message}") from None
             data.update(parsed.model_dump(exclude={"name", "kind"}))
         for both, (w, h) in (
             ("stride", ("wstride", "hstride")),
             ("dilation", ("wdilation", "hdilation")),
         ):
-            if data.get(both) is not None:
-                data.setdefault(w, data[both])
-                data.setdefault(h, data[both])
+            value = data.get(both)  # a bad one is refused once, as itself
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+                data.setdefault(w, value)
+                data.setdefault(h, value)
         return data
 
     def to_layer(self) -> Layer:
@@ -78,8 +84,12 @@ def network_from_yaml(path: str | Path) -> Network:
 
 def with_batch(network: Network, batch: int) -> Network:
     """The same network at another batch size (N of every layer)."""
-    if batch < 1:
-        raise MagnetError(f"batch must be >= 1, got {batch}", field="--batch")
+    try:
+        batch = whole_number(batch)
+    except ValueError as exc:
+        raise MagnetError(str(exc), field="--batch") from None
+    if not 1 <= batch <= MAX_EXTENT:
+        raise MagnetError(f"batch must be in 1..{MAX_EXTENT}, got {batch}", field="--batch")
     entries = tuple(
         NetworkLayer(layer=e.layer.model_copy(update={"N": batch}), repeat=e.repeat)
         for e in network.layers
@@ -87,14 +97,14 @@ def with_batch(network: Network, batch: int) -> Network:
     return network.model_copy(update={"layers": entries})
 
 
-def parse_workload_spec(spec: str) -> tuple[str, dict[str, int | str]]:
+def parse_workload_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
     """``"gpt2-small:mode=decode,kv_len=1024"`` -> ("gpt2-small", {mode: decode, kv_len: 1024}).
 
-    Values made of digits are integers; others are strings. A spec without ``:`` has no
-    parameters.
+    Values made of digits are integers, and ``1e3`` is 1000 (a number written with an
+    exponent is a number); others are strings. A spec without ``:`` has no parameters.
     """
     name, sep, rest = spec.partition(":")
-    params: dict[str, int | str] = {}
+    params: dict[str, int | float | str] = {}
     if not sep:
         return spec, params
     for part in rest.split(","):
@@ -108,7 +118,8 @@ def parse_workload_spec(spec: str) -> tuple[str, dict[str, int | str]]:
             )
         if key in params:
             raise MagnetError(f"{key} is given twice", source=spec, field="--workload")
-        params[key] = int(value) if value.isdigit() else value
+        number = number_text(value)
+        params[key] = value if number is None else number
     return name.strip(), params
 
 

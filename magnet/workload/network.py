@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import pairwise
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from magnet.errors import MagnetError, validation_message
 from magnet.strict import Strict
+from magnet.units import Whole
+from magnet.workload.dims import MAX_EXTENT
 from magnet.workload.layer import Layer, ShapeKey
 
 
@@ -20,7 +23,7 @@ class NetworkLayer(Strict):
     """A layer of a network and how many times it repeats back to back."""
 
     layer: Layer
-    repeat: int = Field(1, ge=1)
+    repeat: Whole = Field(1, ge=1, le=MAX_EXTENT)
 
 
 class Network(Strict):
@@ -83,14 +86,16 @@ class Network(Strict):
 
     @classmethod
     def of(cls, name: str, layers: list[Layer | tuple[Layer, int]]) -> Network:
-        """Build from layers or (layer, repeat) pairs."""
+        """Build from layers or (layer, repeat) pairs; bad input raises ``MagnetError``
+        naming the entry (``layers.2.repeat: expected a whole number, got True``)."""
         entries = [
-            NetworkLayer(layer=item[0], repeat=item[1])
-            if isinstance(item, tuple)
-            else NetworkLayer(layer=item)
-            for item in layers
+            {"layer": x[0], "repeat": x[1]} if isinstance(x, tuple) else {"layer": x}
+            for x in layers
         ]
-        return cls(name=name, layers=tuple(entries))
+        try:
+            return cls.model_validate({"name": name, "layers": entries})
+        except ValidationError as exc:
+            raise MagnetError(validation_message(exc, cls), source=f"network {name!r}") from None
 
     # iterating a network yields its entries, not pydantic's (field, value) pairs (public API)
     def __iter__(self) -> Iterator[NetworkLayer]:  # type: ignore[override]

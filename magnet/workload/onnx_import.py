@@ -180,7 +180,35 @@ def _load(path: Path, src: str) -> onnx.ModelProto:
     # protobuf parses some foreign bytes without complaint; a real model has a graph with nodes
     if not model.HasField("graph") or model.ir_version <= 0 or not model.graph.node:
         raise MagnetError("not an ONNX model (no IR version or an empty graph)", source=src)
+    _check_opset(model, src)
     return model
+
+
+def _check_opset(model: onnx.ModelProto, src: str) -> None:
+    """Refuse a model whose default-domain opset the installed ``onnx`` cannot read (its shape
+    inference knows opsets 1 to ``onnx.defs.onnx_opset_version()``; Conv, Gemm and MatMul
+    read the same in all of them)."""
+    newest = onnx.defs.onnx_opset_version()
+    supported = f"supported: opsets 1 to {newest} (the installed onnx {onnx.__version__})"
+    versions = [o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
+    if not versions:
+        if any(node.domain in _DEFAULT_DOMAINS for node in model.graph.node):
+            raise MagnetError(
+                f"the model imports no opset of the default ONNX domain, which its nodes use; "
+                f"{supported}",
+                source=src,
+                field="opset_import",
+            )
+        return
+    for version in versions:
+        if not 1 <= version <= newest:
+            newer = " (newer than this onnx knows: upgrade onnx or export at a lower opset)"
+            raise MagnetError(
+                f"opset {version} of the default ONNX domain is not supported"
+                f"{newer if version > newest else ''}; {supported}",
+                source=src,
+                field="opset_import",
+            )
 
 
 def _set_batch(model: onnx.ModelProto, batch: int | None) -> None:
@@ -276,7 +304,14 @@ class _Importer:
         shape = self.shapes[tensor]
         sizes: list[int] = []
         for axis, dim in enumerate(shape):
-            if not isinstance(dim, int) or dim < 1:
+            if isinstance(dim, int) and dim < 1:
+                what = "zero-sized: it holds nothing" if dim == 0 else "negative: not a size"
+                raise self.fail(
+                    f"dimension {axis} of {role} {tensor!r} {list(shape)} is {dim}, {what}; "
+                    "every dimension of a priced node's operands is >= 1",
+                    layer,
+                )
+            if not isinstance(dim, int):
                 what = f"symbolic ({dim!r})" if isinstance(dim, str) else "unknown"
                 raise self.fail(
                     f"dimension {axis} of {role} {tensor!r} {list(shape)} is {what}; only the "
@@ -378,9 +413,14 @@ class _Importer:
             raise self.fail(f"Conv weight {list(w)} and input {list(x)} differ in rank", name)
         conv = self.conv_attributes(node, name, w, spatial)
         batch, channels, out_channels = x[0], x[1], w[0]
-        if conv.group < 1 or channels != w[1] * conv.group:
+        if conv.group < 1:
+            raise self.fail(f"Conv attribute group={conv.group}: a group count is >= 1", name)
+        if channels != w[1] * conv.group or out_channels % conv.group:
             raise self.fail(
-                f"input channels {channels} != weight channels {w[1]} x group {conv.group}", name
+                f"group={conv.group} does not split the channels: input channels {channels} "
+                f"must be weight channels {w[1]} x group, and output channels {out_channels} "
+                "a multiple of the group",
+                name,
             )
         out = conv.output_sizes(x[2:])
         expected = [batch, out_channels, *out]
@@ -393,7 +433,13 @@ class _Importer:
                 name,
             )
         if min(out) < 1:
-            raise self.fail(f"Conv output size {out} is empty (input {list(x)})", name)
+            raise self.fail(
+                f"Conv output size {out} is empty: the dilated kernel "
+                f"{[d * (k - 1) + 1 for d, k in zip(conv.dilations, conv.kernel, strict=True)]} "
+                f"is larger than the padded input (input {list(x)}, pads {conv.pads}, "
+                f"auto_pad {conv.auto_pad})",
+                name,
+            )
         kernel, strides, dilations = conv.kernel, conv.strides, conv.dilations
         if spatial == 1:
             # a 1-D conv runs along the width: height extents, strides and dilations are 1
@@ -412,7 +458,7 @@ class _Importer:
                 batch=batch,
             )
         except MagnetError as exc:
-            raise self.fail(str(exc).removeprefix(f"{name}: "), name) from None
+            raise self.fail(exc.message, name) from None
 
     def conv_attributes(
         self, node: onnx.NodeProto, name: str, weight: tuple[int, ...], spatial: int
@@ -442,8 +488,24 @@ class _Importer:
         """The integer list attribute ``key`` of a Conv (``default`` when absent): ``size``
         values, each >= 1 (pads >= 0)."""
         values = [int(v) for v in attrs.get(key, default)]
-        if len(values) != size or min(values, default=0) < (0 if key == "pads" else 1):
-            raise self.fail(f"Conv attribute {key}={values}: expected {size} values", name)
+        if len(values) != size:
+            raise self.fail(
+                f"Conv attribute {key}={values}: expected {size} values (one per spatial axis"
+                f"{', begins then ends' if key == 'pads' else ''})",
+                name,
+            )
+        low = 0 if key == "pads" else 1
+        bad = [v for v in values if v < low]
+        if bad:
+            what = {
+                "pads": "negative padding (a crop), which magnet does not price",
+                "strides": "a stride of 0 or less, which moves the window nowhere",
+                "dilations": "a dilation of 0 or less, which collapses the kernel",
+            }[key]
+            raise self.fail(
+                f"Conv attribute {key}={values} holds {bad[0]}: {what}; {key} are >= {low}",
+                name,
+            )
         return values
 
     # ---- Gemm and MatMul ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from magnet.errors import MagnetError
+from magnet.workload.dims import MAX_EXTENT
 from magnet.workload.layer import Layer, conv2d, fully_connected, gemm, matmul
 from magnet.workload.network import Network
 
@@ -30,6 +31,8 @@ def _check_int(name: str, value: object, *, low: int = 1, high: int | None = Non
         raise MagnetError(f"must be an integer >= {low}, got {value!r}", field=name)
     if high is not None and value > high:
         raise MagnetError(f"must be <= {high} (the model's limit), got {value}", field=name)
+    if value > MAX_EXTENT:  # a layer's extent is at most that
+        raise MagnetError(f"must be <= {MAX_EXTENT} (2**31 - 1), got {value}", field=name)
     return value
 
 
