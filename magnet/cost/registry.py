@@ -43,6 +43,7 @@ from types import ModuleType
 from typing import Any, TypedDict
 
 from magnet.arch.spec import Arch
+from magnet.arguments import checked_call
 from magnet.cost.base import Component, CostModel, checked
 from magnet.errors import DesignInfeasible, MagnetError, PluginError, user_traceback
 from magnet.registry import REGISTERED, Plugin, Registry, digest, identity_of
@@ -110,6 +111,7 @@ def _check_class(cls: Any, where: str) -> type[CostModel]:
     return cls
 
 
+@checked_call
 def register_cost_model(name: str, cls: type[CostModel], *, description: str | None = None) -> None:
     """Make ``cls`` loadable as ``name`` (``--cost-model NAME``).
 
@@ -286,6 +288,7 @@ def _construct(
     return model
 
 
+@checked_call
 def load_cost_model(spec: str | CostModel, technology_nm: float | None = None) -> CostModel:
     """The cost model ``spec`` names (see the module docstring), wrapped in ``_Guarded``.
 
@@ -391,6 +394,7 @@ def _instance_identity(model: CostModel) -> str:
     return f"{identity_of(model)}#{state}"
 
 
+@checked_call
 def load_chain(
     specs: str | CostModel | Iterable[str | CostModel] | None, technology_nm: float | None = None
 ) -> list[CostModel]:

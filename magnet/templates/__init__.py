@@ -17,6 +17,7 @@ from typing import Any
 
 from magnet.arch.load import arch_from_tree
 from magnet.arch.spec import Arch
+from magnet.arguments import checked_call
 from magnet.dataflow import Dataflow, load_dataflow
 from magnet.errors import DesignInfeasible, MagnetError
 from magnet.files import read_yaml
@@ -58,6 +59,7 @@ def systolic(name: str = "systolic", **params: Any) -> Arch:
     return get_template("systolic").build(params, name=name)
 
 
+@checked_call
 def load_arch(spec: str | Path) -> Arch:
     """``spec`` is a preset name (``simba-chip``), a template name, or a YAML file."""
     text = str(spec)
@@ -82,6 +84,7 @@ def load_arch(spec: str | Path) -> Arch:
     return arch_from_data(read_yaml(path), text)
 
 
+@checked_call
 def arch_from_data(data: Any, source: str) -> Arch:
     """An architecture from parsed YAML: ``template: NAME`` plus parameters, or a tree."""
     if not isinstance(data, dict):
@@ -100,6 +103,7 @@ def arch_from_data(data: Any, source: str) -> Arch:
     return arch_from_tree(data, source)
 
 
+@checked_call
 def arch_to_data(arch: Arch) -> dict[str, Any]:
     """The YAML that rebuilds ``arch`` (``template`` + parameters), for downloads and reports."""
     if arch.template is None or arch.params is None:
@@ -107,7 +111,13 @@ def arch_to_data(arch: Arch) -> dict[str, Any]:
     return {"template": arch.template, "name": arch.name, **arch.params}
 
 
-def dataflow_for(arch: Arch, spec: str | Dataflow | None) -> Dataflow:
+#: A dataflow as the API takes it: a name of the arch's template, a YAML file, a ``Dataflow``,
+#: or None (``free``).
+DataflowSpec = str | Path | Dataflow | None
+
+
+@checked_call
+def dataflow_for(arch: Arch, spec: DataflowSpec) -> Dataflow:
     """A named dataflow of ``arch``'s template, a YAML file, or ``free`` when None (the
     template's hardware rules, or no rules when the template defines no ``free``)."""
     if isinstance(spec, Dataflow):
@@ -151,6 +161,7 @@ def _named_dataflows(template: Template[Any], arch: Arch) -> tuple[Dataflow, ...
 
 __all__ = [
     "BUILTIN",
+    "DataflowSpec",
     "Template",
     "TemplateParams",
     "arch_from_data",

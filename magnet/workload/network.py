@@ -9,21 +9,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import pairwise
+from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from magnet.strict import Strict
+from magnet.arguments import Count, checked_call
+from magnet.strict import Public
 from magnet.workload.layer import Layer, ShapeKey
 
+#: Layers, each alone or with its repeat count (``Network.of``).
+LayerList = Annotated[
+    list[Layer | tuple[Layer, Count]], "a list of Layers or (Layer, repeat >= 1) pairs"
+]
 
-class NetworkLayer(Strict):
+
+class NetworkLayer(Public):
     """A layer of a network and how many times it repeats back to back."""
 
     layer: Layer
     repeat: int = Field(1, ge=1)
 
 
-class Network(Strict):
+class Network(Public):
     """An ordered list of layers (names unique within the network).
 
     ``producers``: for a layer, the layers whose outputs make its input (through operations
@@ -82,7 +89,8 @@ class Network(Strict):
         return out
 
     @classmethod
-    def of(cls, name: str, layers: list[Layer | tuple[Layer, int]]) -> Network:
+    @checked_call
+    def of(cls, name: str, layers: LayerList) -> Network:
         """Build from layers or (layer, repeat) pairs."""
         entries = [
             NetworkLayer(layer=item[0], repeat=item[1])
