@@ -14,8 +14,6 @@ import warnings
 from collections.abc import Callable
 from typing import Annotated, Any, overload
 
-from annotated_types import MinLen
-
 from magnet.arch.spec import Arch
 from magnet.arguments import Seed, checked_call
 from magnet.cost import NocModel
@@ -44,12 +42,7 @@ MapperProgress = Callable[[int, float, float], None]
 LayerProgress = Callable[[MapOutcome, int, int], None]
 #: What to minimise: a name, weights, or an ``Objective``.
 ObjectiveSpec = (
-    Annotated[
-        str,
-        MinLen(1),
-        "'edp', 'energy', 'latency', weights such as 'energy=1,latency=2'",
-    ]
-    | Objective
+    Annotated[str, "'edp', 'energy', 'latency', weights such as 'energy=1,latency=2'"] | Objective
 )
 #: A mapper's budget per layer: a ``Budget``, its fields as a dict, or None (no limit).
 BudgetSpec = Budget | dict[str, Any] | None

@@ -94,7 +94,7 @@ BAD_CALLS: list[tuple[str, Callable[[], Any], tuple[str, ...]]] = [
     (
         "map_layer(objective='')",
         lambda: mg.map_layer(LAYER, DESIGN, objective=""),
-        (r"objective: expected 'edp'",),
+        (r"--objective: cannot read objective ''; allowed: edp, energy, latency",),
     ),
     (
         "map_layer(seed=-1)",

@@ -111,7 +111,7 @@ class Objective:
     def parse(cls, text: str | None) -> Objective:
         """``edp``, ``energy``, ``latency`` (``delay``), or weights ``energy=1,latency=2``;
         anything else is bad input naming ``--objective``."""
-        text = (text or "edp").strip().lower()
+        text = "edp" if text is None else text.strip().lower()  # "" is not a default
         named = {
             "edp": (1.0, 1.0),
             "energy": (1.0, 0.0),
