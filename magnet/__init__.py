@@ -4,6 +4,7 @@ The public API, in the order data flows through it::
 
     import magnet as mg
     arch = mg.templates.simba(vector_width=16, vector_units=16, accum_collector=8)
+    arch = mg.templates.package(chiplets_x=6, chiplets_y=6)  # every template the same way
     arch = mg.load_arch("simba-chip")                       # preset, template or YAML
     net = mg.load_workload("resnet50")                      # zoo (NAME:key=value), ONNX, YAML
     result = mg.evaluate(net, arch, dataflow="os-local-ws") # maps every distinct layer
@@ -20,6 +21,11 @@ The public API, in the order data flows through it::
 
 Extension points: ``CostModel`` (``register_cost_model``), ``Template``
 (``register_template``), ``Mapper`` (``register_mapper``).
+
+Every function here checks its arguments before any work (``magnet.arguments``): a wrong
+one is a ``MagnetError`` naming the function, the argument and what is allowed, e.g.
+``map_layer(): layer: expected a Layer (...), got str 'K=64,C=64'``; so is a bad field of a
+``Budget``, ``Layer``, ``Network``, ``Objective`` or ``LayerMappings`` built from Python.
 """
 
 from magnet import templates

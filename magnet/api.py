@@ -12,19 +12,27 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, overload
+from typing import Annotated, Any, overload
 
 from magnet.arch.spec import Arch
+from magnet.arguments import Seed, checked_call
 from magnet.cost import NocModel
-from magnet.dataflow import Dataflow
 from magnet.design import CostSpec, Design, build_design, with_dataflow
 from magnet.errors import DesignInfeasible, MagnetError
-from magnet.mapper import Budget, MapOutcome, Mapper, get_mapper, guarded_map, map_network
+from magnet.mapper import (
+    Budget,
+    MapOutcome,
+    Mapper,
+    Objective,
+    get_mapper,
+    guarded_map,
+    map_network,
+)
 from magnet.mapper.pipeline import map_pipeline
 from magnet.mapping.evaluate import Result, evaluate_mapping
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.network import LayerMappings, NetworkResult, evaluate_network
-from magnet.templates import dataflow_for
+from magnet.templates import DataflowSpec, dataflow_for
 from magnet.workload.layer import Layer
 from magnet.workload.network import Network
 
@@ -32,11 +40,18 @@ from magnet.workload.network import Network
 MapperProgress = Callable[[int, float, float], None]
 #: Progress over the layers of a network: (a layer's outcome, shapes done, shapes in all).
 LayerProgress = Callable[[MapOutcome, int, int], None]
+#: What to minimise: a name, weights, or an ``Objective``.
+ObjectiveSpec = (
+    Annotated[str, "'edp', 'energy', 'latency', weights such as 'energy=1,latency=2'"] | Objective
+)
+#: A mapper's budget per layer: a ``Budget``, its fields as a dict, or None (no limit).
+BudgetSpec = Budget | dict[str, Any] | None
 
 
+@checked_call
 def design(
     arch: Arch | Design,
-    dataflow: str | Dataflow | None = None,
+    dataflow: DataflowSpec = None,
     cost_model: CostSpec = None,
     *,
     noc: NocModel | None = None,
@@ -51,7 +66,7 @@ def design(
         warnings.warn(
             "design(network=...) is now design(noc=...); the old name goes in magnet 0.4",
             DeprecationWarning,
-            stacklevel=2,
+            stacklevel=3,  # the caller's line, past ``checked_call``'s wrapper
         )
         noc = noc or network
     if isinstance(arch, Design):
@@ -62,31 +77,31 @@ def design(
             return with_dataflow(arch, dataflow_for(arch.arch, dataflow))
         noc = noc or arch.costs.noc  # its NoC model
         arch = arch.arch
-    if not isinstance(arch, Arch):
-        raise MagnetError(
-            f"expected an Arch or a Design, got {type(arch).__name__}; build one with "
-            "magnet.load_arch or magnet.templates"
-        )
     return build_design(arch, dataflow, cost_model, noc=noc or "wires")
 
 
-def _budget(budget: Budget | dict[str, Any] | None) -> Budget | None:
-    """A ``Budget`` from a ``Budget``, its fields as a dict, or None (no limit)."""
+def _budget(budget: BudgetSpec, caller: str) -> Budget | None:
+    """A ``Budget`` from a ``Budget``, its fields as a dict, or None (no limit); a bad field
+    names the ``caller``'s argument (``map_layer(): budget: minutes: unknown field; ...``)."""
     if budget is None or isinstance(budget, Budget):
         return budget
-    return Budget(**budget)
+    try:
+        return Budget(**budget)
+    except MagnetError as exc:
+        raise MagnetError(exc.message, source=caller, field="budget") from None
 
 
+@checked_call
 def map_layer(
     layer: Layer,
     arch: Arch | Design,
-    dataflow: str | Dataflow | None = None,
+    dataflow: DataflowSpec = None,
     *,
     cost_model: CostSpec = None,
-    mapper: str = "fast",
-    objective: str = "edp",
-    seed: int = 0,
-    budget: Budget | dict[str, Any] | None = None,
+    mapper: str | Mapper[Any] = "fast",
+    objective: ObjectiveSpec = "edp",
+    seed: Seed = 0,
+    budget: BudgetSpec = None,
     noc: NocModel | None = None,
     progress: MapperProgress | None = None,
     **options: Any,
@@ -98,7 +113,12 @@ def map_layer(
     mapper's code is a ``PluginError``."""
     d = design(arch, dataflow, cost_model, noc=noc)
     m = get_mapper(
-        mapper, objective=objective, seed=seed, budget=_budget(budget), progress=progress, **options
+        mapper,
+        objective=objective,
+        seed=seed,
+        budget=_budget(budget, "map_layer()"),
+        progress=progress,
+        **options,
     )
     return guarded_map(m, layer, d)
 
@@ -109,12 +129,12 @@ def evaluate(
     arch: Arch | Design,
     mapping: Mapping | LayerMappings | None = None,
     *,
-    dataflow: str | Dataflow | None = None,
+    dataflow: DataflowSpec = None,
     cost_model: CostSpec = None,
-    mapper: str = "fast",
-    objective: str = "edp",
-    seed: int = 0,
-    budget: Budget | dict[str, Any] | None = None,
+    mapper: str | Mapper[Any] = "fast",
+    objective: ObjectiveSpec = "edp",
+    seed: Seed = 0,
+    budget: BudgetSpec = None,
     noc: NocModel | None = None,
     source: str | None = None,
     on_layer: LayerProgress | None = None,
@@ -129,12 +149,12 @@ def evaluate(
     arch: Arch | Design,
     mapping: Mapping | LayerMappings | None = None,
     *,
-    dataflow: str | Dataflow | None = None,
+    dataflow: DataflowSpec = None,
     cost_model: CostSpec = None,
-    mapper: str = "fast",
-    objective: str = "edp",
-    seed: int = 0,
-    budget: Budget | dict[str, Any] | None = None,
+    mapper: str | Mapper[Any] = "fast",
+    objective: ObjectiveSpec = "edp",
+    seed: Seed = 0,
+    budget: BudgetSpec = None,
     noc: NocModel | None = None,
     source: str | None = None,
     on_layer: LayerProgress | None = None,
@@ -143,17 +163,18 @@ def evaluate(
 ) -> NetworkResult: ...
 
 
+@checked_call
 def evaluate(
     workload: Layer | Network,
     arch: Arch | Design,
     mapping: Mapping | LayerMappings | None = None,
     *,
-    dataflow: str | Dataflow | None = None,
+    dataflow: DataflowSpec = None,
     cost_model: CostSpec = None,
-    mapper: str = "fast",
-    objective: str = "edp",
-    seed: int = 0,
-    budget: Budget | dict[str, Any] | None = None,
+    mapper: str | Mapper[Any] = "fast",
+    objective: ObjectiveSpec = "edp",
+    seed: Seed = 0,
+    budget: BudgetSpec = None,
     noc: NocModel | None = None,
     source: str | None = None,
     on_layer: LayerProgress | None = None,
@@ -172,6 +193,7 @@ def evaluate(
     chiplets (``magnet.mapper.pipeline``; a ``PipelineResult``), not layer after layer.
     """
     d = design(arch, dataflow, cost_model, noc=noc)
+    limit = _budget(budget, "evaluate()")
     if pipeline and (mapping is not None or not isinstance(workload, Network)):
         raise MagnetError(
             "pipeline: a network, mapped by magnet (the stages choose each layer's chiplets)",
@@ -183,7 +205,7 @@ def evaluate(
                 raise MagnetError("a layer takes one Mapping", field="mapping")
             return evaluate_mapping(workload, d.arch, d.costs, mapping, source=source or "mapping")
         outcome = map_layer(
-            workload, d, mapper=mapper, objective=objective, seed=seed, budget=budget, **options
+            workload, d, mapper=mapper, objective=objective, seed=seed, budget=limit, **options
         )
         if on_layer is not None:
             on_layer(outcome, 1, 1)
@@ -198,7 +220,7 @@ def evaluate(
         if not isinstance(mapping, LayerMappings):
             raise MagnetError("a network takes LayerMappings (per-layer mappings)", field="mapping")
         return evaluate_network(workload, d.arch, d.costs, mapping)
-    m = get_mapper(mapper, objective=objective, seed=seed, budget=_budget(budget), **options)
+    m = get_mapper(mapper, objective=objective, seed=seed, budget=limit, **options)
     return _mapped_network(workload, d, m, on_layer, pipeline)
 
 

@@ -17,7 +17,7 @@ from magnet.cost import ArchCosts, CostModel, NocModel, price_arch
 from magnet.cost.registry import load_chain
 from magnet.dataflow import Dataflow, without_levels
 from magnet.errors import MagnetError
-from magnet.templates import dataflow_for
+from magnet.templates import DataflowSpec, dataflow_for
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ CostSpec = str | CostModel | Sequence[str | CostModel] | None
 
 def build_design(
     arch: Arch,
-    dataflow: str | Dataflow | None = None,
+    dataflow: DataflowSpec = None,
     cost_model: CostSpec = None,
     *,
     noc: NocModel = "wires",

@@ -1,6 +1,11 @@
-"""The base of every model magnet reads from a user: ``Strict``."""
+"""The base of every model magnet reads from a user: ``Strict``, and ``Public`` for the
+models people also build from Python."""
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from magnet.errors import MagnetError, validation_message
 
 
 class Strict(BaseModel):
@@ -8,3 +13,29 @@ class Strict(BaseModel):
     default), refuses NaN and infinity for every number, and is frozen once validated."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class Public(Strict):
+    """A ``Strict`` model of the public API, built from Python (``magnet.Budget(seconds=5)``,
+    ``magnet.Layer(K=64)``): a bad field is a ``MagnetError`` naming the model, the field and
+    what is allowed (``Budget: seconds: Input should be greater than 0 (got -1)``), as bad
+    YAML is, not a pydantic ``ValidationError``.
+
+    Only the direct call goes through here: data read from a file (``model_validate``) and
+    a model nested in another are validated by pydantic as before, so their messages keep
+    naming the file and the field's path."""
+
+    def __init__(self, /, *args: Any, **data: Any) -> None:
+        name = type(self).__name__
+        if args:
+            fields = ", ".join(type(self).model_fields)
+            raise MagnetError(f"give the fields by name ({fields}), got {args!r}", source=name)
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            message = validation_message(exc, type(self)).removeprefix("(top): ")
+            raise MagnetError(message, source=name) from None
+
+    # pydantic calls a model's own __init__ for nested data too, unless it is marked as its
+    # base one: nested data keeps pydantic's messages (the field's path in the file)
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.arguments import checked_call
 from magnet.cost.base import (
     OVERHEAD_KINDS,
     STORAGE_TYPES,
@@ -248,6 +249,7 @@ class CostChain:
         )
 
 
+@checked_call
 def price_arch(
     arch: Arch,
     models: CostModel | list[CostModel] | None = None,

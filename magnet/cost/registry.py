@@ -49,6 +49,7 @@ from typing import Any, TypedDict
 import numpy as np
 
 from magnet.arch.spec import Arch
+from magnet.arguments import checked_call
 from magnet.cost.base import Component, CostModel, cost_problem
 from magnet.errors import DesignInfeasible, MagnetError, PluginError
 from magnet.registry import (
@@ -125,6 +126,7 @@ def _check_class(cls: Any, where: str) -> type[CostModel]:
     return cls
 
 
+@checked_call
 def register_cost_model(name: str, cls: type[CostModel], *, description: str | None = None) -> None:
     """Make ``cls`` loadable as ``name`` (``--cost-model NAME``).
 
@@ -340,6 +342,7 @@ def _builtin_named(name: str) -> Plugin | None:
     return None
 
 
+@checked_call
 def load_cost_model(spec: str | CostModel, technology_nm: float | None = None) -> CostModel:
     """The cost model ``spec`` names (see the module docstring), wrapped in ``_Guarded``.
 
@@ -445,6 +448,7 @@ def _instance_identity(model: CostModel) -> str:
     return f"{identity_of(model)}#{state}"
 
 
+@checked_call
 def load_chain(
     specs: str | CostModel | Iterable[str | CostModel] | None, technology_nm: float | None = None
 ) -> list[CostModel]:

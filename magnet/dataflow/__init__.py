@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import Field, ValidationError, field_validator
 
 from magnet.arch.spec import Arch, StorageLevel
+from magnet.arguments import Name, checked_call
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.strict import Strict
@@ -270,7 +271,8 @@ def without_levels(arch: Arch, flow: Dataflow, names: tuple[str, ...]) -> tuple[
     return reduced, flow.model_copy(update={"rules": rules_out, "includes": ()})
 
 
-def load_dataflow(path: str | Path) -> Dataflow:
+@checked_call
+def load_dataflow(path: Name | Path) -> Dataflow:
     """A user-defined dataflow from YAML (``name``, ``description``, ``rules``)."""
     data = read_yaml(path)
     try:

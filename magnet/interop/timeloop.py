@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
+from magnet.arguments import Name, checked_call
 from magnet.cost import NocModel
 from magnet.cost.base import (
     AdderComponent,
@@ -176,7 +177,8 @@ _FREE = (NocLinkComponent, DummyComponent, AdderComponent)
 _PRICED_HERE = (*_FREE, RouterComponent, OverheadComponent)
 
 
-def load_timeloop(path: str | Path) -> TimeloopInput:
+@checked_call
+def load_timeloop(path: Name | Path) -> TimeloopInput:
     """Parse a ``timeloop-input.yaml``; errors name the file and the offending field."""
     src = str(path)
     data = read_yaml(path)
@@ -492,7 +494,7 @@ def _problem(problem: Any, src: str) -> Layer:
         ) from None
 
 
-def _layer(shape: dict[str, Any], values: dict[str, int], coeffs: dict[str, int]) -> Layer:
+def _layer(shape: dict[str, Any], values: dict[str, Any], coeffs: dict[str, int]) -> Layer:
     return Layer(
         name=str(shape.get("name", "timeloop-problem")),
         **values,

@@ -36,8 +36,10 @@ from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+from annotated_types import Ge
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
+from magnet.arguments import check_fields, checked_call, require
 from magnet.design import Design, searched_designs
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
 from magnet.mapper.space import Space, alternative_name, lift
@@ -51,7 +53,7 @@ from magnet.mapping.evaluate import (
 from magnet.mapping.mapping import Mapping, MappingBatch
 from magnet.mapping.records import LayerRecord, MapperStats
 from magnet.registry import BUILT_IN, ENTRY_POINT, Registry, plugin_errors
-from magnet.strict import Strict
+from magnet.strict import Public
 from magnet.units import check_seed, real_number, whole_number
 from magnet.workload.layer import Layer
 
@@ -62,7 +64,7 @@ Progress = Callable[[int, float, float], None]
 Scores = npt.NDArray[np.float64]
 
 
-class Budget(Strict):
+class Budget(Public):
     """How much a mapper may spend on one layer: mappings priced and / or seconds.
 
     None is no limit. A mapper checks the budget after every batch it prices, so it may
@@ -97,15 +99,20 @@ class BudgetExhausted(Exception):
 class Objective:
     """Minimise energy^energy x latency^latency."""
 
-    energy: float = 1.0
-    latency: float = 1.0
+    energy: Annotated[float, Ge(0)] = 1.0
+    latency: Annotated[float, Ge(0)] = 1.0
     name: str = "edp"
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        if self.energy == self.latency == 0:
+            raise MagnetError("an objective needs a positive weight", source="Objective")
 
     @classmethod
     def parse(cls, text: str | None) -> Objective:
         """``edp``, ``energy``, ``latency`` (``delay``), or weights ``energy=1,latency=2``;
         anything else is bad input naming ``--objective``."""
-        text = (text or "edp").strip().lower()
+        text = "edp" if text is None else text.strip().lower()  # "" is not a default
         named = {
             "edp": (1.0, 1.0),
             "energy": (1.0, 0.0),
@@ -288,6 +295,8 @@ class Mapper(ABC, Generic[OptionsT]):
         progress: Progress | None = None,
         **options: Any,
     ) -> None:
+        require(objective, str | Objective | None, field="--objective")
+        require(budget, Budget | None, field="budget")
         self.objective = (
             objective if isinstance(objective, Objective) else Objective.parse(objective)
         )
@@ -473,6 +482,7 @@ def _checked(cls: Any) -> type[Mapper[Any]]:
     return cls
 
 
+@checked_call
 def register_mapper(cls: type[Mapper[Any]]) -> type[Mapper[Any]]:
     """Make a ``Mapper`` subclass available by its ``name`` (``--mapper NAME``); a name
     registered before from Python is replaced (a notebook cell run again)."""
@@ -490,13 +500,14 @@ def available_mappers() -> dict[str, type[Mapper[Any]]]:
     return {name: entry.obj for name, entry in MAPPERS.entries().items()}
 
 
+@checked_call
 def get_mapper(name: str | Mapper[Any], **kwargs: Any) -> Mapper[Any]:
     """A mapper by name, built with ``kwargs`` (objective, seed, budget, options); a
     ``Mapper`` instance is returned as it is."""
     if isinstance(name, Mapper):
         return name
     known = available_mappers()
-    if name not in known:
+    if not isinstance(name, str) or name not in known:
         raise MagnetError(f"unknown mapper {name!r}; allowed: {', '.join(known)}", field="--mapper")
     cls = known[name]
     with plugin_errors("mapper", cls, "being built"):

@@ -6,6 +6,7 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from magnet.arguments import checked_call
 from magnet.design import Design
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
 from magnet.mapping.evaluate import Result, layer_view
@@ -70,6 +71,7 @@ class NetworkOutcome:
         return sum(o.mappings_evaluated for o in self.outcomes.values())
 
 
+@checked_call
 def map_network(
     network: Network,
     design: Design,

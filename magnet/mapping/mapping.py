@@ -29,6 +29,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator
 
 from magnet.arch.spec import Arch
+from magnet.arguments import checked_call
 from magnet.errors import InvalidMappingError, MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.strict import Strict
@@ -88,6 +89,7 @@ class Mapping(Strict):
 
     # ---- YAML ---------------------------------------------------------------------------
     @classmethod
+    @checked_call
     def from_yaml(cls, path: str | Path) -> Mapping:
         """Read a mapping file (``mapping:`` and a list of levels); errors name the file."""
         return cls.from_data(read_yaml(path), source=str(path))

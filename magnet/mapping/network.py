@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from magnet.arch.spec import Arch, StorageLevel
+from magnet.arguments import check_fields, checked_call
 from magnet.cost import ArchCosts
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
@@ -40,7 +41,11 @@ class LayerMappings:
     default: Mapping | None = None
     source: str = "mappings"
 
+    def __post_init__(self) -> None:
+        check_fields(self)
+
     @classmethod
+    @checked_call
     def from_yaml(cls, path: str | Path) -> LayerMappings:
         """Read a per-layer mapping file (see the module docstring)."""
         data, src = read_yaml(path), str(path)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from magnet.arguments import Count, Seconds, Seed, checked_call
 from magnet.search.driver import SAMPLERS, SearchFailed, SearchOptions, run_search
 from magnet.search.space import METRICS, SearchSpace, load_space, space_from_data
 from magnet.search.study import (
@@ -27,19 +28,20 @@ from magnet.search.study import (
 )
 
 
+@checked_call
 def search(
     space: str | Path | SearchSpace | dict[str, Any],
     workload: str | list[str] | None = None,
     *,
-    n_trials: int | None = None,
-    workers: int = 1,
+    n_trials: Count | None = None,
+    workers: Count = 1,
     sampler: str | None = None,
-    storage: str | None = None,
+    storage: str | Path | None = None,
     study: str | None = None,
-    seed: int = 0,
+    seed: Seed = 0,
     ray_address: str | None = None,
-    timeout: float | None = None,
-    max_failures: int = 5,
+    timeout: Seconds | None = None,
+    max_failures: Count = 5,
     log: Callable[[str], None] | None = None,
 ) -> Study:
     """Run or resume a design search (the same as ``magnet search``); returns the study.
@@ -58,7 +60,7 @@ def search(
         trials=n_trials,
         workers=workers,
         sampler=sampler,
-        storage=storage,
+        storage=None if storage is None else str(storage),
         study=study,
         seed=seed,
         ray_address=ray_address,

@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
+from magnet.arguments import checked_call
 from magnet.errors import MagnetError
 from magnet.search import pareto
 from magnet.search.evaluate import unpack
@@ -387,6 +389,7 @@ def load_studies(storage: str | None = None) -> list[Study]:
     once."""
     import optuna
 
+    storage = None if storage is None else str(storage)
     store = open_storage(storage, create=False)
     out = []
     for name in _study_names(store, storage):
@@ -401,10 +404,12 @@ def load_studies(storage: str | None = None) -> list[Study]:
     return out
 
 
-def load_study(name: str, storage: str | None = None) -> Study:
+@checked_call
+def load_study(name: str, storage: str | Path | None = None) -> Study:
     """The magnet study ``name`` in ``storage`` (a Journal path, a URL or None: the default)."""
     import optuna
 
+    storage = None if storage is None else str(storage)
     store = open_storage(storage, create=False)
     try:
         study = optuna.load_study(study_name=name, storage=store)

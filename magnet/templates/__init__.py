@@ -2,6 +2,7 @@
 
     import magnet as mg
     arch = mg.templates.simba(vector_width=8, vector_units=8, pe_rows=4, pe_cols=4)
+    arch = mg.templates.package(chiplets_x=6, chiplets_y=6)  # any template, the same way
     arch = mg.load_arch("simba-chip")                  # a preset, a template name or a YAML file
     flow = mg.templates.dataflow_for(arch, "os-local-ws")
     mg.templates.get_template("simba").dataflows       # name -> description
@@ -12,11 +13,13 @@ A user template subclasses ``Template`` (``magnet.templates.base``) and is regis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from magnet.arch.load import arch_from_tree
 from magnet.arch.spec import Arch
+from magnet.arguments import Name, checked_call
 from magnet.dataflow import Dataflow, load_dataflow
 from magnet.errors import DesignInfeasible, MagnetError
 from magnet.files import read_yaml
@@ -43,21 +46,29 @@ BUILTIN: dict[str, type[Template[Any]]] = {
 }
 
 
-def simba(name: str = "simba", **params: Any) -> Arch:
-    """A simba-template architecture (``magnet.templates.simba.SimbaParams``)."""
-    return get_template("simba").build(params, name=name)
+def _builder(template: str, params: str) -> Callable[..., Arch]:
+    """``magnet.templates.NAME(name=..., **params)``: the design a built-in template builds
+    from these parameters, checked by the template (an unknown parameter or a bad value is
+    its ``MagnetError``, naming the parameter and what is allowed)."""
+
+    def build(name: Name | None = None, **values: Any) -> Arch:
+        return get_template(template).build(values, name=name)
+
+    build.__name__ = build.__qualname__ = template  # pickled by name, as a module function
+    build.__doc__ = (
+        f"A {template}-template architecture named ``name`` (default: {template!r}); the "
+        f"other keywords are its parameters (``{params}``: ``magnet archs`` lists them)."
+    )
+    return checked_call(build, f"templates.{template}()")
 
 
-def eyeriss(name: str = "eyeriss", **params: Any) -> Arch:
-    """An eyeriss-template architecture (``magnet.templates.eyeriss.EyerissParams``)."""
-    return get_template("eyeriss").build(params, name=name)
+simba = _builder("simba", "magnet.templates.simba.SimbaParams")
+eyeriss = _builder("eyeriss", "magnet.templates.eyeriss.EyerissParams")
+systolic = _builder("systolic", "magnet.templates.systolic.SystolicParams")
+package = _builder("package", "magnet.templates.package.PackageParams")
 
 
-def systolic(name: str = "systolic", **params: Any) -> Arch:
-    """A systolic-template architecture (``magnet.templates.systolic.SystolicParams``)."""
-    return get_template("systolic").build(params, name=name)
-
-
+@checked_call
 def load_arch(spec: str | Path) -> Arch:
     """``spec`` is a preset name (``simba-chip``), a template name, or a YAML file."""
     text = str(spec)
@@ -66,6 +77,11 @@ def load_arch(spec: str | Path) -> Arch:
         template, params = known[text]
         return template.build(params, name=text, source=f"preset {text}")
     path = Path(text)
+    if not text.strip():  # Path('') is the working folder: say what is wrong instead
+        raise MagnetError(
+            f"an empty architecture name; give a preset ({', '.join(known)}), a template "
+            f"({', '.join(templates())}) or an architecture YAML file"
+        )
     if path.is_dir():
         raise MagnetError(
             "is a directory; give an architecture YAML file, a preset or a template",
@@ -82,6 +98,7 @@ def load_arch(spec: str | Path) -> Arch:
     return arch_from_data(read_yaml(path), text)
 
 
+@checked_call
 def arch_from_data(data: Any, source: str) -> Arch:
     """An architecture from parsed YAML: ``template: NAME`` plus parameters, or a tree."""
     if not isinstance(data, dict):
@@ -100,6 +117,7 @@ def arch_from_data(data: Any, source: str) -> Arch:
     return arch_from_tree(data, source)
 
 
+@checked_call
 def arch_to_data(arch: Arch) -> dict[str, Any]:
     """The YAML that rebuilds ``arch`` (``template`` + parameters), for downloads and reports."""
     if arch.template is None or arch.params is None:
@@ -107,7 +125,13 @@ def arch_to_data(arch: Arch) -> dict[str, Any]:
     return {"template": arch.template, "name": arch.name, **arch.params}
 
 
-def dataflow_for(arch: Arch, spec: str | Dataflow | None) -> Dataflow:
+#: A dataflow as the API takes it: a name of the arch's template, a YAML file, a ``Dataflow``,
+#: or None (``free``).
+DataflowSpec = str | Path | Dataflow | None
+
+
+@checked_call
+def dataflow_for(arch: Arch, spec: DataflowSpec) -> Dataflow:
     """A named dataflow of ``arch``'s template, a YAML file, or ``free`` when None (the
     template's hardware rules, or no rules when the template defines no ``free``)."""
     if isinstance(spec, Dataflow):
@@ -151,6 +175,7 @@ def _named_dataflows(template: Template[Any], arch: Arch) -> tuple[Dataflow, ...
 
 __all__ = [
     "BUILTIN",
+    "DataflowSpec",
     "Template",
     "TemplateParams",
     "arch_from_data",
@@ -159,6 +184,7 @@ __all__ = [
     "eyeriss",
     "get_template",
     "load_arch",
+    "package",
     "presets",
     "register_template",
     "simba",

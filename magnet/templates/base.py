@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from magnet.arch.spec import Arch
+from magnet.arguments import checked_call
 from magnet.cost.operating_point import ClockReference, OperatingPoint, resolve
 from magnet.cost.tables import load_dram_table
 from magnet.dataflow import Dataflow
@@ -189,6 +190,7 @@ class Template(ABC, Generic[ParamsT]):
     #: take Simba's MAC pipeline (an assumption they state in their docstring).
     clock_reference: ClassVar[ClockReference] = SIMBA_CLOCK
 
+    @checked_call
     def params(
         self, values: Mapping[str, Any] | TemplateParams | None = None, *, source: str | None = None
     ) -> ParamsT:
@@ -206,6 +208,7 @@ class Template(ABC, Generic[ParamsT]):
         except TypeError as exc:
             raise MagnetError(str(exc), source=source or f"template {self.name}") from None
 
+    @checked_call
     def build(
         self,
         values: Mapping[str, Any] | TemplateParams | None = None,
@@ -286,6 +289,7 @@ class Template(ABC, Generic[ParamsT]):
         return rows
 
 
+@checked_call
 def template_dataflow(template: Template[Any], arch: Arch, name: str) -> Dataflow:
     """``template.dataflow(arch, name)``, as magnet asks it: an exception in a plug-in
     template's code is a ``PluginError`` (``plugin_errors``)."""
@@ -310,6 +314,7 @@ def _load_builtins(registry: Registry) -> None:
 TEMPLATES = Registry("template", _load_builtins)
 
 
+@checked_call
 def register_template(template: Template[Any] | type[Template[Any]]) -> Template[Any]:
     """Make a template available by its ``name`` (YAML ``template:``, ``--arch NAME``); a
     name registered before from Python is replaced (a notebook cell run again)."""
@@ -317,6 +322,12 @@ def register_template(template: Template[Any] | type[Template[Any]]) -> Template
 
 
 def _register(template: Template[Any] | type[Template[Any]], *, origin: str) -> Template[Any]:
+    missing = sorted(getattr(template, "__abstractmethods__", ()))
+    if isinstance(template, type) and missing:
+        raise MagnetError(
+            f"template class {template.__qualname__} does not implement {', '.join(missing)}; "
+            "a template defines assemble(p, name) and dataflow(arch, name)"
+        )
     if isinstance(template, type) and issubclass(template, Template):
         with plugin_errors("template", template, "being built"):
             template = template()
@@ -336,6 +347,7 @@ def _register(template: Template[Any] | type[Template[Any]], *, origin: str) -> 
     return obj
 
 
+@checked_call
 def unregister_template(name: str) -> None:
     """Remove a template registered from Python (the built-ins stay)."""
     TEMPLATES.remove(name)
@@ -346,6 +358,7 @@ def templates() -> dict[str, Template[Any]]:
     return {name: entry.obj for name, entry in TEMPLATES.entries().items()}
 
 
+@checked_call
 def get_template(name: str, source: str | None = None) -> Template[Any]:
     """The template called ``name``; an unknown name lists the known ones."""
     found = templates().get(name)

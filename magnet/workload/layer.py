@@ -5,23 +5,26 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from magnet.errors import MagnetError, validation_message
-from magnet.strict import Strict
+from magnet.arguments import Count, Name, checked_call
+from magnet.errors import MagnetError
+from magnet.strict import Public
 from magnet.units import Whole, number_text
 from magnet.workload.dims import DIMS, MAX_EXTENT, Dim, Operand
 
 LayerKind = Literal["conv", "depthwise", "fc", "matmul"]
+#: A kernel size, stride or dilation: one for both directions, or (height, width).
+Pair = Annotated[Count | tuple[Count, Count], "a whole number >= 1 or a pair (height, width)"]
 #: The identity of a loop nest (``Layer.shape_key``): its kind, extents, strides, dilations.
 ShapeKey = tuple[str | int, ...]
 
 
-class Layer(Strict):
+class Layer(Public):
     """One layer as a loop nest. Sizes are per group: ``C`` and ``K`` are channels per group.
 
     ``kind == "matmul"`` marks a product of two activations (attention ``Q.K^T`` and ``A.V``):
@@ -47,13 +50,6 @@ class Layer(Strict):
     wdilation: Whole = Field(1, ge=1, le=MAX_EXTENT)
     hdilation: Whole = Field(1, ge=1, le=MAX_EXTENT)
 
-    def __init__(self, **data: Any) -> None:
-        # bad dimensions from Python come out as MagnetError naming the field, like bad YAML
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise MagnetError(validation_message(exc, type(self)), source="layer") from None
-
     @field_validator("name")
     @classmethod
     def _name_not_empty(cls, value: str) -> str:
@@ -67,7 +63,7 @@ class Layer(Strict):
         if self.kind == "depthwise" and (self.K, self.C) != (1, 1):
             raise ValueError(
                 f"layer {self.name!r}: a depthwise layer has one filter per channel: K = C = 1 "
-                f"per group, the channels in G (32 channels: G=32, K=1, C=1); got K={self.K}, "
+                f"per group, the channels in G (for 32 channels: G=32, K=1, C=1); got K={self.K}, "
                 f"C={self.C} (a grouped convolution with more channels per group is kind conv)"
             )
         if self.kind in ("fc", "matmul"):
@@ -188,18 +184,19 @@ def operand_words(
 # ---- constructors ----------------------------------------------------------------------
 
 
+@checked_call
 def conv2d(
-    name: str = "conv",
+    name: Name = "conv",
     *,
-    in_channels: int,
-    out_channels: int,
-    out_height: int,
-    out_width: int,
-    kernel: int | tuple[int, int] = 1,
-    stride: int | tuple[int, int] = 1,
-    dilation: int | tuple[int, int] = 1,
-    groups: int = 1,
-    batch: int = 1,
+    in_channels: Count,
+    out_channels: Count,
+    out_height: Count,
+    out_width: Count,
+    kernel: Pair = 1,
+    stride: Pair = 1,
+    dilation: Pair = 1,
+    groups: Count = 1,
+    batch: Count = 1,
 ) -> Layer:
     """A (grouped) 2-D convolution given its output size; ``kernel``, ``stride``: (h, w) or int."""
     kh, kw = _pair(kernel)
@@ -230,16 +227,17 @@ def conv2d(
     )
 
 
+@checked_call
 def depthwise_conv2d(
-    name: str = "dwconv",
+    name: Name = "dwconv",
     *,
-    channels: int,
-    out_height: int,
-    out_width: int,
-    kernel: int | tuple[int, int] = 3,
-    stride: int | tuple[int, int] = 1,
-    dilation: int | tuple[int, int] = 1,
-    batch: int = 1,
+    channels: Count,
+    out_height: Count,
+    out_width: Count,
+    kernel: Pair = 3,
+    stride: Pair = 1,
+    dilation: Pair = 1,
+    batch: Count = 1,
 ) -> Layer:
     """A depthwise conv: one filter per channel (groups = channels, C = K = 1 per group)."""
     return conv2d(
@@ -256,7 +254,8 @@ def depthwise_conv2d(
     )
 
 
-def gemm(name: str = "gemm", *, m: int, k: int, n: int, batch: int = 1) -> Layer:
+@checked_call
+def gemm(name: Name = "gemm", *, m: Count, k: Count, n: Count, batch: Count = 1) -> Layer:
     """Fully connected / GEMM: (M x K) activations times (K x N) weights.
 
     Mapped onto the loop nest as P = M rows (times ``batch``), C = K (reduction), K = N outputs.
@@ -264,15 +263,17 @@ def gemm(name: str = "gemm", *, m: int, k: int, n: int, batch: int = 1) -> Layer
     return Layer(name=name, kind="fc", N=batch, K=n, C=k, P=m)
 
 
+@checked_call
 def fully_connected(
-    name: str = "fc", *, in_features: int, out_features: int, batch: int = 1
+    name: Name = "fc", *, in_features: Count, out_features: Count, batch: Count = 1
 ) -> Layer:
     """A fully connected layer: a GEMM of one row per batch item."""
     return gemm(name, m=1, k=in_features, n=out_features, batch=batch)
 
 
+@checked_call
 def matmul(
-    name: str = "matmul", *, m: int, k: int, n: int, heads: int = 1, batch: int = 1
+    name: Name = "matmul", *, m: Count, k: Count, n: Count, heads: Count = 1, batch: Count = 1
 ) -> Layer:
     """Batched product of two activations, (M x K) @ (K x N) per head (attention QK^T, AV).
 
@@ -289,9 +290,10 @@ _LAYER_ALIASES = {
 }
 
 
-def parse_layer(text: str, name: str = "layer") -> Layer:
+@checked_call
+def parse_layer(text: str, name: Name = "layer") -> Layer:
     """Parse ``"K=64,C=64,P=56,Q=56,R=3,S=3,stride=2"`` (unspecified dimensions are 1)."""
-    values: dict[str, int] = {}
+    values: dict[str, Any] = {}  # dimensions by name
     allowed = [*DIMS, "stride", "hstride", "wstride", "dilation", "hdilation", "wdilation"]
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
@@ -320,7 +322,7 @@ def parse_layer(text: str, name: str = "layer") -> Layer:
     try:
         return Layer(name=name, **values)
     except MagnetError as exc:
-        raise MagnetError(str(exc).removeprefix("layer: "), field="--layer") from None
+        raise MagnetError(exc.message, field="--layer") from None
 
 
 def _layer_value(key: str, text: str) -> int:
@@ -333,7 +335,7 @@ def _layer_value(key: str, text: str) -> int:
 
 
 def _pair(value: int | tuple[int, int]) -> tuple[int, int]:
-    if isinstance(value, int):
-        return value, value
-    first, second = value
-    return int(first), int(second)
+    if isinstance(value, tuple):
+        first, second = value
+        return int(first), int(second)
+    return int(value), int(value)

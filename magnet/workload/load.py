@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from magnet.arguments import Count, checked_call
 from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.strict import Strict
@@ -75,7 +76,7 @@ def network_from_yaml(path: str | Path) -> Network:
     try:
         spec = NetworkFile(**data)
         entries = [NetworkLayer(layer=e.to_layer(), repeat=e.repeat) for e in spec.layers]
-        return Network(name=spec.name, layers=tuple(entries))
+        return Network.model_validate({"name": spec.name, "layers": tuple(entries)})
     except ValidationError as exc:
         raise MagnetError(validation_message(exc, NetworkFile), source=src) from None
     except MagnetError as exc:
@@ -123,11 +124,13 @@ def parse_workload_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
     return name.strip(), params
 
 
-def load_workload(spec: str, batch: int | None = None, **params: object) -> Network:
+@checked_call
+def load_workload(spec: str | Path, batch: Count | None = None, **params: object) -> Network:
     """A zoo name (``resnet50``, with parameters as ``gpt2-small:mode=decode,kv_len=1024`` or
     keyword arguments), an ``.onnx`` file or a network ``.yaml`` file."""
     from magnet.workload.zoo import ZOO, load_zoo
 
+    spec = str(spec)
     name, given = parse_workload_spec(spec) if spec not in ZOO else (spec, {})
     if name in ZOO:
         merged = {**given, **params}

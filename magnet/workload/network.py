@@ -9,24 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import pairwise
+from typing import Annotated
 
 from pydantic import Field, ValidationError, model_validator
 
+from magnet.arguments import Count, checked_call
 from magnet.errors import MagnetError, validation_message
-from magnet.strict import Strict
+from magnet.strict import Public
 from magnet.units import Whole
 from magnet.workload.dims import MAX_EXTENT
 from magnet.workload.layer import Layer, ShapeKey
 
+#: Layers, each alone or with its repeat count (``Network.of``).
+LayerList = Annotated[
+    list[Layer | tuple[Layer, Count]], "a list of Layers or (Layer, repeat >= 1) pairs"
+]
 
-class NetworkLayer(Strict):
+
+class NetworkLayer(Public):
     """A layer of a network and how many times it repeats back to back."""
 
     layer: Layer
     repeat: Whole = Field(1, ge=1, le=MAX_EXTENT)
 
 
-class Network(Strict):
+class Network(Public):
     """An ordered list of layers (names unique within the network).
 
     ``producers``: for a layer, the layers whose outputs make its input (through operations
@@ -85,9 +92,10 @@ class Network(Strict):
         return out
 
     @classmethod
-    def of(cls, name: str, layers: list[Layer | tuple[Layer, int]]) -> Network:
+    @checked_call
+    def of(cls, name: str, layers: LayerList) -> Network:
         """Build from layers or (layer, repeat) pairs; bad input raises ``MagnetError``
-        naming the entry (``layers.2.repeat: expected a whole number, got True``)."""
+        naming the entry (``layers.2.repeat: Input should be ...``)."""
         entries = [
             {"layer": x[0], "repeat": x[1]} if isinstance(x, tuple) else {"layer": x}
             for x in layers
