@@ -712,6 +712,8 @@ def space_path(spec: str | Path) -> Path:
     builtin = builtin_spaces().get(path.stem if path.suffix == ".yaml" else str(spec))
     if builtin is not None and path.parent == Path("."):
         return builtin
+    if path.exists() or path.is_symlink():  # a folder, a device, a broken link: read_yaml
+        return path  # says what it is
     raise MagnetError(
         f"file not found, and not a built-in space; built-in spaces: "
         f"{', '.join(builtin_spaces())} (magnet spaces lists them)",
