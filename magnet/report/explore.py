@@ -104,6 +104,7 @@ def _order(study: Study, param: str, values: Sequence[Any]) -> list[Any]:
     distinct = list(dict.fromkeys(values))
     if _numeric(distinct):
         return sorted(distinct)
+    known: Sequence[Any]
     if param == "dataflow":
         known = study.space.dataflows()
     else:

@@ -39,7 +39,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from traceback import format_exception
 from types import FrameType
@@ -54,7 +54,9 @@ from magnet.search.space import (
     SearchSpace,
     WorkloadSpec,
     as_stored_now,
+    check_sampler,
     check_study_name,
+    checked,
     constraint_violations,
 )
 from magnet.search.storage import DriverLock, describe, open_storage, quiet_optuna
@@ -117,7 +119,10 @@ def resolve(space: SearchSpace, options: SearchOptions) -> SearchSpace:
         update["sampler"] = options.sampler
     if options.trials is not None:
         update["trials"] = options.trials
-    return space.model_copy(update=update) if update else space
+    resolved = space.model_copy(update=update) if update else space
+    if options.sampler is not None:
+        check_sampler(resolved, None, "--sampler")
+    return resolved
 
 
 def config_of(space: SearchSpace, options: SearchOptions) -> dict[str, Any]:
@@ -159,7 +164,7 @@ def make_sampler(
     return optuna.samplers.GridSampler(grid(space), seed=seed)
 
 
-def grid(space: SearchSpace) -> dict[str, list[Any]]:
+def grid(space: SearchSpace) -> dict[str, Sequence[Any]]:
     """Every discrete parameter's values (and the dataflows, when more than one): the
     trial parameters Optuna sees, but the float ranges'."""
     out = {name: r.listed() for name, r in space.ranges().items() if r.kind != "float"}
@@ -167,13 +172,6 @@ def grid(space: SearchSpace) -> dict[str, list[Any]]:
     if len(flows) > 1:
         out["dataflow"] = flows
     return out
-
-
-def space_size(space: SearchSpace) -> float:
-    """How many distinct designs the space holds (infinite with a float range)."""
-    if any(r.kind == "float" for r in space.ranges().values()):
-        return math.inf
-    return math.prod(len(v) for v in grid(space).values())
 
 
 def design_key(params: dict[str, Any]) -> str:
@@ -209,7 +207,7 @@ def unseen_design(
         params = draw()
         if design_key(params) not in known:
             return params
-    if space_size(space) > 1_000_000:
+    if space.size() > 1_000_000:
         return None
     names = list(values)
     left = [
@@ -364,7 +362,7 @@ def run_search(
     set to warnings only while it runs, SIGTERM ends it (as Ctrl-C does) only while it runs
     and only when it runs in the main thread, and the environment is left as it is."""
     check_options(options)
-    space = resolve(space, options)
+    space = resolve(checked(space), options)
     preflight(space, space.source)
     storage = open_storage(options.storage, create=True)
     with quiet_optuna():
@@ -490,7 +488,7 @@ def _drive(
 
     before = Study.from_optuna(study, describe(options.storage))
     front = Front(study, before)
-    total = int(min(space.trials, space_size(space)))
+    total = int(min(space.trials, space.size()))
     progress = Progress(log, total, before.counts(), front)
     if total < space.trials:
         log(f"the space holds {total} designs: the search evaluates each once at most")
