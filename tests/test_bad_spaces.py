@@ -496,3 +496,22 @@ def test_the_built_in_spaces_still_load() -> None:
     assert len(builtin_spaces()) >= 7
     for name in builtin_spaces():
         assert load_space(name).trials >= 1
+
+
+def test_workload_weights_are_relative_however_large() -> None:
+    # weights of 1e308 summed to infinity: every metric NaN, and every design infeasible
+    # with a wrong cause ("the cost model gives no energy_pj")
+    from magnet.search.evaluate import DesignJob, evaluate_design
+
+    def metrics(weight: float) -> dict[str, float]:
+        workloads = [{"workload": str(NET), "weight": weight}]
+        workloads.append({"workload": str(NET), "batch": 2, "weight": weight})
+        space = space_from_data(space_data(workloads=workloads))
+        params = space.design({n: r.first() for n, r in space.ranges().items()})
+        result = evaluate_design(DesignJob.of(space, params, space.dataflows()[0]))
+        assert result.status == "ok", result.reason
+        return result.metrics
+
+    huge, plain = metrics(1e308), metrics(1.0)
+    assert huge["energy_pj"] == pytest.approx(plain["energy_pj"], rel=1e-12)
+    assert huge == pytest.approx(plain, rel=1e-12, nan_ok=True)
