@@ -150,6 +150,8 @@ def read_yaml(path: str | Path) -> Any:
     ``MagnetError`` saying what it is: missing (or a broken symlink), a folder, a device
     (``/dev/null``), a named pipe or socket (never opened: reading one may wait forever),
     empty, binary, not UTF-8, or larger than ``MAX_YAML_BYTES``."""
+    if not str(path).strip():  # Path("") is the working folder
+        raise MagnetError("an empty path: give the path of a YAML file", source=repr(str(path)))
     path = Path(path)
     source = str(path)
     try:

@@ -515,3 +515,17 @@ def test_workload_weights_are_relative_however_large() -> None:
     huge, plain = metrics(1e308), metrics(1.0)
     assert huge["energy_pj"] == pytest.approx(plain["energy_pj"], rel=1e-12)
     assert huge == pytest.approx(plain, rel=1e-12, nan_ok=True)
+
+
+@pytest.mark.parametrize("given", ["", " "])
+def test_an_empty_space_argument_is_named_as_such(tmp_path: Path, given: str) -> None:
+    # '' was the working folder ("error: .: is a folder")
+    storage = tmp_path / "s.journal"
+    out = CliRunner().invoke(main, ["search", given, "--storage", str(storage)])
+    assert out.exit_code == 2 and out.stdout == "" and not storage.exists()
+    assert out.stderr == (
+        f"error: {given!r}: empty: give a space file or a built-in space (eyeriss, magnet, "
+        "package-fixed-macs, package, quickstart, simba, systolic)\n"
+    )
+    with pytest.raises(MagnetError, match="an empty path: give the path of a YAML file"):
+        read_yaml(given)

@@ -1020,6 +1020,11 @@ def builtin_spaces() -> dict[str, Path]:
 def space_path(spec: str | Path) -> Path:
     """The file of a search space given as a path or, when no such file exists, as the name
     of a built-in space (a file always wins); a miss names the built-in spaces."""
+    if not str(spec).strip():
+        raise MagnetError(
+            f"empty: give a space file or a built-in space ({', '.join(builtin_spaces())})",
+            source=repr(str(spec)),
+        )
     path = Path(spec)
     if path.is_file():
         return path
