@@ -833,8 +833,9 @@ def _check_constraint(
     names = sorted({owner[n] for n in used if n in owner})
     lists = [ranges[n] for n in names]
     count = math.prod(len(v) for v in lists)
-    kinds = space.ranges()
-    every = count <= MAX_CONSTRAINT_CHECKS and all(kinds[n].kind != "float" for n in names)
+    whole = space.ranges()  # each range's every value, where ``ranges`` may hold a sample
+    listed = [whole[n].kind != "float" and len(ranges[n]) == len(whole[n].listed()) for n in names]
+    every = count <= MAX_CONSTRAINT_CHECKS and all(listed)
     if count <= MAX_CONSTRAINT_CHECKS:
         assignments: Any = itertools.product(*lists)
     else:
