@@ -83,6 +83,10 @@ ONE_CHIP = (
 # case -> (changes to the small space, the message as a regular expression)
 BAD_SPACES: dict[str, tuple[dict[str, Any], str]] = {
     # constraints that are not comparisons, and what else a constraint may not be
+    "an unknown objective written without a list": (
+        {"objectives": "energy"},
+        r"objectives\.0: unknown metric 'energy'; allowed: energy_pj",  # was 'e'
+    ),
     "a sum": (
         {"constraints": ["weight_buffer + 4"]},
         rf"constraints\.0: 'weight_buffer \+ 4' is not a comparison.*; {FORM}",
@@ -248,6 +252,7 @@ GOOD_SPACES: dict[str, dict[str, Any]] = {
         "params": {**PARAMS, "clock_ghz": {"float": [0.5, 2.0]}},
         "constraints": ["clock_ghz > 0.9 and clock_ghz < 1.1"],
     },
+    "one objective written without a list": {"objectives": "energy_pj"},  # was its letters
     "min below max": {
         "limits": [{"metric": "area_mm2", "min": 0.5}, {"metric": "area_mm2", "max": 100}]
     },

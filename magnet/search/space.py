@@ -401,10 +401,12 @@ class SearchSpace(Strict):
     sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid"] = "nsga2"
 
     @field_validator(
-        "objectives", mode="before", json_schema_input_type=list[SearchObjective | str]
+        "objectives", mode="before", json_schema_input_type=list[SearchObjective | str] | str
     )
     @classmethod
     def _objectives(cls, value: Any) -> Any:
+        if isinstance(value, str):  # one metric, not its letters
+            value = [value]
         return [{"metric": v} if isinstance(v, str) else v for v in (value or [])]
 
     @field_validator(
