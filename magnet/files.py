@@ -86,30 +86,146 @@ def _construct_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | f
 _UniqueKeyLoader.add_constructor(_NUMBER_TAG, _construct_number)
 
 
+#: Largest YAML input read (bytes): magnet's largest inputs (a network of thousands of
+#: layers, a search space of 100,000 choices) are a few MB; a bigger file is none of them.
+MAX_YAML_BYTES = 16 * 2**20
+#: Deepest nesting of YAML collections, and most values a YAML input may hold once its
+#: aliases (``*anchor``) are followed: past these a file is no configuration (a "billion
+#: laughs" of nested aliases expands a few hundred bytes into billions of values).
+MAX_YAML_DEPTH = 100
+MAX_YAML_VALUES = 1_000_000
+#: What a path that is not a regular file is, as an error says it.
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
 def parse_yaml(text: str, source: str) -> Any:
-    """Parse YAML ``text`` (from ``source``, named in errors), refusing duplicate keys."""
+    """Parse YAML ``text`` (from ``source``, named in errors), refusing duplicate keys,
+    collections nested deeper than ``MAX_YAML_DEPTH``, aliases that refer to themselves or
+    expand past ``MAX_YAML_VALUES`` values, and text that holds no data at all."""
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except _DuplicateKey as exc:
         raise MagnetError(str(exc), source=source) from None
     except yaml.YAMLError as exc:
-        raise MagnetError(f"not valid YAML: {exc}", source=source) from None
+        raise MagnetError(f"not valid YAML: {_one_line(exc)}", source=source) from None
+    except RecursionError:  # PyYAML's composer recurses once per level
+        raise MagnetError(
+            f"collections nest deeper than {MAX_YAML_DEPTH} levels: not a configuration",
+            source=source,
+        ) from None
+    if data is None:
+        raise MagnetError("holds no YAML data (only comments, blank lines or null)", source=source)
+    values, depth = _extent(data, source)
+    if depth > MAX_YAML_DEPTH:
+        raise MagnetError(
+            f"collections nest {depth} levels deep, more than {MAX_YAML_DEPTH}: not a "
+            "configuration",
+            source=source,
+        )
+    if values > MAX_YAML_VALUES:
+        raise MagnetError(
+            f"its aliases (*anchor) expand it to {values:,} values, more than "
+            f"{MAX_YAML_VALUES:,}: not a configuration",
+            source=source,
+        )
+    return data
+
+
+def _one_line(exc: yaml.YAMLError) -> str:
+    """PyYAML's message on one line: where (line, column) and what, and in what context."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
+        return " ".join(str(exc).split())
+    mark = exc.problem_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: {exc.problem}"
+    if exc.context and exc.context_mark is not None:
+        start = exc.context_mark
+        where += f" ({exc.context} at line {start.line + 1}, column {start.column + 1})"
+    return where
+
+
+def _extent(data: Any, source: str) -> tuple[int, int]:
+    """How many values ``data`` holds once its aliases are followed (a shared collection
+    counted wherever it appears) and how deep its collections nest, each collection visited
+    once and without recursing; a collection inside itself (``&a [*a]``) is refused."""
+    known: dict[int, tuple[int, int]] = {}  # id of a collection -> (values, depth)
+    open_: set[int] = set()  # collections whose contents are being measured
+    stack: list[Any] = [data]
+    while stack:
+        node = stack[-1]
+        inside = _contents(node)
+        if inside is None or id(node) in known:
+            stack.pop()
+            continue
+        todo = [c for c in inside if _contents(c) is not None and id(c) not in known]
+        if id(node) not in open_:
+            open_.add(id(node))
+            if any(id(c) in open_ for c in todo):
+                raise MagnetError("an alias (*anchor) refers to its own anchor", source=source)
+            stack += todo
+            continue
+        stack.pop()
+        open_.discard(id(node))
+        parts = [known.get(id(c), (1, 0)) for c in inside]
+        known[id(node)] = (1 + sum(v for v, _ in parts), 1 + max((d for _, d in parts), default=0))
+    return known.get(id(data), (1, 0))
+
+
+def _contents(node: Any) -> list[Any] | None:
+    """The values inside a collection (a mapping's keys too); None for a scalar."""
+    if isinstance(node, dict):
+        return [*node.keys(), *node.values()]
+    if isinstance(node, list | tuple | set | frozenset):
+        return list(node)
+    return None
 
 
 def read_yaml(path: str | Path) -> Any:
-    """``parse_yaml`` of a file; a missing or unreadable file raises ``MagnetError``."""
+    """``parse_yaml`` of a file. A path that is not a readable YAML file raises
+    ``MagnetError`` saying what it is: missing (or a broken symlink), a folder, a device
+    (``/dev/null``), a named pipe or socket (never opened: reading one may wait forever),
+    empty, binary, not UTF-8, or larger than ``MAX_YAML_BYTES``."""
+    if not str(path).strip():  # Path("") is the working folder
+        raise MagnetError("an empty path: give the path of a YAML file", source=repr(str(path)))
     path = Path(path)
-    if not path.is_file():
-        raise MagnetError("file not found", source=str(path))
+    source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise MagnetError("not a text (YAML) file", source=str(path)) from None
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        broken = " (a symlink to a path that does not exist)" if path.is_symlink() else ""
+        raise MagnetError(f"file not found{broken}", source=source) from None
     except OSError as exc:
+        raise MagnetError(f"cannot read the file: {exc.strerror or exc}", source=source) from None
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
         raise MagnetError(
-            f"cannot read the file: {exc.strerror or exc}", source=str(path)
-        ) from None
-    return parse_yaml(text, str(path))
+            f"is {kind}, not a YAML file; give the path of a YAML file", source=source
+        )
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_YAML_BYTES + 1)  # a file's size, as stat gives it, may be 0 (/proc)
+    except OSError as exc:
+        raise MagnetError(f"cannot read the file: {exc.strerror or exc}", source=source) from None
+    if len(raw) > MAX_YAML_BYTES:
+        raise MagnetError(
+            f"is larger than {MAX_YAML_BYTES // 2**20} MiB: not a YAML input of magnet's (is "
+            "it the right file?)",
+            source=source,
+        )
+    if not raw.strip():
+        raise MagnetError("the file is empty; expected YAML", source=source)
+    if b"\0" in raw:
+        raise MagnetError("a binary file (it holds NUL bytes), not YAML", source=source)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MagnetError("not a text (YAML) file: not UTF-8", source=source) from None
+    return parse_yaml(text, source)
 
 
 #: The first line of the Timeloop inputs magnet writes (``magnet export-timeloop``).

@@ -403,7 +403,7 @@ def space_with(tmp_path: Path, param: str) -> Path:
     [
         (
             "{int: [1, 1000000000000000000000000000000]}",
-            [r"within -9007199254740992\.\.9007199254740992", r"2\*\*53"],
+            [r"within -9007199254740992\.\.9007199254740992", r"2\^53"],
         ),
         ("{int: [1, 1e30]}", [r"within -9007199254740992\.\.9007199254740992"]),
         ("{int: [-1e20, 4]}", [r"within -9007199254740992"]),
@@ -412,16 +412,13 @@ def space_with(tmp_path: Path, param: str) -> Path:
             "{int: [4, 4294967296]}",
             [r"the value 4294967296: vector_width", r"less than or equal to 256"],
         ),
-        ("{int: [4, 8], step: 1e30}", [r"vector_width"]),
+        ("{int: [4, 8], step: 1e30}", [r"within -9007199254740992"]),
     ],
 )
 def test_an_int_range_too_large_gives_a_bound(
     param: str, patterns: list[str], tmp_path: Path
 ) -> None:
     path = space_with(tmp_path, param)
-    if "step" in param:  # a step longer than the range: its one value, 4 (a good space)
-        assert load_space(path).ranges()["vector_width"].listed() == range(4, 9, 10**30)
-        return
     line = refused(tmp_path, "search", str(path), "--storage", str(tmp_path / "s.journal"))
     expect(line, re.escape(str(path)), r"params\.vector_width", *patterns)
 

@@ -42,7 +42,7 @@ def test_the_package_space_searches_the_mesh_the_link_and_the_chiplet_together()
     # chiplets_x, chiplets_y in pow2 [1, 4]: 1, 2, 4 each (3 x 3 meshes, 1 to 16 chiplets);
     # link 3; vector_units 3; weight, input, global buffer 3 each; pe_rows, pe_cols 2 each:
     # 3 * 3 * 3 * 3 * 3 * 3 * 3 * 2 * 2 = 8,748 designs
-    assert driver.space_size(space) == 3**7 * 2 * 2 == 8748
+    assert space.size() == 3**7 * 2 * 2 == 8748
 
 
 def test_a_search_of_the_package_space_runs(tmp_path) -> None:
@@ -56,7 +56,7 @@ def test_every_design_of_the_fixed_mac_space_has_36864_macs() -> None:
     space = load_space("package-fixed-macs")
     grid = driver.grid(space)
     # 7 splits (1, 4, 9, 16, 36, 64, 144 chiplets) x 3 links x 2 weight x 2 input buffers
-    assert driver.space_size(space) == 7 * 3 * 2 * 2 == 84
+    assert space.size() == 7 * 3 * 2 * 2 == 84
     template = get_template("package")
     chiplets = set()
     for combo in itertools.product(*grid.values()):

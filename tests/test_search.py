@@ -65,7 +65,10 @@ def assert_mutually_non_dominated(study) -> None:
             "params.vector_widht: unknown parameter of the simba template; allowed: clock_ghz",
         ),
         ({"params": {"vector_units": {"int": [8, 4]}}}, "params.vector_units: the range is empty"),
-        ({"params": {"vector_units": {"pow2": [5, 7]}}}, "no power of two between 5 and 7"),
+        (
+            {"params": {"vector_units": {"pow2": [5, 7]}}},
+            "5 is not a power of two (the nearest are 4 and 8)",
+        ),
         (
             {"objectives": ["energy", "area_mm2"]},
             "objectives.0: unknown metric 'energy'; allowed: energy_pj",

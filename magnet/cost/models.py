@@ -477,7 +477,7 @@ class DatasheetCostModel(CostModel):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
-        if not self.path.is_file():
+        if not self.path.exists():  # a folder, a device: read_yaml says what it is
             raise MagnetError(
                 "datasheet not found; write table:PATH/TO/DATASHEET.yaml", source=str(path)
             )

@@ -54,7 +54,9 @@ from magnet.search.space import (
     SearchSpace,
     WorkloadSpec,
     as_stored_now,
+    check_sampler,
     check_study_name,
+    checked,
     constraint_violations,
 )
 from magnet.search.storage import DriverLock, describe, open_storage, quiet_optuna
@@ -118,7 +120,10 @@ def resolve(space: SearchSpace, options: SearchOptions) -> SearchSpace:
         update["sampler"] = options.sampler
     if options.trials is not None:
         update["trials"] = options.trials
-    return space.model_copy(update=update) if update else space
+    resolved = space.model_copy(update=update) if update else space
+    if options.sampler is not None:
+        check_sampler(resolved, None, "--sampler")
+    return resolved
 
 
 def config_of(space: SearchSpace, options: SearchOptions) -> dict[str, Any]:
@@ -170,13 +175,6 @@ def grid(space: SearchSpace) -> dict[str, Sequence[Any]]:
     return out
 
 
-def space_size(space: SearchSpace) -> float:
-    """How many distinct designs the space holds (infinite with a float range)."""
-    if any(r.kind == "float" for r in space.ranges().values()):
-        return math.inf
-    return math.prod(len(v) for v in grid(space).values())
-
-
 def design_key(params: dict[str, Any]) -> str:
     """What identifies a design among a study's trials: its trial parameters."""
     return json.dumps(params, sort_keys=True, default=str)
@@ -210,7 +208,7 @@ def unseen_design(
         params = draw()
         if design_key(params) not in known:
             return params
-    if space_size(space) > 1_000_000:
+    if space.size() > 1_000_000:
         return None
     names = list(values)
     left = [
@@ -369,7 +367,7 @@ def run_search(
     set to warnings only while it runs, SIGTERM ends it (as Ctrl-C does) only while it runs
     and only when it runs in the main thread, and the environment is left as it is."""
     check_options(options)
-    space = resolve(space, options)
+    space = resolve(checked(space), options)
     preflight(space, space.source)
     storage = open_storage(options.storage, create=True)
     with quiet_optuna():
@@ -495,7 +493,7 @@ def _drive(
 
     before = Study.from_optuna(study, describe(options.storage))
     front = Front(study, before)
-    total = int(min(space.trials, space_size(space)))
+    total = int(min(space.trials, space.size()))
     progress = Progress(log, total, before.counts(), front)
     if total < space.trials:
         log(f"the space holds {total} designs: the search evaluates each once at most")

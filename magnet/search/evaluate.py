@@ -214,9 +214,9 @@ def _evaluate(job: DesignJob) -> DesignResult:
         result.records.append(record)
         per_workload.append(metrics_of(record))
         weights.append(float(spec.get("weight", 1.0)))
-    total = sum(weights)
+    shares = [w / max(weights) for w in weights]  # relative: weights of 1e308 do not overflow
     result.metrics = {
-        key: sum(w * m[key] for w, m in zip(weights, per_workload, strict=True)) / total
+        key: sum(w * m[key] for w, m in zip(shares, per_workload, strict=True)) / sum(shares)
         for key in per_workload[0]
     }
     result.status = "ok"

@@ -35,7 +35,9 @@ result and the workloads; an error names the file, the field and what is allowed
 
 from __future__ import annotations
 
+import ast
 import builtins
+import itertools
 import math
 import warnings
 from collections.abc import Sequence
@@ -58,6 +60,7 @@ from magnet.files import read_yaml
 from magnet.mapper import Budget
 from magnet.strict import Strict
 from magnet.units import Whole, parse_bytes, real_number
+from magnet.workload.dims import MAX_EXTENT
 
 if TYPE_CHECKING:
     from magnet.templates.base import Template
@@ -89,10 +92,6 @@ NATURAL_GOAL = {
     "utilization": "max",
     "images_per_s": "max",
 }
-
-
-#: Largest magnitude of an ``int`` range's ends: Optuna draws integers as floats, exact to 2**53.
-MAX_INT = 2**53
 
 
 #: The kinds of range, as a space writes them.
@@ -133,12 +132,13 @@ class ParamRange(Strict):
 
     def values(self) -> Sequence[Any] | None:
         """Every value of a discrete range (None for a float range; the groups' names for
-        ``groups``)."""
+        ``groups``). An ``int`` range is a ``range``, never listed in memory: it may hold
+        billions of values."""
         if self.groups is not None:
             return list(self.members())
         if self.choices is not None:
             out = [_number_or_size(v) for v in self.choices]
-            twice = sorted({repr(v) for v in out if out.count(v) > 1})
+            twice = _repeated(out)
             if twice:
                 raise ValueError(f"a choice is listed twice: {', '.join(twice)}")
             return out
@@ -149,20 +149,21 @@ class ParamRange(Strict):
                 raise ValueError(f"step must be >= 1, got {step}")
             if lo > hi:
                 raise ValueError(f"the range is empty: {lo} > {hi}")
-            if max(-lo, hi) > MAX_INT:
-                raise ValueError(
-                    f"an int range lies within -{MAX_INT}..{MAX_INT} (2**53: Optuna draws "
-                    f"integers as floats), got [{lo}, {hi}]"
-                )
             return range(lo, hi + 1, step)  # not a list: a long range is never held whole
         if self.pow2 is not None:
             lo, hi = (_whole(v) for v in self.pow2)
             if lo < 1 or lo > hi:
                 raise ValueError(f"the range is empty or not positive: [{lo}, {hi}]")
-            out = [1 << e for e in range((lo - 1).bit_length(), hi.bit_length())]
-            if not out:
-                raise ValueError(f"no power of two between {lo} and {hi}")
-            return out
+            for end, written in zip((lo, hi), self.pow2, strict=True):
+                if end & (end - 1):
+                    below, above = 1 << (end.bit_length() - 1), 1 << end.bit_length()
+                    raise ValueError(
+                        f"{_shown(written, end)} is not a power of two (the nearest are "
+                        f"{_shown(written, below)} and {_shown(written, above)}); give powers "
+                        "of two as the ends, or int: [lo, hi] (step: n) or choices: [...] for "
+                        "other values"
+                    )
+            return [1 << e for e in range(lo.bit_length() - 1, hi.bit_length())]
         return None
 
     def members(self) -> dict[str, dict[str, Any]]:
@@ -225,11 +226,62 @@ class ParamRange(Strict):
         return lo, hi
 
 
+#: Largest magnitude of an ``int`` or ``pow2`` range's ends: 2^53, the largest whole number
+#: Optuna, which keeps a trial's parameters as 64-bit floats, holds exactly.
+MAX_WHOLE = 2**53
+
+
 def _whole(value: Any) -> int:
     number = _number_or_size(value)
     if isinstance(number, bool) or not isinstance(number, int):
         raise ValueError(f"expected a whole number or a size, got {value!r}")
+    if abs(number) > MAX_WHOLE:
+        raise ValueError(
+            f"{value!r} is out of bounds: a range's ends lie within -{MAX_WHOLE}..{MAX_WHOLE} "
+            "(2^53: Optuna keeps parameters as 64-bit floats)"
+        )
     return number
+
+
+def _shown(written: Any, number: int) -> str:
+    """``number`` as the user wrote its neighbour: a size with units (``16KiB``) when
+    ``written`` is one, else the number."""
+    if isinstance(written, str) and number >= 1024 and not number % 1024:
+        units = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+        i = 0
+        while number % 1024 == 0 and number >= 1024 and i < len(units):
+            number //= 1024
+            i += 1
+        return f"{number}{units[i - 1]}"
+    return str(number)
+
+
+def _repeated(values: list[Any]) -> list[str]:
+    """The values listed more than once (equal as Python compares them: ``1``, ``1.0``),
+    each shown once; linear in the number of values."""
+    first: dict[Any, Any] = {}
+    twice: dict[str, None] = {}
+    for value in values:
+        key = _key(value)
+        if key in first:
+            twice |= {repr(first[key]): None, repr(value): None}
+        else:
+            first[key] = value
+    return sorted(twice)
+
+
+def _key(value: Any) -> Any:
+    """A hashable stand-in for ``value``, equal for equal values (a list or a mapping, which
+    YAML allows as a choice, by its contents)."""
+    if isinstance(value, list | tuple):
+        return ("list", tuple(_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", frozenset((_key(k), _key(v)) for k, v in value.items()))
+    try:
+        hash(value)
+    except TypeError:
+        return ("repr", repr(value))
+    return value
 
 
 def _number_or_size(value: Any) -> Any:
@@ -313,7 +365,7 @@ class WorkloadSpec(Strict):
     ``images_per_s`` is then the pipeline's rate); on one chip, layer after layer."""
 
     workload: str
-    batch: Whole | None = Field(None, ge=1)
+    batch: Whole | None = Field(None, ge=1, le=MAX_EXTENT)  # a layer's N
     weight: Real = Field(1.0, gt=0)
     pipeline: bool = False
 
@@ -347,10 +399,12 @@ class SearchSpace(Strict):
     sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid"] = "nsga2"
 
     @field_validator(
-        "objectives", mode="before", json_schema_input_type=list[SearchObjective | str]
+        "objectives", mode="before", json_schema_input_type=list[SearchObjective | str] | str
     )
     @classmethod
     def _objectives(cls, value: Any) -> Any:
+        if isinstance(value, str):  # one metric, not its letters
+            value = [value]
         return [{"metric": v} if isinstance(v, str) else v for v in (value or [])]
 
     @field_validator(
@@ -363,6 +417,8 @@ class SearchSpace(Strict):
         return [{"workload": v} if isinstance(v, str) else v for v in (value or [])]
 
     _source: str = PrivateAttr("space")
+    _ranges: tuple[dict[str, Any], dict[str, ParamRange]] | None = PrivateAttr(None)
+    _checked: bool = PrivateAttr(False)  # by ``_check``: see ``checked``
 
     @property
     def source(self) -> str:
@@ -371,8 +427,11 @@ class SearchSpace(Strict):
 
     # ---- derived views ---------------------------------------------------------------
     def ranges(self) -> dict[str, ParamRange]:
-        """The parameters that vary."""
-        return {k: ParamRange(**v) for k, v in self.params.items() if isinstance(v, dict)}
+        """The parameters that vary (read once: a copy with other ``params`` reads its own)."""
+        if self._ranges is None or self._ranges[0] is not self.params:
+            ranges = {k: ParamRange(**v) for k, v in self.params.items() if isinstance(v, dict)}
+            self._ranges = (self.params, ranges)
+        return dict(self._ranges[1])
 
     def fixed(self) -> dict[str, Any]:
         """The parameters given one value."""
@@ -407,6 +466,14 @@ class SearchSpace(Strict):
             return [self.dataflow]
         return list(self.dataflow["choices"])
 
+    def size(self) -> builtins.float:
+        """How many distinct designs the space holds: the product of its ranges' and its
+        dataflows' counts (infinite with a float range)."""
+        ranges = self.ranges().values()
+        if any(r.kind == "float" for r in ranges):
+            return math.inf
+        return math.prod(len(r.listed()) for r in ranges) * len(self.dataflows())
+
     def directions(self) -> list[Direction]:
         """Optuna's direction of each objective."""
         return [o.direction for o in self.objectives]
@@ -423,18 +490,86 @@ def _check(space: SearchSpace, source: str) -> None:
     _check_values(space, template, ranges, source)
     _check_dataflows(space, list(template.dataflows), template.name, source)
     _check_metrics(space, source)
-    known = set(allowed)
-    for i, text in enumerate(space.constraints):
-        used = _expression_names(text, known, source, f"constraints.{i}")
-        _check_constraint(space, text, used, ranges, source, f"constraints.{i}")
+    _check_constraints(space, set(allowed), ranges, source)
     _check_mapper(space, source)
     _check_workloads(space, source)
-    if space.sampler == "grid" and any(r.kind == "float" for r in space.ranges().values()):
+    _check_chiplets(space, template, ranges, source)
+    check_sampler(space, source, "sampler")
+
+
+#: Most designs the grid sampler may hold: Optuna's ``GridSampler`` lists every design of
+#: its grid in memory (about 300 MB and 0.1 s per trial at this size; a search of a million
+#: designs already takes weeks).
+MAX_GRID_DESIGNS = 1_000_000
+
+
+def check_sampler(space: SearchSpace, source: str | None, field: str) -> None:
+    """The grid sampler needs a grid it can list: discrete ranges only, and at most
+    ``MAX_GRID_DESIGNS`` designs (``field`` names where the sampler was chosen)."""
+    if space.sampler != "grid":
+        return
+    ranges = space.ranges()
+    if any(r.kind == "float" for r in ranges.values()):
         raise MagnetError(
             "the grid sampler needs discrete parameters (choices, int, pow2), not float ranges",
             source=source,
-            field="sampler",
+            field=field,
         )
+    size = space.size()
+    if size > MAX_GRID_DESIGNS:
+        counts = [f"{name} {len(r.listed()):,}" for name, r in ranges.items()]
+        counts += [f"dataflow {len(space.dataflows())}"] if len(space.dataflows()) > 1 else []
+        raise MagnetError(
+            f"the grid holds {size:,} designs ({' x '.join(counts)}), more than the "
+            f"{MAX_GRID_DESIGNS:,} the grid sampler can list in memory; use another sampler "
+            "(nsga2, nsga3, tpe, random: they draw designs without listing them) or give "
+            "fewer values",
+            source=source,
+            field=field,
+        )
+
+
+def _check_chiplets(
+    space: SearchSpace, template: Template[Any], ranges: dict[str, list[Any]], source: str
+) -> None:
+    """A pipelined workload and the ``nop_bytes`` metric need designs of several chiplets:
+    on a space whose designs are all one chip (a chip template, a package of 1 x 1) a
+    pipeline is never run and ``nop_bytes`` is 0 for every design, so both are refused."""
+    pipeline = "pipeline: true runs the layers across a package's chiplets"
+    nop = "nop_bytes counts the bytes over a package's chip-to-chip links (0 on one chip)"
+    needs = [(f"workloads.{i}", pipeline) for i, w in enumerate(space.workloads) if w.pipeline]
+    named = {"objectives": [o.metric for o in space.objectives]}
+    named["limits"] = [x.metric for x in space.limits]
+    for field, metrics in named.items():
+        needs += [(f"{field}.{i}", nop) for i, m in enumerate(metrics) if m == "nop_bytes"]
+    if not needs or _several_chiplets(space, template, ranges):
+        return
+    field, what = needs[0]
+    raise MagnetError(
+        f"{what}, but every design of this space is a single chip (template {template.name}); "
+        "use a template of packages (package, with chiplets_x or chiplets_y above 1), or "
+        "leave it out",
+        source=source,
+        field=field,
+    )
+
+
+def _several_chiplets(
+    space: SearchSpace, template: Template[Any], ranges: dict[str, list[Any]]
+) -> bool:
+    """Whether some design of ``space`` has several chiplets, looking at the first design,
+    the last, and each checked value of each range (the others at their first)."""
+    firsts = {n: v[0] for n, v in ranges.items()}
+    lasts = {n: v[-1] for n, v in ranges.items()}
+    each = (firsts | {n: v} for n, values in ranges.items() for v in values)
+    for chosen in itertools.chain([firsts, lasts], each):
+        try:
+            arch = template.build(space.design(chosen))
+        except MagnetError:  # a combination the template refuses: another design may do
+            continue
+        if arch.chiplets > 1:
+            return True
+    return False
 
 
 def _checked_ranges(
@@ -570,6 +705,46 @@ def _check_metrics(space: SearchSpace, source: str) -> None:
     names = [o.metric for o in space.objectives]
     if len(set(names)) != len(names):
         raise MagnetError("an objective is listed twice", source=source, field="objectives")
+    _check_limits(space.limits, source)
+
+
+#: The values a metric can take, where they are narrower than [0, inf): none is negative.
+METRIC_TOP = {"utilization": 1.0}
+
+
+def _check_limits(limits: list[Limit], source: str) -> None:
+    """No limit twice, none that no design can meet (below 0; utilisation above 1), and no
+    two on one metric that leave no value between them."""
+    twice = _repeated([x.key for x in limits])
+    if twice:
+        raise MagnetError(
+            f"a limit is listed twice: {', '.join(twice)}", source=source, field="limits"
+        )
+    for i, x in enumerate(limits):
+        top = METRIC_TOP.get(x.metric, math.inf)
+        if (x.max is not None and x.max < 0) or (x.min is not None and x.min > top):
+            shown = "above 1" if x.min is not None else "negative"
+            raise MagnetError(
+                f"no design can meet {x.key}: {x.metric} is never {shown}",
+                source=source,
+                field=f"limits.{i}",
+            )
+    floors: dict[str, tuple[float, int]] = {}  # by metric: the highest min, and its limit
+    tops: dict[str, tuple[float, int]] = {}  # the lowest max
+    for i, x in enumerate(limits):
+        if x.min is not None and x.min > floors.get(x.metric, (-math.inf, i))[0]:
+            floors[x.metric] = (x.min, i)
+        if x.max is not None and x.max < tops.get(x.metric, (math.inf, i))[0]:
+            tops[x.metric] = (x.max, i)
+    for metric, (low, i) in floors.items():
+        high, j = tops.get(metric, (math.inf, i))
+        if low > high:
+            raise MagnetError(
+                f"{limits[i].key} and {limits[j].key} (limits.{j}) leave no value of {metric}: "
+                "no design can meet both",
+                source=source,
+                field=f"limits.{i}",
+            )
 
 
 def _check_mapper(space: SearchSpace, source: str) -> None:
@@ -620,6 +795,27 @@ def _checked_values(r: ParamRange) -> list[Any]:
     return list(values)
 
 
+def _check_constraints(
+    space: SearchSpace, known: set[str], ranges: dict[str, list[Any]], source: str
+) -> None:
+    """At most ``MAX_CONSTRAINTS`` derived constraints, none twice, each a comparison of
+    known parameters that can be evaluated (``_check_constraint``)."""
+    if len(space.constraints) > MAX_CONSTRAINTS:
+        raise MagnetError(
+            f"a space has at most {MAX_CONSTRAINTS} constraints, got {len(space.constraints)}",
+            source=source,
+            field="constraints",
+        )
+    twice = _repeated([" ".join(text.split()) for text in space.constraints])
+    if twice:
+        raise MagnetError(
+            f"a constraint is listed twice: {', '.join(twice)}", source=source, field="constraints"
+        )
+    for i, text in enumerate(space.constraints):
+        used = _expression_names(text, known, source, f"constraints.{i}")
+        _check_constraint(space, text, used, ranges, source, f"constraints.{i}")
+
+
 def _check_constraint(
     space: SearchSpace,
     text: str,
@@ -630,53 +826,156 @@ def _check_constraint(
 ) -> None:
     """Evaluate a derived constraint at every assignment of the ranges it names (an even
     sample when there are too many): one that cannot be evaluated (a division by zero, a
-    number too large) is bad input, found before the search."""
-    import itertools
+    number too large) is bad input, found before the search; so is one that every design
+    breaks (known when every assignment was evaluated: no float range, not sampled)."""
     import random
 
     owner = {n: n for n in ranges} | space.grouped()  # a grouped parameter: its groups range
     names = sorted({owner[n] for n in used if n in owner})
     lists = [ranges[n] for n in names]
     count = math.prod(len(v) for v in lists)
+    whole = space.ranges()  # each range's every value, where ``ranges`` may hold a sample
+    listed = [whole[n].kind != "float" and len(ranges[n]) == len(whole[n].listed()) for n in names]
+    every = count <= MAX_CONSTRAINT_CHECKS and all(listed)
     if count <= MAX_CONSTRAINT_CHECKS:
         assignments: Any = itertools.product(*lists)
     else:
         rng = random.Random(0)
         assignments = ([rng.choice(v) for v in lists] for _ in range(MAX_CONSTRAINT_CHECKS))
     firsts = {n: v[0] for n, v in ranges.items()}
+    evaluator = _evaluator(space.template, {})
+    defaults, parsed = dict(evaluator.names), evaluator.parse(text)
+    errors = _expression_errors()
+    held = False
     for values in assignments:
         chosen = dict(zip(names, values, strict=True))
-        params = space.design(firsts | chosen)
+        evaluator.names = defaults | space.design(firsts | chosen)
         try:
-            _evaluator(space.template, params).eval(text)
-        except Exception as exc:  # simpleeval raises many kinds: each is a bad expression
+            held = bool(evaluator.eval(text, previously_parsed=parsed)) or held
+        except errors as exc:
             shown = ", ".join(f"{n}={v!r}" for n, v in chosen.items()) or "the fixed parameters"
             raise MagnetError(
                 f"{text!r} cannot be evaluated at {shown}: {type(exc).__name__}: {exc}",
                 source=source,
                 field=field,
             ) from None
-
-
-def _expression_names(text: str, known: set[str], source: str, field: str) -> set[str]:
-    """The parameter names an expression uses; a syntax error or unknown name is refused."""
-    import ast
-
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as exc:
-        raise MagnetError(f"not an expression: {exc.msg}", source=source, field=field) from None
-    unknown = sorted(
-        {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - known - set(FUNCTIONS)
-    )
-    if unknown:
+    if every and not held:
         raise MagnetError(
-            f"unknown name(s) {', '.join(unknown)} in {text!r}; use the template's parameters "
-            f"and {', '.join(FUNCTIONS)}",
+            f"{text!r} is broken by every design of the space ({count:,} checked): no design "
+            "would be evaluated",
             source=source,
             field=field,
         )
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - set(FUNCTIONS)
+
+
+#: Most derived constraints a space may have: each is evaluated at up to
+#: ``MAX_CONSTRAINT_CHECKS`` designs before the search.
+MAX_CONSTRAINTS = 100
+#: Longest derived constraint (characters), and its deepest nesting of operations: a
+#: constraint relates a few parameters; past these it is no expression a person wrote (and
+#: the evaluator, which recurses, would run out of stack).
+MAX_CONSTRAINT_CHARS = 1000
+MAX_CONSTRAINT_DEPTH = 50
+#: What a derived constraint is, as an error says it.
+CONSTRAINT_FORM = (
+    "a constraint is a comparison of parameters, e.g. weight_buffer >= 256 * vector_units "
+    "(==, !=, <, <=, >, >=, in; joined by and, or, not; with +, -, *, /, //, %, **, min, max)"
+)
+
+
+def _expression_names(text: str, known: set[str], source: str, field: str) -> set[str]:
+    """The parameter names a derived constraint uses; refused: one too long or nested too
+    deeply, a syntax error, what a constraint does not have (an attribute, an index, a call
+    of anything but ``min`` and ``max``), an expression that is not a comparison
+    (``weight_buffer + 4`` is never false), an unknown name, one that names no parameter."""
+
+    def refuse(problem: str) -> MagnetError:
+        return MagnetError(problem, source=source, field=field)
+
+    if len(text) > MAX_CONSTRAINT_CHARS:
+        raise refuse(f"a constraint has at most {MAX_CONSTRAINT_CHARS} characters, got {len(text)}")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise refuse(f"not an expression: {exc.msg}") from None
+    if _depth(tree) > MAX_CONSTRAINT_DEPTH:
+        raise refuse(
+            f"{text[:60]!r}... nests operations more than {MAX_CONSTRAINT_DEPTH} deep; "
+            f"{CONSTRAINT_FORM}"
+        )
+    nodes = list(ast.walk(tree))
+    odd = next((n for n in nodes if not _allowed(n)), None)
+    if odd is not None:
+        what = _NOT_ALLOWED.get(type(odd), type(odd).__name__)
+        raise refuse(f"{text!r} has {what}, which a constraint may not; {CONSTRAINT_FORM}")
+    if not _is_comparison(tree.body):
+        raise refuse(f"{text!r} is not a comparison, so it cannot be broken; {CONSTRAINT_FORM}")
+    names = {n.id for n in nodes if isinstance(n, ast.Name)} - set(FUNCTIONS)
+    unknown = sorted(names - known)
+    if unknown:
+        raise refuse(
+            f"unknown name(s) {', '.join(unknown)} in {text!r}; use the template's parameters "
+            f"and {', '.join(FUNCTIONS)}"
+        )
+    if not names:
+        raise refuse(
+            f"{text!r} names no parameter: it is the same for every design; {CONSTRAINT_FORM}"
+        )
+    return names
+
+
+#: The parts of Python's expressions a constraint may have.
+_ALLOWED = (
+    ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name,
+    ast.Constant, ast.List, ast.Tuple, ast.expr_context, ast.boolop, ast.operator,
+    ast.unaryop, ast.cmpop,
+)  # fmt: skip
+#: Those it may not, as an error names them (others by their ``ast`` name).
+_NOT_ALLOWED = {
+    ast.Attribute: "an attribute (x.y)",
+    ast.Subscript: "an index (x[i])",
+    ast.IfExp: "a conditional (x if c else y)",
+    ast.Call: "a call of a function other than min and max",
+    ast.NamedExpr: "an assignment (:=)",
+    ast.keyword: "a keyword argument",
+}
+
+
+def _allowed(node: ast.AST) -> bool:
+    """Whether a node of a constraint's ``ast`` is one a constraint may have."""
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
+    return isinstance(node, _ALLOWED)
+
+
+def _depth(tree: ast.AST) -> int:
+    """How deep the nodes of an ``ast`` tree nest (without recursing)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack += [(child, depth + 1) for child in ast.iter_child_nodes(node)]
+    return deepest
+
+
+def _is_comparison(node: ast.AST) -> bool:
+    """Whether an expression's ``ast`` node is a comparison, or comparisons joined by
+    ``and``, ``or`` and ``not``."""
+    if isinstance(node, ast.BoolOp):
+        return all(_is_comparison(v) for v in node.values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _is_comparison(node.operand)
+    return isinstance(node, ast.Compare)
+
+
+def _expression_errors() -> tuple[type[Exception], ...]:
+    """What evaluating a constraint raises when the expression is at fault at some design:
+    arithmetic (a division by zero, a number too large), operands of the wrong types, and
+    ``simpleeval``'s own errors for what it refuses to evaluate. Anything else (a missing
+    module, a bug) is not the user's constraint's fault, and is not reported as such."""
+    from simpleeval import InvalidExpression
+
+    return (ArithmeticError, TypeError, ValueError, InvalidExpression)
 
 
 def _evaluator(template: str, params: dict[str, Any]) -> Any:
@@ -694,11 +993,19 @@ def _evaluator(template: str, params: dict[str, Any]) -> Any:
 def constraint_violations(space: SearchSpace, params: dict[str, Any]) -> list[str]:
     """The derived constraints ``params`` break (``simpleeval`` evaluates them safely); a
     parameter the space does not set takes the template's default. ``_check`` evaluated
-    each at every assignment of its ranges before the search, so none raises here."""
+    each at the assignments of its ranges it could (an even sample of long ranges, a float
+    range's ends): one that cannot be evaluated at a design it did not reach is broken there,
+    with the reason."""
     evaluator = _evaluator(space.template, params)
+    errors = _expression_errors()
     broken = []
     for text in space.constraints:
-        if not evaluator.eval(text):
+        try:
+            holds = evaluator.eval(text)
+        except errors as exc:  # at a design the check before the search did not reach
+            broken.append(f"{text} (cannot be evaluated: {type(exc).__name__}: {exc})")
+            continue
+        if not holds:
             broken.append(text)
     return broken
 
@@ -715,12 +1022,19 @@ def builtin_spaces() -> dict[str, Path]:
 def space_path(spec: str | Path) -> Path:
     """The file of a search space given as a path or, when no such file exists, as the name
     of a built-in space (a file always wins); a miss names the built-in spaces."""
+    if not str(spec).strip():
+        raise MagnetError(
+            f"empty: give a space file or a built-in space ({', '.join(builtin_spaces())})",
+            source=repr(str(spec)),
+        )
     path = Path(spec)
     if path.is_file():
         return path
     builtin = builtin_spaces().get(path.stem if path.suffix == ".yaml" else str(spec))
     if builtin is not None and path.parent == Path("."):
         return builtin
+    if path.exists() or path.is_symlink():  # a folder, a device, a broken link: read_yaml
+        return path  # says what it is
     raise MagnetError(
         f"file not found, and not a built-in space; built-in spaces: "
         f"{', '.join(builtin_spaces())} (magnet spaces lists them)",
@@ -801,5 +1115,13 @@ def space_from_data(data: dict[str, Any], source: str = "space") -> SearchSpace:
     except ValidationError as exc:
         raise MagnetError(validation_message(exc, SearchSpace), source=source) from None
     space._source = source
-    _check(space, source)
+    return checked(space)
+
+
+def checked(space: SearchSpace) -> SearchSpace:
+    """``space`` after the checks ``load_space`` makes (once: a space read by ``load_space``
+    or ``space_from_data`` has had them; one made as ``SearchSpace(...)`` has not)."""
+    if not space._checked:
+        _check(space, space.source)
+        space._checked = True
     return space
