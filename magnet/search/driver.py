@@ -57,7 +57,13 @@ from magnet.search.space import (
     check_study_name,
     constraint_violations,
 )
-from magnet.search.storage import DriverLock, describe, open_storage, quiet_optuna
+from magnet.search.storage import (
+    DriverLock,
+    check_storage,
+    describe,
+    open_storage,
+    quiet_optuna,
+)
 from magnet.search.study import CONFIG_ATTR, REFERENCE_ATTR, TRIAL_ATTR, Study, TrialRecord
 
 if TYPE_CHECKING:
@@ -365,6 +371,7 @@ def run_search(
     and only when it runs in the main thread, and the environment is left as it is."""
     check_options(options)
     space = resolve(space, options)
+    check_storage(options.storage, options.study or space.name)
     preflight(space, space.source)
     storage = open_storage(options.storage, create=True)
     with quiet_optuna():

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from magnet.errors import MagnetError
-from magnet.files import make_folder
+from magnet.files import check_writable, make_folder, path_kind
 
 if TYPE_CHECKING:
     import optuna
@@ -90,23 +90,35 @@ def _first_line(exc: BaseException) -> str:
 def locate(spec: str | None, *, create: bool) -> str:
     """What ``spec`` names, as magnet opens it: a URL (a path to an SQLite file that is an
     Optuna storage becomes ``sqlite:///`` its real path), or the real path of a journal (so
-    that a symlink or ``./x`` is the same journal, with the same locks).
+    that a symlink or ``./x`` is the same journal, with the same locks). Nothing is created.
 
     A path that is neither a journal nor an Optuna SQLite file raises ``MagnetError`` and is
     not touched; so does a missing journal with ``create=False`` (a reader must not create an
-    empty study file by mistake)."""
+    empty study file by mistake), and with ``create=True`` (a driver's) a storage where a
+    search cannot write (``check_writable``: only the default folder, ``magnet-results``, is
+    made when missing; a given journal's folder must exist)."""
     if spec is not None and is_url(spec):
+        if create:
+            _check_database(spec)
         return spec
+    if spec == "":
+        raise MagnetError("an empty path; give a journal file or a storage URL", field="--storage")
     path = DEFAULT_JOURNAL if spec is None else Path(spec)
     where = {"source": str(path), "field": "--storage"}
-    if path.is_dir():
+    kind = path_kind(path)
+    if kind == "directory":
         raise MagnetError("is a directory; give a journal file or a storage URL", **where)
-    if not path.exists():
+    if create:
+        check_writable(path, "--storage", new_folder=spec is None)
+    elif kind not in (None, "file"):
+        raise MagnetError(
+            f"is a {kind}, not a journal file; give a journal file or a storage URL", **where
+        )
+    if kind is None:
         if not create:
             raise MagnetError(
                 "no such study storage (run a search first, or give --storage)", **where
             )
-        make_folder(path.parent, "--storage")
         return os.path.realpath(path)
     try:
         with path.open("rb") as f:
@@ -124,6 +136,48 @@ def locate(spec: str | None, *, create: bool) -> str:
     if not _journal_head(head, complete=len(head) < SNIFF_BYTES):
         raise MagnetError(NOT_A_JOURNAL, **where)
     return os.path.realpath(path)
+
+
+def _check_database(url: str) -> None:
+    """Refuse a database URL a search cannot keep studies in: an SQLite database in memory
+    (gone when the search ends) or a file where one cannot be written (``check_writable``)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:  # not a URL SQLAlchemy reads: RDBStorage says why
+        return
+    if parsed.get_backend_name() != "sqlite":
+        return
+    db = _sqlite_file(url)
+    if db is None:
+        raise MagnetError(
+            "is an SQLite database in memory, which keeps nothing after the search; give a "
+            "file (sqlite:///studies.db) or a journal",
+            source=describe(url),
+            field="--storage",
+        )
+    check_writable(db, "--storage")
+
+
+def check_storage(spec: str | None, study: str) -> None:
+    """Refuse, before any work, a storage a search of ``study`` could not write: the storage
+    itself (``locate``) and, for a journal, the lock files it needs beside it (the journal's
+    append lock, the study's driver lock). Creates nothing."""
+    target = locate(spec, create=True)
+    if is_url(target):
+        return
+    journal = Path(target)
+    for lock in (Path(f"{journal}.lock"), driver_lock_path(journal, study)):
+        try:
+            check_writable(lock, "--storage", new_folder=spec is None)
+        except MagnetError as exc:
+            raise MagnetError(
+                f"its lock file {lock} {exc.message.split('; ')[0]}; remove it or give another "
+                "journal",
+                source=describe(spec),
+                field="--storage",
+            ) from None
 
 
 def _journal_head(head: bytes, complete: bool) -> bool:
@@ -234,6 +288,8 @@ def open_storage(spec: str | None, *, create: bool) -> BaseStorage:
     target = locate(spec, create=create)
     if is_url(target):
         return _open_database(target, spec or target, create)
+    if create:
+        make_folder(Path(target).parent, "--storage")  # the default one, when missing
     return _open_journal(target, str(DEFAULT_JOURNAL if spec is None else spec), create)
 
 
@@ -430,6 +486,11 @@ def _file_key(text: str, limit: int) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[: limit - 17] + "-" + digest
 
 
+def driver_lock_path(journal: Path, study: str) -> Path:
+    """The file whose ``flock`` a driver of ``study`` holds, beside the journal's real path."""
+    return journal.with_name(f"{_file_key(journal.name, 120)}.{_file_key(study, 64)}.driver.lock")
+
+
 class DriverLock:
     """The one-driver-per-study rule: ``acquire`` raises ``MagnetError`` while another live
     driver holds the study, ``beat`` keeps a database lock fresh, ``release`` frees it.
@@ -469,8 +530,7 @@ class DriverLock:
     def _acquire_file(self, journal: Path) -> None:
         import fcntl
 
-        name = f"{_file_key(journal.name, 120)}.{_file_key(self.name, 64)}.driver.lock"
-        fd = os.open(journal.with_name(name), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(driver_lock_path(journal, self.name), os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
