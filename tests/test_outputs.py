@@ -384,3 +384,87 @@ def test_a_reader_refuses_a_storage_that_is_not_a_file(command, tmp_path, monkey
     ):
         out = cli(command, *study, "--storage", storage)
         refused(out, cause, str(storage) or "--storage")
+
+
+# ---- a refused search leaves the storage as it was ----------------------------------------------
+def studies_in(journal: Path) -> list[str]:
+    """The study names Optuna reads in ``journal`` (through a backend that cannot write)."""
+    import optuna
+    from optuna.storages import JournalStorage
+
+    from magnet.search.storage import ReadOnlyJournal
+
+    summaries = optuna.get_all_study_summaries(JournalStorage(ReadOnlyJournal(str(journal))))
+    return sorted(s.study_name for s in summaries)
+
+
+@pytest.fixture
+def not_ray() -> Any:
+    """HOST:PORT of a server that answers, but not as a Ray head does (a web server)."""
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(1024)
+                conn.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    yield f"127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+#: refusal -> (the flags that cause it, what the line says, whether only a resumed study can
+#: be refused so: another configuration than its saved one)
+REFUSALS = {
+    "another configuration": (["--seed", 1], r"study 'small' was run with another config", True),
+    "another sampler": (["--sampler", "tpe"], r"another configuration \(space\.sampler", True),
+    "nothing listens at --ray-address": (["--ray-address", "127.0.0.1:1"], "no Ray cluster", False),
+    "a web server at --ray-address": (["--ray-address", "NOT_RAY"], "no Ray cluster", False),
+    "--ray-address without a port": (["--ray-address", "localhost"], "give HOST:PORT", False),
+    "a workload that does not exist": (["--workload", "nope.yaml"], "--workload", False),
+    "a bad study name": (["--study", " "], "--study", False),
+}
+
+
+@pytest.mark.parametrize("refusal", list(REFUSALS))
+def test_a_refused_search_appends_nothing_and_creates_no_study(
+    refusal, made, tmp_path, monkeypatch, not_ray
+) -> None:
+    """Neither to the journal of the study it would resume (its bytes, its studies), nor a
+    new study beside it, nor a fresh storage (the default one included)."""
+    space, journal = made
+    monkeypatch.chdir(tmp_path)
+    local = tmp_path / "j.journal"
+    local.write_bytes(journal.read_bytes())
+    flags, cause, resumes_only = REFUSALS[refusal]
+    flags = [not_ray if f == "NOT_RAY" else f for f in flags]
+    storages = [["--storage", local]]
+    if not resumes_only:
+        storages += [["--storage", tmp_path / "fresh.journal"], []]  # [] the default one
+        if "--study" not in flags:
+            storages.append(["--storage", local, "--study", "other"])
+    before = snapshot(tmp_path)
+    for storage in storages:
+        out = cli("search", space, "--trials", 4, "--no-report", *flags, *storage)
+        assert out.exit_code == 2 and re.search(cause, out.stderr), out.output
+        assert "Traceback" not in out.output and len(out.stderr.splitlines()) == 1
+        assert snapshot(tmp_path) == before, storage
+    assert studies_in(local) == ["small"]
+
+
+def test_a_resumed_search_with_nothing_to_do_appends_nothing(made, tmp_path) -> None:
+    """Resuming looks the study up first (Optuna's create_study(load_if_exists=True) appends
+    a create operation to a journal even for a study it then loads)."""
+    space, journal = made
+    local = tmp_path / "j.journal"
+    local.write_bytes(journal.read_bytes())
+    out = cli("search", space, "--storage", local, "--trials", 2, "--no-report")
+    assert out.exit_code == 0 and "nothing to do" in out.stderr, out.output
+    assert local.read_bytes() == journal.read_bytes()
