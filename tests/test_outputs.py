@@ -7,6 +7,7 @@ compared before and after (every file's kind and hash), not only exit codes."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import socket
@@ -24,6 +25,7 @@ from click.testing import CliRunner
 from magnet.cli import main
 from magnet.errors import MagnetError
 from magnet.files import write_atomic
+from magnet.search import load_study
 from tests.conftest import DATA
 
 LAYER = "K=16,C=8,P=7,Q=7"
@@ -468,3 +470,40 @@ def test_a_resumed_search_with_nothing_to_do_appends_nothing(made, tmp_path) -> 
     out = cli("search", space, "--storage", local, "--trials", 2, "--no-report")
     assert out.exit_code == 0 and "nothing to do" in out.stderr, out.output
     assert local.read_bytes() == journal.read_bytes()
+
+
+# ---- the torn-line repair cuts only a torn record -----------------------------------------------
+@pytest.mark.parametrize(
+    "tail",
+    [b"my note", b"my note\n", b"42", b'"a JSON string"\n', b"\n", b'{"note": 1}'],
+    ids=["note", "note+newline", "number", "json-line", "empty-line", "json-object"],
+)
+def test_a_users_note_at_the_end_of_a_journal_is_refused_untouched(tail, made, tmp_path):
+    space, journal = made
+    local = tmp_path / "j.journal"
+    local.write_bytes(journal.read_bytes() + tail)
+    line = journal.read_bytes().count(b"\n") + 1
+    before = snapshot(tmp_path)
+    out = cli("search", space, "--storage", local, "--trials", 3, "--no-report")
+    refused(
+        out, f"line {line} is corrupt \\(not a JSON operation\\); the journal is left", "j.journal"
+    )
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "torn",
+    [b'{"op_code":6,"worker_id":"x","trial_id":3,"us', b'{"op_co', b"{", b'{"op_code":'],
+)
+def test_a_torn_record_is_cut_and_the_search_goes_on(torn, made, tmp_path) -> None:
+    """What a driver killed mid-append leaves (a prefix of an Optuna record) is cut; the
+    search then appends whole lines after the journal's own."""
+    space, journal = made
+    local = tmp_path / "j.journal"
+    local.write_bytes(journal.read_bytes() + torn)
+    out = cli("search", space, "--storage", local, "--trials", 3, "--no-report")
+    assert out.exit_code == 0, out.output
+    after = local.read_bytes()
+    assert after.startswith(journal.read_bytes()) and after.endswith(b"\n")
+    assert all(json.loads(line)["op_code"] >= 0 for line in after.splitlines())
+    assert load_study("small", str(local)).counts()["designs"] == 3

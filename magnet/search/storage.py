@@ -5,8 +5,8 @@
 JournalStorage file: one JSON operation per line) when it is one, is empty or does not exist
 yet; a path to an SQLite file that already is an Optuna storage is opened as ``sqlite:///``
 that file. Anything else is refused and left untouched: magnet never rewrites a file it did
-not write. The only repair is of a journal's torn last line (a driver killed mid-append),
-made in place under the journal's append lock.
+not write. The only repair is of a journal's torn last record (a driver killed mid-append),
+made in place under the journal's append lock; anything else at its end is refused.
 
 One driver writes a study at a time (``DriverLock``). A URL is shown without its password
 (``describe``), wherever it is shown.
@@ -399,18 +399,24 @@ def _open_journal(path: str, shown: str, create: bool) -> JournalStorage:
         storage = JournalStorage(backend)
     except Exception as exc:
         line = _corrupt_line(path)
-        problem = (
-            f"line {line} is corrupt (not a JSON operation); the journal is left as it is: "
-            "restore it from a backup, or remove that line yourself"
-            if line is not None
-            else f"{type(exc).__name__}: {exc}"
-        )
+        if line is not None:
+            raise _corrupt(shown, line) from None
         raise MagnetError(
-            f"cannot read the journal: {problem}", source=shown, field="--storage"
+            f"cannot read the journal: {type(exc).__name__}: {exc}", source=shown, field="--storage"
         ) from None
     if create:
-        _repair_journal(path)
+        _repair_journal(path, shown)
     return storage
+
+
+def _corrupt(shown: str, line: int) -> MagnetError:
+    """Bad input: line ``line`` of the journal ``shown`` is not one of Optuna's records."""
+    return MagnetError(
+        f"cannot read the journal: line {line} is corrupt (not a JSON operation); the journal "
+        "is left as it is: restore it from a backup, or remove that line yourself",
+        source=shown,
+        field="--storage",
+    )
 
 
 def _corrupt_line(path: str) -> int | None:
@@ -423,14 +429,28 @@ def _corrupt_line(path: str) -> int | None:
     return None
 
 
-def _repair_journal(path: str) -> None:
+#: How every line Optuna writes to a journal begins (``JournalFileBackend.append_logs``: one
+#: ``json.dumps`` of ``{"op_code": ..., "worker_id": ..., ...}`` without spaces per line).
+RECORD_START = b'{"op_code":'
+
+
+def _torn_record(line: bytes) -> bool:
+    """Whether ``line`` (a last line without its newline) can be the start of a record Optuna
+    was writing when it was stopped: a prefix of one, which begins as every record does."""
+    return line.startswith(RECORD_START) or RECORD_START.startswith(line)
+
+
+def _repair_journal(path: str, shown: str) -> None:
     """Make the torn last line a killed driver may leave harmless before this one appends
     (appended to, it would become a corrupt line in the middle of the journal).
 
-    A last line without its newline that is not JSON is cut off (``os.truncate``, in place);
-    one that is JSON gets its newline. Nothing else is ever changed. Held meanwhile: Optuna's
-    the journal's append lock (``JournalLock``), the one every append takes, so another
-    driver sharing the journal never appends in between."""
+    A last line without its newline that is the start of an Optuna record (``_torn_record``)
+    is cut off (``os.truncate``, in place); one that is a whole record gets its newline.
+    Anything else at the end of the journal (a note a user appended, with or without its
+    newline) is bad input naming its line, and the journal is left as it is: magnet cuts only
+    what it knows to be a torn record. Held meanwhile: the journal's append lock
+    (``JournalLock``), the one every append takes, so another driver sharing the journal
+    never appends in between."""
     from magnet.search.journal_lock import JournalLock
 
     lock = JournalLock(path)
@@ -440,18 +460,30 @@ def _repair_journal(path: str) -> None:
             start = _last_line_start(f)
             f.seek(start)
             last = f.read()
-            if not last or last.endswith(b"\n"):
+            if not last or (last.endswith(b"\n") and _is_operation(last)):
                 return
-            try:
-                json.loads(last)
-            except ValueError:
-                os.truncate(f.fileno(), start)
-            else:
+            if last.endswith(b"\n") or not (_is_operation(last) or _torn_record(last)):
+                f.seek(0)
+                raise _corrupt(shown, _lines_before(f, start) + 1)
+            if _is_operation(last):
                 f.write(b"\n")
+            else:
+                os.truncate(f.fileno(), start)
             f.flush()
             os.fsync(f.fileno())
     finally:
         lock.release()
+
+
+def _lines_before(f: BinaryIO, end: int, block_bytes: int = 1 << 20) -> int:
+    """How many lines of the open file ``f`` end before the offset ``end`` (read from where
+    ``f`` stands)."""
+    count, left = 0, end
+    while left > 0:
+        block = f.read(min(block_bytes, left))
+        count += block.count(b"\n")
+        left -= len(block)
+    return count
 
 
 def _last_line_start(f: BinaryIO, block_bytes: int = 1 << 16) -> int:
