@@ -145,11 +145,11 @@ def check_writable(
     file beside it renamed over it), whose folder must exist, or with ``new_folder`` may be
     made. magnet makes at most the last folder of a path, never a mistyped path's parents.
 
-    Refused: an empty path; a missing folder that would not be the last one made; a file (or
-    anything else) where a folder goes and a folder where a file goes; a dangling symlink;
-    anything but a regular file (``/dev/null`` and other devices, a fifo, a socket); and what
-    cannot be written (as root ``chmod`` does not stop a write, ``chattr +i`` and a read-only
-    mount do)."""
+    Refused: an empty path (and a file's path ending with a slash); a missing folder that
+    would not be the last one made; a file (or anything else) where a folder goes and a folder
+    where a file goes; a dangling symlink; anything but a regular file (``/dev/null`` and other
+    devices, a fifo, a socket); and what cannot be written (as root ``chmod`` does not stop a
+    write, ``chattr +i`` and a read-only mount do)."""
     if isinstance(path, str) and not path:
         raise MagnetError(
             f"an empty path; give a {'folder' if folder else 'file'} name", field=field
@@ -159,6 +159,8 @@ def check_writable(
     if folder:
         _folder_to_write(target, where, may_make=True)
         return target
+    if isinstance(path, str) and path.endswith(os.sep):  # Path() would drop the slash
+        raise MagnetError("ends with a slash, as a folder does; give a file name", **where)
     kind = path_kind(target)
     if kind == "directory":
         raise MagnetError("is a directory; give a file name", **where)

@@ -238,6 +238,17 @@ def test_a_place_that_cannot_be_written_is_refused_writing_nothing(
     assert snapshot(root) == before
 
 
+@pytest.mark.parametrize("writer", [w for w, spec in WRITERS.items() if spec[2] == "file"])
+def test_a_file_path_ending_with_a_slash_is_refused(writer, made, tmp_path, monkeypatch):
+    """``out.html/`` names a folder; ``Path`` would drop the slash and write a file."""
+    space, journal = made
+    monkeypatch.chdir(tmp_path)
+    target = f"out{WRITERS[writer][1]}/"
+    out = cli(*WRITERS[writer][0](target, space, journal))
+    refused(out, "ends with a slash, as a folder does; give a file name", target)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_checks_come_before_any_work(made, tmp_path, monkeypatch) -> None:
     """No mapping, no design priced, no study read before a bad output is refused."""
     space, journal = made

@@ -109,7 +109,7 @@ def locate(spec: str | None, *, create: bool) -> str:
     if kind == "directory":
         raise MagnetError("is a directory; give a journal file or a storage URL", **where)
     if create:
-        check_writable(path, "--storage", new_folder=spec is None)
+        check_writable(path if spec is None else spec, "--storage", new_folder=spec is None)
     elif kind not in (None, "file"):
         raise MagnetError(
             f"is a {kind}, not a journal file; give a journal file or a storage URL", **where
