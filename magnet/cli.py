@@ -52,6 +52,7 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            _refuse_empty_values()
             return func(*args, **kwargs)
         except KeyboardInterrupt:
             click.echo("interrupted: nothing was left half-written", err=True)
@@ -64,6 +65,23 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
             sys.exit(1)
 
     return wrapper
+
+
+def _refuse_empty_values() -> None:
+    """An empty value (``--output ''``) is refused, naming its flag or argument: no flag of
+    magnet takes one (a path, a name, a spec), and read as "not given" or as the working
+    folder it would be a silent default."""
+    context = click.get_current_context(silent=True)
+    if context is None:
+        return
+    for param in context.command.params:
+        value = context.params.get(param.name or "")
+        if "" not in (value if isinstance(value, tuple) else (value,)):
+            continue
+        if isinstance(param, click.Option):
+            flag = max(param.opts, key=len)
+            raise MagnetError("an empty value; give one, or leave the flag out", field=flag)
+        raise MagnetError("an empty value; give one", field=param.human_readable_name)
 
 
 class _Finite(click.ParamType[float]):

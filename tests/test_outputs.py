@@ -176,7 +176,7 @@ CAUSES = {
     "file in the way of a folder": r"existing\.txt is a file, not a folder",
     "folder in the way of a file": r"is a directory; give a (file|journal)|would overwrite",
     "dangling symlink": r"is a dangling symlink \(to \S*gone",
-    "empty path": r"an empty path",
+    "empty path": r"an empty value; give one, or leave the flag out",
 }
 
 
@@ -246,6 +246,41 @@ def test_a_file_path_ending_with_a_slash_is_refused(writer, made, tmp_path, monk
     target = f"out{WRITERS[writer][1]}/"
     out = cli(*WRITERS[writer][0](target, space, journal))
     refused(out, "ends with a slash, as a folder does; give a file name", target)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["evaluate", "--arch", "simba-chip", "--workload", "", "--dataflow", "ws"],
+        ["evaluate", "--arch", "simba-chip", "--layer", LAYER, "--mapping", ""],
+        ["evaluate", "--timeloop", ""],
+        ["map", "--arch", "simba-chip", "--layer", LAYER, "--cost-model", ""],
+        [
+            "export-timeloop",
+            "--arch",
+            "simba-chip",
+            "--layer",
+            LAYER,
+            "--mapping",
+            "",
+            "--output",
+            "t",
+        ],
+        ["search", "", "--no-report"],
+        ["search", "quickstart", "--workload", "resnet18", "--workload", ""],
+        ["costs", "--arch", "", "--cost-model", "horowitz45"],
+        ["dataflows", ""],
+    ],
+    ids=lambda args: " ".join(a or "''" for a in args[:1] + [a for a in args if a.startswith("-")]),
+)
+def test_an_empty_value_is_refused_naming_its_flag(args, tmp_path, monkeypatch) -> None:
+    """'' is no value of any flag or argument: never read as "not given" (a silent default:
+    --cost-model '' priced with the default model, --mapping '' ran the mapper)."""
+    monkeypatch.chdir(tmp_path)
+    out = cli(*args)
+    shown = args[args.index("") - 1] if args[args.index("") - 1].startswith("-") else ""
+    refused(out, "an empty value; give one", shown or ": an empty value")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -393,7 +428,7 @@ def test_a_reader_refuses_a_storage_that_is_not_a_file(command, tmp_path, monkey
     for storage, cause in (
         (fifo, r"is a named pipe \(fifo\), not a journal file"),
         ("/dev/null", "is a character device, not a journal file"),
-        ("", "an empty path"),
+        ("", "an empty value"),
     ):
         out = cli(command, *study, "--storage", storage)
         refused(out, cause, str(storage) or "--storage")
