@@ -9,6 +9,7 @@ are imported inside the commands, so that ``magnet --help`` starts fast.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import time
@@ -52,6 +53,7 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            _refuse_empty_values()
             return func(*args, **kwargs)
         except KeyboardInterrupt:
             click.echo("interrupted: nothing was left half-written", err=True)
@@ -66,6 +68,23 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
             sys.exit(1)
 
     return wrapper
+
+
+def _refuse_empty_values() -> None:
+    """An empty value (``--output ''``) is refused, naming its flag or argument: no flag of
+    magnet takes one (a path, a name, a spec), and read as "not given" or as the working
+    folder it would be a silent default."""
+    context = click.get_current_context(silent=True)
+    if context is None:
+        return
+    for param in context.command.params:
+        value = context.params.get(param.name or "")
+        if "" not in (value if isinstance(value, tuple) else (value,)):
+            continue
+        if isinstance(param, click.Option):
+            flag = max(param.opts, key=len)
+            raise MagnetError("an empty value; give one, or leave the flag out", field=flag)
+        raise MagnetError("an empty value; give one", field=param.human_readable_name)
 
 
 class _Finite(click.ParamType[float]):
@@ -461,7 +480,7 @@ def map_command(
     from magnet.report.text import layer_table
     from magnet.workload.layer import parse_layer
 
-    target = _file_path(output, "--output", "mapping") if output else None
+    target = _file_path(output, "--output") if output is not None else None
     if timeloop_file:
         if arch_spec or layer_text:
             raise MagnetError("--timeloop brings its own arch and layer")
@@ -592,25 +611,27 @@ class _Progress:
             self.bar.__exit__(kind, error, traceback)
 
 
-def _file_path(text: str, flag: str, what: str) -> Path:
-    """Where ``flag`` writes ``what``: a file whose folder exists and, in a command with
-    ``--storage``, that is not the study storage it names, and not a file of the user's
-    (``refuse_foreign``); checked before any work."""
+def _file_path(text: str, flag: str, new_folder: bool = False) -> Path:
+    """Where ``flag`` writes a file, checked before any work: a path a file can be written to
+    (``check_writable``: its folder exists, or with ``new_folder`` can be made), not a file of
+    the user's (``refuse_foreign``) and, in a command with ``--storage``, not the study
+    storage it names."""
     from magnet.files import refuse_foreign
     from magnet.search.storage import check_output
 
-    path = Path(text)
-    if path.is_dir():
-        raise MagnetError(
-            f"is a directory; give a file name for the {what}", source=text, field=flag
-        )
-    if not path.parent.exists():
-        raise MagnetError(f"the folder {path.parent} does not exist", source=text, field=flag)
     context = click.get_current_context(silent=True)
-    if context is not None and "storage" in context.params:
-        check_output(path, context.params["storage"], flag)
-    refuse_foreign(path, flag)
-    return path
+    if context is not None and "storage" in context.params and text:
+        check_output(text, context.params["storage"], flag)
+    refuse_foreign(text, flag, new_folder=new_folder)
+    return Path(text)
+
+
+def _report_path(text: str | None, flag: str, study: str) -> Path:
+    """Where a study's report goes: ``text`` (its folder must exist) or, by default,
+    magnet-results/STUDY.html (the folder is made when missing); checked before any work."""
+    if text is not None:
+        return _file_path(text, flag)
+    return _file_path(str(_default_report(study)), flag, new_folder=True)
 
 
 # ---- listings ------------------------------------------------------------------------------
@@ -879,7 +900,7 @@ def spaces(as_json: bool) -> None:
 @click.option(
     "--copy",
     "target",
-    type=click.Path(file_okay=False),
+    type=str,
     default=None,
     help="Copy the examples into this folder (an existing file is never overwritten).",
 )
@@ -887,7 +908,7 @@ def spaces(as_json: bool) -> None:
 def examples(target: str | None) -> None:
     """Show (or copy) the example files that ship with magnet: a cost-model plug-in and its
     datasheet."""
-    from magnet.files import make_folder, write_atomic
+    from magnet.files import check_writable, make_folder, write_atomic
 
     folder = Path(__file__).resolve().parent / "examples"
     files = sorted(p for p in folder.iterdir() if p.suffix in (".py", ".yaml", ".md"))
@@ -897,8 +918,8 @@ def examples(target: str | None) -> None:
         plugin = folder / "sram_compiler.py"
         click.echo(f"\nuse it as: --cost-model {plugin}:SramCompiler")
         return
-    out = Path(target)
-    clashes = [str(out / p.name) for p in files if (out / p.name).exists()]
+    out = check_writable(target, "--copy", folder=True)
+    clashes = [str(out / p.name) for p in files if os.path.lexists(out / p.name)]
     if clashes:
         raise MagnetError(
             f"would overwrite {', '.join(clashes)}; give an empty folder", field="--copy"
@@ -1002,10 +1023,10 @@ def search(
     from magnet.search import SearchFailed, load_space, pareto_json
     from magnet.search import search as search_designs
 
-    if report_path and no_report:
+    if report_path is not None and no_report:
         raise MagnetError("give --report PATH or --no-report, not both", field="--report")
-    target = _file_path(report_path, "--report", "report") if report_path else None
     space = load_space(space_file)
+    target = None if no_report else _report_path(report_path, "--report", study_name or space.name)
     try:
         study = search_designs(
             space,
@@ -1031,7 +1052,7 @@ def search(
 
         where = "" if storage is None else f" --storage {shlex.quote(describe(storage))}"
         click.echo(f"  report     magnet report --study {shlex.quote(study.name)}{where}", err=True)
-    else:
+    elif target is not None:
         _search_report(study.name, storage, target)
     # the result on stdout (progress and the summary went to stderr): the Pareto front
     click.echo(f"\nPareto front of study {study.name!r}, best first by {study.objectives[0]}:")
@@ -1045,13 +1066,12 @@ def _default_report(study: str) -> Path:
     return DEFAULT_DIR / f"{safe_file_name(study)}.html"
 
 
-def _search_report(name: str, storage: str | None, target: Path | None) -> None:
-    """The report at the end of a search; a report that cannot be written is a warning
-    (the search's results are stored whatever happens here)."""
+def _search_report(name: str, storage: str | None, path: Path) -> None:
+    """The report at the end of a search (its path checked before the search); a report that
+    cannot be written is a warning (the search's results are stored whatever happens here)."""
     from magnet.report import write_report
     from magnet.search import load_study
 
-    path = target or _default_report(name)
     try:
         write_report(load_study(name, storage), path)
     except (MagnetError, OSError) as exc:
@@ -1120,7 +1140,7 @@ def export(study_name: str, storage: str | None, output: str, front: bool) -> No
     from magnet.search import load_study
     from magnet.search.export import write_export
 
-    path = _file_path(output, "--output", "export")
+    path = _file_path(output, "--output")
     study = load_study(study_name, storage)
     count = write_export(study, path, front)
     what = "designs of the front" if front else "trials"
@@ -1142,7 +1162,7 @@ def report(study_name: str, storage: str | None, output: str | None) -> None:
     from magnet.report import write_report
     from magnet.search import load_study
 
-    path = _file_path(output, "--output", "report") if output else _default_report(study_name)
+    path = _report_path(output, "--output", study_name)
     study = load_study(study_name, storage)
     written = write_report(study, path)
     click.echo(f"report of study {study.name!r} written to {written}", err=True)

@@ -7,11 +7,14 @@ would keep the last one silently), and numbers read as YAML 1.2 reads them where
 (PyYAML's) reads them otherwise: a number written with an exponent (``1e6``, ``2.5E3``,
 ``1.5e-3``) is a number, not a string (a whole one an int, so that it fits wherever a
 count or a size does); ``017`` is 17, not octal 15; ``1:30`` is text, not sexagesimal 90.
-One writer for every result file (reports, exports, mappings): ``write_atomic``.
+One check of every place an output goes, before any work (``check_writable``, with
+``refuse_foreign`` for a file of the user's) and one writer for every result file (reports,
+exports, mappings): ``write_atomic``.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
@@ -241,10 +244,12 @@ _OURS: dict[str, Callable[[str], bool]] = {
 }
 
 
-def refuse_foreign(path: str | Path, field: str) -> None:
-    """Refuse to write over an existing file that magnet did not write (one that does not
-    begin as magnet's files of its kind do), so that a mistyped ``-o`` never destroys a
-    user's file; an empty file or one magnet wrote before is written over."""
+def refuse_foreign(path: str | Path, field: str, *, new_folder: bool = False) -> None:
+    """Refuse, before any work, a path an output file cannot be written to (``check_writable``;
+    ``new_folder``: its folder may be made), and an existing file that magnet did not write (one
+    that does not begin as magnet's files of its kind do), so that a mistyped ``-o`` never
+    destroys a user's file; an empty file or one magnet wrote before is written over."""
+    check_writable(path, field, new_folder=new_folder)
     target = Path(path)
     if not target.is_file() or target.stat().st_size == 0:
         return
@@ -260,44 +265,171 @@ def refuse_foreign(path: str | Path, field: str) -> None:
         )
 
 
-def make_folder(folder: str | Path, field: str) -> Path:
-    """Create ``folder`` and its parents for an output; bad input naming ``field`` (and the
-    file in the way, when one is) when it cannot be made."""
-    folder = Path(folder)
+#: What ``path_kind`` calls each kind of file ``os.stat`` tells apart.
+_KINDS = (
+    (stat.S_ISDIR, "directory"),
+    (stat.S_ISREG, "file"),
+    (stat.S_ISFIFO, "named pipe (fifo)"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
+def path_kind(path: str | Path) -> str | None:
+    """What is at ``path``, a symlink followed: ``"directory"``, ``"file"`` (a regular one),
+    another kind (``"character device"`` for ``/dev/null``, ``"named pipe (fifo)"``, ...),
+    ``"dangling symlink (to TARGET)"``; None when nothing is there (a file in the way of a
+    folder on the way included)."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        blocking = next((p for p in (folder, *folder.parents) if p.is_file()), None)
-        problem = (
-            f"{blocking} is a file, not a folder; move it or give another path"
-            if blocking is not None
-            else f"cannot make the folder: {exc.strerror or exc}"
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return f"dangling symlink (to {os.readlink(path)})" if os.path.islink(path) else None
+    except OSError as exc:  # a symlink loop, a folder that cannot be searched
+        return f"path that cannot be reached ({exc.strerror or exc})"
+    return next((name for test, name in _KINDS if test(mode)), "special file")
+
+
+def check_writable(
+    path: str | Path, field: str, *, folder: bool = False, new_folder: bool = False
+) -> Path:
+    """Refuse, before any work, a path where an output cannot be written: bad input naming the
+    path and ``field``; nothing is created. Returns ``Path(path)``.
+
+    ``folder``: ``path`` is a folder that files are written into, made when missing (as
+    ``make_folder`` does). Otherwise ``path`` is a file written whole (``write_atomic``: a new
+    file beside it renamed over it), whose folder must exist, or with ``new_folder`` may be
+    made. magnet makes at most the last folder of a path, never a mistyped path's parents.
+
+    Refused: an empty path (and a file's path ending with a slash); a missing folder that
+    would not be the last one made; a file (or anything else) where a folder goes and a folder
+    where a file goes; a dangling symlink; anything but a regular file (``/dev/null`` and other
+    devices, a fifo, a socket); and what cannot be written (as root ``chmod`` does not stop a
+    write, ``chattr +i`` and a read-only mount do)."""
+    if isinstance(path, str) and not path:
+        raise MagnetError(
+            f"an empty path; give a {'folder' if folder else 'file'} name", field=field
         )
-        raise MagnetError(problem, source=str(folder), field=field) from None
+    target = Path(path)
+    where = {"source": str(path), "field": field}
+    if folder:
+        _folder_to_write(target, where, may_make=True)
+        return target
+    if isinstance(path, str) and path.endswith(os.sep):  # Path() would drop the slash
+        raise MagnetError("ends with a slash, as a folder does; give a file name", **where)
+    kind = path_kind(target)
+    if kind == "directory":
+        raise MagnetError("is a directory; give a file name", **where)
+    if kind == "file":
+        real = Path(os.path.realpath(target))
+        if not os.access(real, os.W_OK):
+            raise MagnetError("is read-only: magnet cannot write it; give another file", **where)
+        _folder_to_write(real.parent, where, may_make=False)
+    elif kind is not None:
+        raise MagnetError(f"is a {kind}, not a regular file; give a file name", **where)
+    else:
+        _folder_to_write(target.parent, where, may_make=new_folder)
+    return target
+
+
+def _folder_to_write(folder: Path, where: dict[str, str], *, may_make: bool) -> None:
+    """Refuse ``folder`` unless it is a folder files can be made in, or (``may_make``) can be
+    made in its parent, which must be such a folder."""
+    kind = path_kind(folder)
+    if kind == "directory":
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise MagnetError(
+                f"the folder {folder} is read-only: magnet cannot write in it", **where
+            )
+        return
+    if kind is not None and str(folder) == where["source"]:
+        raise MagnetError(f"is a {kind}, not a folder; give a folder", **where)
+    if kind is not None:
+        raise MagnetError(
+            f"{folder} is a {kind}, not a folder; move it or give another path", **where
+        )
+    if may_make:
+        _folder_to_write(folder.parent, where, may_make=False)
+        return
+    blocking = next((p for p in folder.parents if path_kind(p) not in (None, "directory")), None)
+    if blocking is not None:
+        raise MagnetError(
+            f"{blocking} is a {path_kind(blocking)}, not a folder; move it or give another path",
+            **where,
+        )
+    raise MagnetError(
+        f"the folder {folder} does not exist (magnet makes only the last folder of a path)",
+        **where,
+    )
+
+
+def make_folder(folder: str | Path, field: str) -> Path:
+    """Make ``folder`` for an output unless it exists; its parent must exist (magnet makes only
+    the last folder of a path: ``check_writable``). Bad input naming ``field`` when it cannot
+    be made."""
+    folder = check_writable(folder, field, folder=True)
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise MagnetError(
+            f"cannot make the folder: {exc.strerror or exc}", source=str(folder), field=field
+        ) from None
     return folder
+
+
+#: The errors of a write that say the path cannot be written to (``write_atomic``).
+_REFUSED = frozenset(
+    {
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.EISDIR,
+        errno.ENOTDIR,
+        errno.ENOENT,
+        errno.EEXIST,
+        errno.ENXIO,
+        errno.ETXTBSY,
+        errno.ELOOP,
+        errno.ENAMETOOLONG,
+    }
+)
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` whole or not at all: into a new file in
     the same folder, synced, then renamed over ``path`` (``os.replace``), so an interrupted
     write leaves the old file as it was. A symlink is written through (its target is
-    replaced); an existing file keeps its permissions. Returns ``path``."""
+    replaced); anything but a regular file (a device, a fifo) is refused, never replaced; an
+    existing file keeps its permissions. Returns ``path``. A write the system refuses for
+    the path's sake (what ``check_writable`` could not foresee: ``chattr +a``, a race) is bad
+    input naming the path; a failure of the machine (a full disk) is raised as the ``OSError``
+    it is. Either way nothing is left behind."""
     target = Path(os.path.realpath(path))
+    kind = path_kind(target)
+    if kind not in (None, "file"):  # never replace a device (/dev/null), a fifo or a folder
+        raise MagnetError(f"is a {kind}, not a regular file; give a file name", source=str(path))
     tmp = target.with_name(f".{target.name[:100]}.{secrets.token_hex(4)}.tmp")
     try:
-        mode: int | None = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = None  # a new file: 0o666 less the umask, as for any
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if mode is not None:
-                os.fchmod(f.fileno(), mode)
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        try:
+            mode: int | None = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = None  # a new file: 0o666 less the umask, as for any
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                if mode is not None:
+                    os.fchmod(f.fileno(), mode)
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        if exc.errno not in _REFUSED:  # the machine's trouble (a full disk), not the path's
+            raise
+        raise MagnetError(
+            f"cannot write the file: {exc.strerror or exc}", source=str(path)
+        ) from None
     return Path(path)

@@ -266,7 +266,7 @@ def test_cli_refuses_bad_output_before_any_work(tmp_path) -> None:
     cases = {
         str(tmp_path / "mine"): "was not written by magnet",
         str(tmp_path / "no" / "such"): "does not exist",
-        str(foreign): "is not a folder",
+        str(foreign): "is a file, not a folder",
     }
     for output, message in cases.items():
         r = run_cli("export-timeloop", "--arch", "simba-chip", "--layer", layer, "--output", output)

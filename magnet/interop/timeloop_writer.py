@@ -45,7 +45,13 @@ import yaml
 from magnet.arch.spec import ComputeLevel, Fanout, StorageLevel
 from magnet.cost.base import OVERHEAD_KINDS
 from magnet.errors import MagnetError
-from magnet.files import TIMELOOP_HEADER, refuse_foreign, write_atomic
+from magnet.files import (
+    TIMELOOP_HEADER,
+    check_writable,
+    make_folder,
+    refuse_foreign,
+    write_atomic,
+)
 from magnet.mapping.evaluate import Result, layer_view
 from magnet.mapping.mapping import LevelMapping
 from magnet.workload.dims import DIMS, OPERANDS
@@ -83,25 +89,20 @@ def timeloop_input(result: Result) -> dict[str, Any]:
 
 def timeloop_target(folder: str | Path) -> Path:
     """The file ``write_timeloop`` writes in ``folder``, checked before any work: the folder
-    exists or its parent does, and a file there that magnet did not write is left alone."""
-    target = Path(folder)
-    if target.exists() and not target.is_dir():
-        raise MagnetError("exists and is not a folder", source=str(folder), field="--output")
-    if not target.parent.exists():
-        raise MagnetError(
-            f"the folder {target.parent} does not exist", source=str(folder), field="--output"
-        )
-    path = target / TIMELOOP_FILE
-    refuse_foreign(path, "--output")
+    exists or can be made in its parent (``check_writable``), nothing is in the way of the
+    file, and a file there that magnet did not write is left alone."""
+    check_writable(folder, "--output", folder=True)
+    path = Path(folder) / TIMELOOP_FILE
+    refuse_foreign(path, "--output", new_folder=True)
     return path
 
 
 def write_timeloop(result: Result, folder: str | Path) -> Path:
-    """Write ``folder/timeloop-input.yaml`` (the folder is created when its parent exists);
+    """Write ``folder/timeloop-input.yaml`` (the folder is made when its parent exists);
     a file there that magnet did not write is left as it is. Returns the file's path."""
     path = timeloop_target(folder)
     text = yaml.safe_dump(timeloop_input(result), sort_keys=False, default_flow_style=None)
-    path.parent.mkdir(exist_ok=True)
+    make_folder(path.parent, "--output")
     from magnet import __version__  # the package imports this module: read it at call time
 
     return write_atomic(path, f"{TIMELOOP_HEADER} {__version__}\n{text}")

@@ -237,10 +237,11 @@ def render_report(study: Study, max_designs: int = MAX_DESIGNS) -> str:
 
 def write_report(study: Study, path: str | Path) -> Path:
     """Write the self-contained HTML report of ``study`` to ``path``, whole or not at all and
-    never over the study's own storage; returns the path."""
+    never over the study's own storage (nor over a file magnet did not write: ``refuse_foreign``;
+    the last folder of ``path`` is made when missing); returns the path."""
     path = Path(path)
     check_output(path, study.storage, "--output")
-    refuse_foreign(path, "--output")  # before the work of rendering
+    refuse_foreign(path, "--output", new_folder=True)  # before the work of rendering
     text = render_report(study)
     make_folder(path.parent, "--output")
     return write_atomic(path, text)

@@ -59,7 +59,13 @@ from magnet.search.space import (
     checked,
     constraint_violations,
 )
-from magnet.search.storage import DriverLock, describe, open_storage, quiet_optuna
+from magnet.search.storage import (
+    DriverLock,
+    check_storage,
+    describe,
+    open_storage,
+    quiet_optuna,
+)
 from magnet.search.study import CONFIG_ATTR, REFERENCE_ATTR, TRIAL_ATTR, Study, TrialRecord
 from magnet.units import check_seed
 
@@ -343,6 +349,10 @@ def check_options(options: SearchOptions) -> None:
             raise MagnetError(f"give a whole number, got {value!r}", field=flag)
         if value is not None and value < 1:
             raise MagnetError(f"must be >= 1, got {value}", field=flag)
+    if options.ray_address is not None:
+        from magnet.search.workers import check_address
+
+        check_address(options.ray_address)
     from magnet.search.evaluate import load_network
 
     for spec in options.workloads:  # the command line's workloads, checked like the space's
@@ -368,6 +378,7 @@ def run_search(
     and only when it runs in the main thread, and the environment is left as it is."""
     check_options(options)
     space = resolve(checked(space), options)
+    check_storage(options.storage, options.study or space.name)
     preflight(space, space.source)
     storage = open_storage(options.storage, create=True)
     with quiet_optuna():
@@ -389,12 +400,14 @@ def _open_study(space: SearchSpace, options: SearchOptions, storage: BaseStorage
 
     config = config_of(space, options)
     name = options.study or space.name
-    study = optuna.create_study(
-        study_name=name,
-        storage=storage,
-        directions=space.directions(),
-        load_if_exists=True,
-    )
+    try:  # looked up first: create_study(load_if_exists=True) appends to a journal even then
+        storage.get_study_id_from_name(name)
+    except KeyError:
+        study = optuna.create_study(
+            study_name=name, storage=storage, directions=space.directions(), load_if_exists=True
+        )
+    else:
+        study = optuna.load_study(study_name=name, storage=storage)
     saved = study.user_attrs.get(CONFIG_ATTR)
     if saved is not None:  # a study made by an earlier magnet stored its space as it did
         saved = {**saved, "space": as_stored_now(saved["space"])}

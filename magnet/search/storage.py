@@ -5,8 +5,8 @@
 JournalStorage file: one JSON operation per line) when it is one, is empty or does not exist
 yet; a path to an SQLite file that already is an Optuna storage is opened as ``sqlite:///``
 that file. Anything else is refused and left untouched: magnet never rewrites a file it did
-not write. The only repair is of a journal's torn last line (a driver killed mid-append),
-made in place under the journal's append lock.
+not write. The only repair is of a journal's torn last record (a driver killed mid-append),
+made in place under the journal's append lock; anything else at its end is refused.
 
 One driver writes a study at a time (``DriverLock``). A URL is shown without its password
 (``describe``), wherever it is shown.
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from magnet.errors import MagnetError
-from magnet.files import make_folder
+from magnet.files import check_writable, make_folder, path_kind
 
 if TYPE_CHECKING:
     import optuna
@@ -90,23 +90,35 @@ def _first_line(exc: BaseException) -> str:
 def locate(spec: str | None, *, create: bool) -> str:
     """What ``spec`` names, as magnet opens it: a URL (a path to an SQLite file that is an
     Optuna storage becomes ``sqlite:///`` its real path), or the real path of a journal (so
-    that a symlink or ``./x`` is the same journal, with the same locks).
+    that a symlink or ``./x`` is the same journal, with the same locks). Nothing is created.
 
     A path that is neither a journal nor an Optuna SQLite file raises ``MagnetError`` and is
     not touched; so does a missing journal with ``create=False`` (a reader must not create an
-    empty study file by mistake)."""
+    empty study file by mistake), and with ``create=True`` (a driver's) a storage where a
+    search cannot write (``check_writable``: only the default folder, ``magnet-results``, is
+    made when missing; a given journal's folder must exist)."""
     if spec is not None and is_url(spec):
+        if create:
+            _check_database(spec)
         return spec
+    if spec == "":
+        raise MagnetError("an empty path; give a journal file or a storage URL", field="--storage")
     path = DEFAULT_JOURNAL if spec is None else Path(spec)
     where = {"source": str(path), "field": "--storage"}
-    if path.is_dir():
+    kind = path_kind(path)
+    if kind == "directory":
         raise MagnetError("is a directory; give a journal file or a storage URL", **where)
-    if not path.exists():
+    if create:
+        check_writable(path if spec is None else spec, "--storage", new_folder=spec is None)
+    elif kind not in (None, "file"):
+        raise MagnetError(
+            f"is a {kind}, not a journal file; give a journal file or a storage URL", **where
+        )
+    if kind is None:
         if not create:
             raise MagnetError(
                 "no such study storage (run a search first, or give --storage)", **where
             )
-        make_folder(path.parent, "--storage")
         return os.path.realpath(path)
     try:
         with path.open("rb") as f:
@@ -124,6 +136,48 @@ def locate(spec: str | None, *, create: bool) -> str:
     if not _journal_head(head, complete=len(head) < SNIFF_BYTES):
         raise MagnetError(NOT_A_JOURNAL, **where)
     return os.path.realpath(path)
+
+
+def _check_database(url: str) -> None:
+    """Refuse a database URL a search cannot keep studies in: an SQLite database in memory
+    (gone when the search ends) or a file where one cannot be written (``check_writable``)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:  # not a URL SQLAlchemy reads: RDBStorage says why
+        return
+    if parsed.get_backend_name() != "sqlite":
+        return
+    db = _sqlite_file(url)
+    if db is None:
+        raise MagnetError(
+            "is an SQLite database in memory, which keeps nothing after the search; give a "
+            "file (sqlite:///studies.db) or a journal",
+            source=describe(url),
+            field="--storage",
+        )
+    check_writable(db, "--storage")
+
+
+def check_storage(spec: str | None, study: str) -> None:
+    """Refuse, before any work, a storage a search of ``study`` could not write: the storage
+    itself (``locate``) and, for a journal, the lock files it needs beside it (the journal's
+    append lock, the study's driver lock). Creates nothing."""
+    target = locate(spec, create=True)
+    if is_url(target):
+        return
+    journal = Path(target)
+    for lock in (Path(f"{journal}.lock"), driver_lock_path(journal, study)):
+        try:
+            check_writable(lock, "--storage", new_folder=spec is None)
+        except MagnetError as exc:
+            raise MagnetError(
+                f"its lock file {lock} {exc.message.split('; ')[0]}; remove it or give another "
+                "journal",
+                source=describe(spec),
+                field="--storage",
+            ) from None
 
 
 def _journal_head(head: bytes, complete: bool) -> bool:
@@ -234,6 +288,8 @@ def open_storage(spec: str | None, *, create: bool) -> BaseStorage:
     target = locate(spec, create=create)
     if is_url(target):
         return _open_database(target, spec or target, create)
+    if create:
+        make_folder(Path(target).parent, "--storage")  # the default one, when missing
     return _open_journal(target, str(DEFAULT_JOURNAL if spec is None else spec), create)
 
 
@@ -343,18 +399,24 @@ def _open_journal(path: str, shown: str, create: bool) -> JournalStorage:
         storage = JournalStorage(backend)
     except Exception as exc:
         line = _corrupt_line(path)
-        problem = (
-            f"line {line} is corrupt (not a JSON operation); the journal is left as it is: "
-            "restore it from a backup, or remove that line yourself"
-            if line is not None
-            else f"{type(exc).__name__}: {exc}"
-        )
+        if line is not None:
+            raise _corrupt(shown, line) from None
         raise MagnetError(
-            f"cannot read the journal: {problem}", source=shown, field="--storage"
+            f"cannot read the journal: {type(exc).__name__}: {exc}", source=shown, field="--storage"
         ) from None
     if create:
-        _repair_journal(path)
+        _repair_journal(path, shown)
     return storage
+
+
+def _corrupt(shown: str, line: int) -> MagnetError:
+    """Bad input: line ``line`` of the journal ``shown`` is not one of Optuna's records."""
+    return MagnetError(
+        f"cannot read the journal: line {line} is corrupt (not a JSON operation); the journal "
+        "is left as it is: restore it from a backup, or remove that line yourself",
+        source=shown,
+        field="--storage",
+    )
 
 
 def _corrupt_line(path: str) -> int | None:
@@ -367,14 +429,28 @@ def _corrupt_line(path: str) -> int | None:
     return None
 
 
-def _repair_journal(path: str) -> None:
+#: How every line Optuna writes to a journal begins (``JournalFileBackend.append_logs``: one
+#: ``json.dumps`` of ``{"op_code": ..., "worker_id": ..., ...}`` without spaces per line).
+RECORD_START = b'{"op_code":'
+
+
+def _torn_record(line: bytes) -> bool:
+    """Whether ``line`` (a last line without its newline) can be the start of a record Optuna
+    was writing when it was stopped: a prefix of one, which begins as every record does."""
+    return line.startswith(RECORD_START) or RECORD_START.startswith(line)
+
+
+def _repair_journal(path: str, shown: str) -> None:
     """Make the torn last line a killed driver may leave harmless before this one appends
     (appended to, it would become a corrupt line in the middle of the journal).
 
-    A last line without its newline that is not JSON is cut off (``os.truncate``, in place);
-    one that is JSON gets its newline. Nothing else is ever changed. Held meanwhile: Optuna's
-    the journal's append lock (``JournalLock``), the one every append takes, so another
-    driver sharing the journal never appends in between."""
+    A last line without its newline that is the start of an Optuna record (``_torn_record``)
+    is cut off (``os.truncate``, in place); one that is a whole record gets its newline.
+    Anything else at the end of the journal (a note a user appended, with or without its
+    newline) is bad input naming its line, and the journal is left as it is: magnet cuts only
+    what it knows to be a torn record. Held meanwhile: the journal's append lock
+    (``JournalLock``), the one every append takes, so another driver sharing the journal
+    never appends in between."""
     from magnet.search.journal_lock import JournalLock
 
     lock = JournalLock(path)
@@ -384,18 +460,30 @@ def _repair_journal(path: str) -> None:
             start = _last_line_start(f)
             f.seek(start)
             last = f.read()
-            if not last or last.endswith(b"\n"):
+            if not last or (last.endswith(b"\n") and _is_operation(last)):
                 return
-            try:
-                json.loads(last)
-            except ValueError:
-                os.truncate(f.fileno(), start)
-            else:
+            if last.endswith(b"\n") or not (_is_operation(last) or _torn_record(last)):
+                f.seek(0)
+                raise _corrupt(shown, _lines_before(f, start) + 1)
+            if _is_operation(last):
                 f.write(b"\n")
+            else:
+                os.truncate(f.fileno(), start)
             f.flush()
             os.fsync(f.fileno())
     finally:
         lock.release()
+
+
+def _lines_before(f: BinaryIO, end: int, block_bytes: int = 1 << 20) -> int:
+    """How many lines of the open file ``f`` end before the offset ``end`` (read from where
+    ``f`` stands)."""
+    count, left = 0, end
+    while left > 0:
+        block = f.read(min(block_bytes, left))
+        count += block.count(b"\n")
+        left -= len(block)
+    return count
 
 
 def _last_line_start(f: BinaryIO, block_bytes: int = 1 << 16) -> int:
@@ -428,6 +516,11 @@ def _file_key(text: str, limit: int) -> str:
         return text
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[: limit - 17] + "-" + digest
+
+
+def driver_lock_path(journal: Path, study: str) -> Path:
+    """The file whose ``flock`` a driver of ``study`` holds, beside the journal's real path."""
+    return journal.with_name(f"{_file_key(journal.name, 120)}.{_file_key(study, 64)}.driver.lock")
 
 
 class DriverLock:
@@ -469,8 +562,7 @@ class DriverLock:
     def _acquire_file(self, journal: Path) -> None:
         import fcntl
 
-        name = f"{_file_key(journal.name, 120)}.{_file_key(self.name, 64)}.driver.lock"
-        fd = os.open(journal.with_name(name), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(driver_lock_path(journal, self.name), os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

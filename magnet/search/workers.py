@@ -146,6 +146,45 @@ def _reachable(address: str, timeout: float = 3.0) -> bool:
         return False
 
 
+#: What an HTTP/2 client sends first (RFC 9113 3.4: the preface, then a SETTINGS frame).
+_HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _speaks_grpc(address: str, timeout: float = 3.0) -> bool:
+    """Whether the server at ``address`` answers an HTTP/2 client as a gRPC server (a Ray
+    head's GCS) does: with a SETTINGS frame (type 4). A web server, ssh or a silent port do
+    not, and ``ray.init`` would wait minutes on them."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout) as s:
+            s.settimeout(timeout)
+            s.sendall(_HTTP2_HELLO)
+            head = b""
+            while len(head) < 9:
+                chunk = s.recv(9 - len(head))
+                if not chunk:
+                    return False
+                head += chunk
+    except (OSError, ValueError):
+        return False
+    return head[3] == 4
+
+
+def check_address(address: str) -> None:
+    """Refuse, before any work, a ``--ray-address`` where no Ray head answers: not
+    HOST:PORT, nothing listening there, or a server that is not one (when Ray's TLS is off,
+    its default: a Ray head is then a plain gRPC server)."""
+    port = address.rpartition(":")[2]
+    where = {"source": address or None, "field": "--ray-address"}
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise MagnetError("give HOST:PORT of a running Ray head (its GCS port)", **where)
+    tls = os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true")
+    if not (_reachable(address) if tls else _speaks_grpc(address)):
+        raise MagnetError(
+            "no Ray cluster answers at this address (give HOST:PORT of a running head)", **where
+        )
+
+
 def _group_members(pgid: int) -> list[int]:
     """Live (not zombie) processes of process group ``pgid`` (Linux: /proc)."""
     out = []
@@ -247,12 +286,8 @@ class RayPool:
         self.ray = ray
         if address is None:
             self._start_cluster(workers, log)
-        elif not _reachable(address):
-            raise MagnetError(
-                "no Ray cluster answers at this address (give HOST:PORT of a running head)",
-                source=address,
-                field="--ray-address",
-            )
+        else:
+            check_address(address)
         try:
             with ray_environment():  # and its authentication mode when it connects
                 ray.init(
