@@ -13,9 +13,9 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import wraps
+from functools import partial, wraps
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -110,6 +110,20 @@ class _Finite(click.ParamType[float]):
         return number
 
 
+class _Whole(click.IntRange):
+    """A whole number in a range, written as YAML files may write it: ``1000`` or ``1e3``
+    (``units.number_text``; ``1.5e0`` and ``true`` are refused, as in a file)."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from magnet.units import number_text
+
+        if isinstance(value, str) and isinstance(number := number_text(value.strip()), int):
+            value = number
+        return super().convert(value, param, ctx)
+
+
 def _options(*decorators: Callable[..., Any]) -> Callable[..., Any]:
     def apply(func: Callable[..., Any]) -> Callable[..., Any]:
         for decorator in reversed(decorators):
@@ -145,17 +159,17 @@ SEARCH_OPTIONS = _options(
         default="edp",
         help="edp, energy, latency, or weights like 'energy=1,latency=2'.",
     ),
-    click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, help="Seed of the mapper."),
+    click.option("--seed", type=_Whole(0, MAX_SEED), default=0, help="Seed of the mapper."),
     click.option(
         "--samples",
-        type=click.IntRange(min=1),
+        type=_Whole(min=1),
         default=None,
         help="Random mappings (random: to price, default 20000; fast: to start "
         "from, default 6000).",
     ),
     click.option(
         "--budget-evaluations",
-        type=click.IntRange(min=1),
+        type=_Whole(min=1),
         default=None,
         help="Stop mapping a layer after this many mappings (per layer).",
     ),
@@ -181,7 +195,40 @@ COMMON_OPTIONS = _options(
 )
 
 
-@click.group(context_settings=CONTEXT)
+class _Magnet(click.Group):
+    """The ``magnet`` group: a usage error (an unknown command or flag, a flag's value click
+    refuses: ``--seed -1``, ``--trials x``) is one line and exit 2 like every other bad input,
+    instead of click's usage block."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the command line; with ``standalone_mode`` (the ``magnet`` command), exit."""
+        run = partial(super().main, args, prog_name, complete_var, standalone_mode=False, **extra)
+        if not standalone_mode:
+            return run()
+        try:
+            code: Any = run()
+        except click.exceptions.NoArgsIsHelpError as exc:  # 'magnet' alone: its help
+            click.echo(exc.format_message())
+            sys.exit(0)
+        except click.ClickException as exc:
+            command = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else ""
+            hint = f" ('{command} -h' for help)" if command else ""
+            click.echo(f"error: {exc.format_message()}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:  # Ctrl-C outside a command (at a prompt, while parsing)
+            click.echo("interrupted: nothing was left half-written", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=_Magnet, context_settings=CONTEXT)
 @click.version_option(package_name="magnet")
 def main() -> None:
     """magnet: design-space exploration for DNN accelerators."""
@@ -272,7 +319,7 @@ def _print(record: BaseModel, as_json: bool, text: Callable[[], str]) -> None:
 )
 @click.option(
     "--batch",
-    type=click.IntRange(min=1),
+    type=_Whole(min=1),
     default=None,
     help="Batch size of the workload. Default: the workload's own.",
 )
@@ -941,13 +988,13 @@ def examples(target: str | None) -> None:
 )
 @click.option(
     "--trials",
-    type=click.IntRange(min=1),
+    type=_Whole(min=1),
     default=None,
     help="Complete trials wanted, earlier runs included. Default: the space's.",
 )
 @click.option(
     "--workers",
-    type=click.IntRange(min=1),
+    type=_Whole(min=1),
     default=1,
     help="Designs evaluated at once: 1 runs in this process (no Ray); more start a "
     "local Ray cluster of that size, or use --ray-address.",
@@ -964,7 +1011,7 @@ def examples(target: str | None) -> None:
 )
 @click.option(
     "--seed",
-    type=click.IntRange(0, MAX_SEED),
+    type=_Whole(0, MAX_SEED),
     default=0,
     help="Seed of the sampler and the mapper.",
 )
@@ -993,7 +1040,7 @@ def examples(target: str | None) -> None:
 )
 @click.option(
     "--max-failures",
-    type=click.IntRange(min=1),
+    type=_Whole(min=1),
     default=5,
     help="Stop (exit 1) after this many failed evaluations in a row (an exception in a "
     "plug-in, a worker that died twice).",
@@ -1138,9 +1185,10 @@ def pareto(study_name: str, storage: str | None, as_json: bool) -> None:
 def export(study_name: str, storage: str | None, output: str, front: bool) -> None:
     """Write every trial of a study (or its front) to CSV or JSON."""
     from magnet.search import load_study
-    from magnet.search.export import write_export
+    from magnet.search.export import export_format, write_export
 
     path = _file_path(output, "--output")
+    export_format(path)
     study = load_study(study_name, storage)
     count = write_export(study, path, front)
     what = "designs of the front" if front else "trials"
@@ -1176,7 +1224,7 @@ def report(study_name: str, storage: str | None, output: str | None) -> None:
     default="127.0.0.1",
     help="Address to listen on; anything but a loopback address shows the studies to the network.",
 )
-@click.option("--port", type=click.IntRange(min=1, max=65535), default=8050, help="Port.")
+@click.option("--port", type=_Whole(min=1, max=65535), default=8050, help="Port.")
 @_friendly
 def dashboard(storage: str | None, host: str, port: int) -> None:
     """Serve a read-only web dashboard of a storage's studies, live while searches run."""

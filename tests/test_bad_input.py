@@ -473,3 +473,33 @@ def test_ctrl_c_in_a_command_is_one_line_and_exit_130() -> None:
     assert proc.returncode == 130, err
     assert err.rstrip().splitlines()[-1] == "interrupted: nothing was left half-written"
     assert "Traceback" not in err and "Aborted" not in err and out == ""
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["map", "--seed", "-1"], "Invalid value for '--seed': -1 is not in the range"),
+        (["map", "--seed", "4294967296"], "0<=x<=4294967295"),
+        (["search", "quickstart", "--trials", "1.5e0"], "'1.5e0' is not a valid integer"),
+        (["map", "--bogus"], "No such option '--bogus'"),
+        (["nosuch"], "No such command 'nosuch'"),
+        (["search"], "Missing argument 'SPACE'"),
+    ],
+)
+def test_a_usage_error_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    """click's own refusals (a flag's type or range, an unknown flag or command) are one line
+    like every other bad input, not click's usage block, in a real process."""
+    from tests.services import magnet_command
+
+    done = subprocess.run(magnet_command(*args), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: ") and message in line and "-h' for help)" in line
+
+
+def test_whole_number_flags_read_an_exponent_as_files_do() -> None:
+    # 2e1 evaluations = 20, as `budget: {evaluations: 2e1}` in a space reads
+    args = ["map", "--arch", str(TINY_ARCH), "--layer", TINY_LAYER, "--json"]
+    out = CliRunner().invoke(main, [*args, "--budget-evaluations", "2e1", "--samples", "1e1"])
+    assert out.exit_code == 0, out.output
+    assert "the budget (20 mappings) ended the search" in out.stderr

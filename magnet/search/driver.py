@@ -359,6 +359,8 @@ def check_options(options: SearchOptions) -> None:
         try:
             load_network(spec, None)
         except MagnetError as exc:
+            if exc.field == "--workload":  # already names the flag
+                raise
             raise MagnetError(str(exc), field="--workload") from None
 
 

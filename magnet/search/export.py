@@ -63,14 +63,21 @@ def _csv_line(columns: list[str], row: dict[str, Any]) -> str:
     return out.getvalue()
 
 
+def export_format(path: str | Path) -> str:
+    """The format an export to ``path`` is written in (``csv`` or ``json``, by its suffix);
+    any other suffix is bad input, refused before the study is read."""
+    kind = Path(path).suffix.lower().lstrip(".")
+    if kind not in FORMATS:
+        raise MagnetError("give a .csv or .json file", source=str(path), field="--output")
+    return kind
+
+
 def write_export(study: Study, path: Path, front: bool = False) -> int:
     """Write ``study``'s trials (or its front) to ``path`` (.csv or .json); returns how
     many."""
     path = Path(path)
+    kind = export_format(path)
     check_output(path, study.storage, "--output")
     refuse_foreign(path, "--output")
-    kind = path.suffix.lower().lstrip(".")
-    if kind not in FORMATS:
-        raise MagnetError("give a .csv or .json file", source=str(path), field="--output")
     write_atomic(path, export_text(study, kind, front))
     return len(study.pareto_front() if front else study.trials())
