@@ -419,12 +419,12 @@ def test_unknown_metrics_and_equal_axes_are_refused(client) -> None:
     api = "/api/studies/small/figures/"
     assert client.get(api + "front?x=energy_pj&y=latency_cycles").status_code == 200
     r = client.get(api + "front?x=bogus")
-    assert r.status_code == 404 and "energy_pj, latency_cycles, area_mm2" in r.json()["error"]
-    assert client.get(api + "parallel?color=<b>").status_code == 404
+    assert r.status_code == 400 and "energy_pj, latency_cycles, area_mm2" in r.json()["error"]
+    assert client.get(api + "parallel?color=<b>").status_code == 400
     r = client.get(api + "front?x=energy_pj&y=energy_pj")
     assert r.status_code == 400 and "must all differ" in r.json()["error"]
     assert client.get(api + "front3d?x=area_mm2&y=energy_pj&z=area_mm2").status_code == 400
-    assert client.get("/compare?study=small&x=bogus").status_code == 404
+    assert client.get("/compare?study=small&x=bogus").status_code == 400
     assert client.get("/compare?study=small&x=energy_pj&y=energy_pj").status_code == 400
 
 

@@ -44,6 +44,24 @@ class Refused(Exception):
     """A request that cannot be answered as asked (a 400), with why."""
 
 
+#: A whole number in a URL with more digits than this is beyond anything a study holds.
+MAX_DIGITS = 18
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` (from a URL) as a whole number, or None if it is not one (ASCII digits only:
+    ``-1``, ``1e3``, ``²`` are not); one too long to be a trial number or a version is
+    ``10**MAX_DIGITS``, beyond any."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    return int(text) if len(text) <= MAX_DIGITS else 10**MAX_DIGITS
+
+
+def clip(text: str, limit: int = 40) -> str:
+    """``text`` from a request, cut for a message."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class Feed:
     """One study of an open storage, read incrementally (see the module docstring)."""
 
@@ -214,13 +232,19 @@ class Store:
         """The version of study ``name``."""
         return self.snapshot(name)[1]
 
-    def trial(self, name: str, number: int) -> tuple[Study, TrialView]:
-        """The study ``name`` and its trial ``number`` (``NotFound`` if either is missing)."""
+    def trial(self, name: str, number: str) -> tuple[Study, TrialView]:
+        """The study ``name`` and its trial ``number`` (as a URL gives it): ``NotFound`` naming
+        the study, or the trial and the numbers the study has."""
         study = self.study(name)
+        n = whole_number(number)
         try:
-            return study, study.trial(number)
+            if n is not None:
+                return study, study.trial(n)
         except MagnetError:
-            raise NotFound(f"study {name!r} has no trial {number}") from None
+            pass
+        count = len(study.trials())
+        has = f"its trials are numbered 0 to {count - 1}" if count else "it has no trials yet"
+        raise NotFound(f"no trial {clip(number)} in study {name!r} ({has})")
 
     def studies(self) -> list[Study]:
         """Every magnet study of the storage (others are skipped)."""

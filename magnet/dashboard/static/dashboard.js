@@ -9,8 +9,11 @@
   var pollMs = Math.max(500, (isFinite(every) && every > 0 ? every : 3) * 1000);
   var live = document.getElementById("live");
 
+  // a study name as one path segment, as app.py's study_segment makes it: percent-encoded
+  // ("/" and "~" too); "." and ".." (a browser resolves them, however encoded) as "~." and "~.."
   function studyPath(name) {
-    return "/studies/" + encodeURIComponent(name);
+    var dots = name === "." || name === "..";
+    return "/studies/" + (dots ? "~" + name : encodeURIComponent(name).replace(/~/g, "%7E"));
   }
 
   function designPath(name, number) {

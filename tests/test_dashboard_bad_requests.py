@@ -1,0 +1,286 @@
+"""The dashboard given what a user or a script may send it: study names that are not plain
+words (``runs/trials/3/pareto``, ``?``, ``#``, ``%``, spaces, unicode, ``..``), and bad paths
+and query values on every route. Each answer names its cause (404 for what is missing, 400
+for a bad query value), never a 500 or a traceback."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from magnet.dashboard import create_app
+from magnet.dashboard.app import segment_text, study_segment, study_url
+from magnet.search import search
+from tests.drawn import drawn
+from tests.test_dashboard import SPACE, Watched, dashboard
+
+#: Study names a URL path cannot hold as they are. ``x/trials/1`` beside ``x``: the study's
+#: page, not design 1 of ``x``; ``~..``: not mistaken for ``..`` (written ``~..``).
+NAMES = [
+    "runs/trials/3/pareto",
+    "a/b",
+    "q?x=1&y=2#frag",
+    "100% done %2F",
+    "with space",
+    "ünïcødé ✓ 研究",
+    "..",
+    ".",
+    "a/../b",
+    "~..",
+    "x/trials/1",
+    "x",
+]
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def names_storage(tmp_path_factory) -> str:
+    """A journal with a study (3 trials) of each of ``NAMES``."""
+    journal = tmp_path_factory.mktemp("names") / "names.journal"
+    for name in NAMES:
+        search(SPACE, n_trials=3, storage=str(journal), study=name)
+    return str(journal)
+
+
+@pytest.fixture(scope="module")
+def client(names_storage):
+    from starlette.testclient import TestClient
+
+    with TestClient(
+        create_app(names_storage), base_url="http://127.0.0.1", raise_server_exceptions=False
+    ) as c:
+        yield c
+
+
+def error(response) -> str:
+    """The message of an error answer: the API's JSON, or the error page's text."""
+    if response.headers["content-type"].startswith("application/json"):
+        return response.json()["error"]
+    found = re.search(r'id="error-message">\s*<p><b>\d+</b>: (.*?)</p>', response.text, re.S)
+    assert found, response.text[:500]
+    import html
+
+    return html.unescape(found.group(1))
+
+
+# ---- study names as URL segments ---------------------------------------------------------------
+@pytest.mark.parametrize("name", [*NAMES, "%7E..", "~", "~.x", "a%2Fb", "/", "%"])
+def test_a_study_name_is_one_segment_and_reads_back(name) -> None:
+    segment = study_segment(name)
+    assert "/" not in segment and segment not in (".", "..")
+    assert not re.fullmatch(r"(\.|%2[eE])+", segment)  # never a dot segment, however written
+    assert segment_text(segment) == name
+
+
+def test_every_route_of_a_study_named_with_slashes_finds_it(client, names_storage) -> None:
+    for name in NAMES:
+        base = study_url(name)
+        assert client.get("/api" + base).json()["name"] == name
+        assert client.get("/api" + base + "/pareto").status_code == 200
+        rows = client.get("/api" + base + "/trials").json()
+        assert [r["number"] for r in rows] == [0, 1, 2]
+        assert client.get("/api" + base + "/updates?since=0").json()["complete"]
+        trial = client.get("/api" + base + "/trials/1").json()
+        assert trial["number"] == 1 and trial["url"] == base + "/trials/1"
+        for kind in ("front", "parallel", "timeline"):
+            assert client.get(f"/api{base}/figures/{kind}").status_code == 200, (name, kind)
+        page = client.get(base)
+        assert page.status_code == 200 and 'id="study-name"' in page.text
+        for what in ("trials.csv", "trials.json", "front.csv", "front.json"):
+            r = client.get(f"{base}/{what}")
+            assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+        design = client.get(base + "/trials/1")
+        assert design.status_code == 200 and "Design #1" in design.text
+        # every link the pages hold to this study is one of its pages
+        for html_text in (page.text, design.text):
+            for href in set(re.findall(r'href="(/(?:api/)?studies/[^"]+)"', html_text)):
+                assert client.get(href.replace("&amp;", "&")).status_code == 200, (name, href)
+    # /studies/x/trials/1 is design 1 of x; /studies/x%2Ftrials%2F1 is the study x/trials/1
+    assert "Design #1" in client.get("/studies/x/trials/1").text
+    assert client.get("/api/studies/x%2Ftrials%2F1").json()["name"] == "x/trials/1"
+    assert client.get("/api/studies/~..").json()["name"] == ".."
+    assert client.get("/api/studies/%7E..").json()["name"] == "~.."
+
+
+# ---- bad requests --------------------------------------------------------------------------------
+HUGE = "9" * 5000
+NO_TRIAL = r"no trial {} in study 'x' \(its trials are numbered 0 to 2\)"
+#: (path, status, what the message must say)
+BAD = [
+    ("/api/studies/nope", 404, r"no study 'nope'"),
+    ("/api/studies/nope/trials/0", 404, r"no study 'nope'"),
+    ("/api/studies/nope/figures/front", 404, r"no study 'nope'"),
+    ("/api/studies/x/trials/-1", 404, NO_TRIAL.format("-1")),
+    ("/api/studies/x/trials/abc", 404, NO_TRIAL.format("abc")),
+    ("/api/studies/x/trials/3", 404, NO_TRIAL.format("3")),
+    ("/api/studies/x/trials/1e3", 404, NO_TRIAL.format("1e3")),
+    ("/api/studies/x/trials/%C2%B2", 404, NO_TRIAL.format("²")),  # a digit to str.isdigit
+    ("/api/studies/x/trials/" + HUGE, 404, NO_TRIAL.format("9{40}\\.\\.\\.")),
+    ("/studies/x/trials/-1", 404, NO_TRIAL.format("-1")),
+    ("/studies/x/trials/abc/arch.yaml", 404, NO_TRIAL.format("abc")),
+    ("/studies/x/trials/0/mappings/abc.yaml", 404, r"no workload abc in trial 0 of study 'x' "),
+    ("/studies/x/trials/0/mappings/1.yaml", 404, r"workloads are numbered 0 to 0"),
+    ("/studies/x/trials/0/mappings/-1.yaml", 404, r"no workload -1 in trial 0"),
+    ("/api/studies/x/figures/nonsense", 404, r"no figure 'nonsense'; allowed: front, front3d"),
+    ("/api/studies/x/figures/front?x=bogus", 400, r"unknown objective 'bogus' for x; allowed: "),
+    ("/api/studies/x/figures/front?x=energy_pj&y=energy_pj", 400, r"x, y must all differ"),
+    ("/api/studies/x/figures/parallel?color=%3Cb%3E", 400, r"unknown objective '<b>' for color"),
+    ("/api/studies/x/figures/contour?x=pe_rows", 400, r"unknown param 'pe_rows' for x; allowed"),
+    ("/api/studies/x/figures/contour?x=vector_width&y=vector_width", 400, r"must all differ"),
+    ("/api/studies/x/figures/front?objective=area_mm2", 400, r"'objective' for .*takes: x, y"),
+    ("/api/studies/x/figures/hypervolume?x=1", 400, r"unknown query parameter 'x'.*takes none"),
+    ("/api/studies/x/figures/front?x=energy_pj&x=area_mm2", 400, r"'x' is given 2 times"),
+    ("/api/studies/x/updates?since=abc", 400, r"since must be a version of the study .* 'abc'"),
+    ("/api/studies/x/updates?since=-1", 400, r"since must be .* not '-1'"),
+    ("/api/studies/x/updates?since=", 400, r"since must be .* not ''"),
+    ("/api/studies/x/updates?since=1.5", 400, r"since must be .* not '1.5'"),
+    ("/api/studies/x/updates?version=3", 400, r"unknown query parameter 'version'.*takes: since"),
+    ("/api/studies?page=2", 400, r"unknown query parameter 'page' for /api/studies"),
+    ("/studies/x?every=0", 400, r"every .* must be a number of seconds above 0 .* not '0'"),
+    ("/studies/x?every=nan", 400, r"every .* not 'nan'"),
+    ("/studies/x?every=1e9", 400, r"at most 86400, not '1e9'"),
+    ("/compare?design=abc:x", 400, r"design='abc:x' is not a design: give NUMBER:STUDY"),
+    ("/compare?design=0", 400, r"design='0' is not a design"),
+    ("/compare?design=-1:x", 400, r"is not a design"),
+    ("/compare?design=7:x", 404, NO_TRIAL.format("7")),
+    ("/compare?design=0:nope", 404, r"no study 'nope'"),
+    ("/compare?study=nope", 404, r"no study 'nope'"),
+    ("/compare?study=x&x=bogus", 400, r"unknown objective 'bogus'; allowed: energy_pj"),
+    ("/compare?study=x&x=energy_pj&y=energy_pj", 400, r"x and y are both 'energy_pj'"),
+    ("/static/nope.js", 404, r"no file 'nope.js'"),
+    ("/api/nope", 404, r"no page /api/nope"),
+]
+
+
+@pytest.mark.parametrize(("path", "status", "pattern"), BAD, ids=[b[0][:60] for b in BAD])
+def test_a_bad_request_names_its_cause(client, caplog, path, status, pattern) -> None:
+    with caplog.at_level(logging.WARNING):
+        r = client.get(path)
+    assert r.status_code == status, (r.status_code, r.text[:300])
+    assert re.search(pattern, error(r)), error(r)
+    assert "Traceback" not in r.text and len(r.text) < 20000
+    assert not [rec for rec in caplog.records if rec.levelno >= logging.ERROR]
+
+
+def test_a_version_this_server_never_gave_answers_every_trial(client) -> None:
+    """A page that outlived a restart of the dashboard asks for changes since a version of the
+    old server: it gets every trial (before, nothing: its table stopped following)."""
+    for since in ("99999", HUGE):
+        u = client.get("/api/studies/x/updates?since=" + since).json()
+        assert u["complete"] and [r["number"] for r in u["rows"]] == [0, 1, 2]
+    assert not client.get("/api/studies/x/updates?since=1").json()["complete"]
+
+
+def test_odd_studies_answer_every_route(tmp_path) -> None:
+    """One objective, no trial, a running trial: every page and figure answers (compare on a
+    study of one objective was a 500)."""
+    import optuna
+    import yaml
+    from starlette.testclient import TestClient
+
+    space = yaml.safe_load(SPACE.read_text())
+    space["objectives"] = ["energy_pj"]
+    space["workloads"] = [str(SPACE.parent / "small_net.yaml")]
+    (tmp_path / "one.yaml").write_text(yaml.safe_dump(space))
+    url = f"sqlite:///{tmp_path / 'odd.db'}"
+    search(tmp_path / "one.yaml", n_trials=2, storage=url, study="one")
+    storage = optuna.storages.RDBStorage(url)
+    attrs = optuna.load_study(study_name="one", storage=storage).user_attrs
+    for name in ("empty", "running"):
+        made = optuna.create_study(study_name=name, storage=storage, directions=["minimize"])
+        for key, value in attrs.items():
+            made.set_user_attr(key, value)
+    made.ask()  # a running trial
+    with TestClient(create_app(url), base_url="http://127.0.0.1") as c:
+        for name in ("one", "empty", "running"):
+            for path in (f"/studies/{name}", f"/compare?study={name}", f"/api/studies/{name}"):
+                assert c.get(path).status_code == 200, path
+            for kind in ("front", "front3d", "parallel", "contour", "importance", "timeline"):
+                assert c.get(f"/api/studies/{name}/figures/{kind}").status_code == 200, kind
+        r = c.get("/studies/empty/trials/0")
+        assert r.status_code == 404 and "no trial 0 in study 'empty' (it has no trials yet)" in (
+            error(r)
+        )
+        r = c.get("/studies/running/trials/0/mappings/0.yaml")
+        assert r.status_code == 404 and "it has no mappings: it is running" in error(r)
+
+
+# ---- in the browser -----------------------------------------------------------------------------
+class Recorded(Watched):
+    """A page whose failed requests (an answer of 400 or more, or none) are recorded too."""
+
+    def __init__(self, browser, **options):
+        super().__init__(browser, **options)
+        self.failed: list[str] = []
+        self.page.on("response", self._response)
+        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.failure} {r.url}"))
+
+    def _response(self, response) -> None:
+        if response.status >= 400:
+            self.failed.append(f"{response.status} {response.url}")
+
+
+@pytest.fixture(scope="module")
+def server(names_storage):
+    with dashboard(names_storage) as url:
+        yield url
+
+
+def test_studies_named_with_slashes_open_from_the_index_and_draw(browser, server) -> None:
+    """From the index, each study's page, every figure, a design's page, every download and
+    the compare page's click: no request fails, no console error."""
+    w = Recorded(browser)
+    page = w.page
+    every = "[...document.querySelectorAll('{}')].map(a => a.href)"
+    try:
+        for name in NAMES:
+            w.ready(server + "/")
+            page.locator(f"#studies-table tr[data-study={quote_css(name)}] td.name a").click()
+            page.wait_for_selector("body[data-ready='1']", timeout=20000)
+            assert page.locator("#study-name").text_content() == name
+            for plot in page.locator(".plot[data-kind]").all():
+                assert drawn(page, "#" + plot.get_attribute("id"))["plotted"]
+            page.select_option("#trial-set", "all")
+            page.locator("#trials-table tbody a").first.click()
+            page.wait_for_selector("body[data-ready='1']", timeout=20000)
+            assert page.locator("#design-title").text_content().endswith(name)
+            links = page.evaluate(every.format('a[download], a[href^="/api/"]'))
+            assert len(links) >= 3 and all(page.request.get(h).ok for h in links), links
+            page.locator("#study-link").click()
+            page.wait_for_selector("body[data-ready='1']", timeout=20000)
+            links = page.evaluate(every.format("#downloads a"))
+            assert len(links) == 4 and all(page.request.get(h).ok for h in links), links
+        # a front on the compare page opens the design of its study
+        w.ready(f"{server}/compare?study={quote(NAMES[0], safe='')}")
+        point = page.evaluate(
+            """() => {
+              const gd = document.querySelector('[data-figure="fronts"]');
+              const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+              const box = gd.getBoundingClientRect();
+              const t = gd._fullData.filter(t => t.meta && t.customdata)[0];
+              return {n: t.customdata[0],
+                      px: box.left + xa._offset + xa.l2p(xa.d2l(t.x[0])),
+                      py: box.top + ya._offset + ya.l2p(ya.d2l(t.y[0]))};
+            }"""
+        )
+        page.mouse.move(point["px"], point["py"])
+        page.mouse.click(point["px"], point["py"])
+        page.wait_for_url(re.compile(r".*/trials/\d+$"), timeout=10000)
+        assert page.url == f"{server}{study_url(NAMES[0])}/trials/{point['n']}"
+        page.wait_for_selector("body[data-ready='1']", timeout=20000)
+        assert w.failed == [] and w.errors == []
+    finally:
+        w.close()
+
+
+def quote_css(text: str) -> str:
+    """``text`` as a quoted CSS attribute value."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
