@@ -1,22 +1,31 @@
 """The dashboard given what a user or a script may send it: study names that are not plain
-words (``runs/trials/3/pareto``, ``?``, ``#``, ``%``, spaces, unicode, ``..``), and bad paths
-and query values on every route. Each answer names its cause (404 for what is missing, 400
-for a bad query value), never a 500 or a traceback."""
+words (``runs/trials/3/pareto``, ``?``, ``#``, ``%``, spaces, unicode, ``..``), bad paths and
+query values on every route, and bad input to ``magnet dashboard`` itself. Each answer names
+its cause (404 for what is missing, 400 for a bad query value), never a 500 or a traceback;
+the command refuses with one line and exit 2 before it prints any address."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
+import socket
+import stat
+import threading
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from click.testing import CliRunner
 
+from magnet.cli import main
 from magnet.dashboard import create_app
 from magnet.dashboard.app import segment_text, study_segment, study_url
 from magnet.search import search
+from magnet.search.storage import open_storage
 from tests.drawn import drawn
+from tests.services import free_port, postgres, postgres_bin
 from tests.test_dashboard import SPACE, Watched, dashboard
 
 #: Study names a URL path cannot hold as they are. ``x/trials/1`` beside ``x``: the study's
@@ -211,6 +220,137 @@ def test_odd_studies_answer_every_route(tmp_path) -> None:
         )
         r = c.get("/studies/running/trials/0/mappings/0.yaml")
         assert r.status_code == 404 and "it has no mappings: it is running" in error(r)
+
+
+def test_a_sqlite_storage_read_by_many_threads_logs_nothing(tmp_path, caplog) -> None:
+    """The dashboard reads from a pool of threads: its read-only SQLite connections were
+    kept one per thread and closed from other threads, a traceback in the server's log each
+    time ("SQLite objects created in a thread can only be used in that same thread")."""
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    search(SPACE, n_trials=2, storage=url, study="s")
+    storage = open_storage(url, create=False)
+    study_id = storage.get_study_id_from_name("s")
+
+    def read() -> None:
+        for _ in range(10):
+            assert len(storage.get_all_trials(study_id)) == 2
+
+    with caplog.at_level(logging.WARNING):
+        threads = [threading.Thread(target=read) for _ in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+def test_a_database_that_went_away_is_named_on_the_page() -> None:
+    """The PostgreSQL server stops while the dashboard serves it: the pages say the
+    connection was refused (it was Optuna's "StorageInternalError: An exception is raised
+    during the commit", the driver's error hidden behind it)."""
+    from starlette.testclient import TestClient
+
+    if postgres_bin() is None and not os.environ.get("CI"):  # .ci/run installs it
+        pytest.skip("PostgreSQL's server is missing: apt-get install -y postgresql")
+    with postgres() as url:
+        search(SPACE, n_trials=2, storage=url, study="pg")
+        client = TestClient(create_app(url), base_url="http://127.0.0.1")
+        with client:
+            assert client.get("/studies/pg").status_code == 200
+            stopped = url
+    with client:
+        for path in ("/api/studies/pg", "/studies/pg", "/api/studies/pg/figures/front"):
+            r = client.get(path)
+            assert r.status_code == 500, path
+            assert re.search(
+                rf"^{re.escape(stopped)}: cannot read (the storage|study 'pg'): "
+                r"OperationalError: .*Connection refused$",
+                error(r),
+            ), error(r)
+
+
+# ---- magnet dashboard's own bad input -----------------------------------------------------------
+def refused(args: list[str], pattern: str) -> None:
+    """``magnet dashboard ARGS`` exits 2 with one line matching ``pattern`` on stderr, no
+    address and nothing on stdout."""
+    done = CliRunner().invoke(main, ["dashboard", *args])
+    assert done.exit_code == 2, (done.exit_code, done.output)
+    lines = done.stderr.strip().splitlines()
+    assert re.search(pattern, lines[-1]), lines
+    assert "Traceback" not in done.output and "magnet dashboard: http" not in done.output
+    assert done.stdout == ""
+
+
+def char_device() -> str:
+    """A character device (``/dev/null``, unless it was replaced by a plain file)."""
+    devices = ("/dev/null", "/dev/full", "/dev/zero")
+    return next(p for p in devices if stat.S_ISCHR(os.stat(p).st_mode))
+
+
+@pytest.mark.parametrize(
+    ("storage", "pattern"),
+    [
+        (
+            "postgresql://u@127.0.0.1:1/db",
+            r"^error: postgresql://u@127\.0\.0\.1:1/db: --storage: cannot open the storage: "
+            r"OperationalError: .*Connection refused",
+        ),
+        (
+            "postgresql://u:s3cret@127.0.0.1:1/db",
+            r"postgresql://u:\*\*\*@127\.0\.0\.1:1/db: --storage: .*Connection refused",
+        ),
+        ("sqlite:///{tmp}/none.db", r"--storage: no such SQLite database"),
+        ("{tmp}", r"--storage: is a directory; give a journal file or a storage URL"),
+        ("{device}", r"--storage: is not a regular file \(a device, a pipe or a socket\)"),
+        ("{tmp}/fifo", r"--storage: is not a regular file"),
+        ("{tmp}/notes.txt", r"notes\.txt: --storage: cannot read the journal: .*not a magnet"),
+        ("", r"^error: --storage: is empty; give a journal file or a storage URL$"),
+    ],
+)
+def test_a_storage_that_is_none_is_refused_before_any_address(tmp_path, storage, pattern) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    before = sha(notes)
+    spec = storage.format(tmp=tmp_path, device=char_device())
+    refused(["--storage", spec, "--port", str(free_port())], pattern)
+    assert sha(notes) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "notes.txt"]
+
+
+@pytest.mark.parametrize(
+    ("host", "pattern"),
+    [
+        ("bad..host", r"^error: --host: cannot listen on 'bad\.\.host': not a host name \(each"),
+        ("a" * 300, r"cannot listen on 'a{80}\.\.\.': not a host name"),
+        ("999.1.1.1", r"--host: cannot listen on '999\.1\.1\.1': not a host name or address"),
+        ("", r"--host: cannot listen on '': not a host name or address"),
+        ("http://127.0.0.1", r"--host: cannot listen on 'http://127\.0\.0\.1'"),
+        ("127.0.0.1:8050", r"--host: cannot listen on '127\.0\.0\.1:8050'"),
+        ("192.0.2.1", r"--host: cannot listen on '192\.0\.2\.1': not an address of this machine"),
+    ],
+)
+def test_a_bad_host_is_refused(tmp_path, host, pattern) -> None:
+    refused(["--host", host, "--port", str(free_port()), "--storage", str(tmp_path / "j")], pattern)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("port", "pattern"),
+    [
+        ("0", r"Invalid value for '--port': 0 is not in the range 1<=x<=65535"),
+        ("-1", r"Invalid value for '--port': -1 is not in the range"),
+        ("70000", r"Invalid value for '--port': 70000 is not in the range"),
+        ("http", r"Invalid value for '--port': 'http' is not a valid integer"),
+        ("in use", r"^error: --port: port \d+ on 127\.0\.0\.1 is in use"),
+    ],
+)
+def test_a_bad_port_is_refused(tmp_path, port, pattern) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        given = str(taken.getsockname()[1]) if port == "in use" else port
+        refused(["--port", given, "--storage", str(tmp_path / "j")], pattern)
 
 
 # ---- in the browser -----------------------------------------------------------------------------

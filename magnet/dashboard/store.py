@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from magnet.errors import MagnetError
-from magnet.search.storage import DEFAULT_JOURNAL, describe, is_url, open_storage
+from magnet.search.storage import (
+    DEFAULT_JOURNAL,
+    describe,
+    is_url,
+    locate,
+    open_storage,
+    storage_error,
+)
 from magnet.search.study import Study, TrialView
 
 if TYPE_CHECKING:
@@ -65,11 +72,12 @@ def clip(text: str, limit: int = 40) -> str:
 class Feed:
     """One study of an open storage, read incrementally (see the module docstring)."""
 
-    def __init__(self, storage: BaseStorage, name: str, label: str):
+    def __init__(self, storage: BaseStorage, name: str, spec: str):
         self.storage = storage
         self.study_id = storage.get_study_id_from_name(name)
         self.name = name
-        self.label = label
+        self.spec = spec
+        self.label = describe(spec)
         self.version = 0
         self.trials: dict[int, Any] = {}  # number -> FrozenTrial
         self.unfinished: set[int] = set()
@@ -88,17 +96,13 @@ class Feed:
         """The study as stored now (the same object while nothing changed) and its
         version, read together."""
         with self.lock:
-            s = self.storage
-            attrs = s.get_study_user_attrs(self.study_id)
-            if not self.trials:
-                fresh = s.get_all_trials(self.study_id, deepcopy=False)
-            else:
-                count = s.get_n_trials(self.study_id)
-                numbers = sorted(self.unfinished | set(range(len(self.trials), count)))
-                fresh = [
-                    s.get_trial(s.get_trial_id_from_study_id_trial_number(self.study_id, n))
-                    for n in numbers
-                ]
+            try:
+                attrs, fresh = self._read()
+            except Exception as exc:  # the server went away, the file was damaged
+                raise MagnetError(
+                    f"cannot read study {self.name!r}: {storage_error(exc, self.spec)}",
+                    source=self.label,
+                ) from None
             changed = [t for t in fresh if not _same(self.trials.get(t.number), t)]
             if changed or attrs != self.attrs or self.study is None:
                 self.version += 1
@@ -115,6 +119,20 @@ class Feed:
                 )
             return self.study, self.version
 
+    def _read(self) -> tuple[dict[str, Any], list[Any]]:
+        """The study's attributes, and its trials (every one the first time, then those new
+        or unfinished when last read)."""
+        s = self.storage
+        attrs = s.get_study_user_attrs(self.study_id)
+        if not self.trials:
+            return attrs, s.get_all_trials(self.study_id, deepcopy=False)
+        count = s.get_n_trials(self.study_id)
+        numbers = sorted(self.unfinished | set(range(len(self.trials), count)))
+        return attrs, [
+            s.get_trial(s.get_trial_id_from_study_id_trial_number(self.study_id, n))
+            for n in numbers
+        ]
+
     def changed_since(self, version: int, upto: int) -> list[int]:
         """The numbers of the trials that changed after ``version`` up to ``upto``."""
         with self.lock:
@@ -130,6 +148,8 @@ class Store:
 
     def __init__(self, storage: str | None, ttl: float = 2.0):
         self.spec = storage
+        #: the storage as given (the default journal for None)
+        self.given = str(DEFAULT_JOURNAL) if storage is None else storage
         self.ttl = ttl
         self.label = describe(storage)
         self._lock = threading.Lock()
@@ -152,6 +172,15 @@ class Store:
         it)."""
         path = self.path
         return path is None or path.exists()
+
+    def open(self) -> None:
+        """Open the storage now (``MagnetError`` if it cannot be one): a database is connected
+        to; a journal file is checked to be one (it is read in full on the first look at its
+        studies); a journal that does not exist yet is left to come."""
+        if self.path is None:
+            self.check()
+        elif self.path.exists():
+            locate(self.spec, create=False)
 
     def _file_state(self) -> Any:
         path = self.path
@@ -192,12 +221,12 @@ class Store:
             studies = self._storage.get_all_studies()
         except Exception as exc:
             raise MagnetError(
-                f"cannot read the storage: {type(exc).__name__}: {exc}", source=self.label
+                f"cannot read the storage: {storage_error(exc, self.given)}", source=self.label
             ) from None
         names = [s.study_name for s in studies]
         for name in names:
             if name not in self._feeds:
-                self._feeds[name] = Feed(self._storage, name, self.label)
+                self._feeds[name] = Feed(self._storage, name, self.given)
         return names
 
     def names(self) -> list[str]:

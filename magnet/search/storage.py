@@ -86,6 +86,17 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).splitlines() or [""])[0]
 
 
+def storage_error(exc: BaseException, spec: str) -> str:
+    """Why the storage ``spec`` failed, in one line and without its password: the driver's
+    own error (a refused connection, an unknown host), not the ``StorageInternalError`` that
+    Optuna raises in its place, which only says that a commit failed."""
+    from optuna.exceptions import StorageInternalError
+
+    while isinstance(exc, StorageInternalError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    return f"{type(exc).__name__}: {_scrub(_first_line(exc), spec)}"
+
+
 # ---- what a spec names -----------------------------------------------------------------------
 def locate(spec: str | None, *, create: bool) -> str:
     """What ``spec`` names, as magnet opens it: a URL (a path to an SQLite file that is an
@@ -97,10 +108,18 @@ def locate(spec: str | None, *, create: bool) -> str:
     empty study file by mistake)."""
     if spec is not None and is_url(spec):
         return spec
+    if spec == "":  # Path("") is the current folder
+        raise MagnetError("is empty; give a journal file or a storage URL", field="--storage")
     path = DEFAULT_JOURNAL if spec is None else Path(spec)
     where = {"source": str(path), "field": "--storage"}
     if path.is_dir():
         raise MagnetError("is a directory; give a journal file or a storage URL", **where)
+    if path.exists() and not path.is_file():  # /dev/null, a pipe (reading it would block)
+        raise MagnetError(
+            "is not a regular file (a device, a pipe or a socket); give a journal file or a "
+            "storage URL",
+            **where,
+        )
     if not path.exists():
         if not create:
             raise MagnetError(
@@ -250,14 +269,27 @@ def _read_only_url(url: str) -> tuple[str, dict[str, Any]]:
                 source=db,
                 field="--storage",
             )
+        from sqlalchemy.pool import QueuePool
+
         uri = Path(os.path.abspath(db)).as_uri() + "?mode=ro"
-        return "sqlite://", {"creator": lambda: sqlite3.connect(uri, uri=True)}
+        # "sqlite://" alone would be taken for an in-memory database, whose pool keeps one
+        # connection per thread and closes them from other threads (a traceback per close in
+        # a server's log); a queue hands each connection to one thread at a time
+        return "sqlite://", {
+            "creator": lambda: sqlite3.connect(uri, uri=True, check_same_thread=False),
+            "poolclass": QueuePool,
+        }
     try:
         backend = make_url(url).get_backend_name()
     except Exception:  # RDBStorage says why
         return url, {}
     if backend == "postgresql":
-        return url, {"connect_args": {"options": "-c default_transaction_read_only=on"}}
+        # pre-ping: a reader that outlives a restart of the server reconnects, and one that
+        # outlives the server says that the connection is refused
+        return url, {
+            "connect_args": {"options": "-c default_transaction_read_only=on"},
+            "pool_pre_ping": True,
+        }
     return url, {}
 
 
@@ -276,7 +308,7 @@ def _open_database(url: str, spec: str, create: bool) -> RDBStorage:
         raise
     except Exception as exc:  # driver missing, server down, bad URL: one clear line
         raise MagnetError(
-            f"cannot open the storage: {type(exc).__name__}: {_scrub(_first_line(exc), spec)}",
+            f"cannot open the storage: {storage_error(exc, spec)}",
             source=describe(spec),
             field="--storage",
         ) from None
@@ -489,8 +521,7 @@ class DriverLock:
         except sa.exc.SQLAlchemyError as exc:  # the server went away, no right to create
             self._drop_engine()
             raise MagnetError(
-                f"cannot take the driver lock of study {self.name!r}: "
-                f"{type(exc).__name__}: {_scrub(_first_line(exc), url)}",
+                f"cannot take the driver lock of study {self.name!r}: {storage_error(exc, url)}",
                 source=describe(self.spec),
             ) from None
         except BaseException:
