@@ -1,8 +1,9 @@
 """The dashboard given what a user or a script may send it: study names that are not plain
 words (``runs/trials/3/pareto``, ``?``, ``#``, ``%``, spaces, unicode, ``..``), bad paths and
-query values on every route, and bad input to ``magnet dashboard`` itself. Each answer names
-its cause (404 for what is missing, 400 for a bad query value), never a 500 or a traceback;
-the command refuses with one line and exit 2 before it prints any address."""
+query values on every route, a busy machine that answers requests in any order, and bad
+input to ``magnet dashboard`` itself. Each answer names its cause (404 for what is missing,
+400 for a bad query value), never a 500 or a traceback; the command refuses with one line
+and exit 2 before it prints any address."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from magnet.search import search
 from magnet.search.storage import open_storage
 from tests.drawn import drawn
 from tests.services import free_port, postgres, postgres_bin
-from tests.test_dashboard import SPACE, Watched, dashboard
+from tests.test_dashboard import SPACE, Watched, dashboard, wait_until
 
 #: Study names a URL path cannot hold as they are. ``x/trials/1`` beside ``x``: the study's
 #: page, not design 1 of ``x``; ``~..``: not mistaken for ``..`` (written ``~..``).
@@ -424,3 +425,82 @@ def test_studies_named_with_slashes_open_from_the_index_and_draw(browser, server
 def quote_css(text: str) -> str:
     """``text`` as a quoted CSS attribute value."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# ---- requests answered in any order (a busy machine) ---------------------------------------------
+PARALLEL = "(document.getElementById('parallel').data || []).length > 0"
+COLOUR = "document.getElementById('parallel').data[0].line.colorbar.title.text"
+
+
+def test_a_figure_shows_the_answer_to_its_last_request(browser, server) -> None:
+    """The parallel coordinates asked for in one colour, then in another: the first answer,
+    arriving last, is dropped (it was drawn over the second: the figure and its select
+    disagreed)."""
+    w = Recorded(browser)
+    page = w.page
+    held: list = []
+    try:
+        stale = re.compile(r"/figures/parallel\?color=energy_pj$")
+        page.route(stale, lambda route: held.append(route))
+        w.ready(server + "/studies/x")
+        page.locator("#parallel").scroll_into_view_if_needed()
+        while not held:
+            page.wait_for_timeout(50)
+        page.select_option("#parallel-color", "latency_cycles")
+        wait_until(page, PARALLEL)
+        assert "latency_cycles" in page.evaluate(COLOUR)
+        with page.expect_event("requestfinished", lambda r: "color=energy_pj" in r.url):
+            held[0].continue_()
+        page.wait_for_timeout(500)  # the stale answer read and (before) drawn
+        assert "latency_cycles" in page.evaluate(COLOUR)
+        assert w.failed == [] and w.errors == []
+    finally:
+        w.close()
+
+
+def test_a_slow_first_load_is_not_asked_for_again(browser, server) -> None:
+    """While the page's first load waits (a slow server), the polls do not load every figure
+    again: each figure is asked for once."""
+    w = Recorded(browser)
+    page = w.page
+    held: list = []
+    asked: list[str] = []
+    try:
+        page.route(re.compile(r"/updates\?since=0$"), lambda route: held.append(route))
+        page.on("request", lambda r: asked.append(r.url) if "/api/studies/x/" in r.url else None)
+        page.goto(server + "/studies/x?every=0.5")
+        page.wait_for_timeout(2500)  # five polls' time
+        for route in held:
+            route.continue_()
+        page.wait_for_selector("body[data-ready='1']", timeout=20000)
+        page.wait_for_timeout(1500)
+        figures = [u.split("/api/studies/x/")[1].split("?")[0] for u in asked]
+        assert len(held) == 1
+        assert sorted(figures) == sorted(set(figures)), figures
+        assert w.failed == [] and w.errors == []
+    finally:
+        w.close()
+
+
+def test_a_figure_that_failed_to_load_is_drawn_at_the_next_poll(browser, server) -> None:
+    """A figure whose answer failed (the server busy, a journal being written) is asked for
+    again: it was left blank until the study changed, for good when the search had ended."""
+    w = Recorded(browser)
+    page = w.page
+    failed: list[str] = []
+
+    def fail_once(route) -> None:
+        if failed:
+            route.continue_()
+            return
+        failed.append(route.request.url)
+        route.fulfill(status=500, content_type="application/json", body='{"error": "busy"}')
+
+    try:
+        page.route(re.compile(r"/figures/parallel\?"), fail_once)
+        w.ready(server + "/studies/x?every=0.5")
+        page.locator("#parallel").scroll_into_view_if_needed()
+        wait_until(page, PARALLEL)
+        assert len(failed) == 1 and drawn(page, "#parallel")["dimensions"] > 0
+    finally:
+        w.close()
