@@ -263,11 +263,19 @@ def _read_only_url(url: str) -> tuple[str, dict[str, Any]]:
 
     db = _sqlite_file(url)
     if db is not None:
+        where = {"source": db, "field": "--storage"}
+        if Path(db).is_dir():
+            raise MagnetError("is a directory, not an SQLite database", **where)
         if not Path(db).is_file():
             raise MagnetError(
                 "no such SQLite database (a reader never creates one; run a search first)",
-                source=db,
-                field="--storage",
+                **where,
+            )
+        if not _sqlite_tables(db) >= OPTUNA_TABLES:
+            raise MagnetError(
+                "is not a study storage (not an SQLite database with Optuna's tables: "
+                f"{', '.join(sorted(OPTUNA_TABLES))}); give the storage a search wrote",
+                **where,
             )
         from sqlalchemy.pool import QueuePool
 
@@ -283,6 +291,13 @@ def _read_only_url(url: str) -> tuple[str, dict[str, Any]]:
         backend = make_url(url).get_backend_name()
     except Exception:  # RDBStorage says why
         return url, {}
+    if backend == "sqlite":  # in memory: every connection has a database of its own
+        raise MagnetError(
+            "an in-memory SQLite database holds no study a reader could see; give a "
+            "database file (sqlite:///FILE) or a server",
+            source=describe(url),
+            field="--storage",
+        )
     if backend == "postgresql":
         # pre-ping: a reader that outlives a restart of the server reconnects, and one that
         # outlives the server says that the connection is refused
