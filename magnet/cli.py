@@ -1229,15 +1229,9 @@ def report(study_name: str, storage: str | None, output: str | None) -> None:
 def dashboard(storage: str | None, host: str, port: int) -> None:
     """Serve a read-only web dashboard of a storage's studies, live while searches run."""
     from magnet.dashboard import serve
-    from magnet.search.storage import describe, is_url
 
-    if (storage is None or not is_url(storage)) and not Path(describe(storage)).exists():
-        click.echo(
-            f"note: {describe(storage)} does not exist yet; it is shown once a search writes it",
-            err=True,
-        )
-    # serve() reads the storage (a bad URL, a file that is not a journal: exit 2) and takes
-    # the port before it prints the address
+    # serve() takes the port and opens the storage (a bad host or port, a storage that is
+    # none or cannot be reached: exit 2) before it prints anything
     serve(storage, host=host, port=port, log=lambda line: click.echo(line, err=True))
 
 

@@ -418,7 +418,7 @@ def test_unknown_study_or_trial_is_a_404_page(server, watched) -> None:
     assert r.status == 404
     assert "no study 'nope'" in page.locator("#error-message").text_content()
     r = page.goto(server + "/studies/small/trials/9999")
-    assert r.status == 404 and "has no trial 9999" in page.content()
+    assert r.status == 404 and "no trial 9999 in study 'small'" in page.content()
     r = page.goto(server + "/static/..%2F..%2Fapp.py")
     assert r.status == 404
 

@@ -419,12 +419,12 @@ def test_unknown_metrics_and_equal_axes_are_refused(client) -> None:
     api = "/api/studies/small/figures/"
     assert client.get(api + "front?x=energy_pj&y=latency_cycles").status_code == 200
     r = client.get(api + "front?x=bogus")
-    assert r.status_code == 404 and "energy_pj, latency_cycles, area_mm2" in r.json()["error"]
-    assert client.get(api + "parallel?color=<b>").status_code == 404
+    assert r.status_code == 400 and "energy_pj, latency_cycles, area_mm2" in r.json()["error"]
+    assert client.get(api + "parallel?color=<b>").status_code == 400
     r = client.get(api + "front?x=energy_pj&y=energy_pj")
     assert r.status_code == 400 and "must all differ" in r.json()["error"]
     assert client.get(api + "front3d?x=area_mm2&y=energy_pj&z=area_mm2").status_code == 400
-    assert client.get("/compare?study=small&x=bogus").status_code == 404
+    assert client.get("/compare?study=small&x=bogus").status_code == 400
     assert client.get("/compare?study=small&x=energy_pj&y=energy_pj").status_code == 400
 
 
@@ -483,6 +483,7 @@ def test_designs_without_values_are_counted_on_the_front(tmp_path) -> None:
 
 
 def test_the_summary_commands_survive_a_shell(tmp_path) -> None:
+    (tmp_path / "my studies").mkdir()  # a search makes no folder but the default one
     storage = str(tmp_path / "my studies" / "s.journal")
     study = search(SPACE, n_trials=2, storage=storage, study="it's mine")
     lines = [line for line in summary_lines(study) if "magnet pareto" in line]

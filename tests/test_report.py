@@ -181,10 +181,13 @@ def test_comparisons(small, storage) -> None:
 
 def test_safe_file_names() -> None:
     assert safe_file_name("quickstart") == "quickstart"
-    assert safe_file_name(XSS) == "script_alert_1_script"
-    assert safe_file_name("../../etc/passwd") == "etc_passwd"
-    assert safe_file_name("...") == "study"
+    assert re.fullmatch(r"script_alert_1_script-[0-9a-f]{8}", safe_file_name(XSS))
+    assert re.fullmatch(r"etc_passwd-[0-9a-f]{8}", safe_file_name("../../etc/passwd"))
+    assert re.fullmatch(r"study-[0-9a-f]{8}", safe_file_name("..."))
     assert len(safe_file_name("x" * 500)) == 100
+    # two names never share a file (a report of one overwrote the other's)
+    names = ["a/b", "a?b", "a b", ".", "..", "~..", "x" * 500, "x" * 501, "a_b"]
+    assert len({safe_file_name(n) for n in names}) == len(names)
 
 
 # ---- the HTML report ----------------------------------------------------------------------------
@@ -265,7 +268,7 @@ def test_search_writes_a_report_at_the_end(tmp_path, monkeypatch) -> None:
     base = ["search", str(space), "--storage", journal, "--trials", "2", "--study", "a b<i>"]
     r = CliRunner().invoke(main, base)
     assert r.exit_code == 0, r.output
-    default = Path("magnet-results") / "a_b_i.html"
+    default = Path("magnet-results") / f"{safe_file_name('a b<i>')}.html"  # a_b_i-HASH.html
     assert default.exists() and f"report written to {default}" in r.output
     assert "&lt;i&gt;" in default.read_text()
     chosen = tmp_path / "chosen.html"

@@ -33,25 +33,34 @@ def serve(
     poll_seconds: float = 3.0,
     log: Callable[[str], None] = print,
 ) -> None:
-    """Serve the dashboard until interrupted. The storage is opened (read-only) and the port
-    taken before anything is printed: a storage that cannot be read or a port in use is a
-    ``MagnetError`` and no URL is shown."""
+    """Serve the dashboard until interrupted. The port is taken and the storage opened
+    (read-only) before anything is printed: a port or host that cannot be had, a storage that
+    is none (a folder, a device, a file that is not a journal) or cannot be reached (a
+    database server that refuses the connection) is a ``MagnetError``; a journal that turns
+    out damaged when it is read in full, too. No URL is shown then."""
     import uvicorn
 
+    from magnet.dashboard.app import LOOPBACK
+
     app = create_app(storage, host=host, poll_seconds=poll_seconds)
+    store = app.state.dashboard.store
     sock = listen(host, port)
     try:
-        log(f"reading {app.state.dashboard.store.label} ...")
-        app.state.dashboard.warm()  # a storage that cannot be read is refused here
+        store.open()
+        if not store.exists():
+            log(f"note: {store.label} does not exist yet; it is shown once a search writes it")
+        log(f"reading {store.label} ...")
+        app.state.dashboard.warm()  # a journal damaged further in is refused here
     except BaseException:
         sock.close()
         raise
     # what was read stays for the server's life: the collector need not walk it again and
     # again (a full collection over a 17,000-trial study took requests past 300 ms)
     gc.freeze()
-    shown = f"[{host}]" if ":" in host else host
-    log(f"magnet dashboard: http://{shown}:{port}/ (storage {app.state.dashboard.store.label})")
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    bare = _address(host)
+    shown = f"[{bare}]" if ":" in bare else bare
+    log(f"magnet dashboard: http://{shown}:{port}/ (storage {store.label})")
+    if host not in LOOPBACK:
         log(f"note: listening on {host}: whoever reaches this machine can read these studies")
     log("read-only; press Ctrl-C to stop")
     config = uvicorn.Config(app, log_level="warning", access_log=False)
@@ -61,29 +70,49 @@ def serve(
         sock.close()
 
 
+def _address(host: str) -> str:
+    """``--host`` without the brackets of an IPv6 address written as in a URL (``[::1]``)."""
+    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+
+
 def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` and listening (``MagnetError`` naming the port when it
-    is in use or cannot be had)."""
+    """A socket bound to ``host:port`` and listening (``MagnetError`` naming ``--host`` when
+    it is no address of this machine, ``--port`` when the port is in use or cannot be had)."""
     from magnet.errors import MagnetError
 
+    address = _address(host)
+    shown = repr(host if len(host) <= 80 else host[:80] + "...")
+    not_here = "give an address of this machine (127.0.0.1, ::1, 0.0.0.0 for every one)"
     try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        family = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)[0][0]
         sock = socket.socket(family, socket.SOCK_STREAM)
+    except UnicodeError:  # from the IDNA codec
+        raise MagnetError(
+            f"cannot listen on {shown}: not a host name (each part between dots has 1 to 63 "
+            f"characters); {not_here}",
+            field="--host",
+        ) from None
     except OSError as exc:
         raise MagnetError(
-            f"cannot listen on {host}: {exc.strerror or exc}", field="--host"
+            f"cannot listen on {shown}: not a host name or address ({exc.strerror or exc}); "
+            + not_here,
+            field="--host",
         ) from None
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
+        sock.bind((address, port))
         sock.listen(128)
     except OSError as exc:
         sock.close()
-        why = (
-            "is in use (another dashboard or server?); give another with --port"
-            if exc.errno == errno.EADDRINUSE
-            else f"cannot be used: {exc.strerror or exc}"
-        )
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise MagnetError(
+                f"cannot listen on {shown}: not an address of this machine; {not_here}",
+                field="--host",
+            ) from None
+        why = {
+            errno.EADDRINUSE: "is in use (another dashboard or server?); give another with --port",
+            errno.EACCES: "needs privileges this user does not have; give one above 1023",
+        }.get(exc.errno or 0, f"cannot be used: {exc.strerror or exc}")
         raise MagnetError(f"port {port} on {host} {why}", field="--port") from None
     return sock
 

@@ -19,6 +19,11 @@ JSON: /api/studies, /api/studies/NAME, /api/studies/NAME/pareto (as ``magnet par
 /api/studies/NAME/figures/KIND (see ``FIGURES``; its query names objectives or parameters,
 checked against the study).
 
+NAME is one path segment (``study_segment``: ``runs/3`` is ``runs%2F3``), routed as sent
+(``RawPath``). What is missing (a study, a trial, a workload, a figure, a page) is a 404
+naming it; a bad query value, or a query key the address does not take, a 400 naming it and
+what is allowed (``check_query``).
+
 Only GET; files only from a fixed list made at start (the package's own assets and its
 vendored plotly.js strict build, which needs no eval); every response carries a
 Content-Security-Policy that allows nothing but this server (no eval, no inline script).
@@ -27,11 +32,13 @@ Content-Security-Policy that allows nothing but this server (no eval, no inline 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
@@ -41,7 +48,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from magnet.dashboard.store import NotFound, Refused, Store
+from magnet.dashboard.store import NotFound, Refused, Store, clip, whole_number
 from magnet.errors import MagnetError
 from magnet.report import explore as E
 from magnet.report import figures as F
@@ -80,6 +87,10 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+#: The longest a page may wait between looks for changes (``?every=SECONDS``).
+EVERY_MAX_SECONDS = 86400
+#: A route's function.
+Endpoint = Callable[[Request], Response]
 
 
 @dataclass(frozen=True)
@@ -123,16 +134,36 @@ FIGURES: dict[str, FigureKind] = {
     "ecdf": FigureKind(lambda s, q: E.ecdf(s)),
     "timeline": FigureKind(lambda s, q: E.timeline(s)),
 }
-#: A trial number in a URL: at most 9 digits (a longer one is no page, never a crash).
-TRIAL_NUMBER = "{n:trial}"
+#: Study names a browser takes for "here" and "up" in a URL path, however they are encoded.
+DOT_SEGMENTS = (".", "..")
+#: What a path as sent keeps unencoded when it is routed (``RawPath``): RFC 3986's path
+#: characters and the percent sign of the escapes already there.
+PATH_SAFE = "/%!$&'()*+,;=:@"
 #: Files are asked for with their version in the URL (?v=...): kept by the browser.
 CACHED = {"Cache-Control": "public, max-age=31536000, immutable"}
 TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
+def study_segment(name: str) -> str:
+    """A study name as one segment of a URL path: percent-encoded, its ``/`` and ``~``
+    included; ``.`` and ``..``, which a browser resolves as "here" and "up" however they are
+    encoded, as ``~.`` and ``~..`` (a name's own ``~`` is ``%7E``, so they are never a
+    name's). dashboard.js's ``studyPath`` does the same."""
+    if name in DOT_SEGMENTS:
+        return "~" + name
+    return quote(name, safe="").replace("~", "%7E")
+
+
+def segment_text(segment: str) -> str:
+    """The text a path segment as sent stands for (``study_segment`` read back)."""
+    if segment[:1] == "~" and segment[1:] in DOT_SEGMENTS:
+        return segment[1:]
+    return unquote(segment)
+
+
 def study_url(name: str) -> str:
     """The URL of a study's page."""
-    return "/studies/" + quote(name, safe="")
+    return "/studies/" + study_segment(name)
 
 
 def design_url(name: str, number: int) -> str:
@@ -260,9 +291,18 @@ class Dashboard:
         """``.../mappings/I.yaml``: the design's mappings on workload I (``--mapping-file``)."""
         study, trial = self.trial(request)
         view, _ = self.design(study, trial)
-        index = request.path_params["i"]
-        if index >= len(view.workloads):
-            raise NotFound(f"trial {trial.number} has no workload {index}")
+        given = request.path_params["i"]
+        index = whole_number(given)
+        count = len(view.workloads)
+        if index is None or index >= count:
+            has = (
+                f"its workloads are numbered 0 to {count - 1}"
+                if count
+                else f"it has no mappings: it is {trial.status}"
+            )
+            raise NotFound(
+                f"no workload {clip(given)} in trial {trial.number} of study {study.name!r} ({has})"
+            )
         w = view.workloads[index]
         return self.download(mappings_yaml(w.record), w.mappings_file)
 
@@ -286,10 +326,10 @@ class Dashboard:
         """Designs given as ``NUMBER:STUDY``, side by side."""
         chosen = []
         for spec in specs:
-            number, _, name = spec.partition(":")
-            if not (number.isdigit() and len(number) <= 9):
-                raise NotFound(f"not a design: {spec[:80]!r} (give NUMBER:STUDY)")
-            chosen.append(self.store.trial(name, int(number)))
+            number, colon, name = spec.partition(":")
+            if whole_number(number) is None or not colon:
+                raise Refused(f"design={clip(spec)!r} is not a design: give NUMBER:STUDY")
+            chosen.append(self.store.trial(name, number))
         metrics: list[str] = []
         for study, _ in chosen:
             metrics += [o for o in study.objectives if o not in metrics]
@@ -319,9 +359,9 @@ class Dashboard:
         x = request.query_params.get("x") or (axes[0] if axes else "")
         y = request.query_params.get("y") or (axes[1] if len(axes) > 1 else "")
         if studies:
-            for value in (x, y):
+            for value in filter(None, (x, y)):  # y is "" for studies of one objective
                 if value not in axes:
-                    raise NotFound(f"unknown objective {value[:80]!r}; allowed: {', '.join(axes)}")
+                    raise Refused(f"unknown objective {clip(value)!r}; allowed: {', '.join(axes)}")
             if len(axes) > 1 and x == y:
                 raise Refused(f"x and y are both {x!r}: choose two different objectives")
         figures, reference, rows = {}, None, []
@@ -411,12 +451,18 @@ class Dashboard:
         """The trials of a study changed after version ``since`` (all for 0), the study's
         version now and its front: a live page merges them into what it has."""
         name = request.path_params["name"]
-        since = request.query_params.get("since", "0")
-        if not (since.isdigit() and len(since) <= 9):
-            raise Refused(f"since must be a study version (a whole number), not {since[:20]!r}")
+        given = request.query_params.get("since", "0")
+        since = whole_number(given)
+        if since is None:
+            raise Refused(
+                f"since must be a version of the study (a whole number, 0 for every trial), "
+                f"not {clip(given)!r}"
+            )
         study, version = self.store.snapshot(name)
-        complete = int(since) == 0
-        numbers = [] if complete else self.store.feed(name).changed_since(int(since), version)
+        # a version this server never gave (the page outlived a restart of the dashboard):
+        # every trial, as for 0
+        complete = since == 0 or since > version
+        numbers = [] if complete else self.store.feed(name).changed_since(since, version)
         trials = study.trials() if complete else [study.trial(n) for n in numbers]
         head = dumps(
             {
@@ -446,7 +492,7 @@ class Dashboard:
         name = request.path_params["kind"]
         kind = FIGURES.get(name)
         if kind is None:
-            raise NotFound(f"no figure {name[:80]!r}; allowed: {', '.join(FIGURES)}")
+            raise NotFound(f"no figure {clip(name)!r}; allowed: {', '.join(FIGURES)}")
         query = self.figure_query(study, kind, request)
 
         def make() -> dict[str, Any]:
@@ -471,7 +517,8 @@ class Dashboard:
 
     @staticmethod
     def figure_query(study: Study, kind: FigureKind, request: Request) -> dict[str, str]:
-        """The query of a figure, each value checked against the study (404 if unknown)."""
+        """The query of a figure, each value checked against the study (400 if unknown)."""
+        check_query(request, [key for key, _ in kind.query])
         allowed = {"objective": study.objectives, "param": E.varied_params(study)}
         query = {}
         for key, what in kind.query:
@@ -479,8 +526,9 @@ class Dashboard:
             if not value:
                 continue
             if value not in allowed[what]:
-                raise NotFound(
-                    f"unknown {what} {value[:80]!r} for {key}; allowed: {', '.join(allowed[what])}"
+                raise Refused(
+                    f"unknown {what} {clip(value)!r} for {key}; allowed: "
+                    + (", ".join(allowed[what]) or "none (no parameter varies in this study)")
                 )
             query[key] = value
         given = {k: query[k] for k in kind.distinct if k in query}
@@ -543,6 +591,44 @@ class Dashboard:
         )
 
 
+def check_query(request: Request, keys: Sequence[str], many: Sequence[str] = ()) -> None:
+    """Refuse (400) a query key ``request``'s address does not take (``keys``; ``many``: those
+    it takes more than once), a key given twice that it takes once, and ``every`` (how often
+    a page looks for changes) that is not a number of seconds in (0, 1 day]."""
+    items = request.query_params.multi_items()
+    takes = [*keys, *many]
+    for key, _ in items:
+        if key not in takes:
+            raise Refused(
+                f"unknown query parameter {clip(key)!r} for {clip(request.url.path, 120)}; "
+                + (f"it takes: {', '.join(takes)}" if takes else "it takes none")
+            )
+    for key, count in Counter(k for k, _ in items).items():
+        if count > 1 and key not in many:
+            raise Refused(f"query parameter {key!r} is given {count} times; give it once")
+    every = request.query_params.get("every")
+    if every is not None:
+        try:
+            seconds = float(every)
+        except ValueError:
+            seconds = math.nan
+        if not 0 < seconds <= EVERY_MAX_SECONDS:  # nan and inf are refused too
+            raise Refused(
+                "every (how often the page looks for changes) must be a number of seconds "
+                f"above 0 and at most {EVERY_MAX_SECONDS}, not {clip(every)!r}"
+            )
+
+
+def _query(endpoint: Endpoint, keys: Sequence[str] = (), many: Sequence[str] = ()) -> Endpoint:
+    """``endpoint`` with its query checked first (``check_query``)."""
+
+    def checked(request: Request) -> Response:
+        check_query(request, keys, many)
+        return endpoint(request)
+
+    return checked
+
+
 class _Choice(Convertor[str]):
     """A path segment that is one of a few words (``regex``: them, joined by ``|``)."""
 
@@ -569,26 +655,44 @@ class _Format(_Choice):
     regex = "csv|json"
 
 
-class _TrialNumber(Convertor[int]):
-    """``{n:trial}``: a trial number of at most 9 digits."""
+class _Segment(Convertor[str]):
+    """``{name:segment}``: one segment of the path as sent, read as ``segment_text`` (a study
+    name's ``/`` arrives as ``%2F``, inside its segment: ``RawPath``)."""
 
-    regex = "[0-9]{1,9}"
+    regex = "[^/]+"
 
-    def convert(self, value: str) -> int:
-        """The trial number."""
-        return int(value)
+    def convert(self, value: str) -> str:
+        """The text the segment stands for."""
+        return segment_text(value)
 
-    def to_string(self, value: int) -> str:
-        """The trial number as digits."""
-        return str(value)
+    def to_string(self, value: str) -> str:
+        """The text as a segment."""
+        return study_segment(value)
 
 
 def _convertors() -> None:
-    """``{n:trial}`` (a trial number, at most 9 digits), ``{what:export}`` and
-    ``{kind:format}`` (the downloads)."""
-    register_url_convertor("trial", _TrialNumber())
+    """``{name:segment}`` (a study name, a trial number, a file: one segment, decoded),
+    ``{what:export}`` and ``{kind:format}`` (the downloads)."""
+    register_url_convertor("segment", _Segment())
     register_url_convertor("export", _Export())
     register_url_convertor("format", _Format())
+
+
+class RawPath:
+    """Routes a request on its path as sent (``raw_path``), still percent-encoded: Starlette
+    routes on the decoded path, where the study ``a/b`` (``/studies/a%2Fb``) would be two
+    segments and ``/api/studies/runs%2F3%2Fpareto`` the front of study ``runs/3``. Each
+    segment is then decoded once, by its convertor (``_Segment``)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI call: the wrapped app's, with the path as sent."""
+        if scope["type"] == "http":
+            raw = scope.get("raw_path") or scope["path"].encode()
+            scope = dict(scope, path=quote(raw, safe=PATH_SAFE))
+        await self.app(scope, receive, send)
 
 
 def common_hypervolumes(studies: list[Study]) -> tuple[list[float] | None, list[float]]:
@@ -644,27 +748,28 @@ def create_app(
     _convertors()
 
     d = Dashboard(storage, poll_seconds)
-    name = "{name:path}"
-    trial = f"/studies/{name}/trials/{TRIAL_NUMBER}"
+    name = "{name:segment}"
+    trial = f"/studies/{name}/trials/{{n:segment}}"
+    page = ("every",)  # how often a page looks for changes (dashboard.js)
     routes = [
-        Route("/", d.index),
-        Route("/compare", d.compare),
-        Route(f"/studies/{name}/{{what:export}}.{{kind:format}}", d.export),
-        Route(f"{trial}/arch.yaml", d.arch_yaml),
-        Route(f"{trial}/mappings/{{i:trial}}.yaml", d.mappings_yaml),
-        Route(trial, d.design_page),
-        Route(f"/studies/{name}", d.study_page),
-        Route("/api/studies", d.api_studies),
-        Route(f"/api/studies/{name}/pareto", d.api_pareto),
-        Route(f"/api/studies/{name}/trials/{TRIAL_NUMBER}", d.api_trial),
-        Route(f"/api/studies/{name}/trials", d.api_trials),
-        Route(f"/api/studies/{name}/updates", d.api_updates),
-        Route(f"/api/studies/{name}/figures/{{kind}}", d.api_figure),
-        Route(f"/api/studies/{name}", d.api_study),
-        Route("/assets/plotly.min.js", d.plotly),
-        Route("/static/{file}", d.static),
+        Route("/", _query(d.index, page)),
+        Route("/compare", _query(d.compare, (*page, "x", "y"), ("study", "design"))),
+        Route(f"/studies/{name}/{{what:export}}.{{kind:format}}", _query(d.export)),
+        Route(f"{trial}/arch.yaml", _query(d.arch_yaml)),
+        Route(f"{trial}/mappings/{{i:segment}}.yaml", _query(d.mappings_yaml)),
+        Route(trial, _query(d.design_page, page)),
+        Route(f"/studies/{name}", _query(d.study_page, page)),
+        Route("/api/studies", _query(d.api_studies)),
+        Route(f"/api/studies/{name}/pareto", _query(d.api_pareto)),
+        Route(f"/api/studies/{name}/trials/{{n:segment}}", _query(d.api_trial)),
+        Route(f"/api/studies/{name}/trials", _query(d.api_trials)),
+        Route(f"/api/studies/{name}/updates", _query(d.api_updates, ("since",))),
+        Route(f"/api/studies/{name}/figures/{{kind:segment}}", d.api_figure),  # its own query
+        Route(f"/api/studies/{name}", _query(d.api_study)),
+        Route("/assets/plotly.min.js", _query(d.plotly, ("v",))),
+        Route("/static/{file:segment}", _query(d.static, ("v",))),
     ]
-    middleware = [Middleware(SecurityHeaders)]
+    middleware = [Middleware(SecurityHeaders), Middleware(RawPath)]
     if host in LOOPBACK:
         hosts = ["127.0.0.1", "localhost", "[::1]", "::1"]
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=hosts))

@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from magnet.errors import MagnetError
-from magnet.search.storage import DEFAULT_JOURNAL, describe, is_url, open_storage
+from magnet.search.storage import (
+    DEFAULT_JOURNAL,
+    describe,
+    is_url,
+    locate,
+    open_storage,
+    storage_error,
+)
 from magnet.search.study import Study, TrialView
 
 if TYPE_CHECKING:
@@ -44,14 +51,33 @@ class Refused(Exception):
     """A request that cannot be answered as asked (a 400), with why."""
 
 
+#: A whole number in a URL with more digits than this is beyond anything a study holds.
+MAX_DIGITS = 18
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` (from a URL) as a whole number, or None if it is not one (ASCII digits only:
+    ``-1``, ``1e3``, ``²`` are not); one too long to be a trial number or a version is
+    ``10**MAX_DIGITS``, beyond any."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    return int(text) if len(text) <= MAX_DIGITS else 10**MAX_DIGITS
+
+
+def clip(text: str, limit: int = 40) -> str:
+    """``text`` from a request, cut for a message."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class Feed:
     """One study of an open storage, read incrementally (see the module docstring)."""
 
-    def __init__(self, storage: BaseStorage, name: str, label: str):
+    def __init__(self, storage: BaseStorage, name: str, spec: str):
         self.storage = storage
         self.study_id = storage.get_study_id_from_name(name)
         self.name = name
-        self.label = label
+        self.spec = spec
+        self.label = describe(spec)
         self.version = 0
         self.trials: dict[int, Any] = {}  # number -> FrozenTrial
         self.unfinished: set[int] = set()
@@ -70,17 +96,13 @@ class Feed:
         """The study as stored now (the same object while nothing changed) and its
         version, read together."""
         with self.lock:
-            s = self.storage
-            attrs = s.get_study_user_attrs(self.study_id)
-            if not self.trials:
-                fresh = s.get_all_trials(self.study_id, deepcopy=False)
-            else:
-                count = s.get_n_trials(self.study_id)
-                numbers = sorted(self.unfinished | set(range(len(self.trials), count)))
-                fresh = [
-                    s.get_trial(s.get_trial_id_from_study_id_trial_number(self.study_id, n))
-                    for n in numbers
-                ]
+            try:
+                attrs, fresh = self._read()
+            except Exception as exc:  # the server went away, the file was damaged
+                raise MagnetError(
+                    f"cannot read study {self.name!r}: {storage_error(exc, self.spec)}",
+                    source=self.label,
+                ) from None
             changed = [t for t in fresh if not _same(self.trials.get(t.number), t)]
             if changed or attrs != self.attrs or self.study is None:
                 self.version += 1
@@ -97,6 +119,20 @@ class Feed:
                 )
             return self.study, self.version
 
+    def _read(self) -> tuple[dict[str, Any], list[Any]]:
+        """The study's attributes, and its trials (every one the first time, then those new
+        or unfinished when last read)."""
+        s = self.storage
+        attrs = s.get_study_user_attrs(self.study_id)
+        if not self.trials:
+            return attrs, s.get_all_trials(self.study_id, deepcopy=False)
+        count = s.get_n_trials(self.study_id)
+        numbers = sorted(self.unfinished | set(range(len(self.trials), count)))
+        return attrs, [
+            s.get_trial(s.get_trial_id_from_study_id_trial_number(self.study_id, n))
+            for n in numbers
+        ]
+
     def changed_since(self, version: int, upto: int) -> list[int]:
         """The numbers of the trials that changed after ``version`` up to ``upto``."""
         with self.lock:
@@ -112,6 +148,8 @@ class Store:
 
     def __init__(self, storage: str | None, ttl: float = 2.0):
         self.spec = storage
+        #: the storage as given (the default journal for None)
+        self.given = str(DEFAULT_JOURNAL) if storage is None else storage
         self.ttl = ttl
         self.label = describe(storage)
         self._lock = threading.Lock()
@@ -134,6 +172,22 @@ class Store:
         it)."""
         path = self.path
         return path is None or path.exists()
+
+    def open(self) -> None:
+        """Open the storage now (``MagnetError`` if it cannot be one): a database is connected
+        to; a journal file is checked to be one (it is read in full on the first look at its
+        studies); a journal that does not exist yet is left to come."""
+        if self.path is None:
+            self.check()
+        elif self.path.exists():
+            locate(self.spec, create=False)
+        elif self.spec is not None and not self.path.parent.is_dir():  # no search can write it
+            raise MagnetError(
+                f"the folder {self.path.parent} does not exist, so no search can write this "
+                "journal; give the storage of a search",
+                source=self.label,
+                field="--storage",
+            )
 
     def _file_state(self) -> Any:
         path = self.path
@@ -174,12 +228,12 @@ class Store:
             studies = self._storage.get_all_studies()
         except Exception as exc:
             raise MagnetError(
-                f"cannot read the storage: {type(exc).__name__}: {exc}", source=self.label
+                f"cannot read the storage: {storage_error(exc, self.given)}", source=self.label
             ) from None
         names = [s.study_name for s in studies]
         for name in names:
             if name not in self._feeds:
-                self._feeds[name] = Feed(self._storage, name, self.label)
+                self._feeds[name] = Feed(self._storage, name, self.given)
         return names
 
     def names(self) -> list[str]:
@@ -214,13 +268,19 @@ class Store:
         """The version of study ``name``."""
         return self.snapshot(name)[1]
 
-    def trial(self, name: str, number: int) -> tuple[Study, TrialView]:
-        """The study ``name`` and its trial ``number`` (``NotFound`` if either is missing)."""
+    def trial(self, name: str, number: str) -> tuple[Study, TrialView]:
+        """The study ``name`` and its trial ``number`` (as a URL gives it): ``NotFound`` naming
+        the study, or the trial and the numbers the study has."""
         study = self.study(name)
+        n = whole_number(number)
         try:
-            return study, study.trial(number)
+            if n is not None:
+                return study, study.trial(n)
         except MagnetError:
-            raise NotFound(f"study {name!r} has no trial {number}") from None
+            pass
+        count = len(study.trials())
+        has = f"its trials are numbered 0 to {count - 1}" if count else "it has no trials yet"
+        raise NotFound(f"no trial {clip(number)} in study {name!r} ({has})")
 
     def studies(self) -> list[Study]:
         """Every magnet study of the storage (others are skipped)."""

@@ -11,6 +11,7 @@ file is read.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -39,9 +40,14 @@ AREA_NOTES = {"routers": "mesh network routers, one per child of a mesh fan-out"
 
 
 def safe_file_name(name: str, fallback: str = "study") -> str:
-    """``name`` with only letters, digits, ``.``, ``_`` and ``-`` (for file names)."""
+    """``name`` with only letters, digits, ``.``, ``_`` and ``-`` (for file names), at most 100
+    characters; a name that needed changing ends in a hash of it, so that two names never
+    share a file (the reports of studies ``a/b`` and ``a?b`` were both ``a_b.html``, of ``.``
+    and ``..`` both ``study.html``: the second overwrote the first)."""
     text = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
-    return text[:100] or fallback
+    if text and text == name and len(text) <= 100:
+        return text
+    return f"{(text or fallback)[:91]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def template_params(study: Study, trial: TrialView) -> dict[str, Any]:

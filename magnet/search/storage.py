@@ -86,6 +86,17 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).splitlines() or [""])[0]
 
 
+def storage_error(exc: BaseException, spec: str) -> str:
+    """Why the storage ``spec`` failed, in one line and without its password: the driver's
+    own error (a refused connection, an unknown host), not the ``StorageInternalError`` that
+    Optuna raises in its place, which only says that a commit failed."""
+    from optuna.exceptions import StorageInternalError
+
+    while isinstance(exc, StorageInternalError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    return f"{type(exc).__name__}: {_scrub(_first_line(exc), spec)}"
+
+
 # ---- what a spec names -----------------------------------------------------------------------
 def locate(spec: str | None, *, create: bool) -> str:
     """What ``spec`` names, as magnet opens it: a URL (a path to an SQLite file that is an
@@ -300,20 +311,48 @@ def _read_only_url(url: str) -> tuple[str, dict[str, Any]]:
 
     db = _sqlite_file(url)
     if db is not None:
+        where = {"source": db, "field": "--storage"}
+        if Path(db).is_dir():
+            raise MagnetError("is a directory, not an SQLite database", **where)
         if not Path(db).is_file():
             raise MagnetError(
                 "no such SQLite database (a reader never creates one; run a search first)",
-                source=db,
-                field="--storage",
+                **where,
             )
+        if not _sqlite_tables(db) >= OPTUNA_TABLES:
+            raise MagnetError(
+                "is not a study storage (not an SQLite database with Optuna's tables: "
+                f"{', '.join(sorted(OPTUNA_TABLES))}); give the storage a search wrote",
+                **where,
+            )
+        from sqlalchemy.pool import QueuePool
+
         uri = Path(os.path.abspath(db)).as_uri() + "?mode=ro"
-        return "sqlite://", {"creator": lambda: sqlite3.connect(uri, uri=True)}
+        # "sqlite://" alone would be taken for an in-memory database, whose pool keeps one
+        # connection per thread and closes them from other threads (a traceback per close in
+        # a server's log); a queue hands each connection to one thread at a time
+        return "sqlite://", {
+            "creator": lambda: sqlite3.connect(uri, uri=True, check_same_thread=False),
+            "poolclass": QueuePool,
+        }
     try:
         backend = make_url(url).get_backend_name()
     except Exception:  # RDBStorage says why
         return url, {}
+    if backend == "sqlite":  # in memory: every connection has a database of its own
+        raise MagnetError(
+            "an in-memory SQLite database holds no study a reader could see; give a "
+            "database file (sqlite:///FILE) or a server",
+            source=describe(url),
+            field="--storage",
+        )
     if backend == "postgresql":
-        return url, {"connect_args": {"options": "-c default_transaction_read_only=on"}}
+        # pre-ping: a reader that outlives a restart of the server reconnects, and one that
+        # outlives the server says that the connection is refused
+        return url, {
+            "connect_args": {"options": "-c default_transaction_read_only=on"},
+            "pool_pre_ping": True,
+        }
     return url, {}
 
 
@@ -332,7 +371,7 @@ def _open_database(url: str, spec: str, create: bool) -> RDBStorage:
         raise
     except Exception as exc:  # driver missing, server down, bad URL: one clear line
         raise MagnetError(
-            f"cannot open the storage: {type(exc).__name__}: {_scrub(_first_line(exc), spec)}",
+            f"cannot open the storage: {storage_error(exc, spec)}",
             source=describe(spec),
             field="--storage",
         ) from None
@@ -581,8 +620,7 @@ class DriverLock:
         except sa.exc.SQLAlchemyError as exc:  # the server went away, no right to create
             self._drop_engine()
             raise MagnetError(
-                f"cannot take the driver lock of study {self.name!r}: "
-                f"{type(exc).__name__}: {_scrub(_first_line(exc), url)}",
+                f"cannot take the driver lock of study {self.name!r}: {storage_error(exc, url)}",
                 source=describe(self.spec),
             ) from None
         except BaseException:

@@ -9,8 +9,11 @@
   var pollMs = Math.max(500, (isFinite(every) && every > 0 ? every : 3) * 1000);
   var live = document.getElementById("live");
 
+  // a study name as one path segment, as app.py's study_segment makes it: percent-encoded
+  // ("/" and "~" too); "." and ".." (a browser resolves them, however encoded) as "~." and "~.."
   function studyPath(name) {
-    return "/studies/" + encodeURIComponent(name);
+    var dots = name === "." || name === "..";
+    return "/studies/" + (dots ? "~" + name : encodeURIComponent(name).replace(/~/g, "%7E"));
   }
 
   function designPath(name, number) {
@@ -36,8 +39,16 @@
     });
   }
 
-  function poll(fn) {
-    var busy = false;
+  // fn every pollMs, never two at once; first (a promise): the page's own first load, which
+  // the polls wait for (on a slow machine it takes longer than pollMs: a poll meanwhile
+  // would load everything a second time, answered in any order)
+  function poll(fn, first) {
+    var busy = !!first;
+    if (first) {
+      first.then(null, function () {}).then(function () {
+        busy = false;
+      });
+    }
     setInterval(function () {
       if (busy || document.hidden) return;
       busy = true;
@@ -172,7 +183,9 @@
     var button = document.getElementById("compare-designs");
     var trials = {}; // number -> row of /updates
     var rows = {}; // number -> its <tr>
-    var version = 0;
+    var version = 0; // the study's version the table holds (the rows changed since are asked for)
+    var loaded = 0; // the study's version whose figures and rows were all loaded (0: load them)
+    var failures = 0; // loads that failed (what failed is asked for again at the next poll)
 
     function value(id) {
       var el = document.getElementById(id);
@@ -188,13 +201,15 @@
       return q.toString();
     }
 
+    // a figure shows the answer to the last request made for it: one asked before and
+    // answered after it (a busy server answers in any order) is dropped
     function loadFigure(el) {
       var kind = el.getAttribute("data-kind");
-      return getJSON(api + "/figures/" + kind + "?" + figureQuery(el))
-        .then(function (fig) {
-          return Magnet.plot(el, fig);
-        })
-        .then(function () {
+      var asked = (el._magnetAsked || 0) + 1;
+      el._magnetAsked = asked;
+      return getJSON(api + "/figures/" + kind + "?" + figureQuery(el)).then(function (fig) {
+        if (asked !== el._magnetAsked) return null;
+        return Magnet.plot(el, fig).then(function () {
           if (!el._magnetClicks) {
             el._magnetClicks = true;
             Magnet.onDesignClick(el, function (number) {
@@ -202,6 +217,7 @@
             });
           }
         });
+      });
     }
 
     function loadFigures() {
@@ -213,7 +229,7 @@
             el._magnetWaiting = true;
             Magnet.whenVisible(el, function () {
               el._magnetSeen = true;
-              loadFigure(el);
+              loadFigure(el).then(null, failed);
             });
           }
           return null;
@@ -318,10 +334,19 @@
       });
     }
 
+    function failed(err) {
+      failures += 1;
+      loaded = 0;
+      say("cannot load: " + err.message, true);
+    }
+
     function refresh(summary) {
       showCounts(summary);
-      if (summary.version === version) return null;
-      return Promise.all([loadFigures(), loadUpdates()]);
+      if (summary.version === loaded) return null;
+      var before = failures;
+      return Promise.all([loadFigures(), loadUpdates()]).then(function () {
+        if (failures === before) loaded = summary.version; // else: everything again next time
+      });
     }
 
     // a choice of axes never names one objective twice: the other select takes the old value
@@ -349,7 +374,9 @@
     function replot(ids) {
       ids.split(" ").forEach(function (id) {
         var el = document.getElementById(id);
-        if (el && (!el.hasAttribute("data-lazy") || el._magnetSeen)) loadFigure(el);
+        if (el && (!el.hasAttribute("data-lazy") || el._magnetSeen)) {
+          loadFigure(el).then(null, failed);
+        }
       });
     }
     setSelect.addEventListener("change", function () {
@@ -363,18 +390,17 @@
       location.href = "/compare?" + q.toString();
     });
     Magnet.tables(document);
-    Promise.resolve(refresh(data.summary)).then(
+    var first = Promise.resolve(refresh(data.summary));
+    first.then(
       function () {
         body.setAttribute("data-ready", "1");
         stamp();
       },
-      function (err) {
-        say("cannot load: " + err.message, true);
-      }
+      failed
     );
     poll(function () {
       return getJSON(api).then(refresh);
-    });
+    }, first);
   }
 
   // ---- a design, a comparison ----------------------------------------------------------
