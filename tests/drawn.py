@@ -76,6 +76,14 @@ def drawn(page: Any, selector: str, colors: tuple[str, ...] = (), timeout: float
             raise AssertionError(f"{selector} still drawing after {timeout}s: {counts}")
         last = counts
     rgb = canvas_pixels(page, selector) if counts["canvases"] else np.zeros((0, 3), np.int16)
+    # WebGL figures draw over several frames after their DOM is done (parallel coordinates
+    # draw their lines in blocks of 5,000, in later animation frames: slow without a GPU):
+    # read the pixels until two reads agree, and something is drawn, or the time is up
+    while counts["canvases"] and time.monotonic() < deadline:
+        again = canvas_pixels(page, selector)
+        if len(again) == len(rgb) and len(rgb) > 0:
+            break
+        rgb = again
     counts["gl_pixels"] = len(rgb)
     counts["gl_colors"] = {c: color_pixels(rgb, c) for c in colors}
     return counts
