@@ -293,6 +293,12 @@ def test_a_weight_given_twice_is_refused(objective: str, key: str, tmp_path: Pat
     expect(line, rf"--objective: {key} is given twice in {re.escape(repr(objective))}")
 
 
+@pytest.mark.parametrize("objective", ["energy=１", "energy=1_0,latency=1"])
+def test_an_objective_weight_takes_ascii_digits_only(objective: str, tmp_path: Path) -> None:
+    line = refused(tmp_path, *MAP, "--objective", objective)
+    expect(line, rf"--objective: cannot read objective {re.escape(repr(objective))}")
+
+
 def test_two_rules_for_one_level_are_refused(tmp_path: Path) -> None:
     flow = tmp_path / "d.yaml"
     flow.write_text(

@@ -127,6 +127,8 @@ class Objective:
             key, _, value = part.partition("=")
             key = {"delay": "latency"}.get(key.strip(), key.strip())
             try:
+                if not value.isascii() or "_" in value:  # float() takes '１' and '1_0'
+                    raise ValueError(value)
                 weight = float(value)
             except ValueError:
                 weight = math.nan
