@@ -33,7 +33,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le, Lt, MinLen
 
-from magnet.errors import MagnetError
+from magnet.errors import MagnetError, clipped_repr
 
 #: A name or a spec written as text: a string with something in it.
 Name = Annotated[str, MinLen(1)]
@@ -266,8 +266,7 @@ def _bound_text(bound: Any) -> str | None:
 def shown(value: Any, limit: int = 60) -> str:
     """A value as a message shows it: ``None``, ``-1``, ``str 'K=64'``, ``a Design``."""
     if value is None or isinstance(value, bool | int | float):
-        text = repr(value)
-        return text if len(text) <= limit else f"{text[:limit]}... ({len(str(value))} digits)"
+        return clipped_repr(value)  # an int of thousands of digits too
     if isinstance(value, str | list | tuple | dict | set):
         text = repr(value)
         text = text if len(text) <= limit else text[:limit] + "..."

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from magnet.errors import DesignInfeasible, MagnetError, PluginError
+from magnet.errors import DesignInfeasible, MagnetError, PluginError, clip_digits
 from magnet.perf import tune_allocator
 from magnet.units import MAX_SEED
 
@@ -102,9 +102,11 @@ class _Finite(click.ParamType[float]):
         import math
 
         try:
+            if not str(value).isascii() or "_" in str(value):  # float() takes '１' and '1_0'
+                raise ValueError(value)
             number = float(value)
         except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
+            self.fail(f"{value!r} is not a number (write it in digits 0-9: 2.5, 1e3)", param, ctx)
         if not math.isfinite(number) or number <= self.low:
             self.fail(f"give a finite number > {self.low:g}, got {value!r}", param, ctx)
         return number
@@ -112,14 +114,25 @@ class _Finite(click.ParamType[float]):
 
 class _Whole(click.IntRange):
     """A whole number in a range, written as YAML files may write it: ``1000`` or ``1e3``
-    (``units.number_text``; ``1.5e0`` and ``true`` are refused, as in a file)."""
+    (``units.number_text``: ASCII digits, at most ``MAX_DIGITS`` of them; ``1_000``, ``１２``,
+    ``1.5e0`` and ``true`` are refused, as in a file)."""
 
     name = "integer"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from magnet.units import number_text
 
-        if isinstance(value, str) and isinstance(number := number_text(value.strip()), int):
+        if isinstance(value, str):
+            try:
+                number = number_text(value.strip())
+            except ValueError as exc:  # thousands of digits
+                self.fail(str(exc), param, ctx)
+            if not isinstance(number, int):
+                self.fail(
+                    f"{value!r} is not a valid integer (write it in digits 0-9: 1000, 1e3)",
+                    param,
+                    ctx,
+                )
             value = number
         return super().convert(value, param, ctx)
 
@@ -220,7 +233,7 @@ class _Magnet(click.Group):
         except click.ClickException as exc:
             command = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else ""
             hint = f" ('{command} -h' for help)" if command else ""
-            click.echo(f"error: {exc.format_message()}{hint}", err=True)
+            click.echo(f"error: {clip_digits(exc.format_message())}{hint}", err=True)
             sys.exit(exc.exit_code)
         except click.Abort:  # Ctrl-C outside a command (at a prompt, while parsing)
             click.echo("interrupted: nothing was left half-written", err=True)

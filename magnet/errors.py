@@ -6,15 +6,38 @@ CLI can print it as is and exit non-zero, and Python callers can catch a ``Value
 
 from __future__ import annotations
 
+import decimal
+import re
 from typing import Any, get_args
 
 from pydantic import BaseModel
 
+#: A number longer than a message shows whole (``clip_digits``).
+_LONG_NUMBER = re.compile(r"[0-9]{41,}")
+
+
+def clip_digits(text: str) -> str:
+    """``text`` with every number of more than 40 digits cut to its ends and its length
+    (``9999999999...9999 (5000 digits)``): a message is one line a person reads, whatever
+    was typed."""
+    return _LONG_NUMBER.sub(lambda m: f"{m[0][:10]}...{m[0][-4:]} ({len(m[0])} digits)", text)
+
+
+def clipped_repr(value: Any) -> str:
+    """``repr(value)`` for a message, long numbers clipped (``clip_digits``); an int of any
+    size (``repr`` of one of more than 4300 digits raises ``ValueError``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return clip_digits(str(decimal.Decimal(value)))
+    return clip_digits(repr(value))
+
 
 class MagnetError(ValueError):
-    """Bad input: a file, a field, a value, and what would have been accepted."""
+    """Bad input: a file, a field, a value, and what would have been accepted. Numbers of
+    more than 40 digits in any of them are shown clipped (``clip_digits``)."""
 
     def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+        message = clip_digits(message)
+        source, field = (None if t is None else clip_digits(t) for t in (source, field))
         self.message = message  # without the "source: field: " that str(error) starts with
         self.source = source
         self.field = field
@@ -95,14 +118,20 @@ def user_traceback(exc: BaseException) -> str:
     return "".join(lines)
 
 
+#: Most problems of one input a message lists (a file of 200,000 bad rows is one line).
+MAX_PROBLEMS = 10
+
+
 def validation_message(exc: Any, root: type[BaseModel]) -> str:
-    """One line per pydantic error: ``location: problem (allowed fields / got value)``.
+    """One part per pydantic error: ``location: problem (allowed fields / got value)``, the
+    first ``MAX_PROBLEMS`` of them and how many more.
 
     For an unknown field, the allowed fields are those of the model at that location (found
     by walking ``root``'s field annotations along the error's location).
     """
+    errors = exc.errors()
     parts = []
-    for err in exc.errors():
+    for err in errors[:MAX_PROBLEMS]:
         loc = [str(x) for x in err["loc"]]
         where = ".".join(loc) or "(top)"
         if err["type"] == "extra_forbidden":
@@ -113,8 +142,10 @@ def validation_message(exc: Any, root: type[BaseModel]) -> str:
         msg = err["msg"].removeprefix("Value error, ")
         value = err.get("input")
         quiet = isinstance(value, dict | list | tuple) or "got " in msg
-        shown = "" if quiet else f" (got {value!r})"
+        shown = "" if quiet else f" (got {clipped_repr(value)})"
         parts.append(f"{where}: {msg}{shown}" if loc else f"{msg}{shown}")  # (top): the model's
+    if len(errors) > MAX_PROBLEMS:
+        parts.append(f"and {len(errors) - MAX_PROBLEMS:,} more problems like these")
     return "; ".join(parts)
 
 

@@ -1,12 +1,14 @@
 """Reading the YAML files users write, with errors that name the file; writing result files.
 
 One loader for every YAML input (search spaces, architectures, mappings, networks, cost
-tables, datasheets, dataflows): ``yaml.safe_load`` semantics, plus a duplicate key in a
+tables, datasheets, dataflows): ``yaml.safe_load`` (no Python objects), but plain scalars
+read as YAML 1.2's core schema reads them, not as YAML 1.1 (PyYAML's) does: a number written
+with an exponent (``1e6``, ``2.5E3``, ``1.5e-3``) is a number, not a string (a whole one an
+int, so that it fits wherever a count or a size does); ``017`` is 17, not octal 15; ``1_000``,
+``0b1010``, ``1:30``, ``yes``, ``no``, ``on``, ``off`` and ``2001-12-14`` are text; a number
+of more than ``units.MAX_DIGITS`` digits is an error naming its line. A key given twice in a
 mapping, block or flow, is an error naming the key and its line (YAML's own rule; PyYAML
-would keep the last one silently), and numbers read as YAML 1.2 reads them where YAML 1.1
-(PyYAML's) reads them otherwise: a number written with an exponent (``1e6``, ``2.5E3``,
-``1.5e-3``) is a number, not a string (a whole one an int, so that it fits wherever a
-count or a size does); ``017`` is 17, not octal 15; ``1:30`` is text, not sexagesimal 90.
+would keep the last one silently).
 One check of every place an output goes, before any work (``check_writable``, with
 ``refuse_foreign`` for a file of the user's) and one writer for every result file (reports,
 exports, mappings): ``write_atomic``.
@@ -15,6 +17,7 @@ exports, mappings): ``write_atomic``.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
 import secrets
@@ -26,36 +29,44 @@ from typing import Any
 import yaml
 
 from magnet.errors import MagnetError
-from magnet.units import EXPONENT, number_text
+from magnet.units import EXPONENT, digits_number, exponent_number
 
 
-class _DuplicateKey(yaml.YAMLError):
-    pass
+class _Refused(yaml.YAMLError):
+    """A rule of magnet's loader broken (a key given twice, a number too long): the message
+    names the line."""
 
 
-#: The tag magnet's loader gives a plain scalar it reads as a number itself (``_YAML12``).
-_NUMBER_TAG = "tag:magnet,2026:number"
-#: Plain scalars YAML 1.1 reads otherwise than YAML 1.2: numbers (an exponent without a dot
-#: or a sign, ``1e6``; a leading zero, ``017``, octal in 1.1) and text (sexagesimal ``1:30``).
-_YAML12 = (
-    (EXPONENT, _NUMBER_TAG),
-    (re.compile(r"[-+]?0[0-9]+"), _NUMBER_TAG),
-    (re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?"), "tag:yaml.org,2002:str"),
+_TAG = "tag:yaml.org,2002:"
+#: Plain scalars (not quoted, no tag) as YAML 1.2's core schema reads them: null, a boolean,
+#: an integer (decimal, ``0o`` octal, ``0x`` hexadecimal), a float (``.inf``, ``.nan``); any
+#: other is text. YAML 1.1 (PyYAML's) reads more: ``1_000``, ``0b1010``, ``017`` (octal 15),
+#: ``1:30`` (sexagesimal 90) as numbers, ``yes``, ``no``, ``on``, ``off`` as booleans,
+#: ``2001-12-14`` as a date, and ``1e6`` as text; in 1.2 ``017`` is 17, ``1e6`` a number,
+#: the others text.
+_NULL = re.compile(r"~|null|Null|NULL|")
+_BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
+_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_FLOAT = re.compile(
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
 )
+_CORE = ((_NULL, "null"), (_BOOL, "bool"), (_INT, "int"), (_FLOAT, "float"))
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping, and reads numbers
-    as YAML 1.2 does (``1e6`` is a number, ``017`` is 17, ``1:30`` is text)."""
+class _Rules:
+    """What magnet's loaders add to ``yaml.SafeLoader``'s: plain scalars read as YAML 1.2's
+    core schema reads them (``_CORE``; ``<<`` merges kept), a key given twice in one mapping
+    and a number of more than ``units.MAX_DIGITS`` digits refused (``_Refused``)."""
+
+    construct_object: Callable[..., Any]  # the constructor's, beside this class in a loader
 
     def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
-        """The tag of a node: YAML 1.1's (PyYAML's), but YAML 1.2's for the plain scalars
-        the two read differently (``_YAML12``)."""
-        if kind is yaml.ScalarNode and implicit[0]:
-            for pattern, yaml12 in _YAML12:
-                if pattern.fullmatch(value):
-                    return yaml12
-        tag: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        """The tag of a node: YAML 1.2's core schema's for a plain scalar (``_CORE``)."""
+        if kind is yaml.ScalarNode and implicit[0] and value != "<<":
+            kind_of = (name for pattern, name in _CORE if pattern.fullmatch(value))
+            return _TAG + next(kind_of, "str")
+        tag: str = super().resolve(kind, value, implicit)  # type: ignore[misc]
         return tag
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -75,26 +86,72 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 where = f"line {first.line + 1}"
                 if first.line == here.line:
                     where += f", column {first.column + 1}"
-                raise _DuplicateKey(
+                raise _Refused(
                     f"line {here.line + 1}: the key {key!r} is given twice (first on {where}); "
                     "a key may appear once in a mapping"
                 )
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+        return mapping
 
 
-def _construct_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float | None:
-    return number_text(str(loader.construct_scalar(node)))
+class _UniqueKeyLoader(_Rules, yaml.SafeLoader):
+    """magnet's rules (``_Rules``) on PyYAML's own parser, whose messages say the most."""
 
 
-_UniqueKeyLoader.add_constructor(_NUMBER_TAG, _construct_number)
+class _FastLoader(_Rules, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """magnet's rules on libyaml's parser (when PyYAML has it): three times as fast, but its
+    messages say less (``did not find expected ','``), so an error is read again by
+    ``_UniqueKeyLoader``."""
+
+
+def _scalar(loader: yaml.SafeLoader, node: yaml.ScalarNode, read: Callable[[str], Any]) -> Any:
+    """``read`` of ``node``'s text; the ``ValueError`` it raises names the line."""
+    text = str(loader.construct_scalar(node))
+    try:
+        return read(text)
+    except ValueError as exc:
+        mark = node.start_mark
+        raise _Refused(f"line {mark.line + 1}, column {mark.column + 1}: {exc}") from None
+
+
+def _core_int(text: str) -> int:
+    """An integer as YAML 1.2 writes one (``017`` is 17, ``0o17`` 15, ``0x1F`` 31), of at
+    most ``units.MAX_DIGITS`` digits."""
+    if not _INT.fullmatch(text):  # '!!int 1_000'
+        raise ValueError(f"{text!r} is not an integer (YAML 1.2: 17, 0o21, 0x11)")
+    base = {"0o": 8, "0x": 16}.get(text[:2], 10)
+    return digits_number(text if base == 10 else text[2:], base)
+
+
+def _core_float(text: str) -> int | float:
+    """A float as YAML 1.2 writes one; one written with an exponent as
+    ``units.exponent_number`` reads it (a whole one an int: ``1e6``, so that it fits a count)."""
+    if not _FLOAT.fullmatch(text):  # '!!float 1_0'
+        raise ValueError(f"{text!r} is not a number (YAML 1.2: 2.5, 1e6, .inf, .nan)")
+    if text.lower().endswith((".inf", ".nan")):
+        return float(text.replace(".", ""))  # float() reads inf, -inf, nan
+    return exponent_number(text) if EXPONENT.fullmatch(text) else float(text)
+
+
+def _core_bool(text: str) -> bool:
+    """A boolean as YAML 1.2 writes one: true or false (``True``, ``TRUE``...)."""
+    if not _BOOL.fullmatch(text):  # '!!bool yes'
+        raise ValueError(f"{text!r} is not a boolean (YAML 1.2: true, false)")
+    return text.lower() == "true"
+
+
+for _loader in (_UniqueKeyLoader, _FastLoader):
+    for _kind, _read in (("int", _core_int), ("float", _core_float), ("bool", _core_bool)):
+        _loader.add_constructor(_TAG + _kind, functools.partial(_scalar, read=_read))
 
 
 #: Largest YAML input read (bytes): magnet's largest inputs (a network of thousands of
 #: layers, a search space of 100,000 choices) are a few MB; a bigger file is none of them.
 MAX_YAML_BYTES = 16 * 2**20
-#: Deepest nesting of YAML collections, and most values a YAML input may hold once its
-#: aliases (``*anchor``) are followed: past these a file is no configuration (a "billion
-#: laughs" of nested aliases expands a few hundred bytes into billions of values).
+#: Deepest nesting of YAML collections, and most values a YAML input with aliases
+#: (``*anchor``) may hold once they are followed: past these a file is no configuration (a
+#: "billion laughs" of nested aliases expands a few hundred bytes into billions of values).
+#: A file without aliases holds fewer values than it has bytes: ``MAX_YAML_BYTES`` bounds it.
 MAX_YAML_DEPTH = 100
 MAX_YAML_VALUES = 1_000_000
 #: What a path that is not a regular file is, as an error says it.
@@ -108,12 +165,39 @@ _FILE_KINDS = (
 
 
 def parse_yaml(text: str, source: str) -> Any:
-    """Parse YAML ``text`` (from ``source``, named in errors), refusing duplicate keys,
-    collections nested deeper than ``MAX_YAML_DEPTH``, aliases that refer to themselves or
-    expand past ``MAX_YAML_VALUES`` values, and text that holds no data at all."""
+    """Parse YAML ``text`` (from ``source``, named in errors) with magnet's rules
+    (``_Rules``), refusing collections nested deeper than ``MAX_YAML_DEPTH``, aliases that
+    refer to themselves or expand the document past ``MAX_YAML_VALUES`` values, and text
+    that holds no data at all."""
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
-    except _DuplicateKey as exc:
+        data = yaml.load(text, Loader=_FastLoader)
+    except (yaml.YAMLError, RecursionError) as exc:
+        if isinstance(exc, _Refused):
+            raise MagnetError(str(exc), source=source) from None
+        data = _read_slowly(text, source)  # for PyYAML's message
+    if data is None:
+        raise MagnetError("holds no YAML data (only comments, blank lines or null)", source=source)
+    values, depth, written = _extent(data, source)
+    if depth > MAX_YAML_DEPTH:
+        raise MagnetError(
+            f"collections nest {depth} levels deep, more than {MAX_YAML_DEPTH}: not a "
+            "configuration",
+            source=source,
+        )
+    if values > MAX_YAML_VALUES and values > written:  # else MAX_YAML_BYTES bounds it
+        raise MagnetError(
+            f"its aliases (*anchor) expand it to {values:,} values, more than "
+            f"{MAX_YAML_VALUES:,}: not a configuration",
+            source=source,
+        )
+    return data
+
+
+def _read_slowly(text: str, source: str) -> Any:
+    """``text`` read by PyYAML's own parser, for what it says of an error."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    except _Refused as exc:
         raise MagnetError(str(exc), source=source) from None
     except yaml.YAMLError as exc:
         raise MagnetError(f"not valid YAML: {_one_line(exc)}", source=source) from None
@@ -122,22 +206,6 @@ def parse_yaml(text: str, source: str) -> Any:
             f"collections nest deeper than {MAX_YAML_DEPTH} levels: not a configuration",
             source=source,
         ) from None
-    if data is None:
-        raise MagnetError("holds no YAML data (only comments, blank lines or null)", source=source)
-    values, depth = _extent(data, source)
-    if depth > MAX_YAML_DEPTH:
-        raise MagnetError(
-            f"collections nest {depth} levels deep, more than {MAX_YAML_DEPTH}: not a "
-            "configuration",
-            source=source,
-        )
-    if values > MAX_YAML_VALUES:
-        raise MagnetError(
-            f"its aliases (*anchor) expand it to {values:,} values, more than "
-            f"{MAX_YAML_VALUES:,}: not a configuration",
-            source=source,
-        )
-    return data
 
 
 def _one_line(exc: yaml.YAMLError) -> str:
@@ -152,11 +220,14 @@ def _one_line(exc: yaml.YAMLError) -> str:
     return where
 
 
-def _extent(data: Any, source: str) -> tuple[int, int]:
+def _extent(data: Any, source: str) -> tuple[int, int, int]:
     """How many values ``data`` holds once its aliases are followed (a shared collection
-    counted wherever it appears) and how deep its collections nest, each collection visited
-    once and without recursing; a collection inside itself (``&a [*a]``) is refused."""
+    counted wherever it appears), how deep its collections nest, and how many values it holds
+    as written (each collection once: fewer than once followed only when an alias shares a
+    collection), each collection visited once and without recursing; a collection inside
+    itself (``&a [*a]``) is refused."""
     known: dict[int, tuple[int, int]] = {}  # id of a collection -> (values, depth)
+    written = 1
     open_: set[int] = set()  # collections whose contents are being measured
     stack: list[Any] = [data]
     while stack:
@@ -176,7 +247,8 @@ def _extent(data: Any, source: str) -> tuple[int, int]:
         open_.discard(id(node))
         parts = [known.get(id(c), (1, 0)) for c in inside]
         known[id(node)] = (1 + sum(v for v, _ in parts), 1 + max((d for _, d in parts), default=0))
-    return known.get(id(data), (1, 0))
+        written += len(inside)
+    return (*known.get(id(data), (1, 0)), written)
 
 
 def _contents(node: Any) -> list[Any] | None:
@@ -279,13 +351,15 @@ _KINDS = (
 def path_kind(path: str | Path) -> str | None:
     """What is at ``path``, a symlink followed: ``"directory"``, ``"file"`` (a regular one),
     another kind (``"character device"`` for ``/dev/null``, ``"named pipe (fifo)"``, ...),
-    ``"dangling symlink (to TARGET)"``; None when nothing is there (a file in the way of a
-    folder on the way included)."""
+    ``"dangling symlink (to TARGET)"``, ``"symlink loop (...)"``; None when nothing is there
+    (a file in the way of a folder on the way included)."""
     try:
         mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
         return f"dangling symlink (to {os.readlink(path)})" if os.path.islink(path) else None
-    except OSError as exc:  # a symlink loop, a folder that cannot be searched
+    except OSError as exc:  # a symlink loop, a folder that cannot be searched, a long name
+        if exc.errno == errno.ELOOP:
+            return f"symlink loop ({exc.strerror})"
         return f"path that cannot be reached ({exc.strerror or exc})"
     return next((name for test, name in _KINDS if test(mode)), "special file")
 

@@ -1,6 +1,7 @@
 """Sizes written by people (``32KiB``, ``8 KB``, ``3072`` bytes: ``parse_bytes``) and sizes
 printed for them (``human_bytes``, with ``exact_bytes`` beside it); the numbers people write
-(``whole_number``, ``real_number``, ``exponent_number``, ``check_seed``)."""
+(``whole_number``, ``real_number``, ``exponent_number``, ``number_text``, ``digits_number``,
+``check_seed``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import re
 from typing import Annotated
 
 from pydantic import BeforeValidator
+
+from magnet.errors import clipped_repr
 
 _UNITS_BYTES = {
     "": 1,
@@ -46,14 +49,47 @@ def exponent_number(text: str) -> int | float:
     return float(value)
 
 
+#: Most digits a whole number may have: those of 1e308, the largest whole number magnet
+#: reads written with an exponent (float's range). A longer one is past every bound magnet
+#: has (and Python converts no more than 4300 digits).
+MAX_DIGITS = 309
+_LARGEST = 10**MAX_DIGITS
+
+
 def number_text(text: str) -> int | float | None:
     """The number a word of a command line or a spec string is (``--layer K=1e3``,
-    ``gpt2-small:kv_len=1024``): an integer (``16``, ``-3``), or one written with an
-    exponent (``exponent_number``: ``1e3`` is 1000, ``1.5e-3`` a fraction); None for any other
-    text (``true``, ``2.5``: left to the caller to refuse or keep as text)."""
+    ``gpt2-small:kv_len=1024``): an integer of ASCII digits (``16``, ``-3``; not ``1_000``
+    nor ``１６``), or one written with an exponent (``exponent_number``: ``1e3`` is 1000,
+    ``1.5e-3`` a fraction); None for any other text (``true``, ``2.5``: left to the caller to
+    refuse or keep as text). An integer of more than ``MAX_DIGITS`` digits raises
+    ``ValueError`` naming the bound."""
     if re.fullmatch(r"[-+]?[0-9]+", text):
-        return int(text)
+        return digits_number(text)
     return exponent_number(text) if EXPONENT.fullmatch(text) else None
+
+
+def digits_number(text: str, base: int = 10) -> int:
+    """``int(text, base)`` for a whole number of at most ``MAX_DIGITS`` decimal digits
+    (``ValueError`` naming the bound for a longer one, where Python's own error would be
+    "Exceeds the limit (4300 digits) for integer string conversion")."""
+    digits = len(text.lstrip("+-").lstrip("0"))
+    if base == 10 and digits > MAX_DIGITS:  # before int(), which refuses 4300 digits
+        raise _too_long(digits)
+    return bounded_whole(int(text, base))
+
+
+def bounded_whole(number: int) -> int:
+    """``number``, unless it has more than ``MAX_DIGITS`` digits (``ValueError``)."""
+    if abs(number) >= _LARGEST:
+        raise _too_long(len(str(decimal.Decimal(abs(number)))))
+    return number
+
+
+def _too_long(digits: int) -> ValueError:
+    return ValueError(
+        f"magnet reads whole numbers of at most {MAX_DIGITS} digits (1e308), got one of "
+        f"{digits:,} digits"
+    )
 
 
 def parse_bytes(value: int | float | str) -> int:
@@ -136,8 +172,8 @@ def whole_number(value: object) -> int:
     import numbers
 
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"expected a whole number, got {value!r}")
-    return int(value)
+        raise ValueError(f"expected a whole number, got {clipped_repr(value)}")
+    return bounded_whole(int(value))
 
 
 #: A pydantic field of a whole number written as one (``true`` is not 1, ``8.0`` not 8).
@@ -158,6 +194,10 @@ def real_number(value: object) -> float:
     if not math.isfinite(number):
         raise ValueError(f"expected a finite number, got {value!r}")
     return number
+
+
+#: A pydantic field of a real number written as one (``true`` and ``"1.5"`` are not numbers).
+Real = Annotated[float, BeforeValidator(real_number)]
 
 
 #: Largest seed: numpy's legacy generators and Optuna's samplers take 0 .. 2**32 - 1.

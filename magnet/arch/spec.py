@@ -17,12 +17,25 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from magnet.strict import Strict
-from magnet.units import format_bytes
+from magnet.units import Whole, format_bytes
 from magnet.workload.dims import OPERANDS, Operand, parse_operand
 
 STORAGE_CLASSES = ("dram", "sram", "regfile", "dummy")
 #: Largest storage a level may declare (bits): 1 TiB. Larger is a typo, not a design.
 MAX_CAPACITY_BITS = 8 * 2**40
+#: Most instances of a level on a side of its mesh, and in all: a wafer of the smallest MACs
+#: holds a few million, and array indices are 32-bit. More is a typo, not a design.
+MAX_MESH_SIDE = 65_536
+MAX_INSTANCES = 2**31 - 1
+
+
+def _check_mesh(level: StorageLevel | ComputeLevel) -> None:
+    """A level's ``mesh_x * mesh_y`` instances are at most ``MAX_INSTANCES``."""
+    if level.instances > MAX_INSTANCES:
+        raise ValueError(
+            f"mesh_x x mesh_y = {level.mesh_x:,} x {level.mesh_y:,} = {level.instances:,} "
+            f"instances, more than {MAX_INSTANCES:,} (2**31 - 1) a level may have"
+        )
 
 
 class Fanout(Strict):
@@ -98,11 +111,16 @@ class StorageLevel(Strict):
     write_bandwidth: float | None = Field(None, gt=0)
     shared_bandwidth: float | None = Field(None, gt=0)
     keeps: tuple[str, ...] = OPERANDS
-    mesh_x: int = Field(1, ge=1)
-    mesh_y: int = Field(1, ge=1)
+    mesh_x: Whole = Field(1, ge=1, le=MAX_MESH_SIDE)
+    mesh_y: Whole = Field(1, ge=1, le=MAX_MESH_SIDE)
     fanout: Fanout = Fanout()
     streaming: bool = False
     attributes: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _bounded(self) -> StorageLevel:
+        _check_mesh(self)
+        return self
 
     @field_validator("component")
     @classmethod
@@ -184,14 +202,19 @@ class ComputeLevel(Strict):
 
     name: str = "MAC"
     component: str = "mac"
-    mesh_x: int = Field(1, ge=1)
-    mesh_y: int = Field(1, ge=1)
+    mesh_x: Whole = Field(1, ge=1, le=MAX_MESH_SIDE)
+    mesh_y: Whole = Field(1, ge=1, le=MAX_MESH_SIDE)
     datatype: Literal["int", "float"] = "int"
     weight_bits: int = Field(8, ge=1, le=64)
     activation_bits: int = Field(8, ge=1, le=64)
     accum_bits: int = Field(24, ge=1, le=128)
     format: str | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _bounded(self) -> ComputeLevel:
+        _check_mesh(self)
+        return self
 
     @property
     def instances(self) -> int:

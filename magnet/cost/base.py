@@ -13,9 +13,12 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
+
+from pydantic import BeforeValidator
 
 from magnet.errors import MagnetError
+from magnet.units import real_number
 
 #: The actions magnet asks the energy of, for each class of storage.
 STORAGE_ACTIONS: tuple[str, ...] = ("read", "write", "update")
@@ -383,6 +386,24 @@ class CostModel(ABC):
 #: megajoule per action, a petawatt, a square kilometre. Anything larger is a mistake of
 #: units or a bug, and times the largest counts of a layer (about 1e75 MACs) could overflow.
 MAX_COST = 1e18
+
+
+def price(value: Any) -> float:
+    """A price a user's data file gives (a datasheet's, a Timeloop ERT's or ART's): a number
+    written as one (not text, not a boolean), finite and at most ``MAX_COST`` (``ValueError``
+    naming the bound; its field adds the lower one)."""
+    number = real_number(value)
+    if number > MAX_COST:
+        raise ValueError(
+            f"expected at most {MAX_COST:g} (pJ, mW or um^2: a megajoule, a petawatt, a square "
+            f"kilometre; check the units), got {number:g}"
+        )
+    return number
+
+
+#: A pydantic field of a price (``price``), refused as bad input naming the file and the field
+#: when the file is read, not when a design is priced.
+Price = Annotated[float, BeforeValidator(price)]
 
 
 def cost_problem(value: Any, limit: float = MAX_COST) -> str | None:

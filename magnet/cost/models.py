@@ -38,12 +38,14 @@ from pydantic import Field, ValidationError, model_validator
 from magnet.cost.base import (
     ACTIONS,
     COMPONENT_TYPES,
+    MAX_COST,
     STORAGE_TYPES,
     Component,
     CostModel,
     DummyComponent,
     MacComponent,
     NocLinkComponent,
+    Price,
     SramComponent,
     typed_component,
 )
@@ -58,6 +60,7 @@ from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.registry import BUILT_IN
 from magnet.strict import Strict
+from magnet.units import Real, Whole
 
 __all__ = [
     "DatasheetCostModel",
@@ -296,13 +299,13 @@ def _table_mac16_pj(technology_nm: float) -> float:
 class SramRow(Strict):
     """One macro of an SRAM compiler's datasheet."""
 
-    capacity_bytes: int = Field(gt=0)
-    width_bits: int = Field(gt=0)
-    read_pj: float = Field(gt=0)
-    write_pj: float = Field(gt=0)
-    update_pj: float | None = Field(None, gt=0)  # read-modify-write; default: write_pj
-    leakage_uw: float = Field(0.0, ge=0)
-    area_um2: float | None = Field(None, gt=0)
+    capacity_bytes: Whole = Field(gt=0)
+    width_bits: Whole = Field(gt=0)
+    read_pj: Price = Field(gt=0)
+    write_pj: Price = Field(gt=0)
+    update_pj: Price | None = Field(None, gt=0)  # read-modify-write; default: write_pj
+    leakage_uw: Price = Field(0.0, ge=0)
+    area_um2: Price | None = Field(None, gt=0)
 
 
 #: The storage classes a datasheet's SRAM rows may price.
@@ -346,11 +349,11 @@ class MacRow(Strict):
 
     format: str = Field(min_length=1)
     datatype: Literal["int", "float"]
-    bits: int = Field(ge=1)
-    accum_bits: int | None = Field(None, ge=1)  # documentation: the row includes its adder
-    energy_pj: float = Field(gt=0)
-    leakage_uw: float = Field(0.0, ge=0)
-    area_um2: float | None = Field(None, gt=0)
+    bits: Whole = Field(ge=1)
+    accum_bits: Whole | None = Field(None, ge=1)  # documentation: the row includes its adder
+    energy_pj: Price = Field(gt=0)
+    leakage_uw: Price = Field(0.0, ge=0)
+    area_um2: Price | None = Field(None, gt=0)
 
 
 class Datasheet(Strict):
@@ -358,7 +361,7 @@ class Datasheet(Strict):
 
     name: str = Field(min_length=1)
     source: str = Field(min_length=1)  # where the numbers come from (say if illustrative)
-    technology_nm: float = Field(gt=0)
+    technology_nm: Real = Field(gt=0)
     other_nodes: Literal["refuse", "scale"] = "refuse"
     outside_range: Literal["error", "decline", "extrapolate"] = "error"
     notes: str | None = None
@@ -597,6 +600,21 @@ class DatasheetCostModel(CostModel):
         ratio: float = getattr(there, kind) / getattr(here, kind)
         return ratio
 
+    def _within(self, component: Component, value: float, field: str) -> float:
+        """``value``, a price of the datasheet's ``field`` for ``component`` (interpolated,
+        scaled to its node, times its banks), unless it is more than ``MAX_COST``: bad input
+        naming the file (its rows are within the bound, what they come to is not)."""
+        if value > MAX_COST:
+            raise _error(
+                self,
+                component,
+                f"the datasheet {self.path} comes to {value:.3g} for this component "
+                f"(interpolated, scaled to its node, times its banks), more than {MAX_COST:g}; "
+                "check its units and rows",
+                field,
+            )
+        return value
+
     # -- the contract -----------------------------------------------------------------------
     def supports(self, component: Component) -> bool:
         """The storage classes of the SRAM rows and, if the sheet has MAC rows, MACs; with
@@ -613,29 +631,35 @@ class DatasheetCostModel(CostModel):
         _check_action(self, component, action)
         scale = self._scale(component, "dynamic_energy")
         if _is_mac(component):
-            return self._mac(component).energy_pj * scale
+            return self._within(component, self._mac(component).energy_pj * scale, "energy_pj")
         if not self._is_storage(component):
             raise _error(self, component, "the datasheet does not price this class", "class")
-        return self._lookup(component, action) * scale
+        return self._within(component, self._lookup(component, action) * scale, f"{action}_pj")
 
     def leakage_mw(self, component: Component) -> float:
         """The MAC row's leakage, or a bank's interpolated leakage times ``banks``."""
         scale = self._scale(component, "leakage")
         if _is_mac(component):
-            return self._mac(component).leakage_uw / 1000.0 * scale  # uW -> mW
-        _, _, banks = self._bank(component)
-        return self._lookup(component, "leakage") * banks * scale
+            leakage = self._mac(component).leakage_uw / 1000.0 * scale  # uW -> mW
+        else:
+            _, _, banks = self._bank(component)
+            leakage = self._lookup(component, "leakage") * banks * scale
+        return self._within(component, leakage, "leakage_uw")
 
     def area_um2(self, component: Component) -> float | None:
         """The MAC row's area, or a bank's interpolated area times ``banks``; None when the
         rows give no area."""
         if _is_mac(component):
-            area = self._mac(component).area_um2
-            return None if area is None else area * self._scale(component, "area")
-        if "area" not in self._grid:
+            row = self._mac(component).area_um2
+            if row is None:
+                return None
+            area = row * self._scale(component, "area")
+        elif "area" in self._grid:
+            _, _, banks = self._bank(component)
+            area = self._lookup(component, "area") * banks * self._scale(component, "area")
+        else:
             return None
-        _, _, banks = self._bank(component)
-        return self._lookup(component, "area") * banks * self._scale(component, "area")
+        return self._within(component, area, "area_um2")
 
     def describe(self, component: Component) -> str | None:
         """Which row priced the component, or how it was interpolated or extrapolated."""

@@ -155,6 +155,19 @@ class Dataflow(Strict):
     rules: tuple[Rule, ...] = ()
     includes: tuple[Dataflow, ...] = ()
 
+    @field_validator("rules")
+    @classmethod
+    def _one_rule_per_level(cls, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+        first: dict[str, int] = {}  # level -> number of its first rule
+        for number, rule in enumerate(rules, 1):
+            if rule.level in first:
+                raise ValueError(
+                    f"rules {first[rule.level]} and {number} are both for level {rule.level!r}; "
+                    "give one rule per level (with all its constraints)"
+                )
+            first[rule.level] = number
+        return rules
+
     def rule(self, level: str) -> Rule | None:
         """The rule of the level called ``level``, None when the dataflow has none."""
         for r in self.rules:

@@ -16,10 +16,11 @@ outside its MACs, so neither does the ERT cost model here.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError
 
@@ -35,18 +36,22 @@ from magnet.cost.base import (
     NocLinkComponent,
     OverheadComponent,
     OverheadKind,
+    Price,
     RouterComponent,
+    price,
     typed_component,
 )
 from magnet.dataflow import Dataflow, Rule
 from magnet.design import CostSpec, Design, build_design
-from magnet.errors import MagnetError, validation_message
+from magnet.errors import MagnetError, clipped_repr, validation_message
 from magnet.files import read_yaml
 from magnet.mapping.mapping import LevelMapping, Mapping
 from magnet.strict import Strict
-from magnet.workload.dims import DIMS, parse_dim, parse_factors
+from magnet.workload.dims import DIMS, MAX_EXTENT, parse_dim, parse_factors
 from magnet.workload.layer import GemmView, Layer
 
+#: The versions of Timeloop's architecture format this reader implements.
+VERSIONS = ("0.4",)
 _NAME = re.compile(r"^(?P<base>[^\[]+)(\[(?P<lo>\d+)\.\.(?P<hi>\d+)\])?$")
 _COMPUTE_HINTS = ("mac", "compute", "multiplier", "adder", "alu")
 _STORAGE_CLASSES = {
@@ -223,6 +228,14 @@ def _flatten(node: Any, src: str) -> list[dict[str, Any]]:
     """The v0.4 tree as a flat list of components, outermost first, with attributes merged."""
     if not isinstance(node, dict) or "subtree" not in node:
         raise MagnetError("expected a v0.4 tree with 'subtree'", source=src, field="architecture")
+    version = node.get("version")
+    if version is not None and str(version) not in VERSIONS:
+        raise MagnetError(
+            f"version {clipped_repr(version)}: magnet reads Timeloop's architecture format "
+            f"of version {', '.join(map(repr, VERSIONS))} only; convert the file to it",
+            source=src,
+            field="architecture.version",
+        )
     out: list[dict[str, Any]] = []
 
     def walk(tree: dict[str, Any], inherited: dict[str, Any]) -> None:
@@ -266,18 +279,45 @@ def _is_compute(comp: dict[str, Any]) -> bool:
     return any(h in cls for h in _COMPUTE_HINTS) and cls not in _STORAGE_CLASSES
 
 
+#: Attributes that are sizes or rates: 0 is no component (and no bandwidth no access).
+_SIZES = (
+    "width",
+    "datawidth",
+    "word_bits",
+    "meshX",
+    "meshY",
+    "n_banks",
+    "read_bandwidth",
+    "write_bandwidth",
+    "shared_bandwidth",
+    "multiplier_width",
+    "adder_width",
+)
+#: Attributes that are counts: whole numbers.
+_COUNTS = ("depth", "meshX", "meshY", "n_banks")
+
+
 def _number(attrs: dict[str, Any], key: str, src: str, where: str) -> float | None:
+    """The attribute ``key`` (None when absent, empty or ``-``): a finite number, >= 0 (> 0
+    for a size, ``_SIZES``; whole for a count, ``_COUNTS``)."""
     value = attrs.get(key)
     if value is None or (isinstance(value, str) and value.strip() in ("", "-")):
         return None
     try:
+        if isinstance(value, bool):
+            raise ValueError(value)
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise MagnetError(
-            f"{key} must be a number, got {value!r}", source=src, field=where
+            f"{key} must be a number, got {clipped_repr(value)}", source=src, field=where
         ) from None
-    if number < 0:
-        raise MagnetError(f"{key} must be >= 0, got {number:g}", source=src, field=where)
+    least = "> 0" if key in _SIZES else ">= 0"
+    if not math.isfinite(number) or number < 0 or (key in _SIZES and number == 0):
+        raise MagnetError(
+            f"{key} must be a finite number {least}, got {number:g}", source=src, field=where
+        )
+    if key in _COUNTS and number != int(number):
+        raise MagnetError(f"{key} must be a whole number, got {number:g}", source=src, field=where)
     return number
 
 
@@ -293,8 +333,10 @@ class MagnetExtensions(Strict):
     streaming: list[str] = Field(default_factory=list)
     fanout: dict[str, Fanout] = Field(default_factory=dict)
     pipeline: SystolicPipeline | None = None
-    router_area_um2: float | None = Field(None, ge=0)
-    overhead_area_um2: dict[OverheadKind, float] = Field(default_factory=dict)
+    router_area_um2: Price | None = Field(None, ge=0)
+    overhead_area_um2: dict[OverheadKind, Annotated[Price, Field(ge=0)]] = Field(
+        default_factory=dict
+    )
     im2col_input_words: int | None = Field(None, ge=1)
     # what built the design: for the person reading the file, not read back
     design: dict[str, Any] = Field(default_factory=dict)
@@ -333,18 +375,18 @@ def _arch(
         levels.append(level)
         technology = technology or tech
     compute = _compute_level(components[-1], src)
-    try:
-        return Arch(
-            name=name,
-            levels=tuple(levels),
-            compute=compute,
-            technology_nm=technology or 45.0,
-            clock_ghz=TIMELOOP_CLOCK_GHZ,
-            power_gating=True,  # Timeloop charges leakage of the instances in use
-            pipeline=extra.pipeline,
-        )
-    except ValueError as exc:
-        raise MagnetError(str(exc), source=src, field="architecture") from None
+    return _validated(
+        Arch,
+        src,
+        "architecture",
+        name=name,
+        levels=tuple(levels),
+        compute=compute,
+        technology_nm=technology or 45.0,
+        clock_ghz=TIMELOOP_CLOCK_GHZ,
+        power_gating=True,  # Timeloop charges leakage of the instances in use
+        pipeline=extra.pipeline,
+    )
 
 
 def _check_extension_levels(extra: MagnetExtensions, names: set[str], src: str) -> None:
@@ -383,7 +425,10 @@ def _storage_level(
     depth = _number(attrs, "depth", src, where)
     mesh_x, mesh_y = _mesh(attrs, count, src, where)
     capacity = None if cls in ("dram", "dummy") or depth is None else int(depth * width)
-    level = StorageLevel(
+    level = _validated(
+        StorageLevel,
+        src,
+        where,
         name=base,
         component=cls,
         capacity_bits=extra.capacity_bits.get(base, capacity),
@@ -413,16 +458,34 @@ def _compute_level(mac: dict[str, Any], src: str) -> ComputeLevel:
     an ``adder_width`` accumulator (else twice the operand, at least the operand)."""
     base, count = _instances(mac["name"], src)
     attrs = mac["attributes"]
-    mesh_x, mesh_y = _mesh(attrs, count, src, f"architecture.{base}")
-    bits = int(attrs.get("multiplier_width", attrs.get("width", 8)) or 8)
-    return ComputeLevel(
+    where = f"architecture.{base}"
+    mesh_x, mesh_y = _mesh(attrs, count, src, where)
+    given = _number(attrs, "multiplier_width", src, where) or _number(attrs, "width", src, where)
+    bits = int(given or 8)
+    adder = int(_number(attrs, "adder_width", src, where) or 2 * bits)
+    return _validated(
+        ComputeLevel,
+        src,
+        where,
         name=base,
         mesh_x=mesh_x,
         mesh_y=mesh_y,
         weight_bits=bits,
         activation_bits=bits,
-        accum_bits=max(bits, int(attrs.get("adder_width", 2 * bits) or 2 * bits)),
+        accum_bits=max(bits, adder),
     )
+
+
+_Model = TypeVar("_Model", StorageLevel, ComputeLevel, Arch)
+
+
+def _validated(model: type[_Model], src: str, where: str, **fields: Any) -> _Model:
+    """``model(**fields)``; what it refuses (a size beyond its bound) is one line naming the
+    file and the component (``where``)."""
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        raise MagnetError(validation_message(exc, model), source=src, field=where) from None
 
 
 def _mesh(attrs: dict[str, Any], count: int, src: str, where: str) -> tuple[int, int]:
@@ -460,38 +523,37 @@ def _problem(problem: Any, src: str) -> Layer:
     coeffs = {"Wstride": 1, "Hstride": 1, "Wdilation": 1, "Hdilation": 1}
     for c in shape.get("coefficients") or []:
         if c.get("name") in coeffs and c.get("default") is not None:
-            coeffs[c["name"]] = int(c["default"])
+            where = f"problem.shape.coefficients.{c['name']}.default"
+            coeffs[c["name"]] = _extent(c["default"], src, where)
     values: dict[str, int] = {}
     for key, value in instance.items():
         if key in ("densities", "H", "W", "Hpad", "Wpad"):
             continue  # input sizes and padding follow from P, Q, R, S and the strides
+        where = f"problem.instance.{key}"
         if key in coeffs:
-            if not isinstance(value, int) or value < 1:
-                raise MagnetError(
-                    f"must be a whole number >= 1, got {value!r}",
-                    source=src,
-                    field=f"problem.instance.{key}",
-                )
-            coeffs[key] = value
+            coeffs[key] = _extent(value, src, where)
             continue
         try:
             dim = parse_dim(key)
         except ValueError as exc:
-            raise MagnetError(str(exc), source=src, field=f"problem.instance.{key}") from None
-        if not isinstance(value, int) or value < 1:
-            raise MagnetError(
-                f"must be a whole number >= 1, got {value!r}",
-                source=src,
-                field=f"problem.instance.{key}",
-            )
-        values[dim.name] = value
+            raise MagnetError(str(exc), source=src, field=where) from None
+        values[dim.name] = _extent(value, src, where)
     _check_projections(shape, src)
     try:
         return _layer(shape, values, coeffs)
-    except ValidationError as exc:
+    except MagnetError as exc:  # a layer its kind cannot be: the model's own message
+        raise MagnetError(exc.message, source=src, field="problem.instance") from None
+
+
+def _extent(value: Any, src: str, where: str) -> int:
+    """A dimension's size, stride or dilation: a whole number in 1..``MAX_EXTENT``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_EXTENT:
         raise MagnetError(
-            validation_message(exc, Layer), source=src, field="problem.instance"
-        ) from None
+            f"must be a whole number in 1..{MAX_EXTENT:,} (2**31 - 1), got {clipped_repr(value)}",
+            source=src,
+            field=where,
+        )
+    return value
 
 
 def _layer(shape: dict[str, Any], values: dict[str, Any], coeffs: dict[str, int]) -> Layer:
@@ -628,19 +690,26 @@ def _ert(ert: Any, art: Any, extra: MagnetExtensions) -> ErtCostModel | None:
         base = _leaf_name(table["name"])
         energy[base] = {}
         for action in table.get("actions") or []:
-            try:
-                energy[base][str(action["name"])] = float(action["energy"])
-            except (TypeError, ValueError):
-                raise MagnetError(
-                    f"energy must be a number in pJ, got {action.get('energy')!r}",
-                    field=f"ERT.{base}.{action.get('name')}",
-                ) from None
+            field = f"ERT.{base}.{action.get('name')}"
+            energy[base][str(action["name"])] = _price(action.get("energy"), "energy (pJ)", field)
     area: dict[str, float] = {}
     for table in (art or {}).get("tables") or []:
         base = _leaf_name(table["name"])
-        area[base] = float(table["area"])
+        area[base] = _price(table.get("area"), "area (um^2)", f"ART.{base}")
     overheads = {str(kind): um2 for kind, um2 in extra.overhead_area_um2.items()}
     return ErtCostModel(energy, area, extra.router_area_um2, overheads)
+
+
+def _price(value: Any, what: str, field: str) -> float:
+    """A number of the ERT or ART (``cost.base.price``: finite, >= 0, at most ``MAX_COST``),
+    checked as the file is read: bad input naming the field, not a cost model's failure."""
+    try:
+        number = price(value)
+    except ValueError as exc:
+        raise MagnetError(f"{what}: {exc}", field=field) from None
+    if number < 0:
+        raise MagnetError(f"{what}: expected a number >= 0, got {number:g}", field=field)
+    return number
 
 
 def _leaf_name(full: Any) -> str:

@@ -122,10 +122,13 @@ class Objective:
         if text in named:
             return cls(*named[text], name=text)
         weights = {"energy": 0.0, "latency": 0.0}
+        given: set[str] = set()
         for part in text.split(","):
             key, _, value = part.partition("=")
             key = {"delay": "latency"}.get(key.strip(), key.strip())
             try:
+                if not value.isascii() or "_" in value:  # float() takes '１' and '1_0'
+                    raise ValueError(value)
                 weight = float(value)
             except ValueError:
                 weight = math.nan
@@ -135,6 +138,12 @@ class Objective:
                     "finite weights >= 0 like 'energy=1,latency=2'",
                     field="--objective",
                 )
+            if key in given:
+                raise MagnetError(
+                    f"{key} is given twice in {text!r}; give each weight once",
+                    field="--objective",
+                )
+            given.add(key)
             weights[key] = weight
         if weights["energy"] == weights["latency"] == 0:
             raise MagnetError("an objective needs a positive weight", field="--objective")

@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    BeforeValidator,
     Field,
     PrivateAttr,
     ValidationError,
@@ -59,7 +58,7 @@ from magnet.errors import MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.mapper import Budget
 from magnet.strict import Strict
-from magnet.units import Whole, parse_bytes, real_number
+from magnet.units import Real, Whole, parse_bytes, real_number
 from magnet.workload.dims import MAX_EXTENT
 
 if TYPE_CHECKING:
@@ -311,8 +310,6 @@ class SearchObjective(Strict):
         return "minimize" if goal == "min" else "maximize"
 
 
-#: A finite real number written as one (not a string, not a boolean, not NaN or infinity).
-Real = Annotated[float, BeforeValidator(real_number)]
 #: Longest study or space name (a study name is part of lock-file names and database rows).
 MAX_NAME_CHARS = 256
 
@@ -378,6 +375,16 @@ class MapperSpec(Strict):
     objective: str = "edp"
     budget: Budget = Budget()
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("options")
+    @classmethod
+    def _finite(cls, options: dict[str, Any]) -> dict[str, Any]:
+        # checked here, as the mapper's own model would: the space travels as JSON, where
+        # NaN and infinity become null (the mapper would then say "got None")
+        for key, value in options.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{key}: expected a finite number, got {value}")
+        return options
 
 
 class SearchSpace(Strict):
@@ -760,14 +767,26 @@ def _check_mapper(space: SearchSpace, source: str) -> None:
 
 
 def _check_workloads(space: SearchSpace, source: str) -> None:
-    """Every workload loads."""
+    """Every workload loads, and none is listed twice (the same network at the same batch,
+    however written, pipelined or not alike: its weight says how much it counts)."""
     from magnet.workload.load import load_workload
+    from magnet.workload.network import Network
 
+    loaded: list[tuple[Network, bool]] = []
     for i, w in enumerate(space.workloads):
         try:
-            load_workload(w.workload, w.batch)
+            network = load_workload(w.workload, w.batch)
         except MagnetError as exc:
             raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
+        if (network, w.pipeline) in loaded:
+            raise MagnetError(
+                f"{w.workload!r} is workloads.{loaded.index((network, w.pipeline))} again (the "
+                "same network at the same batch, pipelined alike); list each workload once, "
+                "with a weight to make it count more",
+                source=source,
+                field=f"workloads.{i}",
+            )
+        loaded.append((network, w.pipeline))
 
 
 #: Functions a derived constraint may call.

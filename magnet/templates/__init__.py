@@ -21,8 +21,8 @@ from magnet.arch.load import arch_from_tree
 from magnet.arch.spec import Arch
 from magnet.arguments import Name, checked_call
 from magnet.dataflow import Dataflow, load_dataflow
-from magnet.errors import DesignInfeasible, MagnetError
-from magnet.files import read_yaml
+from magnet.errors import DesignInfeasible, MagnetError, clipped_repr
+from magnet.files import path_kind, read_yaml
 from magnet.templates.base import (
     Template,
     TemplateParams,
@@ -82,12 +82,8 @@ def load_arch(spec: str | Path) -> Arch:
             f"an empty architecture name; give a preset ({', '.join(known)}), a template "
             f"({', '.join(templates())}) or an architecture YAML file"
         )
-    if path.is_dir():
-        raise MagnetError(
-            "is a directory; give an architecture YAML file, a preset or a template",
-            source=text,
-        )
-    if not path.exists():
+    kind = path_kind(path)
+    if kind is None:
         if text in templates():
             return get_template(text).build({}, source=f"template {text}")
         raise MagnetError(
@@ -95,7 +91,12 @@ def load_arch(spec: str | Path) -> Arch:
             f"templates: {', '.join(templates())}",
             source=text,
         )
-    return arch_from_data(read_yaml(path), text)
+    if kind == "directory":
+        raise MagnetError(
+            "is a directory; give an architecture YAML file, a preset or a template",
+            source=text,
+        )
+    return arch_from_data(read_yaml(path), text)  # which says what else a path is
 
 
 @checked_call
@@ -108,7 +109,15 @@ def arch_from_data(data: Any, source: str) -> Arch:
     if "template" in data:
         params = {k: v for k, v in data.items() if k not in ("template", "name")}
         template = get_template(str(data["template"]), source=source)
-        return template.build(params, name=data.get("name"), source=source)
+        name = data.get("name")
+        if name is not None and not (isinstance(name, str) and name.strip()):
+            raise MagnetError(
+                f"expected text that is not empty (quote a number: name: '5'), got "
+                f"{clipped_repr(name)}",
+                source=source,
+                field="name",
+            )
+        return template.build(params, name=name, source=source)
     if "levels" not in data:
         raise MagnetError(
             f"give 'template: NAME' ({', '.join(templates())}) or a 'levels:' list",

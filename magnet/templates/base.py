@@ -41,7 +41,7 @@ from magnet.errors import (
 )
 from magnet.registry import BUILT_IN, ENTRY_POINT, REGISTERED, Registry, plugin_errors
 from magnet.strict import Strict
-from magnet.units import Whole, parse_bytes, real_number
+from magnet.units import Real, Whole, parse_bytes, real_number
 
 ENTRY_POINT_GROUP = "magnet.templates"
 #: Largest buffer a template accepts (bytes): 1 GiB of on-chip storage is already far past
@@ -78,8 +78,6 @@ def _size(value: Any) -> int:
 Bytes = Annotated[int, BeforeValidator(_size, json_schema_input_type=int | str)]
 #: Whole numbers only (``true`` or ``8.0`` are refused, not read as 1 or 8): ``units.Whole``.
 Int = Whole
-#: Real numbers only (no strings, no booleans).
-Real = Annotated[float, BeforeValidator(real_number)]
 
 
 def _gb_per_s(value: Any) -> float | str | None:

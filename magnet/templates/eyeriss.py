@@ -14,8 +14,9 @@ from pydantic import Field
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost.operating_point import ClockReference
 from magnet.dataflow import Dataflow, Rule
-from magnet.templates.base import Bytes, Int, Real, Template, TemplateParams
+from magnet.templates.base import Bytes, Int, Template, TemplateParams
 from magnet.templates.parts import assemble, bus_words, dram
+from magnet.units import Real
 
 
 class EyerissParams(TemplateParams):

@@ -46,9 +46,10 @@ from pydantic import Field
 
 from magnet.arch.spec import Arch, Fanout
 from magnet.dataflow import Dataflow, Rule
-from magnet.templates.base import Int, Real, Template
+from magnet.templates.base import Int, Template
 from magnet.templates.parts import PIXELS
 from magnet.templates.simba import Simba, SimbaParams
+from magnet.units import Real
 
 #: Energy per bit per hop of each link technology (pJ), with its source.
 LINKS: dict[str, tuple[float, str]] = {

@@ -33,8 +33,9 @@ from pydantic import Field, model_validator
 from magnet.arch.spec import Arch, Fanout, StorageLevel
 from magnet.dataflow import Dataflow, Rule
 from magnet.errors import DesignInfeasible
-from magnet.templates.base import Bytes, Int, Real, Template, TemplateParams
+from magnet.templates.base import Bytes, Int, Template, TemplateParams
 from magnet.templates.parts import PIXELS, WINDOW, assemble, dram
+from magnet.units import Real
 
 
 class SimbaParams(TemplateParams):

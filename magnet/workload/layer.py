@@ -9,17 +9,24 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+from annotated_types import Ge, Le
 from pydantic import Field, field_validator, model_validator
 
-from magnet.arguments import Count, Name, checked_call
+from magnet.arguments import Name, checked_call
 from magnet.errors import MagnetError
 from magnet.strict import Public
 from magnet.units import Whole, number_text
 from magnet.workload.dims import DIMS, MAX_EXTENT, Dim, Operand
 
 LayerKind = Literal["conv", "depthwise", "fc", "matmul"]
+#: A size, count, stride or dilation a layer builder takes (``gemm(m=...)``): a whole number
+#: in 1..``MAX_EXTENT``, checked as the builder's own argument (named as the caller wrote it).
+Extent = Annotated[int, Ge(1), Le(MAX_EXTENT), f"a whole number in 1..{MAX_EXTENT:,}"]
 #: A kernel size, stride or dilation: one for both directions, or (height, width).
-Pair = Annotated[Count | tuple[Count, Count], "a whole number >= 1 or a pair (height, width)"]
+Pair = Annotated[
+    Extent | tuple[Extent, Extent],
+    f"a whole number in 1..{MAX_EXTENT:,} or a pair (height, width) of them",
+]
 #: The identity of a loop nest (``Layer.shape_key``): its kind, extents, strides, dilations.
 ShapeKey = tuple[str | int, ...]
 
@@ -188,15 +195,15 @@ def operand_words(
 def conv2d(
     name: Name = "conv",
     *,
-    in_channels: Count,
-    out_channels: Count,
-    out_height: Count,
-    out_width: Count,
+    in_channels: Extent,
+    out_channels: Extent,
+    out_height: Extent,
+    out_width: Extent,
     kernel: Pair = 1,
     stride: Pair = 1,
     dilation: Pair = 1,
-    groups: Count = 1,
-    batch: Count = 1,
+    groups: Extent = 1,
+    batch: Extent = 1,
 ) -> Layer:
     """A (grouped) 2-D convolution given its output size; ``kernel``, ``stride``: (h, w) or int."""
     kh, kw = _pair(kernel)
@@ -231,13 +238,13 @@ def conv2d(
 def depthwise_conv2d(
     name: Name = "dwconv",
     *,
-    channels: Count,
-    out_height: Count,
-    out_width: Count,
+    channels: Extent,
+    out_height: Extent,
+    out_width: Extent,
     kernel: Pair = 3,
     stride: Pair = 1,
     dilation: Pair = 1,
-    batch: Count = 1,
+    batch: Extent = 1,
 ) -> Layer:
     """A depthwise conv: one filter per channel (groups = channels, C = K = 1 per group)."""
     return conv2d(
@@ -255,7 +262,7 @@ def depthwise_conv2d(
 
 
 @checked_call
-def gemm(name: Name = "gemm", *, m: Count, k: Count, n: Count, batch: Count = 1) -> Layer:
+def gemm(name: Name = "gemm", *, m: Extent, k: Extent, n: Extent, batch: Extent = 1) -> Layer:
     """Fully connected / GEMM: (M x K) activations times (K x N) weights.
 
     Mapped onto the loop nest as P = M rows (times ``batch``), C = K (reduction), K = N outputs.
@@ -265,7 +272,7 @@ def gemm(name: Name = "gemm", *, m: Count, k: Count, n: Count, batch: Count = 1)
 
 @checked_call
 def fully_connected(
-    name: Name = "fc", *, in_features: Count, out_features: Count, batch: Count = 1
+    name: Name = "fc", *, in_features: Extent, out_features: Extent, batch: Extent = 1
 ) -> Layer:
     """A fully connected layer: a GEMM of one row per batch item."""
     return gemm(name, m=1, k=in_features, n=out_features, batch=batch)
@@ -273,7 +280,7 @@ def fully_connected(
 
 @checked_call
 def matmul(
-    name: Name = "matmul", *, m: Count, k: Count, n: Count, heads: Count = 1, batch: Count = 1
+    name: Name = "matmul", *, m: Extent, k: Extent, n: Extent, heads: Extent = 1, batch: Extent = 1
 ) -> Layer:
     """Batched product of two activations, (M x K) @ (K x N) per head (attention QK^T, AV).
 
@@ -295,10 +302,16 @@ def parse_layer(text: str, name: Name = "layer") -> Layer:
     """Parse ``"K=64,C=64,P=56,Q=56,R=3,S=3,stride=2"`` (unspecified dimensions are 1)."""
     values: dict[str, Any] = {}  # dimensions by name
     allowed = [*DIMS, "stride", "hstride", "wstride", "dilation", "hdilation", "wdilation"]
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts:
+    parts = [p.strip() for p in text.split(",")]
+    if not any(parts):
         raise MagnetError(
             f"empty layer; give KEY=INTEGER pairs, keys: {', '.join(allowed)}", field="--layer"
+        )
+    if not all(parts):
+        raise MagnetError(
+            f"item {parts.index('') + 1} of {text!r} is empty; separate KEY=INTEGER pairs "
+            "with single commas",
+            field="--layer",
         )
     for part in parts:
         match = _LAYER_KEY.match(part)
@@ -328,7 +341,10 @@ def parse_layer(text: str, name: Name = "layer") -> Layer:
 def _layer_value(key: str, text: str) -> int:
     """A value of ``parse_layer``: an integer, or a whole number written with an exponent
     (``1e3``); anything else (``true``, ``2.5``) is refused naming the key."""
-    number = number_text(text)
+    try:
+        number = number_text(text)
+    except ValueError as exc:  # thousands of digits
+        raise MagnetError(f"{key}: {exc}", field="--layer") from None
     if isinstance(number, int):
         return number
     raise MagnetError(f"{key}={text}: {text!r} is not a whole number", field="--layer")

@@ -119,7 +119,10 @@ def parse_workload_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
             )
         if key in params:
             raise MagnetError(f"{key} is given twice", source=spec, field="--workload")
-        number = number_text(value)
+        try:
+            number = number_text(value)
+        except ValueError as exc:  # thousands of digits
+            raise MagnetError(f"{key}: {exc}", source=spec, field="--workload") from None
         params[key] = value if number is None else number
     return name.strip(), params
 

@@ -7,6 +7,7 @@ every layer.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Iterator
 from itertools import pairwise
 from typing import Annotated
@@ -50,7 +51,7 @@ class Network(Public):
     @model_validator(mode="after")
     def _unique_names(self) -> Network:
         names = [entry.layer.name for entry in self.layers]
-        repeated = sorted({n for n in names if names.count(n) > 1})
+        repeated = sorted(n for n, count in collections.Counter(names).items() if count > 1)
         if repeated:
             raise ValueError(f"layer names must be unique; repeated: {', '.join(repeated)}")
         if not self.layers:

@@ -66,7 +66,7 @@ file as ``source`` and, for a node, the node's (layer) name as ``field``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -164,7 +164,7 @@ def load_onnx(path: str | Path, batch: int | None = None) -> tuple[Network, Impo
     if not path.is_file():
         raise MagnetError("not a file", source=src)
     model = _load(path, src)
-    _set_batch(model, batch)
+    _set_batch(model, batch, src)
     try:
         inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception as exc:  # onnx raises several types (InferenceError, ValidationError, ...)
@@ -180,6 +180,14 @@ def _load(path: Path, src: str) -> onnx.ModelProto:
     # protobuf parses some foreign bytes without complaint; a real model has a graph with nodes
     if not model.HasField("graph") or model.ir_version <= 0 or not model.graph.node:
         raise MagnetError("not an ONNX model (no IR version or an empty graph)", source=src)
+    if model.ir_version > onnx.IR_VERSION:
+        raise MagnetError(
+            f"IR version {model.ir_version} is newer than the installed onnx "
+            f"{onnx.__version__} reads (IR versions 1 to {onnx.IR_VERSION}); upgrade onnx or "
+            "export the model with an older one",
+            source=src,
+            field="ir_version",
+        )
     _check_opset(model, src)
     return model
 
@@ -211,8 +219,9 @@ def _check_opset(model: onnx.ModelProto, src: str) -> None:
             )
 
 
-def _set_batch(model: onnx.ModelProto, batch: int | None) -> None:
-    """Set dim 0 of the graph inputs (see the module docstring) and drop stale shapes."""
+def _set_batch(model: onnx.ModelProto, batch: int | None, src: str) -> None:
+    """Set dim 0 of the graph inputs (see the module docstring) and drop stale shapes; a
+    batch the model fixes at 0 (or below) is refused, unless ``batch`` replaces it."""
     graph = model.graph
     initializers = {t.name for t in graph.initializer}
     changed = False
@@ -223,7 +232,15 @@ def _set_batch(model: onnx.ModelProto, batch: int | None) -> None:
         if not tensor.HasField("shape") or not tensor.shape.dim:
             continue
         dim0 = tensor.shape.dim[0]
-        fixed = dim0.HasField("dim_value") and dim0.dim_value > 0
+        if batch is None and dim0.HasField("dim_value") and dim0.dim_value <= 0:
+            what = "zero-sized: it holds nothing" if dim0.dim_value == 0 else "negative"
+            raise MagnetError(
+                f"dimension 0 (the batch) of graph input {value.name!r} is {dim0.dim_value}, "
+                f"{what}; a batch is >= 1 (or give one: --batch N)",
+                source=src,
+                field="graph.input",
+            )
+        fixed = dim0.HasField("dim_value")
         target = batch if batch is not None else (None if fixed else 1)
         if target is None or (fixed and dim0.dim_value == target):
             continue
@@ -444,8 +461,9 @@ class _Importer:
         if spatial == 1:
             # a 1-D conv runs along the width: height extents, strides and dilations are 1
             kernel, strides, dilations, out = ([1, *v] for v in (kernel, strides, dilations, out))
-        try:
-            return conv2d(
+        return self.built(
+            name,
+            lambda: conv2d(
                 name,
                 in_channels=channels,
                 out_channels=out_channels,
@@ -456,9 +474,18 @@ class _Importer:
                 dilation=(dilations[0], dilations[1]),
                 groups=conv.group,
                 batch=batch,
-            )
+            ),
+        )
+
+    def built(self, name: str, build: Callable[[], Layer]) -> Layer:
+        """``build()`` (a layer builder's call), what the builder refuses (a size beyond its
+        bound, named by its argument) named for the node ``name`` and the file."""
+        try:
+            return build()
         except MagnetError as exc:
-            raise self.fail(exc.message, name) from None
+            raise self.fail(
+                f"{exc.field}: {exc.message}" if exc.field else exc.message, name
+            ) from None
 
     def conv_attributes(
         self, node: onnx.NodeProto, name: str, weight: tuple[int, ...], spatial: int
@@ -527,7 +554,7 @@ class _Importer:
                 name,
             )
         self.check_output(node, name, (m, n))
-        return self.product(node, name, m, k, n, (), (), ())
+        return self.built(name, lambda: self.product(node, name, m, k, n, (), (), ()))
 
     def matmul(self, node: onnx.NodeProto, name: str) -> Layer:
         """A MatMul (numpy semantics: vectors, broadcast leading dims) as a layer."""
@@ -549,7 +576,7 @@ class _Importer:
             raise self.fail(f"MatMul leading dims do not broadcast: {list(a)} @ {list(b)}", name)
         out = (*lead, *((m,) if len(a) > 1 else ()), *((n,) if len(b) > 1 else ()))
         self.check_output(node, name, out)
-        return self.product(node, name, m, k, n, lead, a_lead, b_lead)
+        return self.built(name, lambda: self.product(node, name, m, k, n, lead, a_lead, b_lead))
 
     def check_output(self, node: onnx.NodeProto, name: str, expected: Sequence[int]) -> None:
         """Refuse a node whose inferred output shape is not ``expected``."""
@@ -586,7 +613,7 @@ class _Importer:
     def weighted(name: str, *, m: int, k: int, n: int, batch: int, heads: int) -> Layer:
         """A product with a constant weight: a GEMM, its heads as groups."""
         layer = gemm(name, m=m, k=k, n=n, batch=batch)
-        return layer if heads == 1 else layer.model_copy(update={"G": heads})
+        return layer if heads == 1 else Layer(**{**layer.model_dump(), "G": heads})
 
 
 def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
