@@ -50,6 +50,12 @@ class PluginError(RuntimeError):
         return self.message
 
 
+class SearchFailed(RuntimeError):
+    """A search stopped for a reason that is not bad input: its evaluations kept failing (the
+    trials keep the reasons), or the workers it needs could not start (a local Ray cluster
+    that does not come up). The command line prints it on one line and exits 1."""
+
+
 class PluginExit(Exception):
     """A ``BaseException`` that is not an ``Exception`` (``sys.exit``, a ``KeyboardInterrupt``
     or ``GeneratorExit``) raised by a plug-in's own code, not by a Ctrl-C: caught where it
