@@ -22,7 +22,7 @@ from magnet.arch.spec import Arch
 from magnet.arguments import Name, checked_call
 from magnet.dataflow import Dataflow, load_dataflow
 from magnet.errors import DesignInfeasible, MagnetError
-from magnet.files import read_yaml
+from magnet.files import path_kind, read_yaml
 from magnet.templates.base import (
     Template,
     TemplateParams,
@@ -82,12 +82,13 @@ def load_arch(spec: str | Path) -> Arch:
             f"an empty architecture name; give a preset ({', '.join(known)}), a template "
             f"({', '.join(templates())}) or an architecture YAML file"
         )
-    if path.is_dir():
+    kind = path_kind(path)  # a broken link, a loop, a name too long: read_yaml says which
+    if kind == "directory":
         raise MagnetError(
             "is a directory; give an architecture YAML file, a preset or a template",
             source=text,
         )
-    if not path.exists():
+    if kind is None:
         if text in templates():
             return get_template(text).build({}, source=f"template {text}")
         raise MagnetError(
@@ -142,7 +143,7 @@ def dataflow_for(arch: Arch, spec: DataflowSpec) -> Dataflow:
     ):
         return Dataflow(name="free", description="no rules")
     name = "free" if spec is None else str(spec)
-    if name.endswith((".yaml", ".yml")) or Path(name).is_file():
+    if name.endswith((".yaml", ".yml")) or path_kind(name) == "file":
         flow = load_dataflow(name)
         flow.check(arch, name)
         return flow
