@@ -596,7 +596,7 @@ def export_timeloop(
         raise MagnetError("missing --arch or --layer")
     if mapping_file and dataflow:
         raise MagnetError("give --mapping (that mapping) or --dataflow (the best one), not both")
-    timeloop_target(output)
+    _refuse_inputs(timeloop_target(output), "--output")
     layer = parse_layer(layer_text)
     design = _design(arch_spec, dataflow, cost_model, noc)
     if mapping_file:
@@ -658,27 +658,62 @@ class _Progress:
             self.bar.__exit__(kind, error, traceback)
 
 
-def _file_path(text: str, flag: str, new_folder: bool = False) -> Path:
+def _file_path(
+    text: str, flag: str, new_folder: bool = False, reads: Sequence[tuple[str, str]] = ()
+) -> Path:
     """Where ``flag`` writes a file, checked before any work: a path a file can be written to
     (``check_writable``: its folder exists, or with ``new_folder`` can be made), not a file of
-    the user's (``refuse_foreign``) and, in a command with ``--storage``, not the study
-    storage it names."""
+    the user's (``refuse_foreign``), not a file the command reads (``_refuse_inputs``, with
+    ``reads``) and, in a command with ``--storage``, not the study storage it names."""
     from magnet.files import refuse_foreign
     from magnet.search.storage import check_output
 
     context = click.get_current_context(silent=True)
     if context is not None and "storage" in context.params and text:
         check_output(text, context.params["storage"], flag)
+    _refuse_inputs(text, flag, reads)
     refuse_foreign(text, flag, new_folder=new_folder)
     return Path(text)
 
 
-def _report_path(text: str | None, flag: str, study: str) -> Path:
+#: The parameters whose values a command reads as files (or as names): never its output.
+_INPUTS = frozenset(
+    {"arch_spec", "timeloop_file", "mapping_file", "layer_mappings", "dataflow", "cost_model"}
+    | {"space_file", "workloads"}
+)
+
+
+def _refuse_inputs(path: str | Path, flag: str, reads: Sequence[tuple[str, str]] = ()) -> None:
+    """Refuse an output ``path`` that is a file the running command reads (``refuse_input``):
+    the value of any of its ``_INPUTS`` flags (each piece of a cost-model chain, with and
+    without ``table:`` and ``:CLASS``), or one of ``reads`` (what a file it reads names)."""
+    from magnet.files import refuse_input
+
+    given = list(reads)
+    context = click.get_current_context(silent=True)
+    values = context.params if context is not None else {}
+    for param in context.command.params if context is not None else []:
+        value = values.get(param.name or "")
+        if param.name not in _INPUTS or not value:
+            continue
+        what = param.human_readable_name  # an argument's: SPACE
+        if isinstance(param, click.Option):
+            what = max(param.opts, key=len)
+        for text in value if isinstance(value, tuple) else (value,):
+            pieces = [p.strip().removeprefix("table:") for p in str(text).split(",")]
+            for candidate in {str(text), *pieces, *(p.rpartition(":")[0] for p in pieces)}:
+                given.append((what, candidate))
+    refuse_input(path, flag, [(f, p) for f, p in given if p])
+
+
+def _report_path(
+    text: str | None, flag: str, study: str, reads: Sequence[tuple[str, str]] = ()
+) -> Path:
     """Where a study's report goes: ``text`` (its folder must exist) or, by default,
     magnet-results/STUDY.html (the folder is made when missing); checked before any work."""
     if text is not None:
-        return _file_path(text, flag)
-    return _file_path(str(_default_report(study)), flag, new_folder=True)
+        return _file_path(text, flag, reads=reads)
+    return _file_path(str(_default_report(study)), flag, new_folder=True, reads=reads)
 
 
 # ---- listings ------------------------------------------------------------------------------
@@ -1073,7 +1108,9 @@ def search(
     if report_path is not None and no_report:
         raise MagnetError("give --report PATH or --no-report, not both", field="--report")
     space = load_space(space_file)
-    target = None if no_report else _report_path(report_path, "--report", study_name or space.name)
+    reads = [("a workload of the space", w.workload) for w in space.workloads]
+    name = study_name or space.name
+    target = None if no_report else _report_path(report_path, "--report", name, reads)
     try:
         study = search_designs(
             space,

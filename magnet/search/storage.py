@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from magnet.errors import MagnetError
-from magnet.files import check_writable, make_folder, path_kind
+from magnet.files import check_writable, make_folder, path_kind, same_file
 
 if TYPE_CHECKING:
     import optuna
@@ -254,22 +254,13 @@ def check_output(path: str | Path, spec: str | None, field: str) -> None:
     """Refuse to write a result file over the storage of ``spec`` (a symlink, a hard link or
     ``./x`` to it included): that would destroy the studies."""
     for stored in storage_files(spec):
-        if _same_file(path, stored):
+        if same_file(path, stored):
             raise MagnetError(
                 f"is the study storage ({describe(spec)}); writing there would destroy the "
                 "studies: give another file name",
                 source=str(path),
                 field=field,
             )
-
-
-def _same_file(a: str | Path, b: str | Path) -> bool:
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist
-        return False
 
 
 # ---- opening ---------------------------------------------------------------------------------
