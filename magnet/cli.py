@@ -13,6 +13,7 @@ import os
 import shlex
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial, wraps
@@ -48,13 +49,16 @@ NOC_CHOICES: dict[str, NocModel] = {"wires": "wires", "none": "none"}
 def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
     """Bad input prints one clear line and exits 2, never a traceback; a plug-in's bug
     prints its message and the plug-in's own traceback and exits 1; Ctrl-C prints one line
-    and exits 130 (magnet writes every file whole or not at all: nothing is half-written)."""
+    and exits 130 (magnet writes every file whole or not at all: nothing is half-written); a
+    ``MagnetNote`` is one ``note:`` line."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             _refuse_empty_values()
-            return func(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.showwarning = partial(_show_note, warnings.showwarning)
+                return func(*args, **kwargs)
         except KeyboardInterrupt:
             click.echo("interrupted: nothing was left half-written", err=True)
             sys.exit(130)
@@ -68,6 +72,23 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
             sys.exit(1)
 
     return wrapper
+
+
+def _show_note(
+    show: Callable[..., None],
+    message: Warning | str,
+    category: type[Warning],
+    *args: Any,
+    **kwargs: Any,
+) -> None:
+    """``warnings.showwarning`` for a command: a ``MagnetNote`` as one ``note:`` line on
+    stderr, any other warning as ``show`` shows it."""
+    from magnet.errors import MagnetNote
+
+    if issubclass(category, MagnetNote):
+        click.echo(f"note: {message}", err=True)
+    else:
+        show(message, category, *args, **kwargs)
 
 
 def _refuse_empty_values() -> None:

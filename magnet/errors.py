@@ -22,6 +22,12 @@ class MagnetError(ValueError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class MagnetNote(UserWarning):
+    """Something a user should know that is neither an error nor a result (a journal that
+    ends with a line that is not a record, which a reader skips): a warning from Python, one
+    ``note:`` line on the command line."""
+
+
 class InvalidMappingError(MagnetError):
     """A mapping that cannot run on the architecture (overflow, bad fan-out, bad factors)."""
 

@@ -24,7 +24,7 @@ from magnet.errors import MagnetError
 from magnet.search import pareto
 from magnet.search.evaluate import unpack
 from magnet.search.space import METRICS, SearchSpace, upgraded
-from magnet.search.storage import describe, open_storage
+from magnet.search.storage import describe, open_storage, reading
 
 if TYPE_CHECKING:
     import optuna
@@ -374,14 +374,10 @@ def _study_names(store: BaseStorage, storage: str | None) -> list[str]:
     """The names of the studies in an open storage (its reading errors as bad input)."""
     import optuna
 
-    try:
+    with reading(storage):
         return [
             s.study_name for s in optuna.get_all_study_summaries(store, include_best_trial=False)
         ]
-    except Exception as exc:
-        raise MagnetError(
-            f"cannot read the storage: {type(exc).__name__}: {exc}", source=describe(storage)
-        ) from None
 
 
 def load_studies(storage: str | None = None) -> list[Study]:
@@ -394,12 +390,12 @@ def load_studies(storage: str | None = None) -> list[Study]:
     out = []
     for name in _study_names(store, storage):
         try:
-            out.append(
-                Study.from_optuna(
-                    optuna.load_study(study_name=name, storage=store), describe(storage)
-                )
-            )
-        except MagnetError:
+            with reading(storage):
+                study = optuna.load_study(study_name=name, storage=store)
+                out.append(Study.from_optuna(study, describe(storage)))
+        except MagnetError as exc:
+            if exc.field == "--storage":  # the storage failed, not the study
+                raise
             continue  # not a magnet study
     return out
 
@@ -411,13 +407,16 @@ def load_study(name: str, storage: str | Path | None = None) -> Study:
 
     storage = None if storage is None else str(storage)
     store = open_storage(storage, create=False)
-    try:
-        study = optuna.load_study(study_name=name, storage=store)
-    except KeyError:
-        known = _study_names(store, storage)
-        raise MagnetError(
-            f"no study {name!r}; studies here: {', '.join(known) or 'none'}",
-            source=describe(storage),
-            field="--study",
-        ) from None
-    return Study.from_optuna(study, describe(storage))
+    with reading(storage):
+        try:
+            study = optuna.load_study(study_name=name, storage=store)
+        except KeyError:
+            study = None
+        if study is not None:
+            return Study.from_optuna(study, describe(storage))
+    known = _study_names(store, storage)
+    raise MagnetError(
+        f"no study {name!r}; studies here: {', '.join(known) or 'none'}",
+        source=describe(storage),
+        field="--study",
+    )
