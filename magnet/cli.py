@@ -145,6 +145,18 @@ class _Whole(click.IntRange):
         return super().convert(value, param, ctx)
 
 
+def _one_value(param: click.Parameter, values: tuple[str, ...]) -> str | None:
+    """The value of a flag with two names (``--noc``, and ``--network`` its 0.2 name), given
+    once or with one value: two values are refused, never the last taken silently."""
+    if len(set(values)) > 1:
+        raise click.BadParameter(
+            f"given twice, as {' and '.join(map(repr, values))}; give one value "
+            f"({' and '.join(param.opts)} are two names of one flag)",
+            param=param,
+        )
+    return values[0] if values else None
+
+
 def _options(*decorators: Callable[..., Any]) -> Callable[..., Any]:
     def apply(func: Callable[..., Any]) -> Callable[..., Any]:
         for decorator in reversed(decorators):
@@ -208,7 +220,8 @@ COMMON_OPTIONS = _options(
         "--network",
         "noc",
         type=click.Choice(list(NOC_CHOICES)),
-        default=None,
+        multiple=True,
+        callback=lambda ctx, param, values: _one_value(param, values),
         help="The on-chip network (NoC): price its wires from the floorplan, or not at all "
         "(Timeloop parity). Default: wires, none with --timeloop. (--network: its 0.2 name.)",
     ),
