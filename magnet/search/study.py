@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, get_args
 
 import numpy as np
 
-from magnet.arguments import checked_call
+from magnet.arguments import checked_call, checked_methods
 from magnet.errors import MagnetError
 from magnet.search import pareto
 from magnet.search.evaluate import unpack
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from optuna.storages import BaseStorage
     from optuna.trial import FrozenTrial
 
+#: What became of a trial (``TrialView.status``).
+Status = Literal["ok", "infeasible", "failed", "repeat", "running", "waiting"]
 CONFIG_ATTR = "magnet_config"
 REFERENCE_ATTR = "magnet_hv_reference"
 TRIAL_ATTR = "magnet"
@@ -59,6 +61,7 @@ class TrialRecord(TypedDict, total=False):
     of: int
 
 
+@checked_methods()
 @dataclass
 class TrialView:
     """One trial, as magnet reads it."""
@@ -141,6 +144,7 @@ def _view(trial: FrozenTrial, objectives: list[str]) -> TrialView:
     )
 
 
+@checked_methods()
 class Study:
     """A magnet study (read-only): its configuration and its trials as they were read.
 
@@ -190,7 +194,7 @@ class Study:
             out.append(known[1])
         return out
 
-    def trials(self, status: str | None = None) -> list[TrialView]:
+    def trials(self, status: Status | None = None) -> list[TrialView]:
         """Every trial (or those with ``status``), by number."""
         return [t for t in self._all if status is None or t.status == status]
 
@@ -307,8 +311,7 @@ class Study:
     def counts(self) -> dict[str, int]:
         """Trials by status, and ``designs``: the distinct designs evaluated (ok or
         infeasible; what a search's ``trials`` counts)."""
-        statuses = ("ok", "infeasible", "failed", "repeat", "running", "waiting")
-        out = dict.fromkeys(statuses, 0)
+        out = dict.fromkeys(get_args(Status), 0)
         for t in self._all:
             out[t.status] = out.get(t.status, 0) + 1
         out["designs"] = out["ok"] + out["infeasible"]
