@@ -61,8 +61,14 @@ def design(
     returned as it is, when no other dataflow, cost model or NoC model is asked for, and
     keeps its prices when only the dataflow changes).
     ``noc``: the on-chip network, ``wires`` (default) or ``none`` (Timeloop parity);
-    ``network`` is its 0.2 name (deprecated, goes in 0.4)."""
+    ``network`` is its 0.2 name (deprecated, goes in 0.4); both given must agree."""
     if network is not None:
+        if noc is not None and noc != network:
+            raise MagnetError(
+                f"noc={noc!r} and network={network!r} disagree: network is the 0.2 name of "
+                "noc; give noc only",
+                source="design()",
+            )
         warnings.warn(
             "design(network=...) is now design(noc=...); the old name goes in magnet 0.4",
             DeprecationWarning,

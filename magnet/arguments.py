@@ -54,6 +54,7 @@ MADE_BY = {
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
+C = TypeVar("C", bound=type)
 
 
 def checked_call(func: F, label: str | None = None) -> F:
@@ -63,11 +64,13 @@ def checked_call(func: F, label: str | None = None) -> F:
     signature = inspect.signature(func)
     label = label or f"{func.__qualname__}()"
     hints: dict[str, Any] = {}  # resolved at the first call: forward references by then exist
+    resolved: list[bool] = []
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not hints:
+        if not resolved:
             hints.update(_parameter_hints(func))
+            resolved.append(True)
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as exc:
@@ -79,15 +82,47 @@ def checked_call(func: F, label: str | None = None) -> F:
             require(value, hints.get(name, Any), source=label, field=name)
         return func(*args, **kwargs)
 
+    wrapper.__magnet_checked__ = True  # type: ignore[attr-defined]
     return typing.cast(F, wrapper)
+
+
+def checked_methods(init: bool = False) -> Callable[[C], C]:
+    """A class decorator: every public method the class's body defines (its classmethods and
+    staticmethods too; not its properties) made a ``checked_call``, so that a method reached
+    from a result of the API (``outcome.mapping.loop_nest``, ``study.pareto_front``) checks
+    what it is given as the API's functions do; with ``init``, the constructor of a dataclass a
+    user builds too (``Design(...)``: a missing, unknown or wrong field names the class and
+    the field)."""
+
+    def decorate(cls: C) -> C:
+        for name, attr in list(vars(cls).items()):
+            if name.startswith("_") and not (name == "__init__" and init):
+                continue
+            made = f" ({MADE_BY[cls.__name__]})" if cls.__name__ in MADE_BY else ""
+            label = cls.__name__ + made if name == "__init__" else f"{cls.__name__}.{name}()"
+            if isinstance(attr, classmethod | staticmethod):
+                if not getattr(attr.__func__, "__magnet_checked__", False):
+                    setattr(cls, name, type(attr)(checked_call(attr.__func__, label)))
+            elif inspect.isfunction(attr) and not getattr(attr, "__magnet_checked__", False):
+                setattr(cls, name, checked_call(attr, label))
+        return cls
+
+    return decorate
 
 
 def _parameter_hints(func: Callable[..., Any]) -> dict[str, Any]:
     """``func``'s parameters' type hints, evaluated (its return type is left alone: it may
-    name a type imported only for the type checker)."""
+    name a type imported only for the type checker); a hint that names such a type, which does
+    not exist when the program runs, allows anything."""
     annotations = {k: v for k, v in func.__annotations__.items() if k != "return"}
-    holder = types.SimpleNamespace(__annotations__=annotations)
-    return typing.get_type_hints(holder, globalns=func.__globals__, include_extras=True)
+    hints: dict[str, Any] = {}
+    for name, annotation in annotations.items():
+        holder = types.SimpleNamespace(__annotations__={name: annotation})
+        try:
+            hints |= typing.get_type_hints(holder, globalns=func.__globals__, include_extras=True)
+        except NameError:
+            hints[name] = Any
+    return hints
 
 
 def require(value: Any, hint: Any, *, source: str | None = None, field: str) -> None:
@@ -113,6 +148,7 @@ def _arguments(signature: inspect.Signature) -> str:
         name
         for name, p in signature.parameters.items()
         if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        and name not in ("self", "cls")
     ]
     return f"its arguments: {', '.join(names)}" if names else "it takes no arguments"
 

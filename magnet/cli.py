@@ -13,6 +13,7 @@ import os
 import shlex
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial, wraps
@@ -48,13 +49,16 @@ NOC_CHOICES: dict[str, NocModel] = {"wires": "wires", "none": "none"}
 def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
     """Bad input prints one clear line and exits 2, never a traceback; a plug-in's bug
     prints its message and the plug-in's own traceback and exits 1; Ctrl-C prints one line
-    and exits 130 (magnet writes every file whole or not at all: nothing is half-written)."""
+    and exits 130 (magnet writes every file whole or not at all: nothing is half-written); a
+    ``MagnetNote`` is one ``note:`` line."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             _refuse_empty_values()
-            return func(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.showwarning = partial(_show_note, warnings.showwarning)
+                return func(*args, **kwargs)
         except KeyboardInterrupt:
             click.echo("interrupted: nothing was left half-written", err=True)
             sys.exit(130)
@@ -68,6 +72,23 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
             sys.exit(1)
 
     return wrapper
+
+
+def _show_note(
+    show: Callable[..., None],
+    message: Warning | str,
+    category: type[Warning],
+    *args: Any,
+    **kwargs: Any,
+) -> None:
+    """``warnings.showwarning`` for a command: a ``MagnetNote`` as one ``note:`` line on
+    stderr, any other warning as ``show`` shows it."""
+    from magnet.errors import MagnetNote
+
+    if issubclass(category, MagnetNote):
+        click.echo(f"note: {message}", err=True)
+    else:
+        show(message, category, *args, **kwargs)
 
 
 def _refuse_empty_values() -> None:
@@ -137,6 +158,18 @@ class _Whole(click.IntRange):
         return super().convert(value, param, ctx)
 
 
+def _one_value(param: click.Parameter, values: tuple[str, ...]) -> str | None:
+    """The value of a flag with two names (``--noc``, and ``--network`` its 0.2 name), given
+    once or with one value: two values are refused, never the last taken silently."""
+    if len(set(values)) > 1:
+        raise click.BadParameter(
+            f"given twice, as {' and '.join(map(repr, values))}; give one value "
+            f"({' and '.join(param.opts)} are two names of one flag)",
+            param=param,
+        )
+    return values[0] if values else None
+
+
 def _options(*decorators: Callable[..., Any]) -> Callable[..., Any]:
     def apply(func: Callable[..., Any]) -> Callable[..., Any]:
         for decorator in reversed(decorators):
@@ -200,7 +233,8 @@ COMMON_OPTIONS = _options(
         "--network",
         "noc",
         type=click.Choice(list(NOC_CHOICES)),
-        default=None,
+        multiple=True,
+        callback=lambda ctx, param, values: _one_value(param, values),
         help="The on-chip network (NoC): price its wires from the floorplan, or not at all "
         "(Timeloop parity). Default: wires, none with --timeloop. (--network: its 0.2 name.)",
     ),
@@ -609,7 +643,7 @@ def export_timeloop(
         raise MagnetError("missing --arch or --layer")
     if mapping_file and dataflow:
         raise MagnetError("give --mapping (that mapping) or --dataflow (the best one), not both")
-    timeloop_target(output)
+    _refuse_inputs(timeloop_target(output), "--output")
     layer = parse_layer(layer_text)
     design = _design(arch_spec, dataflow, cost_model, noc)
     if mapping_file:
@@ -671,27 +705,62 @@ class _Progress:
             self.bar.__exit__(kind, error, traceback)
 
 
-def _file_path(text: str, flag: str, new_folder: bool = False) -> Path:
+def _file_path(
+    text: str, flag: str, new_folder: bool = False, reads: Sequence[tuple[str, str]] = ()
+) -> Path:
     """Where ``flag`` writes a file, checked before any work: a path a file can be written to
     (``check_writable``: its folder exists, or with ``new_folder`` can be made), not a file of
-    the user's (``refuse_foreign``) and, in a command with ``--storage``, not the study
-    storage it names."""
+    the user's (``refuse_foreign``), not a file the command reads (``_refuse_inputs``, with
+    ``reads``) and, in a command with ``--storage``, not the study storage it names."""
     from magnet.files import refuse_foreign
     from magnet.search.storage import check_output
 
     context = click.get_current_context(silent=True)
     if context is not None and "storage" in context.params and text:
         check_output(text, context.params["storage"], flag)
+    _refuse_inputs(text, flag, reads)
     refuse_foreign(text, flag, new_folder=new_folder)
     return Path(text)
 
 
-def _report_path(text: str | None, flag: str, study: str) -> Path:
+#: The parameters whose values a command reads as files (or as names): never its output.
+_INPUTS = frozenset(
+    {"arch_spec", "timeloop_file", "mapping_file", "layer_mappings", "dataflow", "cost_model"}
+    | {"space_file", "workloads"}
+)
+
+
+def _refuse_inputs(path: str | Path, flag: str, reads: Sequence[tuple[str, str]] = ()) -> None:
+    """Refuse an output ``path`` that is a file the running command reads (``refuse_input``):
+    the value of any of its ``_INPUTS`` flags (each piece of a cost-model chain, with and
+    without ``table:`` and ``:CLASS``), or one of ``reads`` (what a file it reads names)."""
+    from magnet.files import refuse_input
+
+    given = list(reads)
+    context = click.get_current_context(silent=True)
+    values = context.params if context is not None else {}
+    for param in context.command.params if context is not None else []:
+        value = values.get(param.name or "")
+        if param.name not in _INPUTS or not value:
+            continue
+        what = param.human_readable_name  # an argument's: SPACE
+        if isinstance(param, click.Option):
+            what = max(param.opts, key=len)
+        for text in value if isinstance(value, tuple) else (value,):
+            pieces = [p.strip().removeprefix("table:") for p in str(text).split(",")]
+            for candidate in {str(text), *pieces, *(p.rpartition(":")[0] for p in pieces)}:
+                given.append((what, candidate))
+    refuse_input(path, flag, [(f, p) for f, p in given if p])
+
+
+def _report_path(
+    text: str | None, flag: str, study: str, reads: Sequence[tuple[str, str]] = ()
+) -> Path:
     """Where a study's report goes: ``text`` (its folder must exist) or, by default,
     magnet-results/STUDY.html (the folder is made when missing); checked before any work."""
     if text is not None:
-        return _file_path(text, flag)
-    return _file_path(str(_default_report(study)), flag, new_folder=True)
+        return _file_path(text, flag, reads=reads)
+    return _file_path(str(_default_report(study)), flag, new_folder=True, reads=reads)
 
 
 # ---- listings ------------------------------------------------------------------------------
@@ -1086,7 +1155,9 @@ def search(
     if report_path is not None and no_report:
         raise MagnetError("give --report PATH or --no-report, not both", field="--report")
     space = load_space(space_file)
-    target = None if no_report else _report_path(report_path, "--report", study_name or space.name)
+    reads = [("a workload of the space", w.workload) for w in space.workloads]
+    name = study_name or space.name
+    target = None if no_report else _report_path(report_path, "--report", name, reads)
     try:
         study = search_designs(
             space,

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from magnet.arch.spec import Arch
+from magnet.arguments import checked_methods
 from magnet.cost import ArchCosts, CostModel, NocModel, price_arch
 from magnet.cost.registry import load_chain
 from magnet.dataflow import Dataflow, without_levels
@@ -20,6 +21,7 @@ from magnet.errors import MagnetError
 from magnet.templates import DataflowSpec, dataflow_for
 
 
+@checked_methods(init=True)
 @dataclass(frozen=True)
 class Design:
     """``arch`` priced (``costs``) and constrained (``dataflow``).

@@ -45,6 +45,12 @@ class MagnetError(ValueError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class MagnetNote(UserWarning):
+    """Something a user should know that is neither an error nor a result (a journal that
+    ends with a line that is not a record, which a reader skips): a warning from Python, one
+    ``note:`` line on the command line."""
+
+
 class InvalidMappingError(MagnetError):
     """A mapping that cannot run on the architecture (overflow, bad fan-out, bad factors)."""
 
@@ -71,6 +77,12 @@ class PluginError(RuntimeError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class SearchFailed(RuntimeError):
+    """A search stopped for a reason that is not bad input: its evaluations kept failing (the
+    trials keep the reasons), or the workers it needs could not start (a local Ray cluster
+    that does not come up). The command line prints it on one line and exits 1."""
 
 
 class PluginExit(Exception):

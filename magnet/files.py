@@ -10,8 +10,8 @@ of more than ``units.MAX_DIGITS`` digits is an error naming its line. A key give
 mapping, block or flow, is an error naming the key and its line (YAML's own rule; PyYAML
 would keep the last one silently).
 One check of every place an output goes, before any work (``check_writable``, with
-``refuse_foreign`` for a file of the user's) and one writer for every result file (reports,
-exports, mappings): ``write_atomic``.
+``refuse_foreign`` for a file of the user's and ``refuse_input`` for a file the command reads)
+and one writer for every result file (reports, exports, mappings): ``write_atomic``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -335,6 +335,31 @@ def refuse_foreign(path: str | Path, field: str, *, new_folder: bool = False) ->
             source=str(path),
             field=field,
         )
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether ``a`` and ``b`` name one file: one real path (through a symlink, ``./x``; a
+    file that does not exist yet too), or one file under two names (a hard link)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (or cannot be reached)
+        return False
+
+
+def refuse_input(path: str | Path, field: str, inputs: Iterable[tuple[str, str | Path]]) -> None:
+    """Refuse, before any work, to write ``path`` when it is a file the command reads
+    (``inputs``: pairs of the flag and what it was given; a value that names no file, a preset
+    or a zoo network, is none): writing there would destroy the command's own input."""
+    for flag, given in inputs:
+        if path_kind(given) is not None and same_file(path, given):
+            raise MagnetError(
+                f"is the file this command reads as {flag}; writing there would destroy it: "
+                "give another file name",
+                source=str(path),
+                field=field,
+            )
 
 
 #: What ``path_kind`` calls each kind of file ``os.stat`` tells apart.

@@ -138,30 +138,37 @@ def is_builtin(plugin: object) -> bool:
     return cls.__module__ == "magnet" or cls.__module__.startswith("magnet.")
 
 
+#: The signals that stop magnet when they come: Ctrl-C, and SIGTERM (a search's driver takes it
+#: as it takes Ctrl-C). Neither is ever a plug-in's doing.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 @contextlib.contextmanager
 def plugin_code() -> Iterator[None]:
     """Around every call into a plug-in's code (its import, its constructor, its methods).
 
     What the plug-in prints goes to stderr: stdout carries magnet's results (a table,
-    ``--json``). A Ctrl-C while it runs leaves as ``KeyboardInterrupt``, whatever the
-    plug-in made of it. Any other ``BaseException`` that is not an ``Exception``, which the
-    plug-in raised itself (``sys.exit``, ``KeyboardInterrupt`` with no Ctrl-C,
-    ``GeneratorExit``), leaves as ``PluginExit``, an ``Exception``: reported like the
-    plug-in's other bugs.
+    ``--json``). A stop the process received while it ran (Ctrl-C, or SIGTERM where a handler
+    makes it a ``KeyboardInterrupt``, as a search's driver does) leaves as
+    ``KeyboardInterrupt``, whatever the plug-in made of it. Any other ``BaseException`` that
+    is not an ``Exception``, which the plug-in raised itself (``sys.exit``,
+    ``KeyboardInterrupt`` with no signal, ``GeneratorExit``), leaves as ``PluginExit``, an
+    ``Exception``: reported like the plug-in's other bugs.
 
-    Telling the two ``KeyboardInterrupt`` apart: for the call, the SIGINT handler (when it is
-    Python's, in the main thread) is wrapped in one that notes the signal before handing it
-    on. With SIGINT ignored or fatal, or in another thread (signals reach the main thread
-    only), no ``KeyboardInterrupt`` can come from a Ctrl-C; with a handler set outside Python
-    magnet cannot tell, and takes it for a Ctrl-C. A Ctrl-C the plug-in swallowed (``except
+    Telling the two ``KeyboardInterrupt`` apart: for the call, the handler of each of
+    ``STOP_SIGNALS`` that is Python's (in the main thread) is wrapped in one that notes the
+    signal before handing it on. A signal ignored or left to the system (SIGTERM's default
+    ends the process), or any signal in another thread (signals reach the main thread only),
+    cannot become a ``KeyboardInterrupt`` there; with a handler set outside Python magnet
+    cannot tell, and takes it for the user's stop. A Ctrl-C the plug-in swallowed (``except
     BaseException``) is raised again when it returns, if Python's default handler had it.
     """
-    with _sigint_watch() as came, contextlib.redirect_stdout(sys.stderr):
+    with _stop_watch() as came, contextlib.redirect_stdout(sys.stderr):
         try:
             yield
         except BaseException as exc:
-            ctrl_c = came()
-            if ctrl_c or (ctrl_c is None and isinstance(exc, KeyboardInterrupt)):
+            stopped = came()
+            if stopped or (stopped is None and isinstance(exc, KeyboardInterrupt)):
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 raise KeyboardInterrupt from exc  # the plug-in made it something else
@@ -174,26 +181,30 @@ def plugin_code() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _sigint_watch() -> Iterator[Callable[[], bool | None]]:
-    """Yields a function: whether a SIGINT came during the block (None: cannot tell)."""
-    noted: list[int] = []
-    previous: Any = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.getsignal(signal.SIGINT)
-    if not callable(previous):  # ignored, fatal, not Python's, or not the main thread
-        unknown = previous is None and threading.current_thread() is threading.main_thread()
-        yield lambda: None if unknown else False
+def _stop_watch() -> Iterator[Callable[[], bool | None]]:
+    """Yields a function: whether one of ``STOP_SIGNALS`` came during the block (None: cannot
+    tell, a handler not set from Python)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
         return
+    noted: list[int] = []
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    watched: dict[int, Callable[[int, FrameType | None], Any]] = {
+        signum: h for signum, h in handlers.items() if callable(h)
+    }
+    unknown = any(h is None for h in handlers.values())
 
     def note(signum: int, frame: FrameType | None) -> Any:
         noted.append(signum)
-        return previous(signum, frame)
+        return watched[signum](signum, frame)
 
-    signal.signal(signal.SIGINT, note)
+    for signum in watched:
+        signal.signal(signum, note)
     try:
-        yield lambda: bool(noted)
+        yield lambda: True if noted else None if unknown else False
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in watched.items():
+            signal.signal(signum, handler)
 
 
 @contextlib.contextmanager
@@ -213,9 +224,13 @@ def plugin_errors(
     with the plug-in's own traceback.
 
     A ``MagnetError`` (bad input, or a design the plug-in refuses: ``DesignInfeasible``), a
-    ``PluginError`` and the ``passthrough`` types leave as they are; so does everything
-    raised by magnet's built-in plug-ins (``is_builtin``: a bug of magnet's, not a plug-in's).
+    ``PluginError`` and the ``passthrough`` types leave as they are. magnet's own code
+    (``is_builtin``: its cost models, mappers and templates) runs as any other of its code:
+    what it raises is magnet's, never a plug-in's, and an interrupt is the user's.
     """
+    if is_builtin(plugin):
+        yield
+        return
     left_alone: tuple[type[BaseException], ...] = (MagnetError, PluginError, *passthrough)
     try:
         with plugin_code():
@@ -223,8 +238,6 @@ def plugin_errors(
     except left_alone:
         raise
     except Exception as exc:
-        if is_builtin(plugin):
-            raise
         if label is None:
             name = getattr(plugin, "name", None) or type(plugin).__name__
             label = f"{kind} {name!r} ({identity_of(plugin).split('@')[0]})"

@@ -13,6 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -460,6 +461,7 @@ def test_a_journal_damaged_while_served_is_an_error_page(browser, tmp_path) -> N
 
 def test_studies_list_follows_a_running_search(browser, tmp_path) -> None:
     journal = str(tmp_path / "live.journal")
+    Path(journal).touch()  # a storage that does not exist is refused; an empty one has no study
     with dashboard(journal) as url:
         w = Watched(browser)
         search_proc = None

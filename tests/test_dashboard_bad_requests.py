@@ -310,7 +310,8 @@ def char_device() -> str:
         ("{tmp}/fifo", r"--storage: is a named pipe \(fifo\), not a journal file"),
         ("{tmp}/notes.txt", r"notes\.txt: --storage: cannot read the journal: .*not a magnet"),
         ("", r"^error: --storage: an empty value; give one, or leave the flag out$"),
-        ("{tmp}/typo/s.journal", r"--storage: the folder .*typo does not exist, so no search"),
+        ("{tmp}/typo/s.journal", r"typo/s\.journal: --storage: no such study storage \(run a"),
+        ("{tmp}/later.journal", r"later\.journal: --storage: no such study storage \(run a"),
     ],
 )
 def test_a_storage_that_is_none_is_refused_before_any_address(tmp_path, storage, pattern) -> None:

@@ -57,7 +57,7 @@ from magnet.cost.tables import (
     scaling_factors,
 )
 from magnet.errors import MagnetError, validation_message
-from magnet.files import read_yaml
+from magnet.files import path_kind, read_yaml
 from magnet.registry import BUILT_IN
 from magnet.strict import Strict
 from magnet.units import Real, Whole
@@ -480,7 +480,7 @@ class DatasheetCostModel(CostModel):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
-        if not self.path.exists():  # a folder, a device: read_yaml says what it is
+        if path_kind(self.path) is None:  # a folder, a device, a name too long: read_yaml
             raise MagnetError(
                 "datasheet not found; write table:PATH/TO/DATASHEET.yaml", source=str(path)
             )

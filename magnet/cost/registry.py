@@ -38,6 +38,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import inspect
+import os
 import pickle
 import re
 import sys
@@ -52,6 +53,7 @@ from magnet.arch.spec import Arch
 from magnet.arguments import checked_call
 from magnet.cost.base import Component, CostModel, cost_problem
 from magnet.errors import DesignInfeasible, MagnetError, PluginError
+from magnet.files import path_kind
 from magnet.registry import (
     BUILT_IN,
     REGISTERED,
@@ -252,11 +254,12 @@ def _split_file_spec(spec: str) -> tuple[str, str | None] | None:
 
 def _file_class(file_text: str, class_name: str | None, spec: str) -> tuple[type, str]:
     path = Path(file_text).expanduser()
-    if not path.is_file():
-        kind = "is a folder" if path.is_dir() else "is not a file" if path.exists() else "not found"
+    kind = path_kind(path)
+    if kind != "file":
+        what = {None: "not found", "directory": "is a folder"}.get(kind, f"is a {kind}, not a file")
         raise MagnetError(
-            f"plug-in file {kind} (cost-model spec {spec!r}, resolved to "
-            f"{path.resolve()}); give FILE.py:CLASS with an existing file, or a name: "
+            f"plug-in file {what} (cost-model spec {spec!r}, resolved to "
+            f"{os.path.realpath(path)}); give FILE.py:CLASS with an existing file, or a name: "
             + ", ".join(available_cost_models()),
             source=file_text,
         )

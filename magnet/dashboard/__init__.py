@@ -26,6 +26,10 @@ def create_app(
     return make(storage, host=host, poll_seconds=poll_seconds)
 
 
+#: A storage whose first reading takes longer than this is announced (``reading X ...``).
+READING_NOTE_SECONDS = 1.0
+
+
 def serve(
     storage: str | None = None,
     host: str = "127.0.0.1",
@@ -37,7 +41,10 @@ def serve(
     (read-only) before anything is printed: a port or host that cannot be had, a storage that
     is none (a folder, a device, a file that is not a journal) or cannot be reached (a
     database server that refuses the connection) is a ``MagnetError``; a journal that turns
-    out damaged when it is read in full, too. No URL is shown then."""
+    out damaged when it is read in full, too. No URL is shown then, and the refusal is the one
+    line printed (the reading of a storage is announced only when it takes a while)."""
+    import threading
+
     import uvicorn
 
     from magnet.dashboard.app import LOOPBACK
@@ -45,15 +52,16 @@ def serve(
     app = create_app(storage, host=host, poll_seconds=poll_seconds)
     store = app.state.dashboard.store
     sock = listen(host, port)
+    slow = threading.Timer(READING_NOTE_SECONDS, log, args=(f"reading {store.label} ...",))
     try:
         store.open()
-        if not store.exists():
-            log(f"note: {store.label} does not exist yet; it is shown once a search writes it")
-        log(f"reading {store.label} ...")
+        slow.start()
         app.state.dashboard.warm()  # a journal damaged further in is refused here
     except BaseException:
         sock.close()
         raise
+    finally:
+        slow.cancel()
     # what was read stays for the server's life: the collector need not walk it again and
     # again (a full collection over a 17,000-trial study took requests past 300 ms)
     gc.freeze()

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from magnet.errors import MagnetError
+from magnet.files import path_kind
 from magnet.search.storage import (
     DEFAULT_JOURNAL,
     describe,
@@ -168,26 +169,20 @@ class Store:
         return DEFAULT_JOURNAL if self.spec is None else Path(self.spec)
 
     def exists(self) -> bool:
-        """Whether the storage exists yet (a database: assumed; a journal: a search creates
-        it)."""
+        """Whether the storage exists (a database: assumed; a journal: it may be removed
+        while it is served)."""
         path = self.path
-        return path is None or path.exists()
+        return path is None or path_kind(path) is not None
 
     def open(self) -> None:
-        """Open the storage now (``MagnetError`` if it cannot be one): a database is connected
-        to; a journal file is checked to be one (it is read in full on the first look at its
-        studies); a journal that does not exist yet is left to come."""
+        """Open the storage now, as every reader does (``MagnetError`` if it cannot be one,
+        or does not exist: a viewer shows the storage of a search, never one to come): a
+        database is connected to; a journal file is checked to be one (it is read in full on
+        the first look at its studies)."""
         if self.path is None:
             self.check()
-        elif self.path.exists():
+        else:
             locate(self.spec, create=False)
-        elif self.spec is not None and not self.path.parent.is_dir():  # no search can write it
-            raise MagnetError(
-                f"the folder {self.path.parent} does not exist, so no search can write this "
-                "journal; give the storage of a search",
-                source=self.label,
-                field="--storage",
-            )
 
     def _file_state(self) -> Any:
         path = self.path

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field, ValidationError
 
 from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
-from magnet.arguments import Name, checked_call
+from magnet.arguments import Name, checked_call, checked_methods
 from magnet.cost import NocModel
 from magnet.cost.base import (
     AdderComponent,
@@ -70,6 +70,7 @@ _STORAGE_CLASSES = {
 _OPERAND_NAMES = {"weights": "weights", "inputs": "inputs", "outputs": "outputs"}
 
 
+@checked_methods()
 @dataclass
 class TimeloopInput:
     """Everything read from one Timeloop input file."""

@@ -43,6 +43,7 @@ import numpy as np
 import yaml
 
 from magnet.arch.spec import ComputeLevel, Fanout, StorageLevel
+from magnet.arguments import checked_call
 from magnet.cost.base import OVERHEAD_KINDS
 from magnet.errors import MagnetError
 from magnet.files import (
@@ -66,6 +67,7 @@ TIMELOOP_DIM = {d: ("M" if d == "K" else d) for d in DIMS}
 _DATA_SPACE = {"weights": "Weights", "inputs": "Inputs", "outputs": "Outputs"}
 
 
+@checked_call
 def timeloop_input(result: Result) -> dict[str, Any]:
     """The Timeloop v0.4 input of ``result`` (a layer, its design and mapping) as data."""
     if result.on_chip:
@@ -97,6 +99,7 @@ def timeloop_target(folder: str | Path) -> Path:
     return path
 
 
+@checked_call
 def write_timeloop(result: Result, folder: str | Path) -> Path:
     """Write ``folder/timeloop-input.yaml`` (the folder is made when its parent exists);
     a file there that magnet did not write is left as it is. Returns the file's path."""

@@ -39,7 +39,7 @@ import numpy.typing as npt
 from annotated_types import Ge
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
-from magnet.arguments import check_fields, checked_call, require
+from magnet.arguments import check_fields, checked_call, checked_methods, require
 from magnet.design import Design, searched_designs
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
 from magnet.mapper.space import Space, alternative_name, lift
@@ -223,6 +223,7 @@ class Tracker:
         return scores
 
 
+@checked_methods()
 @dataclass
 class MapOutcome:
     """What a mapper found for one layer on one design (see the module docstring)."""

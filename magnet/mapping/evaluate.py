@@ -38,6 +38,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from magnet.arch.spec import Arch
+from magnet.arguments import checked_methods
 from magnet.cost import ArchCosts
 from magnet.cost.base import MAX_COST
 from magnet.errors import InvalidMappingError, PluginError
@@ -449,6 +450,7 @@ def _sum_rows(x: FloatArray) -> FloatArray:
     return total
 
 
+@checked_methods()
 @dataclass
 class Result:
     """One evaluated mapping of ``layer`` (reported by its own name and shape; counted in

@@ -29,7 +29,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator
 
 from magnet.arch.spec import Arch
-from magnet.arguments import checked_call
+from magnet.arguments import checked_call, checked_methods
 from magnet.errors import InvalidMappingError, MagnetError, validation_message
 from magnet.files import read_yaml
 from magnet.strict import Strict
@@ -75,6 +75,7 @@ class LevelMapping(Strict):
         return tuple(OPERANDS[parse_operand(v)] for v in value)
 
 
+@checked_methods()
 class Mapping(Strict):
     """A whole mapping: one ``LevelMapping`` per storage level that has loops."""
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from magnet.arch.spec import Arch, StorageLevel
-from magnet.arguments import check_fields, checked_call
+from magnet.arguments import check_fields, checked_call, checked_methods
 from magnet.cost import ArchCosts
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
@@ -33,6 +33,7 @@ from magnet.workload.layer import Layer, ShapeKey
 from magnet.workload.network import Network, NetworkLayer
 
 
+@checked_methods(init=True)
 @dataclass
 class LayerMappings:
     """Mappings by layer name, plus an optional default."""
@@ -146,6 +147,7 @@ def on_chip_runs(network: Network, base: list[Result]) -> list[Result]:
     ]
 
 
+@checked_methods()
 @dataclass
 class NetworkResult:
     """A network on one design: one ``Result`` per distinct layer shape, a row per layer.

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from magnet.arguments import Count, Seconds, Seed, checked_call
-from magnet.search.driver import SAMPLERS, SearchFailed, SearchOptions, run_search
+from magnet.errors import SearchFailed
+from magnet.search.driver import SAMPLERS, SearchOptions, run_search
 from magnet.search.space import METRICS, SearchSpace, load_space, space_from_data
 from magnet.search.study import (
     Study,
@@ -48,7 +49,8 @@ def search(
 
     Raises ``MagnetError`` (a ``ValueError``) for bad input before any trial is written,
     ``magnet.PluginError`` when a plug-in fails on the space's first design, and
-    ``SearchFailed`` after ``max_failures`` failed evaluations in a row."""
+    ``SearchFailed`` after ``max_failures`` failed evaluations in a row or when its Ray
+    workers cannot start."""
     if isinstance(space, dict):
         space = space_from_data(space)
     elif not isinstance(space, SearchSpace):

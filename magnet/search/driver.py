@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
 
-from magnet.errors import MagnetError, PluginError
+from magnet.errors import MagnetError, PluginError, SearchFailed
 from magnet.search import pareto
 from magnet.search.evaluate import DesignJob, DesignResult, preflight
 from magnet.search.space import (
@@ -90,10 +90,6 @@ DRIVER_WORKER = "driver"
 REPEATS_BEFORE_NEW = 8
 #: What an interrupted search says last.
 INTERRUPTED = "interrupted: finished trials are kept; run the same command to resume"
-
-
-class SearchFailed(RuntimeError):
-    """The search stopped because evaluations kept failing (the trials keep the reasons)."""
 
 
 @dataclass(frozen=True)
@@ -349,9 +345,10 @@ def check_options(options: SearchOptions) -> None:
             raise MagnetError(f"give a whole number, got {value!r}", field=flag)
         if value is not None and value < 1:
             raise MagnetError(f"must be >= 1, got {value}", field=flag)
-    if options.ray_address is not None:
-        from magnet.search.workers import check_address
+    from magnet.search.workers import check_address, check_workers
 
+    check_workers(options.workers, options.ray_address)
+    if options.ray_address is not None:
         check_address(options.ray_address)
     from magnet.search.evaluate import load_network
 

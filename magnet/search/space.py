@@ -55,7 +55,7 @@ from pydantic import (
 
 from magnet.cost import NocModel
 from magnet.errors import MagnetError, validation_message
-from magnet.files import read_yaml
+from magnet.files import path_kind, read_yaml
 from magnet.mapper import Budget
 from magnet.strict import Strict
 from magnet.units import Real, Whole, parse_bytes, real_number
@@ -1047,12 +1047,13 @@ def space_path(spec: str | Path) -> Path:
             source=repr(str(spec)),
         )
     path = Path(spec)
-    if path.is_file():
+    kind = path_kind(path)
+    if kind == "file":
         return path
     builtin = builtin_spaces().get(path.stem if path.suffix == ".yaml" else str(spec))
     if builtin is not None and path.parent == Path("."):
         return builtin
-    if path.exists() or path.is_symlink():  # a folder, a device, a broken link: read_yaml
+    if kind is not None:  # a folder, a device, a broken link, a name too long: read_yaml
         return path  # says what it is
     raise MagnetError(
         f"file not found, and not a built-in space; built-in spaces: "
@@ -1085,7 +1086,7 @@ def _next_to(space: Path, workload: Any) -> Any:
     if not isinstance(spec, str) or Path(spec).is_absolute():
         return workload
     beside = space.resolve().parent / spec
-    if not beside.is_file():
+    if path_kind(beside) != "file":
         return workload
     return {**workload, "workload": str(beside)} if isinstance(workload, dict) else str(beside)
 

@@ -23,13 +23,14 @@ import socket
 import sqlite3
 import time
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from magnet.errors import MagnetError
-from magnet.files import check_writable, make_folder, path_kind
+from magnet.errors import MagnetError, MagnetNote
+from magnet.files import check_writable, make_folder, path_kind, same_file
 
 if TYPE_CHECKING:
     import optuna
@@ -50,6 +51,12 @@ NOT_A_JOURNAL = (
     "cannot read the journal: the file is not a magnet journal (an Optuna journal file: one "
     "JSON operation per line) and is left untouched; give a journal, a new file name or a "
     "storage URL"
+)
+#: What ``--storage`` takes, as a refusal says it.
+ACCEPTED = (
+    "--storage takes a journal file (a path), sqlite:///FILE, postgresql://USER@HOST/DB, or "
+    "another database URL of SQLAlchemy's whose driver is installed (mysql://USER@HOST/DB "
+    "with mysqlclient)"
 )
 HOST = socket.gethostname()
 
@@ -97,6 +104,60 @@ def storage_error(exc: BaseException, spec: str) -> str:
     return f"{type(exc).__name__}: {_scrub(_first_line(exc), spec)}"
 
 
+@contextlib.contextmanager
+def reading(spec: str | None) -> Iterator[None]:
+    """Around a reader's calls into an open storage: what fails there (a database server
+    gone, a file damaged) is bad input naming the storage and the driver's own error
+    (``storage_error``), never a ``StorageInternalError`` or a traceback."""
+    try:
+        yield
+    except MagnetError:
+        raise
+    except Exception as exc:
+        raise MagnetError(
+            f"cannot read the storage: {storage_error(exc, spec or str(DEFAULT_JOURNAL))}",
+            source=describe(spec),
+            field="--storage",
+        ) from None
+
+
+def check_url(url: str) -> None:
+    """Refuse, before any work, a storage URL no Optuna storage can open: one SQLAlchemy
+    cannot read, a scheme that names no database it knows (``redis://``, ``http://``), a
+    database whose driver is not installed, or an asyncio driver (Optuna's is synchronous)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    where = {"source": describe(url), "field": "--storage"}
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise MagnetError(f"not a URL of a database; {ACCEPTED}", **where) from None
+    scheme = parsed.drivername
+    try:
+        dialect = parsed.get_dialect()
+    except NoSuchModuleError:
+        meant = {"postgres": " (PostgreSQL's is postgresql://)"}.get(scheme, "")
+        raise MagnetError(
+            f"the scheme {scheme!r} names no database Optuna can keep studies in{meant}; "
+            + ACCEPTED,
+            **where,
+        ) from None
+    try:
+        dialect.import_dbapi()
+    except ImportError as exc:
+        raise MagnetError(
+            f"the driver of {scheme!r} ({dialect.driver}) is not installed ({exc}); install it, "
+            f"or give another storage: {ACCEPTED}",
+            **where,
+        ) from None
+    if dialect.is_async:
+        raise MagnetError(
+            f"{scheme!r} is an asyncio driver, which Optuna's storage cannot use; {ACCEPTED}",
+            **where,
+        )
+
+
 # ---- what a spec names -----------------------------------------------------------------------
 def locate(spec: str | None, *, create: bool) -> str:
     """What ``spec`` names, as magnet opens it: a URL (a path to an SQLite file that is an
@@ -109,6 +170,7 @@ def locate(spec: str | None, *, create: bool) -> str:
     search cannot write (``check_writable``: only the default folder, ``magnet-results``, is
     made when missing; a given journal's folder must exist)."""
     if spec is not None and is_url(spec):
+        check_url(spec)
         if create:
             _check_database(spec)
         return spec
@@ -151,7 +213,8 @@ def locate(spec: str | None, *, create: bool) -> str:
 
 def _check_database(url: str) -> None:
     """Refuse a database URL a search cannot keep studies in: an SQLite database in memory
-    (gone when the search ends) or a file where one cannot be written (``check_writable``)."""
+    (gone when the search ends), a file where one cannot be written (``check_writable``), or a
+    file that is not an SQLite database (a user's text: magnet writes no database into it)."""
     from sqlalchemy.engine import make_url
 
     try:
@@ -169,6 +232,16 @@ def _check_database(url: str) -> None:
             field="--storage",
         )
     check_writable(db, "--storage")
+    if path_kind(db) == "file":
+        with open(db, "rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+        if head and head != SQLITE_HEADER:
+            raise MagnetError(
+                "is not an SQLite database (it does not begin as one) and is left as it is; "
+                "give a new file name or an SQLite database",
+                source=db,
+                field="--storage",
+            )
 
 
 def check_storage(spec: str | None, study: str) -> None:
@@ -254,22 +327,13 @@ def check_output(path: str | Path, spec: str | None, field: str) -> None:
     """Refuse to write a result file over the storage of ``spec`` (a symlink, a hard link or
     ``./x`` to it included): that would destroy the studies."""
     for stored in storage_files(spec):
-        if _same_file(path, stored):
+        if same_file(path, stored):
             raise MagnetError(
                 f"is the study storage ({describe(spec)}); writing there would destroy the "
                 "studies: give another file name",
                 source=str(path),
                 field=field,
             )
-
-
-def _same_file(a: str | Path, b: str | Path) -> bool:
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist
-        return False
 
 
 # ---- opening ---------------------------------------------------------------------------------
@@ -312,13 +376,14 @@ def _read_only_url(url: str) -> tuple[str, dict[str, Any]]:
     db = _sqlite_file(url)
     if db is not None:
         where = {"source": db, "field": "--storage"}
-        if Path(db).is_dir():
-            raise MagnetError("is a directory, not an SQLite database", **where)
-        if not Path(db).is_file():
+        kind = path_kind(db)
+        if kind is None:
             raise MagnetError(
                 "no such SQLite database (a reader never creates one; run a search first)",
                 **where,
             )
+        if kind != "file":
+            raise MagnetError(f"is a {kind}, not an SQLite database", **where)
         if not _sqlite_tables(db) >= OPTUNA_TABLES:
             raise MagnetError(
                 "is not a study storage (not an SQLite database with Optuna's tables: "
@@ -384,16 +449,17 @@ def _creation_lock(db: str | None) -> Iterator[None]:
     Optuna creates its tables and stamps the alembic version without a lock of its own; two
     drivers creating one database at once crash, or stamp it twice (which breaks every later
     open). A retry cannot undo a double stamp, so the creators take turns on an ``flock`` of
-    a file beside the database (never the database itself: closing a descriptor of it would
-    drop SQLite's own locks). A database already created needs no turn and gets no file."""
+    the database's folder (never the database itself: closing a descriptor of it would drop
+    SQLite's own locks; nor a file of its own, which a refused search would leave behind).
+    A database already created needs no turn."""
     if db is None or "alembic_version" in _sqlite_tables(db):
         yield
         return
     import fcntl
 
     try:
-        fd = os.open(f"{db}.magnet-create.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:  # a folder we cannot write: nobody creates a database in it
+        fd = os.open(os.path.dirname(os.path.abspath(db)), os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:  # a folder that cannot be opened: nobody creates a database in it
         yield
         return
     try:
@@ -445,7 +511,29 @@ def _open_journal(path: str, shown: str, create: bool) -> JournalStorage:
         ) from None
     if create:
         _repair_journal(path, shown)
+    else:
+        _note_stray_end(path, shown)
     return storage
+
+
+def _note_stray_end(path: str, shown: str) -> None:
+    """A reader's note (``MagnetNote``) when the journal ends with a line that is not an
+    Optuna record (a note a user appended): Optuna's reader skips it, a search refuses the
+    journal; the file is left as it is."""
+    with open(path, "rb") as f:
+        start = _last_line_start(f)
+        f.seek(start)
+        if not _stray(f.read()):
+            return
+        f.seek(0)
+        line = _lines_before(f, start) + 1
+    warnings.warn(
+        MagnetNote(
+            f"{shown}: line {line} is not a journal record (a note added to the file?) and is "
+            "ignored; magnet search refuses this journal until that line is removed"
+        ),
+        stacklevel=2,
+    )
 
 
 def _corrupt(shown: str, line: int) -> MagnetError:
@@ -479,6 +567,16 @@ def _torn_record(line: bytes) -> bool:
     return line.startswith(RECORD_START) or RECORD_START.startswith(line)
 
 
+def _stray(last: bytes) -> bool:
+    """Whether ``last``, the last line of a journal, is not Optuna's: neither a whole record
+    nor (without its newline) a record being written or torn by a crash."""
+    if not last:
+        return False
+    if last.endswith(b"\n"):
+        return not _is_operation(last)
+    return not (_is_operation(last) or _torn_record(last))
+
+
 def _repair_journal(path: str, shown: str) -> None:
     """Make the torn last line a killed driver may leave harmless before this one appends
     (appended to, it would become a corrupt line in the middle of the journal).
@@ -499,11 +597,11 @@ def _repair_journal(path: str, shown: str) -> None:
             start = _last_line_start(f)
             f.seek(start)
             last = f.read()
-            if not last or (last.endswith(b"\n") and _is_operation(last)):
-                return
-            if last.endswith(b"\n") or not (_is_operation(last) or _torn_record(last)):
+            if _stray(last):
                 f.seek(0)
                 raise _corrupt(shown, _lines_before(f, start) + 1)
+            if not last or last.endswith(b"\n"):
+                return
             if _is_operation(last):
                 f.write(b"\n")
             else:

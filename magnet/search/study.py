@@ -15,22 +15,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, get_args
 
 import numpy as np
 
-from magnet.arguments import checked_call
+from magnet.arguments import checked_call, checked_methods
 from magnet.errors import MagnetError
 from magnet.search import pareto
 from magnet.search.evaluate import unpack
 from magnet.search.space import METRICS, SearchSpace, upgraded
-from magnet.search.storage import describe, open_storage
+from magnet.search.storage import describe, open_storage, reading
 
 if TYPE_CHECKING:
     import optuna
     from optuna.storages import BaseStorage
     from optuna.trial import FrozenTrial
 
+#: What became of a trial (``TrialView.status``).
+Status = Literal["ok", "infeasible", "failed", "repeat", "running", "waiting"]
 CONFIG_ATTR = "magnet_config"
 REFERENCE_ATTR = "magnet_hv_reference"
 TRIAL_ATTR = "magnet"
@@ -59,6 +61,7 @@ class TrialRecord(TypedDict, total=False):
     of: int
 
 
+@checked_methods()
 @dataclass
 class TrialView:
     """One trial, as magnet reads it."""
@@ -141,6 +144,7 @@ def _view(trial: FrozenTrial, objectives: list[str]) -> TrialView:
     )
 
 
+@checked_methods()
 class Study:
     """A magnet study (read-only): its configuration and its trials as they were read.
 
@@ -190,7 +194,7 @@ class Study:
             out.append(known[1])
         return out
 
-    def trials(self, status: str | None = None) -> list[TrialView]:
+    def trials(self, status: Status | None = None) -> list[TrialView]:
         """Every trial (or those with ``status``), by number."""
         return [t for t in self._all if status is None or t.status == status]
 
@@ -307,8 +311,7 @@ class Study:
     def counts(self) -> dict[str, int]:
         """Trials by status, and ``designs``: the distinct designs evaluated (ok or
         infeasible; what a search's ``trials`` counts)."""
-        statuses = ("ok", "infeasible", "failed", "repeat", "running", "waiting")
-        out = dict.fromkeys(statuses, 0)
+        out = dict.fromkeys(get_args(Status), 0)
         for t in self._all:
             out[t.status] = out.get(t.status, 0) + 1
         out["designs"] = out["ok"] + out["infeasible"]
@@ -374,14 +377,10 @@ def _study_names(store: BaseStorage, storage: str | None) -> list[str]:
     """The names of the studies in an open storage (its reading errors as bad input)."""
     import optuna
 
-    try:
+    with reading(storage):
         return [
             s.study_name for s in optuna.get_all_study_summaries(store, include_best_trial=False)
         ]
-    except Exception as exc:
-        raise MagnetError(
-            f"cannot read the storage: {type(exc).__name__}: {exc}", source=describe(storage)
-        ) from None
 
 
 def load_studies(storage: str | None = None) -> list[Study]:
@@ -394,12 +393,12 @@ def load_studies(storage: str | None = None) -> list[Study]:
     out = []
     for name in _study_names(store, storage):
         try:
-            out.append(
-                Study.from_optuna(
-                    optuna.load_study(study_name=name, storage=store), describe(storage)
-                )
-            )
-        except MagnetError:
+            with reading(storage):
+                study = optuna.load_study(study_name=name, storage=store)
+                out.append(Study.from_optuna(study, describe(storage)))
+        except MagnetError as exc:
+            if exc.field == "--storage":  # the storage failed, not the study
+                raise
             continue  # not a magnet study
     return out
 
@@ -411,13 +410,16 @@ def load_study(name: str, storage: str | Path | None = None) -> Study:
 
     storage = None if storage is None else str(storage)
     store = open_storage(storage, create=False)
-    try:
-        study = optuna.load_study(study_name=name, storage=store)
-    except KeyError:
-        known = _study_names(store, storage)
-        raise MagnetError(
-            f"no study {name!r}; studies here: {', '.join(known) or 'none'}",
-            source=describe(storage),
-            field="--study",
-        ) from None
-    return Study.from_optuna(study, describe(storage))
+    with reading(storage):
+        try:
+            study = optuna.load_study(study_name=name, storage=store)
+        except KeyError:
+            study = None
+        if study is not None:
+            return Study.from_optuna(study, describe(storage))
+    known = _study_names(store, storage)
+    raise MagnetError(
+        f"no study {name!r}; studies here: {', '.join(known) or 'none'}",
+        source=describe(storage),
+        field="--study",
+    )

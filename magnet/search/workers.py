@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
 import shutil
 import signal
 import socket
@@ -36,7 +37,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
 
-from magnet.errors import MagnetError
+from magnet.errors import MagnetError, SearchFailed
 from magnet.perf import tune_allocator
 from magnet.search.evaluate import DesignJob, DesignResult, evaluate_design
 
@@ -53,6 +54,24 @@ _PR_SET_PDEATHSIG = 1
 #: long what is left of its process group gets after that, before SIGKILL.
 HEAD_STOP_SECONDS = 60
 STRAGGLER_SECONDS = 5
+#: Workers a local Ray cluster may have per core of this machine: more would only wait for a
+#: core, each holding a worker's memory (a search wanting more gives ``--ray-address``).
+WORKERS_PER_CORE = 4
+#: Evaluations a search keeps in flight on a cluster it connects to (``--ray-address``): far
+#: more than the cores of any cluster one driver keeps busy.
+MAX_WORKERS = 10_000
+#: How long a local Ray cluster may take to start (4-14 s here), and how often the wait for it
+#: says that it is still starting.
+START_SECONDS = 120
+START_NOTE_SECONDS = 15
+#: What ``ray start --head --block`` prints once its processes run (GCS, raylet) and its node
+#: is registered: from then on a driver connects at once.
+RAY_STARTED = b"Ray runtime started"
+#: A line of a Ray process's log at level E (error) or C (fatal: the process ends), as
+#: ``[time E pid tid] (raylet) file.cc:215: message``.
+_RAY_LOG_LINE = re.compile(
+    rb"^\[[^\]]* (?P<level>[EC]) \d+ \d+\] \((?P<who>[^)]*)\) (?P<text>.*)$", re.M
+)
 
 
 #: What a pool hands back for a job: the design's result, or the exception it raised.
@@ -168,6 +187,32 @@ def _speaks_grpc(address: str, timeout: float = 3.0) -> bool:
     except (OSError, ValueError):
         return False
     return head[3] == 4
+
+
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity: a container's share)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def check_workers(workers: int, address: str | None) -> None:
+    """Refuse, before any work, more workers than a search can use: on a local cluster more
+    than ``WORKERS_PER_CORE`` per core of this machine, on a cluster it connects to more than
+    ``MAX_WORKERS``."""
+    if address is None and workers > (most := WORKERS_PER_CORE * cores()):
+        raise MagnetError(
+            f"at most {most} on a local Ray cluster ({WORKERS_PER_CORE} per core of this "
+            f"machine, which has {cores()}), got {workers}; give --ray-address HOST:PORT of a "
+            "Ray cluster for more",
+            field="--workers",
+        )
+    if workers > MAX_WORKERS:
+        raise MagnetError(
+            f"at most {MAX_WORKERS:,} evaluations in flight on a Ray cluster, got {workers}",
+            field="--workers",
+        )
 
 
 def check_address(address: str) -> None:
@@ -296,14 +341,20 @@ class RayPool:
                     configure_logging=False,
                     include_dashboard=False,
                 )
-        except Exception:
+        except Exception as exc:  # a cluster that answered, and then did not take a driver
+            self.close()
+            raise SearchFailed(
+                f"cannot connect to the Ray cluster at {self.address}: {type(exc).__name__}: "
+                f"{(str(exc).splitlines() or [''])[0]}"
+            ) from None
+        except BaseException:
             self.close()
             raise
         self.remote = ray.remote(max_retries=1)(evaluate_on_worker)
 
     def _start_cluster(self, workers: int, log: Callable[[str], None] | None) -> None:
-        """Start ``ray start --head`` as a child (``RAY_ENV`` in its environment only) and
-        wait until it answers."""
+        """Start ``ray start --head`` as a child (``RAY_ENV`` in its environment only, its
+        output in a file of its temp dir) and wait until it runs (``_wait_for_head``)."""
         port = _free_port()
         self.temp_dir = tempfile.mkdtemp(prefix="mgr", dir="/tmp")  # short: socket paths
         cmd = [
@@ -321,23 +372,24 @@ class RayPool:
             "--disable-usage-stats",
         ]
         env = {**os.environ, **RAY_ENV}
-        if log is not None:
-            log(f"starting a local Ray cluster ({workers} workers)")
-        self.head = subprocess.Popen(
-            cmd,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
+        say = log or (lambda line: None)
+        say(f"starting a local Ray cluster ({workers} workers) ...")
+        output = Path(self.temp_dir) / "head.out"
+        with open(output, "wb") as out:
+            self.head = subprocess.Popen(
+                cmd,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
         self.address = f"127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while not _reachable(self.address, timeout=1.0):
-            if self.head.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                raise MagnetError("the local Ray cluster did not start", field="--workers")
-            time.sleep(0.25)
+        try:
+            _wait_for_head(self.head, output, say)
+        except BaseException:
+            self.close()
+            raise
 
     def submit(self, job: DesignJob) -> None:
         """Send ``job`` to a Ray worker."""
@@ -391,6 +443,51 @@ class RayPool:
         if self.temp_dir is not None:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
             self.temp_dir = None
+
+
+def _wait_for_head(head: subprocess.Popen[bytes], output: Path, say: Callable[[str], None]) -> None:
+    """Wait until the ``ray start`` process ``head`` (printing to ``output``) says that its
+    cluster runs, saying every ``START_NOTE_SECONDS`` that it is still starting. A cluster that
+    fails (the head exits, or one of its processes logs a fatal error: a raylet that cannot map
+    its object store under a memory limit) is ``SearchFailed`` naming the cause at once, not
+    after Ray's own wait of a minute; so is one still not running after ``START_SECONDS``."""
+    logs = output.parent / "session_latest" / "logs"
+    start = noted = time.monotonic()
+    instead = "; search with --workers 1 (no Ray), or on a running cluster with --ray-address"
+    while RAY_STARTED not in output.read_bytes():
+        if head.poll() is not None or _ray_error(logs, fatal=True):
+            cause = _ray_error(logs) or _last_words(output) or f"exit status {head.poll()}"
+            raise SearchFailed(f"the local Ray cluster did not start: {cause}{instead}")
+        now = time.monotonic()
+        if now - start > START_SECONDS:
+            raise SearchFailed(
+                f"the local Ray cluster did not start within {START_SECONDS} s{instead}"
+            )
+        if now - noted >= START_NOTE_SECONDS:
+            noted = now
+            say(f"still starting the local Ray cluster ({now - start:.0f} s)")
+        time.sleep(0.25)
+
+
+def _ray_error(logs: Path, fatal: bool = False) -> str:
+    """The first error line (with ``fatal``: fatal) of the raylet's or the GCS's log in
+    ``logs``, as ``raylet: file.cc:215: message``; empty when there is none."""
+    for name in ("raylet.out", "gcs_server.out"):
+        try:
+            text = (logs / name).read_bytes()
+        except OSError:
+            continue
+        for m in _RAY_LOG_LINE.finditer(text):
+            if m["level"] == b"C" or not fatal:
+                return f"{m['who'].decode(errors='replace')}: {m['text'].decode(errors='replace')}"
+    return ""
+
+
+def _last_words(output: Path) -> str:
+    """The last line of a process's output that is not a traceback's frame (its error)."""
+    lines = [line.strip() for line in output.read_text(errors="replace").splitlines()]
+    said = [line for line in lines if line and not line.startswith(("File ", "^", "Traceback"))]
+    return said[-1] if said else ""
 
 
 def make_pool(

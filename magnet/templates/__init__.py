@@ -82,7 +82,7 @@ def load_arch(spec: str | Path) -> Arch:
             f"an empty architecture name; give a preset ({', '.join(known)}), a template "
             f"({', '.join(templates())}) or an architecture YAML file"
         )
-    kind = path_kind(path)
+    kind = path_kind(path)  # a broken link, a loop, a name too long: read_yaml says which
     if kind is None:
         if text in templates():
             return get_template(text).build({}, source=f"template {text}")
@@ -151,7 +151,7 @@ def dataflow_for(arch: Arch, spec: DataflowSpec) -> Dataflow:
     ):
         return Dataflow(name="free", description="no rules")
     name = "free" if spec is None else str(spec)
-    if name.endswith((".yaml", ".yml")) or Path(name).is_file():
+    if name.endswith((".yaml", ".yml")) or path_kind(name) == "file":
         flow = load_dataflow(name)
         flow.check(arch, name)
         return flow

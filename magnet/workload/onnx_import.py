@@ -73,6 +73,7 @@ from typing import Any, NamedTuple
 import onnx
 
 from magnet.errors import MagnetError
+from magnet.files import path_kind
 from magnet.strict import Strict
 from magnet.workload.layer import Layer, conv2d, gemm, matmul
 from magnet.workload.network import Network
@@ -159,10 +160,11 @@ def load_onnx(path: str | Path, batch: int | None = None) -> tuple[Network, Impo
         raise MagnetError(
             f"batch must be an integer >= 1, got {batch!r}", source=src, field="batch"
         )
-    if not path.exists():
+    kind = path_kind(path)
+    if kind is None:
         raise MagnetError("file not found", source=src)
-    if not path.is_file():
-        raise MagnetError("not a file", source=src)
+    if kind != "file":
+        raise MagnetError(f"is a {kind}, not a file", source=src)
     model = _load(path, src)
     _set_batch(model, batch, src)
     try:
