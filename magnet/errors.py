@@ -14,6 +14,8 @@ from pydantic import BaseModel
 
 #: A number longer than a message shows whole (``clip_digits``).
 _LONG_NUMBER = re.compile(r"[0-9]{41,}")
+#: A run of characters longer than any file name, between spaces, quotes and separators.
+_LONG_WORD = re.compile(r"""[^\s'";,]{257,}""")
 
 
 def clip_digits(text: str) -> str:
@@ -21,6 +23,13 @@ def clip_digits(text: str) -> str:
     (``9999999999...9999 (5000 digits)``): a message is one line a person reads, whatever
     was typed."""
     return _LONG_NUMBER.sub(lambda m: f"{m[0][:10]}...{m[0][-4:]} ({len(m[0])} digits)", text)
+
+
+def clip_words(text: str) -> str:
+    """``text`` with every run of more than 256 characters without a space cut to its ends
+    and its length (``aaaa...aaaa (5000 characters)``): no file name is that long, and a
+    message stays one line a person reads."""
+    return _LONG_WORD.sub(lambda m: f"{m[0][:60]}...{m[0][-20:]} ({len(m[0])} characters)", text)
 
 
 def clipped_repr(value: Any) -> str:
@@ -33,11 +42,12 @@ def clipped_repr(value: Any) -> str:
 
 class MagnetError(ValueError):
     """Bad input: a file, a field, a value, and what would have been accepted. Numbers of
-    more than 40 digits in any of them are shown clipped (``clip_digits``)."""
+    more than 40 digits and words of more than 256 characters in any of them are shown
+    clipped (``clip_digits``, ``clip_words``)."""
 
     def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
-        message = clip_digits(message)
-        source, field = (None if t is None else clip_digits(t) for t in (source, field))
+        message = clip_words(clip_digits(message))
+        source, field = (None if t is None else clip_words(clip_digits(t)) for t in (source, field))
         self.message = message  # without the "source: field: " that str(error) starts with
         self.source = source
         self.field = field

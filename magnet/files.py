@@ -373,6 +373,14 @@ _KINDS = (
 )
 
 
+def no_such_name(path: str | Path) -> bool:
+    """Whether no file can have this name: a part of it longer than a file name may be
+    (255 bytes) or the whole longer than a path may be (4,096 bytes). A name given where a
+    file or a named thing goes (``--arch``, a space) is then only a name."""
+    text = os.fsencode(path)
+    return len(text) >= 4096 or any(len(part) > 255 for part in text.split(b"/"))
+
+
 def path_kind(path: str | Path) -> str | None:
     """What is at ``path``, a symlink followed: ``"directory"``, ``"file"`` (a regular one),
     another kind (``"character device"`` for ``/dev/null``, ``"named pipe (fifo)"``, ...),

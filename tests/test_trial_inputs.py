@@ -186,6 +186,23 @@ def test_a_5000_digit_flag_is_refused_with_its_bound(flag: str, tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
+    "args, allowed",
+    [
+        (("map", "--arch", "a" * 5000, "--layer", "K=16,C=16"), "presets: simba-chip, "),
+        (("search", "a" * 5000), "built-in spaces: eyeriss, magnet, "),
+    ],
+)
+def test_a_5000_character_name_is_a_name_with_the_allowed_ones(
+    args: tuple[str, ...], allowed: str, tmp_path: Path
+) -> None:
+    # no file name can be 5,000 characters long (255 bytes at most): the name is no file,
+    # preset, template or space, and the line lists those; the name is shown by its ends
+    line = refused(tmp_path, *args)
+    expect(line, r"^error: a{60}\.\.\.a{20} \(5000 characters\): ", "no", allowed)
+    assert len(line) < 400
+
+
+@pytest.mark.parametrize(
     "args, where",
     [
         (("search", "quickstart", "--trials", NINES), "--trials"),

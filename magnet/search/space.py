@@ -55,7 +55,7 @@ from pydantic import (
 
 from magnet.cost import NocModel
 from magnet.errors import MagnetError, validation_message
-from magnet.files import path_kind, read_yaml
+from magnet.files import no_such_name, path_kind, read_yaml
 from magnet.mapper import Budget
 from magnet.strict import Strict
 from magnet.units import Real, Whole, parse_bytes, real_number
@@ -1047,14 +1047,14 @@ def space_path(spec: str | Path) -> Path:
             source=repr(str(spec)),
         )
     path = Path(spec)
-    kind = path_kind(path)
+    kind = None if no_such_name(path) else path_kind(path)
     if kind == "file":
         return path
     builtin = builtin_spaces().get(path.stem if path.suffix == ".yaml" else str(spec))
     if builtin is not None and path.parent == Path("."):
         return builtin
-    if kind is not None:  # a folder, a device, a broken link, a name too long: read_yaml
-        return path  # says what it is
+    if kind is not None:  # a folder, a device, a broken link: read_yaml says what it is
+        return path
     raise MagnetError(
         f"file not found, and not a built-in space; built-in spaces: "
         f"{', '.join(builtin_spaces())} (magnet spaces lists them)",

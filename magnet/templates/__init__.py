@@ -22,7 +22,7 @@ from magnet.arch.spec import Arch
 from magnet.arguments import Name, checked_call
 from magnet.dataflow import Dataflow, load_dataflow
 from magnet.errors import DesignInfeasible, MagnetError, clipped_repr
-from magnet.files import path_kind, read_yaml
+from magnet.files import no_such_name, path_kind, read_yaml
 from magnet.templates.base import (
     Template,
     TemplateParams,
@@ -82,7 +82,7 @@ def load_arch(spec: str | Path) -> Arch:
             f"an empty architecture name; give a preset ({', '.join(known)}), a template "
             f"({', '.join(templates())}) or an architecture YAML file"
         )
-    kind = path_kind(path)  # a broken link, a loop, a name too long: read_yaml says which
+    kind = None if no_such_name(path) else path_kind(path)  # a broken link, a loop: read_yaml
     if kind is None:
         if text in templates():
             return get_template(text).build({}, source=f"template {text}")
