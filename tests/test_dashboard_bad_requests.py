@@ -167,6 +167,8 @@ BAD = [
     ("/compare?study=x&x=energy_pj&y=energy_pj", 400, r"x and y are both 'energy_pj'"),
     ("/static/nope.js", 404, r"no file 'nope.js'"),
     ("/api/nope", 404, r"no page /api/nope"),
+    # a study name with '/' typed raw: the page says how the name is written
+    ("/studies/runs/trials/3/pareto", 404, r"no page /studies/runs/trials/3/pareto \(.*%2F\)"),
 ]
 
 

@@ -572,7 +572,11 @@ class Dashboard:
         """Starlette's own HTTP errors, on the error page."""
         assert isinstance(exc, HTTPException)
         if exc.status_code == 404:
-            return self.error(request, 404, "Not found", f"no page {request.url.path}")
+            path = request.url.path
+            hint = ""
+            if path.startswith(("/studies/", "/api/studies/")):
+                hint = " (a study name is one part of the path: its '/' is written %2F)"
+            return self.error(request, 404, "Not found", f"no page {path}{hint}")
         return self.error(request, exc.status_code, "Not allowed", str(exc.detail))
 
     def storage_error(self, request: Request, exc: Exception) -> Response:
