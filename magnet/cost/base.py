@@ -275,6 +275,33 @@ class RouterComponent(Component):
 
 
 @dataclass(frozen=True)
+class ClockGateComponent(Component):
+    """One clock-gating cell (``cls == "clock_gate"``, an integrated clock gate: a latch and
+    an AND) in front of a register a design gates on its load enable (``clock_gating:
+    fine``): its clock energy per cycle (the cell and its share of the clock tree's trunk,
+    which run every cycle), its area and leakage. No actions."""
+
+    cls: str = "clock_gate"
+    classes: ClassVar[tuple[str, ...]] = ("clock_gate",)
+
+
+@dataclass(frozen=True)
+class PowerGateComponent(Component):
+    """The power switch of one gated domain (``cls == "power_gate"``: an instance of a
+    level, or a MAC, under ``power_gating: idle-units``); its action ``wake`` charges the
+    domain's supply again. ``domain_area_um2``: the area it supplies."""
+
+    cls: str = "power_gate"
+    classes: ClassVar[tuple[str, ...]] = ("power_gate",)
+    actions: ClassVar[tuple[str, ...]] = ("wake",)
+
+    @property
+    def domain_area_um2(self) -> float | None:
+        """Area of the gated domain (um^2), None when not known."""
+        return self._number("domain_area_um2")
+
+
+@dataclass(frozen=True)
 class OverheadComponent(Component):
     """One part of a chip beyond its components (``cls == "overhead"``): area only, priced
     from the areas before it (see ``Component``)."""
@@ -317,6 +344,8 @@ COMPONENT_TYPES: dict[str, type[Component]] = {
     "adder": AdderComponent,
     "network": NocLinkComponent,
     "router": RouterComponent,
+    "clock_gate": ClockGateComponent,
+    "power_gate": PowerGateComponent,
     "overhead": OverheadComponent,
 }
 #: Component classes and the actions magnet asks of each.

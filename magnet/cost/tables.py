@@ -46,6 +46,7 @@ from magnet.cost.base import (
     ACTIONS,
     OVERHEAD_KINDS,
     AdderComponent,
+    ClockGateComponent,
     Component,
     CostModel,
     DramComponent,
@@ -53,6 +54,7 @@ from magnet.cost.base import (
     MacComponent,
     NocLinkComponent,
     OverheadComponent,
+    PowerGateComponent,
     RegfileComponent,
     RouterComponent,
     SramComponent,
@@ -195,10 +197,15 @@ class RegfileTable(Strict):
 
 
 class ClockTable(Strict):
-    """Clock energy per clocked bit per cycle and the share the clock tree adds."""
+    """Clock energy per clocked bit per cycle and the share the clock tree adds; a clock-
+    gating cell's clock energy per cycle and area; the energy that wakes a power-gated
+    domain, per um^2 of it."""
 
     energy_pj_per_bit_per_cycle: Number
     distribution_over_leaves: Number
+    gate_energy_pj_per_cycle: Number
+    gate_area_um2: Number
+    wake_pj_per_um2: Number
 
 
 class DramTable(Strict):
@@ -569,6 +576,11 @@ class TableCostModel(CostModel):
         return self.table.dummy.energy_pj.value
 
     @_energy.register
+    def _(self, component: PowerGateComponent, action: str) -> float:
+        area = self._number(component, "domain_area_um2", minimum=0)
+        return area * self.table.clock.wake_pj_per_um2.value * self.factors.dynamic_energy
+
+    @_energy.register
     def _(self, component: SramComponent, action: str) -> float:
         read_pj = self._sram_read_pj(component)
         return _storage_energy(
@@ -611,6 +623,11 @@ class TableCostModel(CostModel):
     def _(self, component: DummyComponent) -> float:
         return self.table.dummy.leakage_mw.value
 
+    @_leakage.register
+    def _(self, component: ClockGateComponent) -> float:
+        density = self.table.mac.leakage_mw_per_um2.value  # standard cells, like the MACs
+        return self.table.clock.gate_area_um2.value * density * self.factors.leakage
+
     @functools.singledispatchmethod
     def _clock(self, component: Component) -> float:
         """SRAM macros clock inside their access energy; DRAM, wires: none."""
@@ -625,6 +642,13 @@ class TableCostModel(CostModel):
     def _(self, component: MacComponent) -> float:
         # its input register; weights and sums sit in levels
         return self._clock_pj(self._number(component, "activation_bits", default=8, minimum=1))
+
+    @_clock.register
+    def _(self, component: ClockGateComponent) -> float:
+        # the cell's latch and gate switch every cycle, with the trunk's share that drives them
+        tree = 1 + self.table.clock.distribution_over_leaves.value
+        each = self.table.clock.gate_energy_pj_per_cycle.value * tree
+        return each * self.factors.dynamic_energy
 
     def _clock_pj(self, bits: float) -> float:
         """Clock energy per cycle of ``bits`` flip-flops and their share of the clock tree."""
@@ -655,6 +679,10 @@ class TableCostModel(CostModel):
     @_area.register
     def _(self, component: DummyComponent) -> float | None:
         return self.table.dummy.area_um2.value
+
+    @_area.register
+    def _(self, component: ClockGateComponent) -> float | None:
+        return self.table.clock.gate_area_um2.value * self.factors.area
 
     @_area.register
     def _(self, component: RouterComponent) -> float | None:

@@ -28,6 +28,7 @@ from magnet.arguments import Name, checked_call
 from magnet.cost import NocModel
 from magnet.cost.base import (
     AdderComponent,
+    ClockGateComponent,
     Component,
     CostModel,
     DummyComponent,
@@ -35,6 +36,7 @@ from magnet.cost.base import (
     NocLinkComponent,
     OverheadComponent,
     OverheadKind,
+    PowerGateComponent,
     RouterComponent,
     typed_component,
 )
@@ -172,9 +174,9 @@ class ErtCostModel(CostModel):
 
 #: What Timeloop charges no energy for: networks (its legacy network is free), dummies and
 #: adds outside the MACs.
-_FREE = (NocLinkComponent, DummyComponent, AdderComponent)
+_FREE = (NocLinkComponent, DummyComponent, AdderComponent, PowerGateComponent)
 #: What the ERT cost model prices although the tables do not name it.
-_PRICED_HERE = (*_FREE, RouterComponent, OverheadComponent)
+_PRICED_HERE = (*_FREE, RouterComponent, OverheadComponent, ClockGateComponent)
 
 
 @checked_call
@@ -340,7 +342,7 @@ def _arch(
             compute=compute,
             technology_nm=technology or 45.0,
             clock_ghz=TIMELOOP_CLOCK_GHZ,
-            power_gating=True,  # Timeloop charges leakage of the instances in use
+            power_gating="idle-units",  # Timeloop charges leakage of the instances in use
             pipeline=extra.pipeline,
         )
     except ValueError as exc:

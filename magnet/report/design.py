@@ -36,7 +36,11 @@ STORAGE_NOTES = {
     "dummy": "a placeholder level (no cost)",
 }
 #: The area components that are neither a storage level nor the MACs, in one line each.
-AREA_NOTES = {"routers": "mesh network routers, one per child of a mesh fan-out", **OVERHEAD_NOTES}
+AREA_NOTES = {
+    "routers": "mesh network routers, one per child of a mesh fan-out",
+    "clock_gates": "clock-gating cells, one per register gated on its load enable",
+    **OVERHEAD_NOTES,
+}
 
 
 def safe_file_name(name: str, fallback: str = "study") -> str:
