@@ -6,7 +6,14 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from magnet.arch.spec import Arch, ClockGating, ComputeLevel, PowerGating, StorageLevel
+from magnet.arch.spec import (
+    Arch,
+    ClockGating,
+    ComputeLevel,
+    Controller,
+    PowerGating,
+    StorageLevel,
+)
 from magnet.errors import MagnetError, validation_message
 from magnet.strict import Strict
 from magnet.units import parse_bytes
@@ -53,6 +60,7 @@ class ArchFile(Strict):
     voltage_v: float | None = Field(None, gt=0)
     power_gating: PowerGating = "none"
     clock_gating: ClockGating = "fine"
+    controller: Controller = "none"
 
 
 def arch_from_tree(data: dict[str, Any], source: str) -> Arch:

@@ -47,6 +47,9 @@ PowerGating = Annotated[
 ]
 CLOCK_GATING_STYLES: tuple[str, ...] = get_args(get_args(ClockGating)[0])
 POWER_GATING_STYLES: tuple[str, ...] = get_args(get_args(PowerGating)[0])
+#: A control processor per chip: ``none`` or ``risc-v`` (priced as a Rocket core, area only).
+Controller = Literal["none", "risc-v"]
+CONTROLLERS: tuple[str, ...] = get_args(Controller)
 #: Largest storage a level may declare (bits): 1 TiB. Larger is a typo, not a design.
 MAX_CAPACITY_BITS = 8 * 2**40
 
@@ -262,7 +265,8 @@ class Arch(Strict):
 
     ``voltage_v``: supply; dynamic energy scales with its square from the node's nominal
     (None = nominal). ``clock_gating`` and ``power_gating``: how the design gates its
-    clocks and supplies (``ClockGating``, ``PowerGating``). ``layer_view``: ``gemm`` maps
+    clocks and supplies (``ClockGating``, ``PowerGating``). ``controller``: the control
+    processor of each chip (``Controller``; area only). ``layer_view``: ``gemm`` maps
     every layer as SCALE-Sim's GEMM (output pixels N*P*Q as one dimension, the window C*R*S
     as another, inputs as the im2col matrix),
     so that a spatial fan-out spreads a flattened product of dimensions. ``template`` and
@@ -278,6 +282,7 @@ class Arch(Strict):
     voltage_v: float | None = Field(None, gt=0, le=5)
     power_gating: PowerGating = "none"
     clock_gating: ClockGating = "fine"
+    controller: Controller = "none"
     pipeline: SystolicPipeline | None = None
     layer_view: Literal["loop_nest", "gemm"] = "loop_nest"
     template: str | None = None
@@ -319,6 +324,11 @@ class Arch(Strict):
             (chain[i].mesh_x // chain[i + 1].mesh_x, chain[i].mesh_y // chain[i + 1].mesh_y)
             for i in range(len(self.levels))
         )
+
+    @property
+    def controllers(self) -> int:
+        """How many control processor cores the design has: one per chip, or none."""
+        return 0 if self.controller == "none" else self.chiplets
 
     @property
     def chiplets(self) -> int:

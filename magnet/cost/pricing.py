@@ -549,10 +549,10 @@ def _component_areas(
 
 def _add_overheads(arch: Arch, chain: CostChain, areas: dict[str, float]) -> float:
     """Price the overheads (``OVERHEAD_KINDS``, in order, each from the areas priced before
-    it) into ``areas``; returns the chip's total area (um^2)."""
+    it and the design's counts) into ``areas``; returns the chip's total area (um^2)."""
     components = sum(areas.values())
     macros = sum(areas.get(lvl.name, 0.0) for lvl in arch.levels if lvl.is_sram)
-    logic = components - macros  # MACs, register files, routers: placed standard cells
+    logic = components - macros  # MACs, register files, routers, gating cells: standard cells
     total = components
     for kind in OVERHEAD_KINDS:
         attributes = {
@@ -560,6 +560,8 @@ def _add_overheads(arch: Arch, chain: CostChain, areas: dict[str, float]) -> flo
             "logic_area_um2": logic,
             "macro_area_um2": macros,
             "chip_area_um2": total,
+            "controllers": arch.controllers,
+            "chiplets": arch.chiplets,
             "technology_nm": arch.technology_nm,
         }
         extra = chain.area(OverheadComponent(kind, attributes=attributes))
@@ -568,6 +570,8 @@ def _add_overheads(arch: Arch, chain: CostChain, areas: dict[str, float]) -> flo
             total += extra
             if kind == "clock_tree":
                 logic += extra
+            elif kind == "controller":  # a placed core, with a halo like the macros
+                macros += extra
     return total
 
 

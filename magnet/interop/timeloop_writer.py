@@ -435,6 +435,7 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             "voltage_v": arch.voltage_v,
             "power_gating": arch.power_gating,
             "clock_gating": arch.clock_gating,
+            "controller": arch.controller,
             "cost_model": costs.model_name,
             "noc": costs.noc,
         },
