@@ -335,6 +335,13 @@ class NodeArea(Strict):
     logic_over_45nm: Number
     register_over_45nm: Number
 
+    @model_validator(mode="after")
+    def _positive(self) -> NodeArea:
+        for key in ("logic_over_45nm", "register_over_45nm"):
+            if getattr(self, key).value <= 0:
+                raise ValueError(f"{key}.value must be > 0 (an area factor)")
+        return self
+
 
 class ControllerTable(Strict):
     """A control processor core: its published area and the node it was published at."""
@@ -587,14 +594,7 @@ class TableCostModel(CostModel):
         self.factors = scaling_factors(technology_nm, scaling)
         self.technology_nm = self.factors.technology_nm
         self._scaling = scaling
-        unknown = sorted(set(self.area_table.nodes) - set(scaling.nodes))
-        if unknown:
-            raise MagnetError(
-                f"nodes {', '.join(f'{n:g}' for n in unknown)} nm are not nodes of the scaling "
-                f"table; allowed: {', '.join(f'{n:g}' for n in sorted(scaling.nodes))}",
-                source=str(area_path or AREA_TABLE),
-                field="nodes",
-            )
+        self._check_area_nodes(str(area_path or AREA_TABLE))
         #: arithmetic and flip-flop area at this node over the 45 nm table's
         self.logic_factor = self._logic_factor(self.technology_nm)
         self.register_factor = self._across_nodes(
@@ -604,6 +604,28 @@ class TableCostModel(CostModel):
             scaled = self.technology_nm != self.table.technology_nm
             suffix = f"-scaled-{self.technology_nm:g}nm" if scaled else ""
             self.name = f"{self.table.name}{suffix}"
+
+    def _check_area_nodes(self, source: str) -> None:
+        """The area table's nodes are the scaling table's, its controller's node within
+        their range (``MagnetError`` naming ``source`` and the field otherwise)."""
+        nodes = sorted(self._scaling.nodes)
+        allowed = ", ".join(f"{n:g}" for n in nodes)
+        unknown = sorted(set(self.area_table.nodes) - set(nodes))
+        if unknown:
+            raise MagnetError(
+                f"nodes {', '.join(f'{n:g}' for n in unknown)} nm are not nodes of the scaling "
+                f"table; allowed: {allowed}",
+                source=source,
+                field="nodes",
+            )
+        node = self.area_table.controller.technology_nm.value
+        if not nodes[0] <= node <= nodes[-1]:
+            raise MagnetError(
+                f"{node:g} nm is outside the scaling table's nodes ({nodes[0]:g} to "
+                f"{nodes[-1]:g} nm)",
+                source=source,
+                field="controller.technology_nm",
+            )
 
     # -- the contract ----------------------------------------------------------------------
     def supports(self, component: Component) -> bool:
