@@ -12,15 +12,44 @@ from __future__ import annotations
 
 from functools import cached_property
 from itertools import pairwise
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from magnet.strict import Strict
 from magnet.units import Whole, format_bytes
 from magnet.workload.dims import OPERANDS, Operand, parse_operand
 
 STORAGE_CLASSES = ("dram", "sram", "regfile", "dummy")
+
+
+def _gating_style(value: Any) -> Any:
+    """A gating style; ``true`` / ``false`` (magnet 0.2's booleans, in stored studies and old
+    files) are ``idle-units`` / ``none``."""
+    if isinstance(value, bool):
+        return "idle-units" if value else "none"
+    return value
+
+
+#: How a design gates its registers' clocks: ``none`` (every register of every instance,
+#: every cycle), ``idle-units`` (every register of the instances a layer uses, every cycle)
+#: or ``fine`` (a register only on the cycles it loads, as synthesis-inserted gating cells
+#: do; the cells and the clock tree's trunk to them run every cycle of the instances in use).
+ClockGating = Annotated[
+    Literal["none", "idle-units", "fine"],
+    BeforeValidator(_gating_style, json_schema_input_type=str | bool),
+]
+#: How a design gates its supplies: ``none`` (every instance leaks for the whole run) or
+#: ``idle-units`` (only the instances a layer uses leak, and each is woken once per layer).
+PowerGating = Annotated[
+    Literal["none", "idle-units"],
+    BeforeValidator(_gating_style, json_schema_input_type=str | bool),
+]
+CLOCK_GATING_STYLES: tuple[str, ...] = get_args(get_args(ClockGating)[0])
+POWER_GATING_STYLES: tuple[str, ...] = get_args(get_args(PowerGating)[0])
+#: A control processor per chip: ``none`` or ``risc-v`` (priced as a Rocket core, area only).
+Controller = Literal["none", "risc-v"]
+CONTROLLERS: tuple[str, ...] = get_args(Controller)
 #: Largest storage a level may declare (bits): 1 TiB. Larger is a typo, not a design.
 MAX_CAPACITY_BITS = 8 * 2**40
 #: Most instances of a level on a side of its mesh, and in all: a wafer of the smallest MACs
@@ -258,10 +287,11 @@ class Arch(Strict):
     """An accelerator: storage levels (outermost first) and the compute level.
 
     ``voltage_v``: supply; dynamic energy scales with its square from the node's nominal
-    (None = nominal). ``power_gating``: leakage is charged only for instances a mapping uses
-    (else every powered instance leaks for the whole run). ``clock_gating``: likewise for
-    clock energy. ``layer_view``: ``gemm`` maps every layer as SCALE-Sim's GEMM (output
-    pixels N*P*Q as one dimension, the window C*R*S as another, inputs as the im2col matrix),
+    (None = nominal). ``clock_gating`` and ``power_gating``: how the design gates its
+    clocks and supplies (``ClockGating``, ``PowerGating``). ``controller``: the control
+    processor of each chip (``Controller``; area only). ``layer_view``: ``gemm`` maps
+    every layer as SCALE-Sim's GEMM (output pixels N*P*Q as one dimension, the window C*R*S
+    as another, inputs as the im2col matrix),
     so that a spatial fan-out spreads a flattened product of dimensions. ``template`` and
     ``params`` record what built the architecture, so that it can be rebuilt (and its named
     dataflows found).
@@ -273,8 +303,9 @@ class Arch(Strict):
     clock_ghz: float = Field(1.0, gt=0, le=100)
     technology_nm: float = Field(45.0, gt=0)
     voltage_v: float | None = Field(None, gt=0, le=5)
-    power_gating: bool = False
-    clock_gating: bool = False
+    power_gating: PowerGating = "none"
+    clock_gating: ClockGating = "fine"
+    controller: Controller = "none"
     pipeline: SystolicPipeline | None = None
     layer_view: Literal["loop_nest", "gemm"] = "loop_nest"
     template: str | None = None
@@ -316,6 +347,11 @@ class Arch(Strict):
             (chain[i].mesh_x // chain[i + 1].mesh_x, chain[i].mesh_y // chain[i + 1].mesh_y)
             for i in range(len(self.levels))
         )
+
+    @property
+    def controllers(self) -> int:
+        """How many control processor cores the design has: one per chip, or none."""
+        return 0 if self.controller == "none" else self.chiplets
 
     @property
     def chiplets(self) -> int:

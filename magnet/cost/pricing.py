@@ -20,12 +20,14 @@ from magnet.cost.base import (
     OVERHEAD_KINDS,
     STORAGE_TYPES,
     AdderComponent,
+    ClockGateComponent,
     Component,
     CostModel,
     DramComponent,
     MacComponent,
     NocLinkComponent,
     OverheadComponent,
+    PowerGateComponent,
     RouterComponent,
     StorageComponent,
     checked,
@@ -50,8 +52,12 @@ class ArchCosts:
     index 0 innermost; storage energies are per access (one block of ``access_bits``).
 
     Per instance: leakage power ``leak_mw`` and clock energy per cycle ``clock_pj_per_cycle``
-    (and the ``mac_`` ones), at the architecture's supply. ``control_pj_per_access``: the
-    address generation of one access of each level (one add at its address width).
+    (and the ``mac_`` ones), at the architecture's supply; ``wake_pj`` (and ``mac_wake_pj``)
+    wakes one power-gated instance; ``gate_clock_pj_per_cycle`` and ``gate_area_um2`` are
+    one clock-gating cell's clock per cycle and area (``clock_gating: fine``: one per
+    register that loads, ``gated``; no area otherwise).
+    ``control_pj_per_access``: the address generation of one access of each level (one add
+    at its address width).
 
     Math: ``mac_pj`` is one multiply-accumulate; a fan-out whose children are reduced in an
     adder tree has ``tree_pj[level][r]``, the adds that merge ``r`` products, and
@@ -70,6 +76,10 @@ class ArchCosts:
     mac_pj: float
     mac_leak_mw: float
     mac_clock_pj_per_cycle: float
+    wake_pj: np.ndarray
+    mac_wake_pj: float
+    gate_clock_pj_per_cycle: float
+    gate_area_um2: float
     accum_add_pj: float
     tree_pj: tuple[np.ndarray | None, ...]
     reduce_add_pj: np.ndarray
@@ -89,6 +99,13 @@ class ArchCosts:
             for array in value if isinstance(value, tuple) else (value,):
                 if isinstance(array, np.ndarray):
                     array.flags.writeable = False
+
+    @property
+    def gated(self) -> np.ndarray:
+        """bool[level]: the levels whose instances have a clocked register (a clock-gating
+        cell each, under ``clock_gating: fine``); every MAC has one (its input register)."""
+        gated: np.ndarray = self.clock_pj_per_cycle > 0
+        return gated
 
     @property
     def area_mm2(self) -> float | None:
@@ -284,7 +301,11 @@ def price_arch(
             for lvl, n in zip(arch.inner_first, parts.networks, strict=True)
         ]
     )
-    areas, known, pitch = _floorplan(arch, chain, parts.storage, parts.mac)
+    gate = ClockGateComponent("clock_gate", attributes={"technology_nm": arch.technology_nm})
+    gate_clock = chain.clock(gate) * dynamic
+    gates = _gates(arch, storage.clock_pj_per_cycle, chain.clock(parts.mac))
+    areas, known, pitch = _floorplan(arch, chain, parts.storage, parts.mac, gate, gates)
+    wake, mac_wake = _wakes(arch, chain, areas, dynamic)
     return ArchCosts(
         read_pj=storage.read_pj,
         write_pj=storage.write_pj,
@@ -295,6 +316,10 @@ def price_arch(
         mac_pj=mac_pj,
         mac_leak_mw=chain.leak(parts.mac) * volts,
         mac_clock_pj_per_cycle=chain.clock(parts.mac) * dynamic,
+        wake_pj=wake,
+        mac_wake_pj=mac_wake,
+        gate_clock_pj_per_cycle=gate_clock,
+        gate_area_um2=areas.get("clock_gates", 0.0) / gates if gates else 0.0,
         accum_add_pj=accum_add,
         tree_pj=tree,
         reduce_add_pj=reduce_add,
@@ -441,15 +466,58 @@ def _wire_pj_per_bit_mm(
     return 0.0 if noc == "none" else chain.energy(network, "transfer") * dynamic
 
 
+def _gates(arch: Arch, clock_pj_per_cycle: FloatArray, mac_clock_pj: float) -> float:
+    """How many clock-gating cells a design has: none unless ``clock_gating: fine``, then one
+    per clocked register (each instance of a level with a clock, each MAC's input register)."""
+    if arch.clock_gating != "fine":
+        return 0.0
+    levels = arch.inner_first
+    count = sum(lvl.instances for lvl, c in zip(levels, clock_pj_per_cycle, strict=True) if c)
+    return float(count + (arch.mac_count if mac_clock_pj else 0))
+
+
+def _wakes(
+    arch: Arch, chain: CostChain, areas: dict[str, float], dynamic: float
+) -> tuple[FloatArray, float]:
+    """The energy that wakes one power-gated instance of each level (innermost first) and
+    one MAC (``PowerGateComponent``: a domain of the instance's area); zero for a design
+    without power gating, and for what has no area."""
+    if arch.power_gating == "none":
+        return np.zeros(len(arch.levels)), 0.0
+    node = arch.technology_nm
+
+    def wake(name: str, area_um2: float) -> float:
+        if not area_um2:
+            return 0.0
+        switch = PowerGateComponent(
+            f"{name}.power_gate", attributes={"domain_area_um2": area_um2, "technology_nm": node}
+        )
+        return chain.energy(switch, "wake") * dynamic
+
+    levels = np.array(
+        [wake(lvl.name, areas.get(lvl.name, 0.0) / lvl.instances) for lvl in arch.inner_first]
+    )
+    mac = arch.compute
+    return levels, wake(mac.name, areas.get(mac.name, 0.0) / mac.instances)
+
+
 def _floorplan(
-    arch: Arch, chain: CostChain, storage: list[StorageComponent], mac: MacComponent
+    arch: Arch,
+    chain: CostChain,
+    storage: list[StorageComponent],
+    mac: MacComponent,
+    gate: ClockGateComponent,
+    gates: float,
 ) -> tuple[dict[str, float], bool, FloatArray]:
-    """Area by component (all instances, overheads included), whether the models gave any
-    area, and the children's pitch of every fan-out (innermost first, mm)."""
+    """Area by component (all instances, overheads included; ``gates`` clock-gating cells),
+    whether the models gave any area, and the children's pitch of every fan-out (innermost
+    first, mm)."""
     mac_area = chain.area(mac)
     per_instance = [chain.area(comp) for comp in storage]
     known = mac_area is not None and any(a is not None for a in per_instance)
     areas = _component_areas(arch, chain, mac_area, per_instance)
+    if gates:
+        areas["clock_gates"] = (chain.area(gate) or 0.0) * gates
     components = sum(areas.values())
     total = _add_overheads(arch, chain, areas)
     # the overheads spread between the children of non-dense fan-outs, in proportion to area
@@ -481,10 +549,10 @@ def _component_areas(
 
 def _add_overheads(arch: Arch, chain: CostChain, areas: dict[str, float]) -> float:
     """Price the overheads (``OVERHEAD_KINDS``, in order, each from the areas priced before
-    it) into ``areas``; returns the chip's total area (um^2)."""
+    it and the design's counts) into ``areas``; returns the chip's total area (um^2)."""
     components = sum(areas.values())
     macros = sum(areas.get(lvl.name, 0.0) for lvl in arch.levels if lvl.is_sram)
-    logic = components - macros  # MACs, register files, routers: placed standard cells
+    logic = components - macros  # MACs, register files, routers, gating cells: standard cells
     total = components
     for kind in OVERHEAD_KINDS:
         attributes = {
@@ -492,6 +560,8 @@ def _add_overheads(arch: Arch, chain: CostChain, areas: dict[str, float]) -> flo
             "logic_area_um2": logic,
             "macro_area_um2": macros,
             "chip_area_um2": total,
+            "controllers": arch.controllers,
+            "chiplets": arch.chiplets,
             "technology_nm": arch.technology_nm,
         }
         extra = chain.area(OverheadComponent(kind, attributes=attributes))
@@ -500,6 +570,8 @@ def _add_overheads(arch: Arch, chain: CostChain, areas: dict[str, float]) -> flo
             total += extra
             if kind == "clock_tree":
                 logic += extra
+            elif kind == "controller":  # a placed core, with a halo like the macros
+                macros += extra
     return total
 
 

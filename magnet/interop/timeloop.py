@@ -29,6 +29,7 @@ from magnet.arguments import Name, checked_call, checked_methods
 from magnet.cost import NocModel
 from magnet.cost.base import (
     AdderComponent,
+    ClockGateComponent,
     Component,
     CostModel,
     DummyComponent,
@@ -36,6 +37,7 @@ from magnet.cost.base import (
     NocLinkComponent,
     OverheadComponent,
     OverheadKind,
+    PowerGateComponent,
     Price,
     RouterComponent,
     price,
@@ -178,9 +180,9 @@ class ErtCostModel(CostModel):
 
 #: What Timeloop charges no energy for: networks (its legacy network is free), dummies and
 #: adds outside the MACs.
-_FREE = (NocLinkComponent, DummyComponent, AdderComponent)
+_FREE = (NocLinkComponent, DummyComponent, AdderComponent, PowerGateComponent)
 #: What the ERT cost model prices although the tables do not name it.
-_PRICED_HERE = (*_FREE, RouterComponent, OverheadComponent)
+_PRICED_HERE = (*_FREE, RouterComponent, OverheadComponent, ClockGateComponent)
 
 
 @checked_call
@@ -385,7 +387,7 @@ def _arch(
         compute=compute,
         technology_nm=technology or 45.0,
         clock_ghz=TIMELOOP_CLOCK_GHZ,
-        power_gating=True,  # Timeloop charges leakage of the instances in use
+        power_gating="idle-units",  # Timeloop charges leakage of the instances in use
         pipeline=extra.pipeline,
     )
 

@@ -370,12 +370,20 @@ def _ert(result: Result, levels: list[_Written]) -> list[dict[str, Any]]:
 
 
 def _art(result: Result) -> list[dict[str, Any]]:
-    arch, areas = result.arch, result.costs.area_um2_by_component
-    if not result.costs.area_known:
+    """Each level's and the MAC's area per instance, its clock-gating cell's included
+    (Timeloop has no component for the cells)."""
+    arch, costs = result.arch, result.costs
+    if not costs.area_known:
         return []
+    areas = costs.area_um2_by_component
+    gated = dict(zip([lvl.name for lvl in arch.inner_first], costs.gated, strict=True))
+    gated[arch.compute.name] = costs.mac_clock_pj_per_cycle > 0
     parts: list[StorageLevel | ComputeLevel] = [*arch.levels, arch.compute]
     return [
-        {"name": _path(p.name, p.instances), "area": areas[p.name] / p.instances}
+        {
+            "name": _path(p.name, p.instances),
+            "area": areas[p.name] / p.instances + costs.gate_area_um2 * bool(gated[p.name]),
+        }
         for p in parts
         if p.name in areas
     ]
@@ -430,6 +438,7 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             "voltage_v": arch.voltage_v,
             "power_gating": arch.power_gating,
             "clock_gating": arch.clock_gating,
+            "controller": arch.controller,
             "cost_model": costs.model_name,
             "noc": costs.noc,
         },

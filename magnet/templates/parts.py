@@ -51,5 +51,6 @@ def assemble(
         voltage_v=p.voltage_v,
         power_gating=p.power_gating,
         clock_gating=p.clock_gating,
+        controller=p.controller,
         **arch,
     )

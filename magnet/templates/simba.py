@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Literal, TypedDict
 
 from pydantic import Field, model_validator
 
-from magnet.arch.spec import Arch, Fanout, StorageLevel
+from magnet.arch.spec import Arch, Controller, Fanout, StorageLevel
 from magnet.dataflow import Dataflow, Rule
 from magnet.errors import DesignInfeasible
 from magnet.templates.base import Bytes, Int, Template, TemplateParams
@@ -62,6 +62,13 @@ class SimbaParams(TemplateParams):
     activation_bits: Int = Field(8, ge=2, le=32, description="activation width [bits]")
     accum_bits: Int = Field(24, ge=8, le=64, description="partial-sum width [bits]")
     technology_nm: Real = Field(16.0, ge=5, le=65, description="technology node [nm]")
+    # Simba's chiplet sequences its PEs from a RISC-V core (Simba, MICRO 2019; MAGNet's
+    # generated accelerators share the template, taken to have one too: an assumption)
+    controller: Controller = Field(
+        "risc-v",
+        description="a control processor per chip: risc-v (Simba's chiplet has one; area of "
+        "a Rocket core at the node, cost/tables/area.yaml), or none",
+    )
 
     @model_validator(mode="after")
     def _formats(self) -> SimbaParams:
