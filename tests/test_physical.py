@@ -170,6 +170,36 @@ def test_an_idle_array_leaks_and_clocks_by_its_gating() -> None:
     assert fine.energy_pj_by_category["clock"] == pytest.approx(4 * (CLOCK8 + CLOCK8 + 2 * GATE))
 
 
+def test_macs_that_share_an_input_register_clock_one() -> None:
+    # K=16 over the 16 PEs, 1 cycle: every PE takes the same input. With 4 MACs on each input
+    # register (as a vector MAC's lanes share theirs with the PE's other vector units), the
+    # MACs have 16 / 4 = 4 input registers, not 16.
+    layer = mg.Layer(K=16)
+    m = Mapping(levels=(LevelMapping(target="GLB", spatial_x={"K": 4}, spatial_y={"K": 4}),))
+    arch = array()
+    shared = arch.model_copy(
+        update={"compute": arch.compute.model_copy(update={"macs_per_input_register": 4})}
+    )
+    # none: the 16 PEs' port registers and the 4 input registers clock the cycle
+    ungated = shared.model_copy(update={"clock_gating": "none"})
+    r = mg.evaluate(layer, ungated, m)
+    assert r.energy_pj_by_category["clock"] == pytest.approx((16 + 4) * CLOCK8)
+    # fine: each PE loads its weight (16 loads), the 16 MACs' one input each (16 / 4 = 4
+    # loads of the shared registers), and the 16 + 4 gating cells tick the cycle
+    fine = mg.evaluate(layer, shared, m)
+    assert fine.energy_pj_by_category["clock"] == pytest.approx((16 + 4) * (CLOCK8 + GATE))
+    # the gating cells in the area: 16 + 4 of Nangate's 3.99 um^2 (and 32 unshared)
+    assert mg.design(shared).costs.gate_area_um2 == pytest.approx(3.99)
+    by = mg.design(shared).costs.area_um2_by_component
+    alone = mg.design(array()).costs.area_um2_by_component
+    assert alone["clock_gates"] - by["clock_gates"] == pytest.approx(12 * 3.99)
+    # Simba's vector units share the lanes' registers (the input buffer multicasts to them)
+    assert mg.templates.simba(vector_units=8).compute.macs_per_input_register == 8
+    assert mg.templates.systolic().compute.macs_per_input_register == 1
+    with pytest.raises(ValueError, match="macs_per_input_register 3 does not divide"):
+        ComputeLevel(name="MAC", mesh_x=4, mesh_y=4, macs_per_input_register=3)
+
+
 def test_leakage_is_power_so_a_slower_clock_leaks_longer() -> None:
     # The same cycle at 0.5 GHz lasts 2 ns: twice the static energy, the same clock energy.
     layer = mg.Layer(K=4)

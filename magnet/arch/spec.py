@@ -227,6 +227,10 @@ class ComputeLevel(Strict):
     A MAC multiplies a ``weight_bits`` weight by an ``activation_bits`` input and adds the
     product to an ``accum_bits`` partial sum, in ``datatype`` int or float; ``format`` names
     the number format for cost models that know formats (``int8``, ``fp16``, ``bf16``...).
+    ``macs_per_input_register``: how many MACs take their input from one clocked register
+    (1: each its own, as a systolic array's or Eyeriss's PEs; a vector MAC unit's lanes share
+    theirs with the same lane of the PE's other vector units, to which the input buffer
+    multicasts each word: Simba).
     """
 
     name: str = "MAC"
@@ -238,11 +242,17 @@ class ComputeLevel(Strict):
     activation_bits: int = Field(8, ge=1, le=64)
     accum_bits: int = Field(24, ge=1, le=128)
     format: str | None = None
+    macs_per_input_register: Whole = Field(1, ge=1, le=MAX_MESH_SIDE)
     attributes: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _bounded(self) -> ComputeLevel:
         _check_mesh(self)
+        if self.instances % self.macs_per_input_register:
+            raise ValueError(
+                f"macs_per_input_register {self.macs_per_input_register} does not divide the "
+                f"{self.instances} MACs"
+            )
         return self
 
     @property

@@ -473,7 +473,8 @@ def _gates(arch: Arch, clock_pj_per_cycle: FloatArray, mac_clock_pj: float) -> f
         return 0.0
     levels = arch.inner_first
     count = sum(lvl.instances for lvl, c in zip(levels, clock_pj_per_cycle, strict=True) if c)
-    return float(count + (arch.mac_count if mac_clock_pj else 0))
+    registers = arch.mac_count // arch.compute.macs_per_input_register
+    return float(count + (registers if mac_clock_pj else 0))
 
 
 def _wakes(

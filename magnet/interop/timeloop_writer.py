@@ -370,19 +370,22 @@ def _ert(result: Result, levels: list[_Written]) -> list[dict[str, Any]]:
 
 
 def _art(result: Result) -> list[dict[str, Any]]:
-    """Each level's and the MAC's area per instance, its clock-gating cell's included
-    (Timeloop has no component for the cells)."""
+    """Each level's and the MAC's area per instance, its clock-gating cell's included (a
+    MAC's share of its input register's; Timeloop has no component for the cells)."""
     arch, costs = result.arch, result.costs
     if not costs.area_known:
         return []
     areas = costs.area_um2_by_component
-    gated = dict(zip([lvl.name for lvl in arch.inner_first], costs.gated, strict=True))
-    gated[arch.compute.name] = costs.mac_clock_pj_per_cycle > 0
+    gates = dict(zip([lvl.name for lvl in arch.inner_first], costs.gated, strict=True))
+    # a MAC's share of the cell of the input register it shares
+    gates[arch.compute.name] = (costs.mac_clock_pj_per_cycle > 0) / (
+        arch.compute.macs_per_input_register
+    )
     parts: list[StorageLevel | ComputeLevel] = [*arch.levels, arch.compute]
     return [
         {
             "name": _path(p.name, p.instances),
-            "area": areas[p.name] / p.instances + costs.gate_area_um2 * bool(gated[p.name]),
+            "area": areas[p.name] / p.instances + costs.gate_area_um2 * float(gates[p.name]),
         }
         for p in parts
         if p.name in areas

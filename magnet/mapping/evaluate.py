@@ -346,28 +346,32 @@ def _upkeep(
     Clock: ``none``, every register of every instance every cycle; ``idle-units``, of the
     instances in use; ``fine``, a level instance's registers on the cycles they load (its
     fills and updates, ``writes`` per instance, at most one a cycle) and a MAC's input
-    register on the cycles it computes (the padded MACs), plus every cycle the gating cell of each
-    register of the instances in use (the cell and the tree's trunk to it). Static: leakage
-    power of every powered instance for the run's duration (mW x ns = pJ); under
+    register on the cycles it computes (the padded MACs; one register per
+    ``macs_per_input_register`` MACs, which it multicasts to), plus every cycle the gating
+    cell of each register of the instances in use (the cell and the tree's trunk to it).
+    Static: leakage power of every powered instance for the run's duration (mW x ns = pJ); under
     ``idle-units``, of a replicated unit (a level of several instances, a MAC) only while a
     layer uses it, and each layer wakes the units it uses (an upper bound: a unit two
     consecutive layers use stays on)."""
     every = np.array([lvl.instances for lvl in arch.inner_first], dtype=float)[:, None]
     run_ns = latency / arch.clock_ghz
+    shared = arch.compute.macs_per_input_register  # MACs that load one input register
+    registers = counts.mac_instances / shared  # those in use (a lower bound when a layer
+    # uses fewer of the units a register feeds than there are)
     if arch.clock_gating == "none":
         clock = costs.clock_pj_per_cycle[:, None] * every * latency
-        mac_clock = costs.mac_clock_pj_per_cycle * arch.mac_count * latency
+        mac_clock = costs.mac_clock_pj_per_cycle * arch.mac_count / shared * latency
     elif arch.clock_gating == "idle-units":
         clock = costs.clock_pj_per_cycle[:, None] * counts.instances * latency
-        mac_clock = costs.mac_clock_pj_per_cycle * counts.mac_instances * latency
+        mac_clock = costs.mac_clock_pj_per_cycle * registers * latency
     else:
         loads = np.minimum(writes, latency)  # [level, batch]: cycles an instance loads
         gates = costs.gated[:, None] * costs.gate_clock_pj_per_cycle * latency
         clock = (costs.clock_pj_per_cycle[:, None] * loads + gates) * counts.instances
-        mac_loads = np.minimum(counts.padded_macs, counts.mac_instances * latency)
+        mac_loads = np.minimum(counts.padded_macs / shared, registers * latency)
         mac_gated = costs.gate_clock_pj_per_cycle if costs.mac_clock_pj_per_cycle else 0.0
         mac_clock = costs.mac_clock_pj_per_cycle * mac_loads
-        mac_clock = mac_clock + mac_gated * counts.mac_instances * latency
+        mac_clock = mac_clock + mac_gated * registers * latency
     if arch.power_gating == "none":
         static = costs.leak_mw[:, None] * every * run_ns
         mac_static = costs.mac_leak_mw * arch.mac_count * run_ns

@@ -302,6 +302,9 @@ class Simba(Template[SimbaParams]):
             "weight_bits": p.weight_bits,
             "activation_bits": p.activation_bits,
             "accum_bits": p.accum_bits,
+            # the input buffer multicasts each word to the PE's vector units (simba.md: the
+            # inputs get "only multicast across the 8 vector units"): one register per lane
+            "macs_per_input_register": p.vector_units,
         }
         return assemble(name, levels, p, lane_mesh, compute)
 
