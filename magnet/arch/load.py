@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.arch.spec import Arch, ComputeLevel, PostProcessor, StorageLevel
 from magnet.errors import MagnetError, validation_message
 from magnet.strict import Strict
 from magnet.units import parse_bytes
@@ -53,6 +53,7 @@ class ArchFile(Strict):
     voltage_v: float | None = Field(None, gt=0)
     power_gating: bool = False
     clock_gating: bool = False
+    postprocess: PostProcessor | None = None
 
 
 def arch_from_tree(data: dict[str, Any], source: str) -> Arch:

@@ -23,7 +23,14 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
+from magnet.arch.spec import (
+    Arch,
+    ComputeLevel,
+    Fanout,
+    PostProcessor,
+    StorageLevel,
+    SystolicPipeline,
+)
 from magnet.arguments import Name, checked_call
 from magnet.cost import NocModel
 from magnet.cost.base import (
@@ -293,6 +300,8 @@ class MagnetExtensions(Strict):
     streaming: list[str] = Field(default_factory=list)
     fanout: dict[str, Fanout] = Field(default_factory=dict)
     pipeline: SystolicPipeline | None = None
+    postprocess: PostProcessor | None = None
+    postprocess_area_um2: dict[str, float] = Field(default_factory=dict)
     router_area_um2: float | None = Field(None, ge=0)
     overhead_area_um2: dict[OverheadKind, float] = Field(default_factory=dict)
     im2col_input_words: int | None = Field(None, ge=1)
@@ -342,6 +351,7 @@ def _arch(
             clock_ghz=TIMELOOP_CLOCK_GHZ,
             power_gating=True,  # Timeloop charges leakage of the instances in use
             pipeline=extra.pipeline,
+            postprocess=extra.postprocess,
         )
     except ValueError as exc:
         raise MagnetError(str(exc), source=src, field="architecture") from None
@@ -640,6 +650,7 @@ def _ert(ert: Any, art: Any, extra: MagnetExtensions) -> ErtCostModel | None:
         base = _leaf_name(table["name"])
         area[base] = float(table["area"])
     overheads = {str(kind): um2 for kind, um2 in extra.overhead_area_um2.items()}
+    area.update(extra.postprocess_area_um2)  # the unit's parts, by their full names
     return ErtCostModel(energy, area, extra.router_area_um2, overheads)
 
 

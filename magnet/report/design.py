@@ -252,6 +252,14 @@ def area_rows(record: dict[str, Any] | None, arch: Arch | None) -> list[dict[str
             f"{c.accum_bits}-bit sums ({c.format or c.datatype})",
             instances=c.instances,
         )
+        unit = arch.postprocess
+        if unit is not None:
+            add(
+                unit.name,
+                f"post-processing units: {unit.lanes} lanes each, beside each {unit.level}",
+                instances=arch.postprocess_instances,
+                capacity=size(unit.buffer_bits // 8),
+            )
     for name in list(parts):
         add(name, area_note(record or {}, name))
     return rows
