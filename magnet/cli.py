@@ -604,6 +604,9 @@ def export_timeloop(
     else:
         flags = _MapperFlags(mapper, objective, seed, samples, budget_evaluations, budget_seconds)
         result = _best_mapping(layer, design, flags, quiet=as_json)[1]
+    from magnet.mapping.evaluate import Result
+
+    assert isinstance(result, Result)  # --layer is a loop nest: never a post-processing layer
     path = write_timeloop(result, output)
     record = result.record()
     _print(record, as_json, lambda: layer_table(record, result.mapping.loop_nest(result.arch)))

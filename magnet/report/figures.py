@@ -51,6 +51,7 @@ PALETTE = (
 )
 CATEGORY_COLORS = {
     "math": "#636efa",
+    "postprocess": "#b6e880",
     "memory": "#00cc96",
     "network": "#ffa15a",
     "nop": "#ff6692",
@@ -718,8 +719,9 @@ def _energy_stack(
 
 
 def energy_by_category(records: list[dict[str, Any]]) -> go.Figure:
-    """Energy of each workload by category (math, memory, network, nop, clock, control,
-    dram, static), linear or log; ``nop`` (a package's links) only for a package."""
+    """Energy of each workload by category (math, postprocess, memory, network, nop, clock,
+    control, dram, static), linear or log; ``nop`` (a package's links) only for a package,
+    ``postprocess`` (the post-processing unit's operations) only when spent."""
     key = "energy_pj_by_category"
     shown = shown_categories(r[key] for r in records)
     records = [{**r, key: {c: r[key].get(c, 0.0) for c in shown}} for r in records]
