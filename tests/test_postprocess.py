@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+import yaml
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
@@ -26,6 +27,7 @@ from magnet.workload.layer import Layer, pool, postprocess
 from magnet.workload.network import Network
 from magnet.workload.onnx_import import load_onnx
 from magnet.workload.zoo import load_zoo
+from tests.conftest import DATA
 
 #: Simba at 45 nm and its nominal 0.9 V (a dynamic-energy factor of 1), so that every unit
 #: operation is Horowitz's own number (ISSCC 2014, tests/data/reference/costs.md): a compare
@@ -728,3 +730,62 @@ def test_an_older_record_without_kinds_still_renders(small) -> None:
         assert f"<td>{row['name']}</td>" in page
     now = body(design_view(small, trial))
     assert "<td>conv</td>" in now or "<td>fc</td>" in now
+
+
+# ---- a search, its report and the dashboard ------------------------------------------------
+POST_NET = (
+    "name: post-net\n"
+    "layers:\n"
+    "  - {name: conv, K: 32, C: 16, P: 14, Q: 14, R: 3, S: 3}\n"
+    "  - {name: relu, kind: activation, op: relu, K: 32, P: 14, Q: 14}\n"
+    "  - {name: pool, kind: pool, op: max, K: 32, P: 7, Q: 7, R: 2, S: 2, stride: 2}\n"
+    "  - {name: fc, kind: fc, K: 64, C: 1568}\n"
+)
+
+
+@pytest.fixture(scope="module")
+def post_study(tmp_path_factory) -> tuple[mg.Study, Path]:
+    """Two designs of the small space searched on a network with post-processing layers."""
+    from magnet.search import search
+
+    root = tmp_path_factory.mktemp("post-study")
+    (root / "net.yaml").write_text(POST_NET)
+    space = yaml.safe_load((DATA / "search" / "small_space.yaml").read_text())
+    space["workloads"] = [str(root / "net.yaml")]
+    study = search(space, n_trials=2, storage=str(root / "j.journal"), study="post")
+    return study, root
+
+
+def test_the_report_and_the_dashboard_show_post_processing_rows(post_study, tmp_path) -> None:
+    from starlette.testclient import TestClient
+
+    from magnet.dashboard import create_app
+    from magnet.report.figures import roofline
+    from magnet.report.html import render_report
+
+    study, root = post_study
+    trial = study.pareto_front()[0]
+    (record,) = trial.records
+    fused = '<td>relu <span class="muted" title="run on the output path of conv">fused</span>'
+    assert fused in render_report(study)
+    app = create_app(str(root / "j.journal"))
+    base = f"/studies/post/trials/{trial.number}"
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        page = client.get(base).text
+        assert fused in page and "<td>max</td>" in page
+        # the mapping file has the MAC layers' mappings (the unit runs the others) and
+        # prices the design again to the trial's energy
+        maps = client.get(base + "/mappings/0.yaml").text
+        (tmp_path / "arch.yaml").write_text(client.get(base + "/arch.yaml").text)
+    assert set(yaml.safe_load(maps)["layers"]) == {"conv", "fc"}
+    (tmp_path / "maps.yaml").write_text(maps)
+    args = ["evaluate", "--arch", str(tmp_path / "arch.yaml"), "--workload"]
+    args += [str(root / "net.yaml"), "--mapping-file", str(tmp_path / "maps.yaml"), "--json"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["energy_pj"] == pytest.approx(record["energy_pj"], rel=1e-9)
+    # the roofline draws the MAC layers (a post-processing layer has no MACs) and says so
+    fig = roofline(record)
+    drawn = sum(len(trace.x) for trace in fig.data if trace.name.endswith("-bound layers"))
+    assert drawn == 2
+    assert "2 post-processing layer(s) (no MACs) not drawn" in fig.layout.title.text
