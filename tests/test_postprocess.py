@@ -732,6 +732,37 @@ def test_an_older_record_without_kinds_still_renders(small) -> None:
     assert "<td>conv</td>" in now or "<td>fc</td>" in now
 
 
+# ---- a pipeline of a package ---------------------------------------------------------------
+def test_a_pipeline_runs_post_processing_layers_on_its_bands(monkeypatch) -> None:
+    import magnet.mapper.pipeline as P
+
+    # conv, relu, conv, relu on a 2 x 2 package, in two stages of one row each: each ReLU
+    # runs on its conv's output path on its stage's band (2 chiplets x 16 PEs: 32 units)
+    conv = Layer(name="c0", K=16, C=16, P=14, Q=14)
+    layers = [conv, relu("r0", 16, 14), conv.model_copy(update={"name": "c1"})]
+    layers.append(relu("r1", 16, 14))
+    monkeypatch.setattr(P, "split", lambda *args, **kwargs: [(0, 2, 1), (2, 4, 1)])
+    package = mg.templates.get_template("package")
+    arch = package.build({**package.presets["simba-package-4"], "dram_bandwidth": "stall-free"})
+    result = mg.evaluate(
+        Network.of("n", layers), arch, dataflow="os-local-ws", pipeline=True, samples=300
+    )
+    record = result.record()
+    rows = {row.name: row for row in record.layers}
+    assert (rows["r0"].fused_into, rows["r1"].fused_into) == ("c0", "c1")
+    assert (rows["r0"].latency_cycles, rows["r1"].latency_cycles) == (0, 0)
+    # 3,136 compares at 0.03 pJ (45 nm, 0.9 V) x 0.32 (16 nm, Dally's factor in the tables)
+    # x (1.0 V / 0.85 V)^2 (the preset's supply over 16 nm's nominal, scaling.yaml)
+    compare_pj = 0.03 * 0.32 * (1.0 / 0.85) ** 2
+    assert rows["r0"].energy_pj_by_category["postprocess"] == pytest.approx(3136 * compare_pj)
+    assert [run.arch.postprocess_instances for run in result.runs] == [32, 32, 32, 32]
+    # everything adds up; the unit's energy is its runs' own (gated while its stage waits)
+    assert sum(record.energy_pj_by_category.values()) == pytest.approx(record.energy_pj)
+    assert sum(record.energy_pj_by_level.values()) == pytest.approx(record.energy_pj)
+    unit = sum(sum(run.unit_pj.values()) for run in result.runs if run.layer.is_postprocess)
+    assert record.energy_pj_by_level["PPU"] == pytest.approx(unit, rel=1e-12)
+
+
 # ---- a search, its report and the dashboard ------------------------------------------------
 POST_NET = (
     "name: post-net\n"

@@ -152,8 +152,10 @@ class PipelineResult(NetworkResult):
 
     @property
     def energy_pj_by_level(self) -> dict[str, float]:
-        """Energy (pJ) by level: the hand-overs at the links' level, the waits at each."""
-        out = {k: v + self.wait_pj_by_level[k] for k, v in super().energy_pj_by_level.items()}
+        """Energy (pJ) by level: the hand-overs at the links' level, the waits at each (the
+        post-processing unit waits gated: ``magnet.mapping.postprocess``)."""
+        waits = self.wait_pj_by_level
+        out = {k: v + waits.get(k, 0.0) for k, v in super().energy_pj_by_level.items()}
         out[package_level(self.arch).name] += self.handover_pj
         return out
 
