@@ -732,6 +732,32 @@ def test_an_older_record_without_kinds_still_renders(small) -> None:
     assert "<td>conv</td>" in now or "<td>fc</td>" in now
 
 
+# ---- the unit's parts in `magnet costs` ----------------------------------------------------
+def test_costs_lists_the_parts_of_the_unit(tmp_path: Path) -> None:
+    # simba at 45 nm and its nominal 0.9 V (BASE), so that each part is priced at Horowitz's
+    # own numbers (the module's header): a lane's multiply-add 0.25 pJ, its adder (and a
+    # comparator priced as one) 0.03 pJ, a read of the 65 x 16-bit table 0.43599 pJ. 16 PEs
+    # with a unit of 8 lanes each: 128 multiply-add units, 256 adders, 16 tables and buffers
+    arch = tmp_path / "arch.yaml"
+    arch.write_text("template: simba\n" + "".join(f"{k}: {v}\n" for k, v in BASE.items()))
+    out = CliRunner().invoke(main, ["costs", "--arch", str(arch), "--json"])
+    assert out.exit_code == 0, out.output
+    rows = {r["component"]: r for r in json.loads(out.stdout) if r["role"] == "postprocess"}
+    assert list(rows) == ["PPU.mac", "PPU.add8", "PPU.table", "PPU.buffer"]
+    assert [rows[n]["instances"] for n in rows] == [128, 256, 16, 16]
+    assert rows["PPU.mac"]["energy_pj"]["compute"] == pytest.approx(MAC_PJ, rel=1e-12)
+    assert rows["PPU.add8"]["energy_pj"]["add"] == pytest.approx(COMPARE_PJ, rel=1e-12)
+    assert rows["PPU.table"]["energy_pj"]["read"] == pytest.approx(LOOKUP_PJ, rel=1e-12)
+    assert rows["PPU.buffer"]["attributes"]["capacity_bits"] == 8 * 1024  # 1 KiB
+    # the design's unit area is its parts': per unit 8 x (a multiply-add unit + 2 adders),
+    # the table and the buffer, times 16 units
+    post = mg.design(simba()).costs.postprocess
+    assert post is not None
+    area = {n: rows[n]["area_um2"] for n in rows}
+    each = 8 * (area["PPU.mac"] + 2 * area["PPU.add8"]) + area["PPU.table"] + area["PPU.buffer"]
+    assert post.area_um2 == pytest.approx(16 * each, rel=1e-12)
+
+
 # ---- a pipeline of a package ---------------------------------------------------------------
 def test_a_pipeline_runs_post_processing_layers_on_its_bands(monkeypatch) -> None:
     import magnet.mapper.pipeline as P

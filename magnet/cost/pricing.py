@@ -430,7 +430,7 @@ def _price_postprocess(chain: CostChain, arch: Arch, adds: _Adds, volts: float) 
     assert unit is not None
     dynamic = volts**2
     bits = arch.compute.activation_bits
-    mac, _, table, buffer = _unit_parts(arch)
+    mac, _, table, buffer = postprocess_parts(arch)
     add_pj = adds(bits, owner=unit.name)
     op_pj = {
         "add": add_pj,
@@ -457,7 +457,7 @@ def _price_postprocess(chain: CostChain, arch: Arch, adds: _Adds, volts: float) 
     )
 
 
-class _UnitParts(NamedTuple):
+class PostprocessParts(NamedTuple):
     """The components of one post-processing unit: a lane's multiply-add unit and adder
     (its comparator is one more), the table, the buffer (None: it has none)."""
 
@@ -467,7 +467,7 @@ class _UnitParts(NamedTuple):
     buffer: SramComponent | None
 
 
-def _unit_parts(arch: Arch) -> _UnitParts:
+def postprocess_parts(arch: Arch) -> PostprocessParts:
     """The components of ``arch``'s post-processing unit (``_price_postprocess``)."""
     unit = arch.postprocess
     assert unit is not None
@@ -510,7 +510,7 @@ def _unit_parts(arch: Arch) -> _UnitParts:
                 "technology_nm": node,
             },
         )
-    return _UnitParts(mac, adder, table, buffer)
+    return PostprocessParts(mac, adder, table, buffer)
 
 
 def _postprocess_area(chain: CostChain, arch: Arch, parts: dict[str, float]) -> float | None:
@@ -519,7 +519,7 @@ def _postprocess_area(chain: CostChain, arch: Arch, parts: dict[str, float]) -> 
     None when the models give none. ``parts`` receives the area of one of each."""
     unit = arch.postprocess
     assert unit is not None
-    mac, adder, table, buffer = _unit_parts(arch)
+    mac, adder, table, buffer = postprocess_parts(arch)
     for comp in (mac, adder, table, buffer):
         if comp is not None and (area := chain.area(comp)) is not None:
             parts[comp.name] = area
