@@ -603,6 +603,11 @@ def test_the_skip_flag_where_it_does_not_apply(args: list[str], cause: str) -> N
         ("{name: r, kind: conv, op: relu, K: 8}", r"op is for post-processing layers"),
         ("{name: r, kind: softmax, K: 8, R: 3}", r"a softmax layer has no window: .*R=3"),
         ("{name: r, kind: norm, op: layernorm, K: 8, C: 4}", r"C = 1; got C=4"),
+        # a global pool is an avg or max pool over the whole input, not an op of its own
+        (
+            "{name: p, kind: pool, op: global, K: 8, R: 7, S: 7}",
+            r"op 'global'; allowed: max, avg \(a global pool: max or avg, its window R x S",
+        ),
     ],
 )
 def test_a_network_yaml_with_a_bad_post_processing_layer(tmp_path: Path, line, cause) -> None:
@@ -635,6 +640,20 @@ def test_a_design_without_a_unit_refuses_post_processing_layers(tmp_path: Path) 
         "error: architecture 'bare': postprocess: 27 post-processing layer(s) ('conv1.relu': "
         "activation relu, ...) need a post-processing unit"
     )
+    # the line names the way in: the unit on the outermost on-chip level, RF here; given
+    # it, the architecture runs a conv and its ReLU
+    suggested = re.search(r"\((postprocess: \{level: RF, lanes: 16\}) in its YAML\)", out.stderr)
+    assert suggested is not None, out.stderr
+    with_unit = tmp_path / "with-unit.yaml"
+    with_unit.write_text(arch.read_text() + suggested.group(1) + "\n")
+    net_path = tmp_path / "net.yaml"
+    net_path.write_text(
+        "name: n\nlayers:\n  - {name: c, K: 2, C: 2, P: 2}\n"
+        "  - {name: r, kind: activation, op: relu, K: 2, P: 2}\n"
+    )
+    args = ["evaluate", "--arch", str(with_unit), "--workload", str(net_path)]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
     # from Python, and the way out: the network's MAC layers alone
     net = mg.load_workload("resnet18")
     with pytest.raises(MagnetError, match="need a post-processing unit"):
@@ -648,6 +667,12 @@ def test_a_post_processing_layer_has_no_mapping() -> None:
     mapping = mg.Mapping.from_data([{"target": "DRAM", "temporal": {"K": 64}}])
     with pytest.raises(MagnetError, match="it takes no mapping"):
         mg.evaluate(relu(), mg.load_arch("simba-chip"), mapping)
+    # a network's result has its run on the unit, not a mapping of its shape
+    net = Network.of("n", [CONV, relu(channels=16, size=14)])
+    result = mg.evaluate(net, simba(), dataflow="os-local-ws")
+    with pytest.raises(MagnetError, match=r"'relu' is a post-processing layer: it is not mapped"):
+        result.result(net.layers[1].layer)
+    assert result.runs[1].layer.name == "relu"
 
 
 @pytest.mark.parametrize(
@@ -846,3 +871,50 @@ def test_the_report_and_the_dashboard_show_post_processing_rows(post_study, tmp_
     drawn = sum(len(trace.x) for trace in fig.data if trace.name.endswith("-bound layers"))
     assert drawn == 2
     assert "2 post-processing layer(s) (no MACs) not drawn" in fig.layout.title.text
+
+
+# ---- a search space's workloads ------------------------------------------------------------
+def test_a_search_space_skips_unpriced_operators_only_when_asked(tmp_path: Path) -> None:
+    onnx_path = _conv_then(tmp_path, "Pow")
+    space = (DATA / "search" / "small_space.yaml").read_text()
+
+    def with_workload(entry: str) -> str:
+        text = space.replace("  - tests/data/search/small_net.yaml", f"  - {entry}")
+        assert text != space
+        return text.replace("trials: 10", "trials: 1")
+
+    cases = {
+        "refused.yaml": (
+            with_workload(f"{{workload: {onnx_path}}}"),
+            2,
+            r"workloads\.0: .*odd: Pow is an operator magnet does not price",
+        ),
+        "zoo.yaml": (
+            with_workload("{workload: resnet18, skip_unpriced_ops: true}"),
+            2,
+            r"workloads\.0: resnet18: skip_unpriced_ops: skipping unpriced operators applies "
+            r"to an \.onnx workload",
+        ),
+        "skipped.yaml": (
+            with_workload(f"{{workload: {onnx_path}, skip_unpriced_ops: true}}"),
+            0,
+            None,
+        ),
+    }
+    journal = tmp_path / "j.journal"
+    for name, (text, code, cause) in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        before = {p: _hash(p) for p in (path, onnx_path)}
+        args = ["search", str(path), "--storage", str(journal), "--workers", "1", "--no-report"]
+        out = CliRunner().invoke(main, args)
+        assert out.exit_code == code, out.output
+        assert "Traceback" not in out.stderr
+        assert {p: _hash(p) for p in (path, onnx_path)} == before
+        if cause is not None:
+            assert out.stdout == "" and len(out.stderr.strip().splitlines()) == 1
+            assert re.search(cause, out.stderr), out.stderr
+    (trial,) = mg.load_study("small", str(journal)).pareto_front()
+    (record,) = trial.records
+    assert record["skipped_ops"] == {"Pow": 1}
+    assert [row["name"] for row in record["layers"]] == ["conv"]

@@ -365,7 +365,14 @@ class NetworkResult:
     dataflow: str | None = None
 
     def result(self, layer: Layer) -> Result:
-        """The mapping of ``layer``'s shape as mapped alone (its activations in DRAM)."""
+        """The mapping of ``layer``'s shape as mapped alone (its activations in DRAM); a
+        post-processing layer has none (it runs on the unit: ``runs``)."""
+        if layer.is_postprocess:
+            raise MagnetError(
+                f"layer {layer.name!r} is a post-processing layer: it is not mapped; its run "
+                "on the post-processing unit is in NetworkResult.runs",
+                field="layer",
+            )
         return self.by_shape[layer.shape_key()]
 
     @cached_property

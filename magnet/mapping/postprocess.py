@@ -147,10 +147,12 @@ def require_unit(arch: Arch, layers: Sequence[Layer]) -> None:
     post = [layer for layer in layers if layer.is_postprocess]
     if post and arch.postprocess is None:
         first = post[0]
+        home = _home(arch)
+        level = "GlobalBuffer" if home is None else home.name
         raise MagnetError(
             f"{len(post)} post-processing layer(s) ({first.name!r}: {first.kind} {first.op}, "
             "...) need a post-processing unit, which this architecture does not have; give it "
-            "one (postprocess: {level: GlobalBuffer, lanes: 16} in its YAML) or leave them "
+            f"one (postprocess: {{level: {level}, lanes: 16}} in its YAML) or leave them "
             "out (Network.without_postprocess())",
             source=f"architecture {arch.name!r}",
             field="postprocess",

@@ -764,10 +764,12 @@ def _check_mapper(space: SearchSpace, source: str) -> None:
 
 def _check_workloads(space: SearchSpace, source: str) -> None:
     """Every workload loads."""
-    from magnet.workload.load import load_workload
+    from magnet.workload.load import check_skip_ops, load_workload
 
     for i, w in enumerate(space.workloads):
         try:
+            if w.skip_unpriced_ops:
+                check_skip_ops(w.workload, "skip_unpriced_ops")
             load_workload(w.workload, w.batch, skip_ops=w.skip_unpriced_ops)
         except MagnetError as exc:
             raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None

@@ -126,8 +126,10 @@ class Layer(Public):
         ops = POSTPROCESS_OPS[self.kind]
         if self.op not in ops:
             given = "no op" if self.op is None else f"op {self.op!r}"
+            hint = " (a global pool: max or avg, its window R x S the whole input)"
             raise ValueError(
-                f"layer {self.name!r}: {_a(self.kind)} layer has {given}; allowed: {', '.join(ops)}"
+                f"layer {self.name!r}: {_a(self.kind)} layer has {given}; allowed: "
+                f"{', '.join(ops)}{hint if self.kind == 'pool' else ''}"
             )
         if self.C != 1:
             raise ValueError(

@@ -124,6 +124,18 @@ def parse_workload_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
     return name.strip(), params
 
 
+def check_skip_ops(spec: str, field: str = "--skip-unpriced-ops") -> None:
+    """Bad input when skipping unpriced operators (``field``: the flag, or a search space's
+    ``skip_unpriced_ops``) is asked of workload ``spec``, which is not an ``.onnx`` file."""
+    if Path(spec).suffix.lower() != ".onnx":
+        raise MagnetError(
+            "skipping unpriced operators applies to an .onnx workload (a zoo network or a "
+            "network YAML has only layers magnet prices)",
+            source=spec,
+            field=field,
+        )
+
+
 @checked_call
 def load_workload(
     spec: str | Path, batch: Count | None = None, skip_ops: bool = False, **params: object
@@ -135,13 +147,8 @@ def load_workload(
     from magnet.workload.zoo import ZOO, load_zoo
 
     spec = str(spec)
-    if skip_ops and Path(spec).suffix.lower() != ".onnx":
-        raise MagnetError(
-            "skipping unpriced operators applies to an .onnx workload (a zoo network or a "
-            "network YAML has only layers magnet prices)",
-            source=spec,
-            field="--skip-unpriced-ops",
-        )
+    if skip_ops:
+        check_skip_ops(spec)
     name, given = parse_workload_spec(spec) if spec not in ZOO else (spec, {})
     if name in ZOO:
         merged = {**given, **params}
