@@ -27,7 +27,7 @@ from magnet.workload.layer import Layer, pool, postprocess
 from magnet.workload.network import Network
 from magnet.workload.onnx_import import load_onnx
 from magnet.workload.zoo import load_zoo
-from tests.conftest import DATA
+from tests.conftest import DATA, REPO
 
 #: Simba at 45 nm and its nominal 0.9 V (a dynamic-energy factor of 1), so that every unit
 #: operation is Horowitz's own number (ISSCC 2014, tests/data/reference/costs.md): a compare
@@ -918,3 +918,42 @@ def test_a_search_space_skips_unpriced_operators_only_when_asked(tmp_path: Path)
     (record,) = trial.records
     assert record["skipped_ops"] == {"Pow": 1}
     assert [row["name"] for row in record["layers"]] == ["conv"]
+
+
+# ---- what the README says the layers change --------------------------------------------------
+def _change(before: float, after: float, scale: float, unit: str, digits: int) -> str:
+    return (
+        f"{before / scale:.{digits}f} -> {after / scale:.{digits}f} {unit} "
+        f"({(after / before - 1) * 100:+.1f} %)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("workload", "label"),
+    [
+        ("resnet50", "ResNet-50 (49 ReLUs, 16 residual adds, 2 pools)"),
+        ("bert-base", "BERT-base (12 softmaxes, 24 layer norms, 24 adds, 12 GELUs)"),
+    ],
+)
+def test_the_readme_says_what_the_layers_change(workload: str, label: str) -> None:
+    # the README's table, measured as it says: simba-chip, os-local-ws, the fast mapper's
+    # defaults; before = the network's MAC layers alone (on simba-chip, the numbers main
+    # gave before issue 30 to the last digit: measured against main at 549de44), after =
+    # with its post-processing layers
+    arch = mg.load_arch("simba-chip")
+    net = mg.load_workload(workload)
+    before = mg.evaluate(net.without_postprocess(), arch, dataflow="os-local-ws").record()
+    after = mg.evaluate(net, arch, dataflow="os-local-ws").record()
+    post = [row for row in after.layers if row.op is not None]
+    energy = sum(row.energy_pj * row.count for row in post) / after.energy_pj
+    cycles = sum(row.latency_cycles * row.count for row in post) / after.latency_cycles
+    row = " | ".join(
+        [
+            f"| {label}",
+            _change(before.energy_pj, after.energy_pj, 1e9, "mJ", 2),
+            _change(before.latency_cycles, after.latency_cycles, 1e6, "M cycles", 2),
+            _change(before.dram_bytes, after.dram_bytes, 1e6, "MB", 1),
+            f"{energy * 100:.1f} %, {cycles * 100:.1f} % |",
+        ]
+    )
+    assert row in (REPO / "README.md").read_text()
