@@ -158,11 +158,13 @@ def test_simba_package(tmp_path: Path) -> None:
     # unlimited DRAM is a bound, not Simba: 5x to 9x MICRO 2019's 1,988 images/s (Simba's
     # 1,988 x 8.18 GOP = 16.3 TOPS is 12.7 % of its 128; magnet's bound uses > 60 % of 144.5)
     assert 5 <= free["images_per_s"] / 1988 <= 9 and free["utilization"] > 0.6
-    # the NoP costs magnet little time: 4 chiplets on unlimited DRAM are 4x one (within 1 %);
-    # every word into a chiplet crosses its links at most at 100 GB/s (assumed), so no layer
-    # takes in its weights faster (a single chiplet, with no links, takes them at 2 TB/s),
-    # and the few layers the links hold back (the fully connected one) are < 5 % of the time
-    assert _package_row(summary, "stall-free", 4)["speedup"] == pytest.approx(4, rel=0.01)
+    # the NoP costs magnet little time: 4 chiplets on unlimited DRAM are 4x one (within 2 %:
+    # 3.93x, the stem's max pool and layer1's residual adds taking their inputs in over the
+    # links); every word into a chiplet crosses its links at most at 100 GB/s (assumed), so
+    # no layer takes in its weights faster (a single chiplet, with no links, takes them at
+    # 2 TB/s), and the few layers the links hold back (the fully connected one, the pool and
+    # the adds) are < 5 % of the time
+    assert _package_row(summary, "stall-free", 4)["speedup"] == pytest.approx(4, rel=0.02)
     assert all(r["link_bound_share"] < 0.05 for r in summary["rows"])
     packaged = [r for r in summary["rows"] if r["chiplets"] > 1]
     assert all(r["weight_gb_per_s_per_chiplet_max"] <= 100 * 1.001 for r in packaged)

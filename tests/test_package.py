@@ -353,7 +353,8 @@ def test_the_command_line_reports_a_package() -> None:
     assert record.chiplets == 4 and record.nop_bytes > 0
     assert record.images_per_s == pytest.approx(1 / record.latency_s)  # batch 1
     assert record.energy_pj_by_category["nop"] > 0 and record.tops_per_w > 0
-    assert all(r.nop_bytes > 0 for r in record.layers)  # DRAM reaches a chiplet over a link
+    # DRAM reaches a chiplet over a link (a ReLU fused on a conv's output moves nothing)
+    assert all(r.nop_bytes > 0 for r in record.layers if r.dram_bytes > 0)
     assert any(r.partition for r in record.layers)
 
 

@@ -45,6 +45,8 @@ def partitions(record: mg.NetworkRecord, net: mg.Network) -> dict[str, Any]:
     each chiplet the same weights)."""
     busy_cycles, by_split, weight_gb_per_s = 0.0, {}, 0.0
     for row, entry in zip(record.layers, net.layers, strict=True):
+        if entry.layer.is_postprocess:  # on the post-processing units: not partitioned
+            continue
         split = row.partition
         busy_cycles += math.prod(split.values()) * row.latency_cycles * row.count
         name = " x ".join(f"{d}{f}" for d, f in sorted(split.items())) or "none"

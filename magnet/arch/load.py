@@ -11,6 +11,7 @@ from magnet.arch.spec import (
     ClockGating,
     ComputeLevel,
     Controller,
+    PostProcessor,
     PowerGating,
     StorageLevel,
 )
@@ -61,6 +62,7 @@ class ArchFile(Strict):
     power_gating: PowerGating = "none"
     clock_gating: ClockGating = "fine"
     controller: Controller = "none"
+    postprocess: PostProcessor | None = None
 
 
 def arch_from_tree(data: dict[str, Any], source: str) -> Arch:

@@ -293,6 +293,59 @@ class SystolicPipeline(Strict):
         return {OPERANDS[parse_operand(k)]: v for k, v in value.items()}
 
 
+#: The operations a post-processing unit's lanes do (``PostProcessor.ops_per_cycle``): an add
+#: (or subtract, or accumulate), a compare (max, min, a clamp), a multiply-add (a scale and a
+#: shift, a step of a polynomial, a table's linear interpolation), a lookup in its table.
+POSTPROCESS_UNIT_OPS: tuple[str, ...] = ("add", "compare", "mac", "lookup")
+
+
+class PostProcessor(Strict):
+    """The post-processing (vector) unit: where elementwise, activation, pooling, softmax and
+    normalisation layers run (``magnet.mapping.postprocess``).
+
+    One instance sits beside each instance of storage level ``level`` (Simba's PPU: one per
+    PE, beside its input buffer; a chip-wide unit: beside the global buffer). It reads
+    activations from the outermost on-chip level keeping outputs and writes them to the one
+    keeping inputs (the global buffer), across the fan-outs between that level and ``level``.
+    Each instance has ``lanes`` lanes; ``ops_per_cycle`` is what one lane does per cycle of
+    each operation (``POSTPROCESS_UNIT_OPS``; the kinds run in parallel, as the stages of a
+    pipeline), ``buffer_bits`` its buffer (rows of a softmax or a layer norm, the rows of a
+    pooling window), a table of ``lut_entries`` words of ``lut_bits`` for its functions (exp,
+    reciprocal, rsqrt, erf, tanh, sigmoid: a lookup and a linear interpolation, as NVDLA's
+    single-point data processor evaluates them; its default, 65 entries of 16 bits, is
+    NVDLA's LE table). ``fused``:
+    the unit sits on the MAC array's output path, so an elementwise layer (activation,
+    batchnorm, bias, scale, a residual add) right after a MAC layer runs on its outputs as
+    they leave (no round trip through the buffers), overlapped with it.
+    """
+
+    name: str = Field("PPU", min_length=1)
+    level: str = Field(min_length=1)
+    lanes: int = Field(ge=1, le=1 << 20)
+    ops_per_cycle: dict[str, float] = Field(
+        default_factory=lambda: {"add": 1.0, "compare": 1.0, "mac": 1.0, "lookup": 0.25}
+    )
+    buffer_bits: int = Field(0, ge=0, le=MAX_CAPACITY_BITS)
+    lut_entries: int = Field(65, ge=2, le=1 << 16)
+    lut_bits: int = Field(16, ge=1, le=64)
+    fused: bool = True
+
+    @field_validator("ops_per_cycle")
+    @classmethod
+    def _known_ops(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(value) - set(POSTPROCESS_UNIT_OPS))
+        missing = [op for op in POSTPROCESS_UNIT_OPS if op not in value]
+        if unknown or missing:
+            what = f"unknown {', '.join(unknown)}" if unknown else f"missing {', '.join(missing)}"
+            raise ValueError(
+                f"{what}; give one rate per operation: {', '.join(POSTPROCESS_UNIT_OPS)}"
+            )
+        bad = {k: v for k, v in value.items() if not 0 < v <= 1024}
+        if bad:
+            raise ValueError(f"rates are operations per lane per cycle in (0, 1024]; got {bad}")
+        return {op: float(value[op]) for op in POSTPROCESS_UNIT_OPS}
+
+
 class Arch(Strict):
     """An accelerator: storage levels (outermost first) and the compute level.
 
@@ -304,7 +357,8 @@ class Arch(Strict):
     as another, inputs as the im2col matrix),
     so that a spatial fan-out spreads a flattened product of dimensions. ``template`` and
     ``params`` record what built the architecture, so that it can be rebuilt (and its named
-    dataflows found).
+    dataflows found). ``postprocess``: the unit that runs a network's post-processing
+    layers (None: the design has none, and a network with such layers is refused).
     """
 
     name: str = "arch"
@@ -317,6 +371,7 @@ class Arch(Strict):
     clock_gating: ClockGating = "fine"
     controller: Controller = "none"
     pipeline: SystolicPipeline | None = None
+    postprocess: PostProcessor | None = None
     layer_view: Literal["loop_nest", "gemm"] = "loop_nest"
     template: str | None = None
     params: dict[str, Any] | None = None
@@ -340,6 +395,16 @@ class Arch(Strict):
             unknown = sorted(set(self.pipeline.registers.values()) - set(names))
             if unknown:
                 raise ValueError(f"pipeline registers name unknown levels: {', '.join(unknown)}")
+        unit = self.postprocess
+        if unit is not None:
+            on_chip = [lvl.name for lvl in self.levels if not lvl.is_dram]
+            if unit.level not in on_chip:
+                raise ValueError(
+                    f"postprocess.level {unit.level!r} is not an on-chip storage level; "
+                    f"allowed: {', '.join(on_chip)}"
+                )
+            if unit.name in names:
+                raise ValueError(f"postprocess.name {unit.name!r} is also a level's name")
         return self
 
     # ---- derived views (index 0 = innermost storage level) ------------------------------
@@ -404,6 +469,14 @@ class Arch(Strict):
                 "params": None,
             }
         )
+
+    @property
+    def postprocess_instances(self) -> int:
+        """How many post-processing units the chip has (one per instance of their level)."""
+        unit = self.postprocess
+        if unit is None:
+            return 0
+        return next(lvl.instances for lvl in self.levels if lvl.name == unit.level)
 
     @property
     def mac_count(self) -> int:

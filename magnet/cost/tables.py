@@ -655,8 +655,9 @@ class TableCostModel(CostModel):
         return self._clock(self._check_component(component))
 
     def area_um2(self, component: Component) -> float | None:
-        """Area of one instance (um^2); None for DRAM (off chip), wires (over the logic) and
-        adders (inside a MAC)."""
+        """Area of one instance (um^2); None for DRAM (off chip) and wires (over the logic).
+        An adder's is its row's (magnet asks it only of a post-processing unit's adders: the
+        adds of trees and address generators sit inside the MACs and the control)."""
         return self._area(self._check_component(component))
 
     # -- dispatch by component class ---------------------------------------------------------
@@ -766,8 +767,12 @@ class TableCostModel(CostModel):
 
     @functools.singledispatchmethod
     def _area(self, component: Component) -> float | None:
-        """DRAM (off chip), network (wires over logic), adder (inside a MAC): no area."""
+        """DRAM (off chip), network (wires over logic): no area."""
         return None
+
+    @_area.register
+    def _(self, component: AdderComponent) -> float | None:
+        return self._add_row(component)[1] * self.factors.area
 
     @_area.register
     def _(self, component: MacComponent) -> float | None:

@@ -24,7 +24,14 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError
 
-from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
+from magnet.arch.spec import (
+    Arch,
+    ComputeLevel,
+    Fanout,
+    PostProcessor,
+    StorageLevel,
+    SystolicPipeline,
+)
 from magnet.arguments import Name, checked_call, checked_methods
 from magnet.cost import NocModel
 from magnet.cost.base import (
@@ -336,6 +343,8 @@ class MagnetExtensions(Strict):
     streaming: list[str] = Field(default_factory=list)
     fanout: dict[str, Fanout] = Field(default_factory=dict)
     pipeline: SystolicPipeline | None = None
+    postprocess: PostProcessor | None = None
+    postprocess_area_um2: dict[str, Annotated[Price, Field(ge=0)]] = Field(default_factory=dict)
     router_area_um2: Price | None = Field(None, ge=0)
     overhead_area_um2: dict[OverheadKind, Annotated[Price, Field(ge=0)]] = Field(
         default_factory=dict
@@ -389,6 +398,7 @@ def _arch(
         clock_ghz=TIMELOOP_CLOCK_GHZ,
         power_gating="idle-units",  # Timeloop charges leakage of the instances in use
         pipeline=extra.pipeline,
+        postprocess=extra.postprocess,
     )
 
 
@@ -700,6 +710,7 @@ def _ert(ert: Any, art: Any, extra: MagnetExtensions) -> ErtCostModel | None:
         base = _leaf_name(table["name"])
         area[base] = _price(table.get("area"), "area (um^2)", f"ART.{base}")
     overheads = {str(kind): um2 for kind, um2 in extra.overhead_area_um2.items()}
+    area.update(extra.postprocess_area_um2)  # the unit's parts, by their full names
     return ErtCostModel(energy, area, extra.router_area_um2, overheads)
 
 

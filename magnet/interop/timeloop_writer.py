@@ -431,6 +431,13 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             if lvl.fanout != Fanout()
         },
         "pipeline": None if arch.pipeline is None else arch.pipeline.model_dump(),
+        # the post-processing unit and the area of its parts (its layers are not written)
+        "postprocess": None if arch.postprocess is None else arch.postprocess.model_dump(),
+        "postprocess_area_um2": (
+            {}
+            if costs.postprocess is None or not costs.area_known
+            else dict(costs.postprocess.part_area_um2)
+        ),
         "router_area_um2": areas["routers"] / routers if "routers" in areas else None,
         "overhead_area_um2": {k: areas[k] for k in OVERHEAD_KINDS if k in areas},
         "design": {

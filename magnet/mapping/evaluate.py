@@ -9,6 +9,8 @@ Energy, by category:
 * ``math``: every MAC (multiply + accumulate); a fan-out whose children are reduced in an
   adder tree (a vector MAC's lanes) replaces all but one accumulation of the ``r`` lanes it
   merges by the tree's adds, priced at their widths;
+* ``postprocess``: the operations of a post-processing unit (0 here: a MAC layer has none;
+  ``magnet.mapping.postprocess`` prices the layers it runs);
 * ``memory``: reads, fills and updates of the on-chip storage levels, per access of a block;
 * ``dram``: the same for DRAM;
 * ``network``: the chip's wires and network reductions. A fan-out's n children are laid out in the
@@ -60,7 +62,17 @@ from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer
 
 ACTIONS = ("reads", "fills", "updates")
-CATEGORIES = ("math", "memory", "network", "nop", "clock", "control", "dram", "static")
+CATEGORIES = (
+    "math",
+    "postprocess",
+    "memory",
+    "network",
+    "nop",
+    "clock",
+    "control",
+    "dram",
+    "static",
+)
 
 
 def layer_view(layer: Layer, arch: Arch) -> Layer:
@@ -132,6 +144,7 @@ class BatchResult:
         access = self.access_energy_pj.sum(axis=(1, 2))
         return {
             "math": self.math_pj,
+            "postprocess": np.zeros_like(self.math_pj),  # a post-processing unit's operations
             "memory": access[~self.dram].sum(axis=0),
             "network": self.network_pj[~self.nop].sum(axis=0),
             "nop": self.network_pj[self.nop].sum(axis=0),
@@ -642,6 +655,7 @@ class Result:
         """This result as a ``LayerRecord`` (what ``--json`` prints)."""
         return LayerRecord(
             layer=self.layer.name,
+            kind=self.layer.kind,
             shape=self.layer.shape_str(),
             macs=self.macs,
             arch=self.arch.name,

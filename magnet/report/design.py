@@ -25,6 +25,7 @@ from magnet.cost.base import OVERHEAD_NOTES, UNPRICED_OVERHEADS
 from magnet.errors import MagnetError
 from magnet.search.study import Study, TrialView
 from magnet.units import exact_bytes, human_bytes
+from magnet.workload.layer import POSTPROCESS_OPS
 
 #: What a design page says where a record predates what it shows.
 OLD_RECORD = "not in this record (written by an older magnet)"
@@ -128,9 +129,16 @@ def arch_yaml(arch: Arch) -> str:
 
 
 def mappings_data(record: dict[str, Any]) -> dict[str, Any]:
-    """The per-layer mappings of a record, as ``magnet evaluate --mapping-file`` reads them."""
+    """The per-layer mappings of a record, as ``magnet evaluate --mapping-file`` reads them:
+    its MAC layers' (a post-processing layer has no mapping: the unit runs it)."""
     mappings = record.get("mappings") or {}
-    return {"layers": {r["name"]: mappings[r["shape"]] for r in record["layers"]}}
+    return {
+        "layers": {
+            r["name"]: mappings[r["shape"]]
+            for r in record["layers"]
+            if r.get("kind") not in POSTPROCESS_OPS
+        }
+    }
 
 
 def mappings_yaml(record: dict[str, Any]) -> str:
@@ -257,6 +265,14 @@ def area_rows(record: dict[str, Any] | None, arch: Arch | None) -> list[dict[str
             f"{c.accum_bits}-bit sums ({c.format or c.datatype})",
             instances=c.instances,
         )
+        unit = arch.postprocess
+        if unit is not None:
+            add(
+                unit.name,
+                f"post-processing units: {unit.lanes} lanes each, beside each {unit.level}",
+                instances=arch.postprocess_instances,
+                capacity=size(unit.buffer_bits // 8),
+            )
     for name in list(parts):
         add(name, area_note(record or {}, name))
     # what silicon has that the built-in tables leave out: named, without an area

@@ -22,6 +22,10 @@ weight collector holds ``weight_collector`` weights per lane (a vector of them p
 unit; Simba's weight register is a collector of depth 1); the accumulation collector holds
 ``accum_collector`` partial sums per vector unit. Buffer sizes are per PE, as published, and
 split evenly over the vector units (as NVIDIA's model splits them).
+
+Each PE also has a post-processing unit (``PPU``, Simba's: activation, pooling, scaling on
+the accumulation output), beside its input buffer, reading and writing the global buffer
+over the PE mesh (``magnet.templates.parts.post_processor``).
 """
 
 from __future__ import annotations
@@ -33,13 +37,23 @@ from pydantic import Field, model_validator
 from magnet.arch.spec import Arch, Controller, Fanout, StorageLevel
 from magnet.dataflow import Dataflow, Rule
 from magnet.errors import DesignInfeasible
-from magnet.templates.base import Bytes, Int, Template, TemplateParams
-from magnet.templates.parts import PIXELS, WINDOW, assemble, dram
+from magnet.templates.base import Bytes, Int, Template
+from magnet.templates.parts import (
+    PIXELS,
+    WINDOW,
+    PostProcessParams,
+    assemble,
+    dram,
+    post_processor,
+)
 from magnet.units import Real
 
 
-class SimbaParams(TemplateParams):
-    """MAGNet / Simba parameters (buffer sizes per PE)."""
+class SimbaParams(PostProcessParams):
+    """MAGNet / Simba parameters (buffer sizes per PE). Each PE has a post-processing unit on
+    its accumulation buffers' output (Simba, MICRO 2019: the PE's PPU); ``ppu_lanes: null``
+    gives it one lane per vector unit, the outputs the accumulation buffers deliver per cycle
+    (an assumption: the PPU's width is not published [NF])."""
 
     vector_width: Int = Field(8, ge=1, le=256, description="lanes of a vector MAC (over C)")
     vector_units: Int = Field(8, ge=1, le=256, description="vector MACs per PE (over K)")
@@ -306,7 +320,8 @@ class Simba(Template[SimbaParams]):
             # inputs get "only multicast across the 8 vector units"): one register per lane
             "macs_per_input_register": p.vector_units,
         }
-        return assemble(name, levels, p, lane_mesh, compute)
+        ppu = post_processor(p, "InputBuffer", p.vector_units)
+        return assemble(name, levels, p, lane_mesh, compute, postprocess=ppu)
 
     def dataflow(self, arch: Arch, name: str) -> Dataflow:
         """The named dataflow on ``arch``: the hardware's rules merged with the dataflow's, the
