@@ -937,9 +937,8 @@ def _change(before: float, after: float, scale: float, unit: str, digits: int) -
 )
 def test_the_readme_says_what_the_layers_change(workload: str, label: str) -> None:
     # the README's table, measured as it says: simba-chip, os-local-ws, the fast mapper's
-    # defaults; before = the network's MAC layers alone (on simba-chip, the numbers main
-    # gave before issue 30 to the last digit: measured against main at 549de44), after =
-    # with its post-processing layers
+    # defaults; before = the network's MAC layers alone (all magnet priced before issue 30),
+    # after = with its post-processing layers
     arch = mg.load_arch("simba-chip")
     net = mg.load_workload(workload)
     before = mg.evaluate(net.without_postprocess(), arch, dataflow="os-local-ws").record()
