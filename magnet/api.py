@@ -32,6 +32,7 @@ from magnet.mapper.pipeline import map_pipeline
 from magnet.mapping.evaluate import Result, evaluate_mapping
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.network import LayerMappings, NetworkResult, evaluate_network
+from magnet.mapping.postprocess import PostResult, price_postprocess
 from magnet.templates import DataflowSpec, dataflow_for
 from magnet.workload.layer import Layer
 from magnet.workload.network import Network
@@ -116,7 +117,15 @@ def map_layer(
 
     ``options`` are the mapper's own (``samples``, ...: its ``Options`` model names them);
     ``progress`` is called after every batch the mapper prices. An exception in a plug-in
-    mapper's code is a ``PluginError``."""
+    mapper's code is a ``PluginError``. A post-processing layer has no mapspace (it runs on
+    the design's post-processing unit: ``evaluate`` prices it) and is refused."""
+    if layer.is_postprocess:
+        raise MagnetError(
+            f"layer {layer.name!r} is a post-processing layer ({layer.kind} {layer.op}): it "
+            "runs on the design's post-processing unit and has no mapping to search; price "
+            "it with magnet.evaluate(layer, design)",
+            field="layer",
+        )
     d = design(arch, dataflow, cost_model, noc=noc)
     m = get_mapper(
         mapper,
@@ -146,7 +155,7 @@ def evaluate(
     on_layer: LayerProgress | None = None,
     pipeline: bool = False,
     **options: Any,
-) -> Result: ...
+) -> Result | PostResult: ...
 
 
 @overload
@@ -186,7 +195,7 @@ def evaluate(
     on_layer: LayerProgress | None = None,
     pipeline: bool = False,
     **options: Any,
-) -> Result | NetworkResult:
+) -> Result | PostResult | NetworkResult:
     """Evaluate a layer or a network on a design.
 
     With ``mapping`` (a ``Mapping`` for a layer, ``LayerMappings`` for a network) that
@@ -194,7 +203,9 @@ def evaluate(
     mapper finds one per distinct layer shape under ``dataflow`` (``options``: the mapper's
     own, and ``progress``, called after every batch it prices; ``on_layer``, called after
     each layer shape is mapped). Returns a ``Result`` (a layer) or a ``NetworkResult``; both
-    have ``energy_pj``, ``latency_cycles``, ``energy_pj_by_category`` and ``record()``.
+    have ``energy_pj``, ``latency_cycles``, ``energy_pj_by_category`` and ``record()``. A
+    post-processing layer is priced on the design's post-processing unit, a pass of its own
+    reading from and writing to DRAM (a ``PostResult``, read the same way).
     ``pipeline``: a network on a package runs as a pipeline of stages on groups of its
     chiplets (``magnet.mapper.pipeline``; a ``PipelineResult``), not layer after layer.
     """
@@ -205,6 +216,13 @@ def evaluate(
             "pipeline: a network, mapped by magnet (the stages choose each layer's chiplets)",
             field="pipeline",
         )
+    if isinstance(workload, Layer) and workload.is_postprocess:
+        if mapping is not None:
+            raise MagnetError(
+                f"layer {workload.name!r} is a post-processing layer: it takes no mapping",
+                field="mapping",
+            )
+        return price_postprocess(workload, d.arch, d.costs)
     if isinstance(workload, Layer):
         if mapping is not None:
             if not isinstance(mapping, Mapping):

@@ -385,6 +385,13 @@ def _print(record: BaseModel, as_json: bool, text: Callable[[], str]) -> None:
     help="A --workload on a package: pipeline its layers across groups of chiplets "
     "(stages), reporting a batch's latency and the pipeline's throughput.",
 )
+@click.option(
+    "--skip-unpriced-ops",
+    "skip_ops",
+    is_flag=True,
+    help="An .onnx --workload: leave out the operators magnet does not price (else refused, "
+    "naming the first); the record lists what was skipped.",
+)
 @SEARCH_OPTIONS
 @COMMON_OPTIONS
 @_friendly
@@ -397,6 +404,7 @@ def evaluate_command(
     layer_mappings: str | None,
     timeloop_file: str | None,
     pipeline: bool,
+    skip_ops: bool,
     dataflow: str | None,
     mapper: str,
     objective: str,
@@ -431,12 +439,15 @@ def evaluate_command(
             noc=noc,
             quiet=as_json,
             pipeline=pipeline,
+            skip_ops=skip_ops,
         )
         record = network.record()
         _print(record, as_json, lambda: network_table(record))
         return
     if pipeline:
         raise MagnetError("--pipeline applies to --workload (a network on a package)")
+    if skip_ops:
+        raise MagnetError("--skip-unpriced-ops applies to an .onnx --workload")
     if dataflow:
         raise MagnetError("--dataflow maps a --workload; for one layer use 'magnet map'")
     if batch is not None or layer_mappings:
@@ -461,6 +472,7 @@ def _evaluate_network(
     noc: str | None,
     quiet: bool,
     pipeline: bool = False,
+    skip_ops: bool = False,
 ) -> NetworkResult:
     """``magnet evaluate --workload``: the network on ``--arch`` under its per-layer mappings
     (``--mapping-file``) or mapped under ``--dataflow`` (free, the hardware's rules only, when
@@ -480,7 +492,7 @@ def _evaluate_network(
         raise MagnetError(
             "--pipeline maps the layers on its stages: give --dataflow, not --mapping-file"
         )
-    network = load_workload(workload, batch)
+    network = load_workload(workload, batch, skip_ops=skip_ops)
     design = _design(arch_spec, dataflow, cost_model, noc)
     if mappings_file:
         return evaluate(network, design, LayerMappings.from_yaml(mappings_file))
@@ -651,6 +663,9 @@ def export_timeloop(
     else:
         flags = _MapperFlags(mapper, objective, seed, samples, budget_evaluations, budget_seconds)
         result = _best_mapping(layer, design, flags, quiet=as_json)[1]
+    from magnet.mapping.evaluate import Result
+
+    assert isinstance(result, Result)  # --layer is a loop nest: never a post-processing layer
     path = write_timeloop(result, output)
     record = result.record()
     _print(record, as_json, lambda: layer_table(record, result.mapping.loop_nest(result.arch)))
@@ -794,7 +809,8 @@ def costs(arch_spec: str | None, cost_model: str | None, list_models: bool, as_j
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @_friendly
 def workloads(as_json: bool) -> None:
-    """List the model zoo: name, layers, MACs at batch 1 with default parameters."""
+    """List the model zoo: name, layers (of which post-processing), MACs at batch 1 with
+    default parameters."""
     from magnet.workload.zoo import ZOO, load_zoo
 
     rows: list[dict[str, Any]] = []
@@ -804,7 +820,8 @@ def workloads(as_json: bool) -> None:
             {
                 "name": name,
                 "layers": net.layer_count,
-                "unique_shapes": len(net.unique_layers()),
+                "postprocess_layers": sum(e.repeat for e in net if e.layer.is_postprocess),
+                "unique_shapes": len(net.unique_layers(mapped=True)),
                 "macs": net.macs,
                 "parameters": list(entry.parameters),
                 "description": entry.description,
@@ -813,10 +830,10 @@ def workloads(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return
-    click.echo(f"{'name':<14}{'layers':>8}{'shapes':>8}{'GMACs':>10}  parameters")
+    click.echo(f"{'name':<14}{'layers':>8}{'post':>6}{'shapes':>8}{'GMACs':>10}  parameters")
     for r in rows:
         click.echo(
-            f"{r['name']:<14}{r['layers']:>8}{r['unique_shapes']:>8}"
+            f"{r['name']:<14}{r['layers']:>8}{r['postprocess_layers']:>6}{r['unique_shapes']:>8}"
             f"{r['macs'] / 1e9:>10.3f}  {', '.join(r['parameters'])}"
         )
 

@@ -154,6 +154,7 @@ def test_records_are_versioned_json_that_reads_back() -> None:
     assert sum(back.energy_pj_by_category.values()) == pytest.approx(back.energy_pj)
     assert set(back.energy_pj_by_category) == {
         "math",
+        "postprocess",
         "memory",
         "network",
         "nop",

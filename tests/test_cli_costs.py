@@ -53,8 +53,9 @@ def test_costs_command_lists_every_component() -> None:
     out = CliRunner().invoke(main, ["costs", "--arch", "simba-chip", "--json"])
     assert out.exit_code == 0, out.output
     rows = json.loads(out.output)
-    # 6 storage levels + the MAC + 3 fan-out networks (PE array, vector units, lanes)
-    assert len(rows) == 10
+    # 6 storage levels + the MAC + 3 fan-out networks (PE array, vector units, lanes) + the
+    # post-processing unit's 4 parts (a lane's multiply-add unit and adder, table, buffer)
+    assert len(rows) == 14
     dram = next(r for r in rows if r["component"] == "DRAM")
     # simba-chip's DRAM is the default technology, LPDDR4: 13.0 pJ/bit (dram.yaml: the low end
     # of 13.0-14.0, H. Ha's thesis, as quoted) x a 64-bit access = 832 pJ, not node-scaled

@@ -152,17 +152,20 @@ def test_simba_package(tmp_path: Path) -> None:
     # ResNet-50's 25,502,912 weight bytes, 25.5e6 / 25.6e9 = 0.996 ms, <= 1,004 images/s;
     # 0.31x MICRO 2019's 1,988 (README: tested within 0.25-0.5)
     assert summary["weights_bytes"] == 25_502_912 and lp["dram_gb_per_s"] == pytest.approx(25.6)
-    assert lp["dram_bound"] and lp["dram_bound_share"] > 0.8
+    # (more than half of the time: the blocks' activations stay in the 36 global buffers)
+    assert lp["dram_bound"] and lp["dram_bound_share"] > 0.5
     assert lp["images_per_s"] <= 25.6e9 / 25_502_912
     assert 0.25 <= lp["images_per_s"] / 1988 <= 0.5
     # unlimited DRAM is a bound, not Simba: 5x to 9x MICRO 2019's 1,988 images/s (Simba's
     # 1,988 x 8.18 GOP = 16.3 TOPS is 12.7 % of its 128; magnet's bound uses > 60 % of 144.5)
     assert 5 <= free["images_per_s"] / 1988 <= 9 and free["utilization"] > 0.6
-    # the NoP costs magnet little time: 4 chiplets on unlimited DRAM are 4x one (within 1 %);
-    # every word into a chiplet crosses its links at most at 100 GB/s (assumed), so no layer
-    # takes in its weights faster (a single chiplet, with no links, takes them at 2 TB/s),
-    # and the few layers the links hold back (the fully connected one) are < 5 % of the time
-    assert _package_row(summary, "stall-free", 4)["speedup"] == pytest.approx(4, rel=0.01)
+    # the NoP costs magnet little time: 4 chiplets on unlimited DRAM are 4x one (within 2 %:
+    # 3.93x, the stem's max pool and layer1's residual adds taking their inputs in over the
+    # links); every word into a chiplet crosses its links at most at 100 GB/s (assumed), so
+    # no layer takes in its weights faster (a single chiplet, with no links, takes them at
+    # 2 TB/s), and the few layers the links hold back (the fully connected one, the pool and
+    # the adds) are < 5 % of the time
+    assert _package_row(summary, "stall-free", 4)["speedup"] == pytest.approx(4, rel=0.02)
     assert all(r["link_bound_share"] < 0.05 for r in summary["rows"])
     packaged = [r for r in summary["rows"] if r["chiplets"] > 1]
     assert all(r["weight_gb_per_s_per_chiplet_max"] <= 100 * 1.001 for r in packaged)
@@ -183,10 +186,11 @@ def test_simba_package(tmp_path: Path) -> None:
         assert link_pj <= r["energy_pj_by_category"]["nop"] <= link_pj * 1.001
     assert all(r["nop_share_package"] > 0.8 for r in summary["low_point"])
     # TOPS/W without DRAM at 36 chiplets is below MICRO 2019's "up to 6.1" at both clocks:
-    # 0.1-0.3x at 1.96 GHz, 0.35-0.5x at 161 MHz (README)
+    # 0.25-0.45x at 1.96 GHz, 0.4-0.55x at 161 MHz (README; fine clock gating: a waiting
+    # chiplet's registers are not clocked)
     at_36 = [_package_row(summary, s, 36) for s in ("lpddr4", "hbm2", "stall-free")]
-    assert all(0.1 <= r["tops_per_w_package"] / 6.1 <= 0.3 for r in at_36)
-    assert all(0.35 <= r["tops_per_w_package"] / 6.1 <= 0.5 for r in summary["low_point"])
+    assert all(0.25 <= r["tops_per_w_package"] / 6.1 <= 0.45 for r in at_36)
+    assert all(0.4 <= r["tops_per_w_package"] / 6.1 <= 0.55 for r in summary["low_point"])
     sweep = {(r["series"], r["hop_ns"]): r for r in summary["non_uniform"]}
     # no hop latency (the template's assumption): every chiplet waits alike, the shares tie
     assert sweep["stall-free", 0]["gain"] == 0
@@ -206,9 +210,10 @@ def test_simba_package_committed_results_say_where_the_nop_dominates() -> None:
     assert summary["quick"] is False
     assert [r["chiplets"] for r in summary["rows"][:7]] == [1, 2, 4, 8, 16, 32, 36]
     # the full run (experiments/README.md): the NoP outspends the MACs from 2 chiplets on
-    # every DRAM, and takes more than half of the package's energy (DRAM excluded) from 32
-    # chiplets on unlimited DRAM (never up to 36 on LPDDR4 or HBM2, where DRAM waits cut the
-    # chiplets a layer keeps busy)
+    # every DRAM, and takes more than half of the package's energy (DRAM excluded) from 16
+    # chiplets on HBM2 and unlimited DRAM, from 32 on LPDDR4 (fine clock gating: a chiplet
+    # waiting for DRAM clocks only its gating cells, so the links' share grows sooner than
+    # under model v2's ungated clock, which put it past half only from 32 on unlimited DRAM)
     found = summary["nop_dominates"]
     assert found["share"] == 0.5
     assert {s: f["nop_over_math_from"] for s, f in found.items() if s != "share"} == {
@@ -216,9 +221,9 @@ def test_simba_package_committed_results_say_where_the_nop_dominates() -> None:
         "hbm2": 2,
         "stall-free": 2,
     }
-    assert found["stall-free"]["nop_over_share_from"] == 32
-    assert found["lpddr4"]["nop_over_share_from"] is None
-    assert found["hbm2"]["nop_over_share_from"] is None
+    assert found["stall-free"]["nop_over_share_from"] == 16
+    assert found["hbm2"]["nop_over_share_from"] == 16
+    assert found["lpddr4"]["nop_over_share_from"] == 32
     # non-uniform partitioning's gain grows with the hop latency, from nothing at 0 (the
     # template's assumption) to under 1 % at UCIe 1.0's 2 ns PHY bound [PQ]; Simba's "up to
     # 16 %" covers three tiling optimisations together [P]

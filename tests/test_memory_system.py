@@ -248,18 +248,21 @@ def test_the_list_order_chains_matching_channels_only() -> None:
 def test_resnet_graph_keeps_the_block_input_for_the_shortcut() -> None:
     net = mg.load_workload("resnet50")
     pairs = dict(zip([e.layer.name for e in net.layers[1:]], net.handoffs(), strict=True))
-    # the stem's output feeds layer1.0.conv1 and the projection shortcut: read from the
-    # global buffer by conv1, but written to DRAM for the shortcut
+    # the stem's output (its max pool's) feeds layer1.0.conv1 and the projection shortcut:
+    # conv1 follows it, but the shortcut reads it too
+    assert net.producers["layer1.0.conv1"] == ("maxpool",)
     assert pairs["layer1.0.conv1"] == (True, False)
-    assert pairs["layer1.0.conv2"] == (True, True)
-    # a block's input is the residual add of conv3 and the shortcut: not one producer
-    assert net.producers["layer1.1.conv1"] == ("layer1.0.conv3", "layer1.0.downsample.0")
-    assert pairs["layer1.1.conv1"] == (False, False)
+    assert pairs["layer1.0.conv2"] == (True, True)  # after conv1's ReLU, its only reader
+    # the residual add reads conv3 and the shortcut; the block's ReLU makes the next input,
+    # which the next block's conv1 and its add both read
+    assert net.producers["layer1.0.add"] == ("layer1.0.conv3", "layer1.0.downsample.0")
+    assert net.producers["layer1.1.conv1"] == ("layer1.0.relu",)
+    assert pairs["layer1.1.conv1"] == (True, False)
 
 
 def test_onnx_graph_gives_the_producers(tmp_path: Path) -> None:
-    # conv a -> relu -> conv b -> add(b, relu(a)) -> conv c: b reads a alone (through the Relu);
-    # c reads the sum of b and a; a's output is also needed by the add, so a still writes it.
+    # conv a -> relu -> conv b -> add(b, relu(a)) -> conv c: every node a layer; the Relu's
+    # output is read by b and by the add, which reads b's too; c reads the add's.
     f32 = TensorProto.FLOAT
     w = [numpy_helper.from_array(np.zeros((8, 8, 1, 1), np.float32), n) for n in "wvu"]
     nodes = [
@@ -279,8 +282,14 @@ def test_onnx_graph_gives_the_producers(tmp_path: Path) -> None:
     path = tmp_path / "chain.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
     net, _ = load_onnx(path)
-    assert net.producers == {"a": (), "b": ("a",), "c": ("b", "a")}
-    assert net.handoffs() == [(True, False), (False, False)]
+    assert net.producers == {
+        "a": (),
+        "Relu_1": ("a",),
+        "b": ("Relu_1",),
+        "Add_3": ("b", "Relu_1"),
+        "c": ("Add_3",),
+    }
+    assert net.handoffs() == [(True, True), (True, False), (False, False), (True, True)]
 
 
 # ---- the roofline --------------------------------------------------------------------------------

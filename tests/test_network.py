@@ -144,12 +144,16 @@ def test_cli_evaluates_an_onnx_model_and_lists_what_it_did_not_price(tmp_path) -
     maps = tmp_path / "maps.yaml"
     # conv: K=8, C=4, P=Q=4, R=S=3 -> 8 * 4 * 16 * 9 = 4608 MACs, all temporal at DRAM
     maps.write_text("layers:\n  conv:\n    - {target: DRAM, temporal: 'K8 C4 P4 Q4 R3 S3'}\n")
+    # the Relu runs on a post-processing unit of one lane beside the RF, fused on the conv's
+    # output path: its 128 compares take 128 cycles, hidden under the conv's 4,608
+    arch = tmp_path / "arch.yaml"
+    arch.write_text((NET / "tiny_arch.yaml").read_text() + "postprocess: {level: RF, lanes: 1}\n")
     out = CliRunner().invoke(
         main,
         [
             "evaluate",
             "--arch",
-            str(NET / "tiny_arch.yaml"),
+            str(arch),
             "--workload",
             str(model_path),
             "--mapping-file",
@@ -160,7 +164,12 @@ def test_cli_evaluates_an_onnx_model_and_lists_what_it_did_not_price(tmp_path) -
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert data["macs"] == 4608 and data["latency_cycles"] == 4608
-    assert data["notes"] == ["not priced: 1 nodes: Relu x 1; priced: 1 layers: Conv x 1"]
+    assert data["notes"] == [
+        "priced: 2 layers: Conv x 1, Relu x 1; free (layout, constants): 0 nodes"
+    ]
+    relu = data["layers"][1]
+    assert (relu["kind"], relu["op"], relu["fused_into"]) == ("activation", "relu", "conv")
+    assert relu["latency_cycles"] == 0 and relu["dram_bytes"] == 0
 
 
 def test_layers_that_are_one_loop_nest_on_the_design_are_mapped_once() -> None:

@@ -50,15 +50,19 @@ def _only(path: Path, batch: int | None = None) -> tuple[Layer, ImportSummary]:
     return network.layers[0].layer, summary
 
 
+def _first(path: Path, batch: int | None = None) -> Layer:
+    return load_onnx(path, batch=batch)[0].layers[0].layer
+
+
 def _fields(layer: Layer) -> dict:
     return layer.model_dump()
 
 
-def _expect(name: str, kind: str, **dims: int) -> dict:
+def _expect(name: str, kind: str, op: str | None = None, **dims: int) -> dict:
     """Every Layer field: the given ones, 1 for the rest."""
     keys = ("N", "G", "K", "C", "P", "Q", "R", "S")
     keys += ("wstride", "hstride", "wdilation", "hdilation")
-    return {"name": name, "kind": kind, **{k: dims.get(k, 1) for k in keys}}
+    return {"name": name, "kind": kind, "op": op, **{k: dims.get(k, 1) for k in keys}}
 
 
 # ---- Conv ----------------------------------------------------------------------------------
@@ -280,8 +284,10 @@ def test_batched_matmul_of_two_activations(tmp_path: Path) -> None:
 # ---- what is not priced, names, batch --------------------------------------------------------
 
 
-def test_unsupported_nodes_are_counted_not_priced(tmp_path: Path) -> None:
-    # conv (priced) -> Relu -> MaxPool -> Add(pool, pool) -> Relu -> a custom op -> a 3-D Conv
+def test_unpriced_nodes_are_refused_or_skipped(tmp_path: Path) -> None:
+    # conv -> Relu -> MaxPool -> Add(pool, pool) -> Relu (all priced) -> a custom op -> a 3-D
+    # Conv: the custom op is refused, naming it and its node (unnamed: op and index); asked
+    # to skip, both are left out and listed, the 3-D conv with why
     nodes = [
         helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c"], ["r"]),
@@ -299,16 +305,18 @@ def test_unsupported_nodes_are_counted_not_priced(tmp_path: Path) -> None:
         [_weight("w", 4, 3, 3, 3), _weight("w3", 2, 2, 1, 1, 1)],
         opsets=[helper.make_opsetid("com.example", 1)],
     )
-    network, summary = load_onnx(path)
-    assert [entry.layer.name for entry in network] == ["conv"]
-    assert summary.layers == (network.layers[0].layer,)
-    # the 3-D conv is counted with the other Conv ops that are not priced, with a note
-    assert summary.not_priced == {"Relu": 2, "MaxPool": 1, "Add": 1, "com.example.Foo": 1,
-                                  "Conv": 1}  # fmt: skip
-    assert summary.not_priced_count == 6 and summary.priced_count == 1
+    with pytest.raises(MagnetError, match=r"com\.example\.Foo_5: com\.example\.Foo is an op"):
+        load_onnx(path)
+    network, summary = load_onnx(path, skip_ops=True)
+    names = ["conv", "Relu_1", "MaxPool_2", "Add_3", "Relu_4"]
+    assert [entry.layer.name for entry in network] == names
+    assert summary.layers == tuple(e.layer for e in network.layers)
+    assert summary.skipped == network.skipped == {"com.example.Foo": 1, "Conv": 1}
+    assert summary.not_priced == {} and summary.priced_count == 5
     assert str(summary) == (
-        "not priced: 6 nodes: Relu x 2, MaxPool x 1, Add x 1, com.example.Foo x 1, Conv x 1; "
-        "priced: 1 layers: Conv x 1; Conv 'c3d' has 3 or more spatial dims: not priced"
+        "priced: 5 layers: Conv x 1, Relu x 2, MaxPool x 1, Add x 1; free (layout, constants): "
+        "0 nodes; SKIPPED (not priced, left out on request): com.example.Foo x 1, Conv x 1; "
+        "Conv skipped (a Conv with 3 or more spatial dims)"
     )
 
 
@@ -342,8 +350,8 @@ def test_batch_override_changes_n(tmp_path: Path) -> None:
         name="symbolic",
         **common,
     )
-    assert _only(symbolic)[0].N == 1  # symbolic and no batch given: 1
-    layer, _ = _only(symbolic, batch=8)
+    assert _first(symbolic).N == 1  # symbolic and no batch given: 1
+    layer = _first(symbolic, batch=8)
     assert _fields(layer) == _expect("conv", "conv", N=8, K=8, C=3, P=16, Q=16, R=3, S=3)
     # a fixed batch of 1 with stale intermediate value_info [1, 8, 16, 16]: batch=4 wins
     # (the stale shapes are dropped, so the cross-check sees [4, 8, 16, 16])
@@ -356,8 +364,8 @@ def test_batch_override_changes_n(tmp_path: Path) -> None:
         name="fixed",
         **common,
     )
-    assert _only(fixed)[0].N == 1
-    assert _only(fixed, batch=4)[0].N == 4
+    assert _first(fixed).N == 1
+    assert _first(fixed, batch=4).N == 4
     with pytest.raises(MagnetError, match="batch must be an integer >= 1"):
         load_onnx(fixed, batch=0)
 
@@ -397,7 +405,7 @@ def test_symbolic_dimension_a_layer_needs(tmp_path: Path) -> None:
 
 
 def test_nothing_to_price(tmp_path: Path) -> None:
-    path = _save(tmp_path, [helper.make_node("Relu", ["x"], ["y"])], [_value("x", [1, 4])],
+    path = _save(tmp_path, [helper.make_node("Identity", ["x"], ["y"])], [_value("x", [1, 4])],
                  [_value("y", [1, 4])])  # fmt: skip
-    with pytest.raises(MagnetError, match=r"no Conv, Gemm or MatMul node to price.*Relu x 1"):
+    with pytest.raises(MagnetError, match=r"no layer to price.*free.*Identity x 1"):
         load_onnx(path)

@@ -321,20 +321,20 @@ def test_on_chip_fanouts_keep_reading_every_window() -> None:
 
 def test_the_links_bandwidth_bounds_every_operand() -> None:
     # K=64,C=32,P=Q=7 split over K on 2 x 2 chiplets, DRAM wide enough not to set the pace,
-    # links of 25 GB/s (a quarter of the default)
+    # links of 20 GB/s (a fifth of the default)
     package = mg.templates.get_template("package")
     preset = {**package.presets["simba-package-4"], "dram_bandwidth": 10_000}
     split = {"spatial_x": {"K": 2}, "spatial_y": {"K": 2}}
-    slow = package.build({**preset, "link_gb_per_s": 25})
+    slow = package.build({**preset, "link_gb_per_s": 20})
     r = _on_package("K=64,C=32,P=7,Q=7", "K=16,C=32,P=7,Q=7", split, slow)
     # into each chiplet: its 512 weights and all 1,568 inputs at 8 bits (2,048 x 8 + 1,568 x
     # 4 x 8 over 4 chiplets = 16,640 bits); out of it: its 784 outputs at 24 bits = 18,816
-    # bits, the busier way. 25 GB/s at 1.96 GHz is 200 / 1.96 = 102.04 bits a cycle:
-    # 18,816 x 1.96 / 200 = 184.4 cycles, more than the chiplet's compute
-    assert r.batch.link_cycles[0] == pytest.approx(18_816 * 1.96 / 200, rel=1e-12)
-    assert r.compute_cycles < 184
+    # bits, the busier way. 20 GB/s at 1.96 GHz is 160 / 1.96 = 81.63 bits a cycle:
+    # 18,816 x 1.96 / 160 = 230.5 cycles, more than the chiplet's compute
+    assert r.batch.link_cycles[0] == pytest.approx(18_816 * 1.96 / 160, rel=1e-12)
+    assert r.compute_cycles < 230
     assert r.bottleneck == "NoP" and r.bound == "memory"
-    assert r.latency_cycles == 185  # ceil(184.3968)
+    assert r.latency_cycles == 231  # ceil(230.496)
     # at the default 100 GB/s the links need 46.1 cycles: they no longer set the pace
     again = _on_package("K=64,C=32,P=7,Q=7", "K=16,C=32,P=7,Q=7", split, package.build(preset))
     assert again.batch.link_cycles[0] == pytest.approx(18_816 * 1.96 / 800, rel=1e-12)
@@ -353,7 +353,8 @@ def test_the_command_line_reports_a_package() -> None:
     assert record.chiplets == 4 and record.nop_bytes > 0
     assert record.images_per_s == pytest.approx(1 / record.latency_s)  # batch 1
     assert record.energy_pj_by_category["nop"] > 0 and record.tops_per_w > 0
-    assert all(r.nop_bytes > 0 for r in record.layers)  # DRAM reaches a chiplet over a link
+    # DRAM reaches a chiplet over a link (a ReLU fused on a conv's output moves nothing)
+    assert all(r.nop_bytes > 0 for r in record.layers if r.dram_bytes > 0)
     assert any(r.partition for r in record.layers)
 
 

@@ -17,12 +17,15 @@ import pytest
 
 import magnet as mg
 from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel
+from magnet.cost.base import OVERHEAD_KINDS
 from magnet.mapping import LevelMapping, Mapping
 
 ALL = ("weights", "inputs", "outputs")
 RF64 = 8 * 0.00106 + 64 * 0.02947 * 6 / 32  # 0.36212 pJ per access
-OVERHEADS = ("clock_tree", "white_space", "control", "io")
+OVERHEADS = OVERHEAD_KINDS
 CLOCK8 = 8 * 0.0055 * 2  # an 8-bit register's clock and its share of the tree, pJ per cycle
+GATE = 0.0057 * 2  # a clock-gating cell (Nangate 45 nm) and the tree's trunk to it, pJ a cycle
+WAKE = 0.001  # waking a power-gated domain, pJ per um^2 of it
 
 
 def add(bits: int) -> float:
@@ -70,9 +73,16 @@ def test_a_vector_mac_reduces_its_lanes_in_an_adder_tree() -> None:
     # 8 I, 2 updates = 30 accesses x 0.36212
     assert r.accesses["Buf"]["outputs"] == {"reads": 0.0, "fills": 0.0, "updates": 2.0}
     assert r.energy_pj_by_category["memory"] == pytest.approx(30 * RF64)
-    # clock, 2 cycles: the buffer's 8-bit port register and the 4 MACs' 8-bit input registers
+    # clock, 2 cycles, fine-gated (the default): the buffer's 8-bit port register loads on
+    # both cycles (14 writes, at most one charge a cycle), each MAC's 8-bit input register on
+    # both (8 MACs), and the 5 registers' gating cells tick every cycle (GATE each)
     assert r.latency_cycles == 2
-    assert r.energy_pj_by_category["clock"] == pytest.approx(2 * 5 * CLOCK8)
+    assert r.energy_pj_by_category["clock"] == pytest.approx(2 * 5 * (CLOCK8 + GATE))
+    # without gating the 5 registers clock both cycles, and no cells
+    ungated = vector_unit().model_copy(update={"clock_gating": "none"})
+    assert mg.evaluate(layer, ungated, m).energy_pj_by_category["clock"] == pytest.approx(
+        2 * 5 * CLOCK8
+    )
     # control: a 6-bit address (64 entries of 8 bits) per buffer access, and a 32-bit one per
     # DRAM access (4 W + 8 I reads, 2 O updates)
     add6 = 0.03 * (0.05 / 0.03) ** math.log2(6 / 8)  # Horowitz's 8- and 16-bit adds
@@ -130,26 +140,64 @@ def test_a_spatial_reduction_merges_partial_sums_on_the_way_up() -> None:
     assert r.energy_pj_by_category["network"] == pytest.approx(weights + inputs + outputs + adds)
 
 
-def test_an_idle_array_leaks_and_clocks_unless_gated() -> None:
+def test_an_idle_array_leaks_and_clocks_by_its_gating() -> None:
     # K=4 on 4 of the 16 PEs, 1 cycle (1 ns at 1 GHz). Every powered PE leaks (64 bits x
     # 1.2e-5 mW) and clocks its port register and MAC input register (CLOCK8 each) for the
     # cycle; the global buffer leaks 8 KiB x 1e-6 mW per bit.
     layer = mg.Layer(K=4)
     m = Mapping(levels=(LevelMapping(target="GLB", spatial_x={"K": 4}),))
-    mac_leak = (282 + add_area(24)) * 2e-6  # multiply + add area x 2e-6 mW/um^2, x 1 ns
+    mac_area = 282 + add_area(24)  # multiply + add
+    mac_leak = mac_area * 2e-6  # x 2e-6 mW/um^2, x 1 ns
     glb_leak = 8 * 8192 * 1e-6
-    r = mg.evaluate(layer, array(), m)
+    ungated = array().model_copy(update={"clock_gating": "none"})
+    r = mg.evaluate(layer, ungated, m)
     assert r.latency_cycles == 1
     assert r.energy_pj_by_category["clock"] == pytest.approx(16 * (CLOCK8 + CLOCK8))
     leak = 16 * 64 * 1.2e-5 + 16 * mac_leak + glb_leak
     assert r.energy_pj_by_category["static"] == pytest.approx(leak, rel=1e-6)
-    # power and clock gating: only the 4 PEs in use leak and clock
-    gated = array().model_copy(update={"power_gating": True, "clock_gating": True})
-    g = mg.evaluate(layer, gated, m)
+    # idle units gated: only the 4 PEs in use leak and clock; each is woken (its register
+    # file's 64 x 6 um^2 and its MAC's area at WAKE); the global buffer, one instance, is on
+    idle = array().model_copy(update={"power_gating": "idle-units", "clock_gating": "idle-units"})
+    g = mg.evaluate(layer, idle, m)
     assert g.energy_pj_by_category["clock"] == pytest.approx(4 * (CLOCK8 + CLOCK8))
+    wakes = 4 * (64 * 6.0 + mac_area) * WAKE
     assert g.energy_pj_by_category["static"] == pytest.approx(
-        4 * 64 * 1.2e-5 + 4 * mac_leak + glb_leak, rel=1e-6
+        4 * 64 * 1.2e-5 + 4 * mac_leak + glb_leak + wakes, rel=1e-6
     )
+    # fine (the default): the 4 PEs in use load their port register (1 fill of the weight)
+    # and their MAC's input register (1 MAC) once, and their 8 gating cells tick the cycle
+    fine = mg.evaluate(layer, array(), m)
+    assert fine.energy_pj_by_category["clock"] == pytest.approx(4 * (CLOCK8 + CLOCK8 + 2 * GATE))
+
+
+def test_macs_that_share_an_input_register_clock_one() -> None:
+    # K=16 over the 16 PEs, 1 cycle: every PE takes the same input. With 4 MACs on each input
+    # register (as a vector MAC's lanes share theirs with the PE's other vector units), the
+    # MACs have 16 / 4 = 4 input registers, not 16.
+    layer = mg.Layer(K=16)
+    m = Mapping(levels=(LevelMapping(target="GLB", spatial_x={"K": 4}, spatial_y={"K": 4}),))
+    arch = array()
+    shared = arch.model_copy(
+        update={"compute": arch.compute.model_copy(update={"macs_per_input_register": 4})}
+    )
+    # none: the 16 PEs' port registers and the 4 input registers clock the cycle
+    ungated = shared.model_copy(update={"clock_gating": "none"})
+    r = mg.evaluate(layer, ungated, m)
+    assert r.energy_pj_by_category["clock"] == pytest.approx((16 + 4) * CLOCK8)
+    # fine: each PE loads its weight (16 loads), the 16 MACs' one input each (16 / 4 = 4
+    # loads of the shared registers), and the 16 + 4 gating cells tick the cycle
+    fine = mg.evaluate(layer, shared, m)
+    assert fine.energy_pj_by_category["clock"] == pytest.approx((16 + 4) * (CLOCK8 + GATE))
+    # the gating cells in the area: 16 + 4 of Nangate's 3.99 um^2 (and 32 unshared)
+    assert mg.design(shared).costs.gate_area_um2 == pytest.approx(3.99)
+    by = mg.design(shared).costs.area_um2_by_component
+    alone = mg.design(array()).costs.area_um2_by_component
+    assert alone["clock_gates"] - by["clock_gates"] == pytest.approx(12 * 3.99)
+    # Simba's vector units share the lanes' registers (the input buffer multicasts to them)
+    assert mg.templates.simba(vector_units=8).compute.macs_per_input_register == 8
+    assert mg.templates.systolic().compute.macs_per_input_register == 1
+    with pytest.raises(ValueError, match="macs_per_input_register 3 does not divide"):
+        ComputeLevel(name="MAC", mesh_x=4, mesh_y=4, macs_per_input_register=3)
 
 
 def test_leakage_is_power_so_a_slower_clock_leaks_longer() -> None:
@@ -167,21 +215,26 @@ def test_simba_chip_area_has_the_parts_a_chip_has() -> None:
     costs = mg.design(mg.load_arch("simba-chip")).costs
     area = costs.area_mm2_by_component
     # 1024 MACs: 8-bit multiply 282 um^2 + 24-bit add 67 x (137/67) ** log2(24/16) = 101.8,
-    # x 0.19 at 16 nm = 72.9 um^2 each
-    mac = (282 + add_area(24)) * 0.19
+    # x 0.3025 at 16 nm (area.yaml: RecPipe's synthesized 12 nm PE over the 45 nm table's
+    # same arithmetic) = 116.1 um^2 each
+    mac = (282 + add_area(24)) * 0.3025
     assert area["MAC"] == pytest.approx(1024 * mac / 1e6, rel=1e-4)
     # 16 mesh routers of the PE-to-PE network: Celerity's 1881 um^2 at 16 nm
     assert area["routers"] == pytest.approx(16 * 1881 / 1e6, rel=1e-3)
+    # its RISC-V controller: Rocket's 0.14 mm^2 at 40 nm over the logic factor there
+    # (0.46 ** (ln(40/45) / ln(32/45)) = 0.7647) x 0.3025 = 0.05539 mm^2
+    assert area["controller"] == pytest.approx(0.14 / 0.7647 * 0.3025, rel=1e-4)
     # what a chip has beyond its components, each from its own basis (horowitz45.yaml):
-    # logic = MACs + register files + routers; clock tree 5 % of it; white space for a 70 %
-    # placement density of the logic and a 10 % halo around the SRAM macros; control 2 % of
-    # the die (TPU v1)
+    # logic = MACs + register files + routers + gating cells; clock tree 5 % of it; white
+    # space for a 70 % placement density of the logic and a 10 % halo around the SRAM macros
+    # and the controller; control 2 % of the die (TPU v1); no PLL, pads or PHYs (none found)
     sram = sum(
         area[lvl.name] for lvl in mg.load_arch("simba-chip").levels if lvl.component == "sram"
     )
     logic = sum(v for k, v in area.items() if k not in OVERHEADS) - sram
     assert area["clock_tree"] == pytest.approx(0.05 * logic, rel=1e-9)
-    assert area["white_space"] == pytest.approx(1.05 * logic * (1 / 0.7 - 1) + 0.1 * sram)
+    halo = 0.1 * (sram + area["controller"])
+    assert area["white_space"] == pytest.approx(1.05 * logic * (1 / 0.7 - 1) + halo)
     rest = sum(v for k, v in area.items() if k != "control")
     assert area["control"] == pytest.approx(rest * 0.02 / 0.98, rel=1e-9)
-    assert "uncore" not in area
+    assert not {"uncore", "pll", "die_to_die", "io"} & set(area)

@@ -247,10 +247,17 @@ def test_mac_count_is_the_layers(case) -> None:
     assert (c.mac_instances <= arch.mac_count).all()
     np.testing.assert_allclose(res.utilization, layer.macs / (res.latency_cycles * arch.mac_count))
     assert ((res.utilization > 0) & (res.utilization <= 1)).all()
-    # no adder trees here: every MAC; the clock of every powered MAC every cycle of the run
+    # no adder trees here: every MAC. Fine clock gating (the default): each MAC's input
+    # register loads once a MAC, and the gating cell of each MAC in use ticks every cycle
     np.testing.assert_allclose(res.math_pj, layer.macs * costs.mac_pj)
+    assert arch.clock_gating == "fine"
+    ticks = c.mac_instances * res.latency_cycles * costs.gate_clock_pj_per_cycle
+    np.testing.assert_allclose(res.mac_clock_pj, layer.macs * costs.mac_clock_pj_per_cycle + ticks)
+    # without gating: every MAC every cycle of the run
+    ungated = arch.model_copy(update={"clock_gating": "none"})
+    none = evaluate_batch(layer, ungated, batch, price_arch(ungated))
     np.testing.assert_allclose(
-        res.mac_clock_pj, arch.mac_count * res.latency_cycles * costs.mac_clock_pj_per_cycle
+        none.mac_clock_pj, arch.mac_count * res.latency_cycles * costs.mac_clock_pj_per_cycle
     )
     for i in np.flatnonzero(res.valid)[:2]:
         r = evaluate_mapping(layer, arch, costs, batch.mapping(int(i), arch))

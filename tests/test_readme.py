@@ -54,8 +54,8 @@ def test_the_network_example_is_accepted(tmp_path) -> None:
     path = tmp_path / "my-net.yaml"
     path.write_text(block_with("yaml", "name: my-net"))
     net = mg.load_workload(str(path))
-    # stem + 4 blocks + head
-    assert sum(entry.repeat for entry in net.layers) == 6
+    # stem + 4 blocks + pool + head + its activation
+    assert sum(entry.repeat for entry in net.layers) == 8
 
 
 @pytest.mark.parametrize(

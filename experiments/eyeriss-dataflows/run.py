@@ -145,11 +145,9 @@ def comparison(cfg: dict[str, Any], quick: bool) -> dict[str, Any]:
     cases = [
         (e.layer, c["conv_batch"])
         for e in alexnet[c["conv_batch"]].layers
-        if e.layer.name.startswith("conv")
+        if e.layer.kind == "conv"
     ]
-    cases += [
-        (e.layer, b) for b in fc_batches for e in alexnet[b].layers if e.layer.name.startswith("fc")
-    ]
+    cases += [(e.layer, b) for b in fc_batches for e in alexnet[b].layers if e.layer.kind == "fc"]
     rows = []
     for net_name, pitch in pitches.items():
         designs = {}
@@ -205,7 +203,7 @@ def chip(cfg: dict[str, Any]) -> dict[str, Any]:
     arch = mg.load_arch(c["arch"])
     net = mg.load_workload("alexnet", batch=c["batch"])
     convs = mg.Network(
-        name="alexnet-conv", layers=tuple(e for e in net.layers if e.layer.name.startswith("conv"))
+        name="alexnet-conv", layers=tuple(e for e in net.layers if e.layer.kind == "conv")
     )
     result = mg.evaluate(convs, arch, dataflow=c["dataflow"], objective=c["objective"])
     record = result.record()

@@ -25,10 +25,11 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
+from magnet.mapping.postprocess import PostResult  # noqa: E402
 
 BUFFERS = ("GlobalBuffer", "InputBuffer", "WeightBuffer", "AccumulationBuffer")
 COLLECTORS = ("WeightCollector", "AccumulationCollector")
-SLICES = ("math", *BUFFERS, *COLLECTORS, "network", "clock", "control", "static")
+SLICES = ("math", *BUFFERS, *COLLECTORS, "postprocess", "network", "clock", "control", "static")
 SLICE_COLORS = {
     "math": "#4c78a8",
     "GlobalBuffer": "#9ecae9",
@@ -37,6 +38,7 @@ SLICE_COLORS = {
     "AccumulationBuffer": "#ffbf79",
     "WeightCollector": "#e45756",
     "AccumulationCollector": "#ff9d98",
+    "postprocess": "#b6e880",
     "network": "#54a24b",
     "clock": "#b279a2",
     "control": "#eeca3b",
@@ -46,18 +48,22 @@ SLICE_COLORS = {
 
 def pie(result: mg.NetworkResult) -> dict[str, float]:
     """On-chip energy (pJ) by slice: math, each buffer and collector (its accesses: the
-    ``memory`` category, per level), the network, the clock, control, static."""
+    ``memory`` category, per level), the post-processing unit's operations and buffer, the
+    network, the clock, control, static."""
     cat = result.energy_pj_by_category
     out = dict.fromkeys(SLICES, 0.0)
-    for key in ("math", "network", "clock", "control", "static"):
+    for key in ("math", "postprocess", "network", "clock", "control", "static"):
         out[key] = cat[key]
-    for e in result.network.layers:
-        r = result.result(e.layer)
+    unit = 0.0  # the post-processing unit's buffer: in the memory category
+    for r, e in zip(result.runs, result.network.layers, strict=True):
         for li, level in enumerate(r.arch.inner_first):
             if level.name in out:
                 work = r.batch.access_energy_pj[li, ..., 0].sum()
                 out[level.name] += float(work) * e.repeat
-    memory = sum(out[k] for k in (*BUFFERS, *COLLECTORS))
+        if isinstance(r, PostResult):
+            unit += r.unit_pj["memory"] * e.repeat
+    out["postprocess"] += unit
+    memory = sum(out[k] for k in (*BUFFERS, *COLLECTORS)) + unit
     if abs(memory - cat["memory"]) > 1e-6 * max(cat["memory"], 1.0):
         raise RuntimeError(f"memory slices {memory} != category memory {cat['memory']}")
     return out

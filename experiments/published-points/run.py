@@ -48,7 +48,7 @@ def build(spec: dict[str, Any]) -> mg.Arch:
 def workload(spec: dict[str, Any]) -> mg.Network:
     net = mg.load_workload(spec["workload"], batch=spec.get("batch"))
     if spec.get("layers") == "conv":
-        kept = tuple(e for e in net.layers if e.layer.name.startswith("conv"))
+        kept = tuple(e for e in net.layers if e.layer.kind == "conv")
         net = mg.Network(name=f"{net.name}-conv", layers=kept)
     return net
 

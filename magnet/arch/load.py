@@ -6,7 +6,15 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
+from magnet.arch.spec import (
+    Arch,
+    ClockGating,
+    ComputeLevel,
+    Controller,
+    PostProcessor,
+    PowerGating,
+    StorageLevel,
+)
 from magnet.errors import MagnetError, validation_message
 from magnet.strict import Strict
 from magnet.units import parse_bytes
@@ -51,8 +59,10 @@ class ArchFile(Strict):
     clock_ghz: float = Field(1.0, gt=0)
     technology_nm: float = Field(45.0, gt=0)
     voltage_v: float | None = Field(None, gt=0)
-    power_gating: bool = False
-    clock_gating: bool = False
+    power_gating: PowerGating = "none"
+    clock_gating: ClockGating = "fine"
+    controller: Controller = "none"
+    postprocess: PostProcessor | None = None
 
 
 def arch_from_tree(data: dict[str, Any], source: str) -> Arch:

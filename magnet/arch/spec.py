@@ -12,15 +12,44 @@ from __future__ import annotations
 
 from functools import cached_property
 from itertools import pairwise
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from magnet.strict import Strict
 from magnet.units import Whole, format_bytes
 from magnet.workload.dims import OPERANDS, Operand, parse_operand
 
 STORAGE_CLASSES = ("dram", "sram", "regfile", "dummy")
+
+
+def _gating_style(value: Any) -> Any:
+    """A gating style; ``true`` / ``false`` (magnet 0.2's booleans, in stored studies and old
+    files) are ``idle-units`` / ``none``."""
+    if isinstance(value, bool):
+        return "idle-units" if value else "none"
+    return value
+
+
+#: How a design gates its registers' clocks: ``none`` (every register of every instance,
+#: every cycle), ``idle-units`` (every register of the instances a layer uses, every cycle)
+#: or ``fine`` (a register only on the cycles it loads, as synthesis-inserted gating cells
+#: do; the cells and the clock tree's trunk to them run every cycle of the instances in use).
+ClockGating = Annotated[
+    Literal["none", "idle-units", "fine"],
+    BeforeValidator(_gating_style, json_schema_input_type=str | bool),
+]
+#: How a design gates its supplies: ``none`` (every instance leaks for the whole run) or
+#: ``idle-units`` (only the instances a layer uses leak, and each is woken once per layer).
+PowerGating = Annotated[
+    Literal["none", "idle-units"],
+    BeforeValidator(_gating_style, json_schema_input_type=str | bool),
+]
+CLOCK_GATING_STYLES: tuple[str, ...] = get_args(get_args(ClockGating)[0])
+POWER_GATING_STYLES: tuple[str, ...] = get_args(get_args(PowerGating)[0])
+#: A control processor per chip: ``none`` or ``risc-v`` (priced as a Rocket core, area only).
+Controller = Literal["none", "risc-v"]
+CONTROLLERS: tuple[str, ...] = get_args(Controller)
 #: Largest storage a level may declare (bits): 1 TiB. Larger is a typo, not a design.
 MAX_CAPACITY_BITS = 8 * 2**40
 #: Most instances of a level on a side of its mesh, and in all: a wafer of the smallest MACs
@@ -198,6 +227,10 @@ class ComputeLevel(Strict):
     A MAC multiplies a ``weight_bits`` weight by an ``activation_bits`` input and adds the
     product to an ``accum_bits`` partial sum, in ``datatype`` int or float; ``format`` names
     the number format for cost models that know formats (``int8``, ``fp16``, ``bf16``...).
+    ``macs_per_input_register``: how many MACs take their input from one clocked register
+    (1: each its own, as a systolic array's or Eyeriss's PEs; a vector MAC unit's lanes share
+    theirs with the same lane of the PE's other vector units, to which the input buffer
+    multicasts each word: Simba).
     """
 
     name: str = "MAC"
@@ -209,11 +242,17 @@ class ComputeLevel(Strict):
     activation_bits: int = Field(8, ge=1, le=64)
     accum_bits: int = Field(24, ge=1, le=128)
     format: str | None = None
+    macs_per_input_register: Whole = Field(1, ge=1, le=MAX_MESH_SIDE)
     attributes: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _bounded(self) -> ComputeLevel:
         _check_mesh(self)
+        if self.instances % self.macs_per_input_register:
+            raise ValueError(
+                f"macs_per_input_register {self.macs_per_input_register} does not divide the "
+                f"{self.instances} MACs"
+            )
         return self
 
     @property
@@ -254,17 +293,72 @@ class SystolicPipeline(Strict):
         return {OPERANDS[parse_operand(k)]: v for k, v in value.items()}
 
 
+#: The operations a post-processing unit's lanes do (``PostProcessor.ops_per_cycle``): an add
+#: (or subtract, or accumulate), a compare (max, min, a clamp), a multiply-add (a scale and a
+#: shift, a step of a polynomial, a table's linear interpolation), a lookup in its table.
+POSTPROCESS_UNIT_OPS: tuple[str, ...] = ("add", "compare", "mac", "lookup")
+
+
+class PostProcessor(Strict):
+    """The post-processing (vector) unit: where elementwise, activation, pooling, softmax and
+    normalisation layers run (``magnet.mapping.postprocess``).
+
+    One instance sits beside each instance of storage level ``level`` (Simba's PPU: one per
+    PE, beside its input buffer; a chip-wide unit: beside the global buffer). It reads
+    activations from the outermost on-chip level keeping outputs and writes them to the one
+    keeping inputs (the global buffer), across the fan-outs between that level and ``level``.
+    Each instance has ``lanes`` lanes; ``ops_per_cycle`` is what one lane does per cycle of
+    each operation (``POSTPROCESS_UNIT_OPS``; the kinds run in parallel, as the stages of a
+    pipeline), ``buffer_bits`` its buffer (rows of a softmax or a layer norm, the rows of a
+    pooling window), a table of ``lut_entries`` words of ``lut_bits`` for its functions (exp,
+    reciprocal, rsqrt, erf, tanh, sigmoid: a lookup and a linear interpolation, as NVDLA's
+    single-point data processor evaluates them; its default, 65 entries of 16 bits, is
+    NVDLA's LE table). ``fused``:
+    the unit sits on the MAC array's output path, so an elementwise layer (activation,
+    batchnorm, bias, scale, a residual add) right after a MAC layer runs on its outputs as
+    they leave (no round trip through the buffers), overlapped with it.
+    """
+
+    name: str = Field("PPU", min_length=1)
+    level: str = Field(min_length=1)
+    lanes: int = Field(ge=1, le=1 << 20)
+    ops_per_cycle: dict[str, float] = Field(
+        default_factory=lambda: {"add": 1.0, "compare": 1.0, "mac": 1.0, "lookup": 0.25}
+    )
+    buffer_bits: int = Field(0, ge=0, le=MAX_CAPACITY_BITS)
+    lut_entries: int = Field(65, ge=2, le=1 << 16)
+    lut_bits: int = Field(16, ge=1, le=64)
+    fused: bool = True
+
+    @field_validator("ops_per_cycle")
+    @classmethod
+    def _known_ops(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(value) - set(POSTPROCESS_UNIT_OPS))
+        missing = [op for op in POSTPROCESS_UNIT_OPS if op not in value]
+        if unknown or missing:
+            what = f"unknown {', '.join(unknown)}" if unknown else f"missing {', '.join(missing)}"
+            raise ValueError(
+                f"{what}; give one rate per operation: {', '.join(POSTPROCESS_UNIT_OPS)}"
+            )
+        bad = {k: v for k, v in value.items() if not 0 < v <= 1024}
+        if bad:
+            raise ValueError(f"rates are operations per lane per cycle in (0, 1024]; got {bad}")
+        return {op: float(value[op]) for op in POSTPROCESS_UNIT_OPS}
+
+
 class Arch(Strict):
     """An accelerator: storage levels (outermost first) and the compute level.
 
     ``voltage_v``: supply; dynamic energy scales with its square from the node's nominal
-    (None = nominal). ``power_gating``: leakage is charged only for instances a mapping uses
-    (else every powered instance leaks for the whole run). ``clock_gating``: likewise for
-    clock energy. ``layer_view``: ``gemm`` maps every layer as SCALE-Sim's GEMM (output
-    pixels N*P*Q as one dimension, the window C*R*S as another, inputs as the im2col matrix),
+    (None = nominal). ``clock_gating`` and ``power_gating``: how the design gates its
+    clocks and supplies (``ClockGating``, ``PowerGating``). ``controller``: the control
+    processor of each chip (``Controller``; area only). ``layer_view``: ``gemm`` maps
+    every layer as SCALE-Sim's GEMM (output pixels N*P*Q as one dimension, the window C*R*S
+    as another, inputs as the im2col matrix),
     so that a spatial fan-out spreads a flattened product of dimensions. ``template`` and
     ``params`` record what built the architecture, so that it can be rebuilt (and its named
-    dataflows found).
+    dataflows found). ``postprocess``: the unit that runs a network's post-processing
+    layers (None: the design has none, and a network with such layers is refused).
     """
 
     name: str = "arch"
@@ -273,9 +367,11 @@ class Arch(Strict):
     clock_ghz: float = Field(1.0, gt=0, le=100)
     technology_nm: float = Field(45.0, gt=0)
     voltage_v: float | None = Field(None, gt=0, le=5)
-    power_gating: bool = False
-    clock_gating: bool = False
+    power_gating: PowerGating = "none"
+    clock_gating: ClockGating = "fine"
+    controller: Controller = "none"
     pipeline: SystolicPipeline | None = None
+    postprocess: PostProcessor | None = None
     layer_view: Literal["loop_nest", "gemm"] = "loop_nest"
     template: str | None = None
     params: dict[str, Any] | None = None
@@ -299,6 +395,16 @@ class Arch(Strict):
             unknown = sorted(set(self.pipeline.registers.values()) - set(names))
             if unknown:
                 raise ValueError(f"pipeline registers name unknown levels: {', '.join(unknown)}")
+        unit = self.postprocess
+        if unit is not None:
+            on_chip = [lvl.name for lvl in self.levels if not lvl.is_dram]
+            if unit.level not in on_chip:
+                raise ValueError(
+                    f"postprocess.level {unit.level!r} is not an on-chip storage level; "
+                    f"allowed: {', '.join(on_chip)}"
+                )
+            if unit.name in names:
+                raise ValueError(f"postprocess.name {unit.name!r} is also a level's name")
         return self
 
     # ---- derived views (index 0 = innermost storage level) ------------------------------
@@ -316,6 +422,11 @@ class Arch(Strict):
             (chain[i].mesh_x // chain[i + 1].mesh_x, chain[i].mesh_y // chain[i + 1].mesh_y)
             for i in range(len(self.levels))
         )
+
+    @property
+    def controllers(self) -> int:
+        """How many control processor cores the design has: one per chip, or none."""
+        return 0 if self.controller == "none" else self.chiplets
 
     @property
     def chiplets(self) -> int:
@@ -358,6 +469,14 @@ class Arch(Strict):
                 "params": None,
             }
         )
+
+    @property
+    def postprocess_instances(self) -> int:
+        """How many post-processing units the chip has (one per instance of their level)."""
+        unit = self.postprocess
+        if unit is None:
+            return 0
+        return next(lvl.instances for lvl in self.levels if lvl.name == unit.level)
 
     @property
     def mac_count(self) -> int:

@@ -23,16 +23,25 @@ from magnet.units import real_number
 #: The actions magnet asks the energy of, for each class of storage.
 STORAGE_ACTIONS: tuple[str, ...] = ("read", "write", "update")
 
-#: The parts of a chip beyond its components, in the order magnet prices them.
-OverheadKind = Literal["clock_tree", "white_space", "control", "io"]
+#: The parts of a chip beyond its components, in the order magnet prices them (the control
+#: logic last: a share of the finished die).
+OverheadKind = Literal[
+    "controller", "clock_tree", "white_space", "pll", "die_to_die", "io", "control"
+]
 OVERHEAD_KINDS: tuple[str, ...] = get_args(OverheadKind)
 #: What each overhead is, in one line (pages that show an area breakdown print these).
 OVERHEAD_NOTES = {
+    "controller": "control processor cores (a RISC-V per chip), placed as hard blocks",
     "clock_tree": "clock distribution: buffers and wires, a share of the standard-cell logic",
     "white_space": "placement slack: logic below full density, halos around the SRAM macros",
-    "control": "sequencers, address generators and configuration: a share of the die",
+    "pll": "clock generation (a PLL per chip)",
+    "die_to_die": "die-to-die link PHYs of a package's chiplets (GRS, UCIe)",
     "io": "pads and PHYs of the chip's off-chip interfaces",
+    "control": "sequencers, address generators and configuration: a share of the die",
 }
+#: The overheads the built-in tables leave out, no published area having been found [NF]
+#: (a cost-model plug-in may price them).
+UNPRICED_OVERHEADS: tuple[str, ...] = ("pll", "die_to_die", "io")
 
 
 @dataclass(frozen=True)
@@ -47,10 +56,12 @@ class Component:
     ``word_bits``, ``hop_mm``, ``network`` (tree, mesh or systolic). Router: one router of a
     mesh network (area only). Overhead: one ``kind`` of ``OVERHEAD_KINDS`` (area only),
     priced in that order from the areas before it: ``logic_area_um2`` (MACs, register
-    files, routers and, after it, the clock tree), ``macro_area_um2`` (SRAM macros) and
-    ``chip_area_um2`` (everything priced so far): ``clock_tree``, ``white_space`` (placement
-    density and macro halos), ``control`` (sequencers, address generators, configuration)
-    and ``io`` (pads and PHYs).
+    files, routers, clock-gating cells and, after it, the clock tree), ``macro_area_um2``
+    (SRAM macros and, after it, the controller cores), ``chip_area_um2`` (everything priced
+    so far), ``controllers`` and ``chiplets`` (counts): ``controller`` (control processor
+    cores), ``clock_tree``, ``white_space`` (placement density and macro halos), ``pll``
+    (clock generation), ``die_to_die`` (a package's link PHYs), ``io`` (pads and PHYs) and
+    ``control`` (sequencers, address generators, configuration: a share of the die).
 
     A storage action moves ``width_bits``; a MAC action is one multiply-accumulate; an add
     is one addition; a network action moves one word over one hop (magnet asks for a word of
@@ -278,6 +289,33 @@ class RouterComponent(Component):
 
 
 @dataclass(frozen=True)
+class ClockGateComponent(Component):
+    """One clock-gating cell (``cls == "clock_gate"``, an integrated clock gate: a latch and
+    an AND) in front of a register a design gates on its load enable (``clock_gating:
+    fine``): its clock energy per cycle (the cell and its share of the clock tree's trunk,
+    which run every cycle), its area and leakage. No actions."""
+
+    cls: str = "clock_gate"
+    classes: ClassVar[tuple[str, ...]] = ("clock_gate",)
+
+
+@dataclass(frozen=True)
+class PowerGateComponent(Component):
+    """The power switch of one gated domain (``cls == "power_gate"``: an instance of a
+    level, or a MAC, under ``power_gating: idle-units``); its action ``wake`` charges the
+    domain's supply again. ``domain_area_um2``: the area it supplies."""
+
+    cls: str = "power_gate"
+    classes: ClassVar[tuple[str, ...]] = ("power_gate",)
+    actions: ClassVar[tuple[str, ...]] = ("wake",)
+
+    @property
+    def domain_area_um2(self) -> float | None:
+        """Area of the gated domain (um^2), None when not known."""
+        return self._number("domain_area_um2")
+
+
+@dataclass(frozen=True)
 class OverheadComponent(Component):
     """One part of a chip beyond its components (``cls == "overhead"``): area only, priced
     from the areas before it (see ``Component``)."""
@@ -305,6 +343,16 @@ class OverheadComponent(Component):
         """Area of everything priced before this overhead (um^2)."""
         return self._number("chip_area_um2")
 
+    @property
+    def controllers(self) -> float | None:
+        """How many control processor cores the design has (``controller``)."""
+        return self._number("controllers")
+
+    @property
+    def chiplets(self) -> float | None:
+        """How many chips the design is (``pll``, ``die_to_die``, ``io``: one set each)."""
+        return self._number("chiplets")
+
 
 #: The typed class of each storage class (``StorageLevel.component``).
 STORAGE_TYPES: dict[str, type[StorageComponent]] = {
@@ -320,6 +368,8 @@ COMPONENT_TYPES: dict[str, type[Component]] = {
     "adder": AdderComponent,
     "network": NocLinkComponent,
     "router": RouterComponent,
+    "clock_gate": ClockGateComponent,
+    "power_gate": PowerGateComponent,
     "overhead": OverheadComponent,
 }
 #: Component classes and the actions magnet asks of each.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, get_args
 
 import numpy as np
@@ -20,13 +20,17 @@ from magnet.cost.base import (
     OVERHEAD_KINDS,
     STORAGE_TYPES,
     AdderComponent,
+    ClockGateComponent,
     Component,
     CostModel,
     DramComponent,
     MacComponent,
     NocLinkComponent,
     OverheadComponent,
+    PowerGateComponent,
+    RegfileComponent,
     RouterComponent,
+    SramComponent,
     StorageComponent,
     checked,
 )
@@ -45,13 +49,36 @@ DEFAULT_PITCH_MM = 0.1
 
 
 @dataclass(frozen=True)
+class PostCosts:
+    """What the post-processing unit costs (``Arch.postprocess``), at the architecture's
+    supply: one operation of each kind of ``POSTPROCESS_UNIT_OPS`` (``op_pj``), one word
+    read from or written to its buffer and that access's address add, the clock energy and
+    leakage power of one instance per cycle, and the area of all of them (um^2)."""
+
+    op_pj: dict[str, float]
+    buffer_read_pj: float
+    buffer_write_pj: float
+    buffer_control_pj: float
+    clock_pj_per_cycle: float
+    leak_mw: float
+    area_um2: float | None = None
+    #: the area of one of each of its parts, by component name (a lane's multiply-add unit
+    #: and adder, the table, the buffer), as the cost models gave them
+    part_area_um2: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ArchCosts:
     """What one architecture costs under one cost model. Arrays are per storage level,
     index 0 innermost; storage energies are per access (one block of ``access_bits``).
 
     Per instance: leakage power ``leak_mw`` and clock energy per cycle ``clock_pj_per_cycle``
-    (and the ``mac_`` ones), at the architecture's supply. ``control_pj_per_access``: the
-    address generation of one access of each level (one add at its address width).
+    (and the ``mac_`` ones), at the architecture's supply; ``wake_pj`` (and ``mac_wake_pj``)
+    wakes one power-gated instance; ``gate_clock_pj_per_cycle`` and ``gate_area_um2`` are
+    one clock-gating cell's clock per cycle and area (``clock_gating: fine``: one per
+    register that loads, ``gated``; no area otherwise).
+    ``control_pj_per_access``: the address generation of one access of each level (one add
+    at its address width).
 
     Math: ``mac_pj`` is one multiply-accumulate; a fan-out whose children are reduced in an
     adder tree has ``tree_pj[level][r]``, the adds that merge ``r`` products, and
@@ -70,6 +97,10 @@ class ArchCosts:
     mac_pj: float
     mac_leak_mw: float
     mac_clock_pj_per_cycle: float
+    wake_pj: np.ndarray
+    mac_wake_pj: float
+    gate_clock_pj_per_cycle: float
+    gate_area_um2: float
     accum_add_pj: float
     tree_pj: tuple[np.ndarray | None, ...]
     reduce_add_pj: np.ndarray
@@ -81,6 +112,7 @@ class ArchCosts:
     model_name: str
     model_identity: str  # the chain's plug-ins by identity (magnet.registry): cache keys
     sources: dict[str, str] = field(default_factory=dict)  # component -> model that priced it
+    postprocess: PostCosts | None = None  # the post-processing unit (None: the arch has none)
 
     def __post_init__(self) -> None:
         """The arrays are read-only: every layer mapped on a design shares its prices (a
@@ -89,6 +121,13 @@ class ArchCosts:
             for array in value if isinstance(value, tuple) else (value,):
                 if isinstance(array, np.ndarray):
                     array.flags.writeable = False
+
+    @property
+    def gated(self) -> np.ndarray:
+        """bool[level]: the levels whose instances have a clocked register (a clock-gating
+        cell each, under ``clock_gating: fine``); every MAC has one (its input register)."""
+        gated: np.ndarray = self.clock_pj_per_cycle > 0
+        return gated
 
     @property
     def area_mm2(self) -> float | None:
@@ -284,7 +323,16 @@ def price_arch(
             for lvl, n in zip(arch.inner_first, parts.networks, strict=True)
         ]
     )
-    areas, known, pitch = _floorplan(arch, chain, parts.storage, parts.mac)
+    gate = ClockGateComponent("clock_gate", attributes={"technology_nm": arch.technology_nm})
+    gate_clock = chain.clock(gate) * dynamic
+    gates = _gates(arch, storage.clock_pj_per_cycle, chain.clock(parts.mac))
+    post = None if arch.postprocess is None else _price_postprocess(chain, arch, adds, volts)
+    unit_parts: dict[str, float] = {}
+    areas, known, pitch = _floorplan(arch, chain, parts.storage, parts.mac, gate, gates, unit_parts)
+    if post is not None and arch.postprocess is not None:
+        total = areas.get(arch.postprocess.name)
+        post = replace(post, area_um2=total, part_area_um2=unit_parts)
+    wake, mac_wake = _wakes(arch, chain, areas, dynamic)
     return ArchCosts(
         read_pj=storage.read_pj,
         write_pj=storage.write_pj,
@@ -295,6 +343,10 @@ def price_arch(
         mac_pj=mac_pj,
         mac_leak_mw=chain.leak(parts.mac) * volts,
         mac_clock_pj_per_cycle=chain.clock(parts.mac) * dynamic,
+        wake_pj=wake,
+        mac_wake_pj=mac_wake,
+        gate_clock_pj_per_cycle=gate_clock,
+        gate_area_um2=areas.get("clock_gates", 0.0) / gates if gates else 0.0,
         accum_add_pj=accum_add,
         tree_pj=tree,
         reduce_add_pj=reduce_add,
@@ -306,6 +358,7 @@ def price_arch(
         model_name=chain.name,
         model_identity=chain.identity,
         sources=dict(chain.sources),
+        postprocess=post,
     )
 
 
@@ -388,6 +441,121 @@ def _reductions(
     return tuple(tree), reduce_add
 
 
+def _price_postprocess(chain: CostChain, arch: Arch, adds: _Adds, volts: float) -> PostCosts:
+    """The post-processing unit's prices (its area: ``_postprocess_area``). A lane has an
+    adder and a comparator at the activation width (a compare is priced as an add: a
+    magnitude comparator is a subtractor, an assumption), a multiply-add unit (priced as a
+    MAC of two activation-width operands into a sum of twice their width, or of their own
+    width in floating point) and shares the unit's table (a register file of
+    ``lut_entries`` x ``lut_bits``, read once per lookup); its buffer is an SRAM macro,
+    accessed a lane vector at a time. Clock: each lane's input register (the MAC's clocked
+    register) and the table's port; leakage: the lanes' multiply-add units, the table and
+    the buffer."""
+    unit = arch.postprocess
+    assert unit is not None
+    dynamic = volts**2
+    bits = arch.compute.activation_bits
+    mac, _, table, buffer = postprocess_parts(arch)
+    add_pj = adds(bits, owner=unit.name)
+    op_pj = {
+        "add": add_pj,
+        "compare": add_pj,
+        "mac": chain.energy(mac, "compute") * dynamic,
+        "lookup": chain.energy(table, "read") * dynamic,
+    }
+    read_pj = write_pj = control_pj = 0.0
+    leak = chain.leak(mac) * unit.lanes + chain.leak(table)
+    if buffer is not None:
+        read_pj = chain.energy(buffer, "read") * dynamic / unit.lanes
+        write_pj = chain.energy(buffer, "write") * dynamic / unit.lanes
+        blocks = max(1, unit.buffer_bits // (unit.lanes * bits))
+        address = max(1, math.ceil(math.log2(blocks)))
+        control_pj = adds(address, "int", buffer.name) / unit.lanes
+        leak += chain.leak(buffer)
+    return PostCosts(
+        op_pj=op_pj,
+        buffer_read_pj=read_pj,
+        buffer_write_pj=write_pj,
+        buffer_control_pj=control_pj,
+        clock_pj_per_cycle=(chain.clock(mac) * unit.lanes + chain.clock(table)) * dynamic,
+        leak_mw=leak * volts,
+    )
+
+
+class PostprocessParts(NamedTuple):
+    """The components of one post-processing unit: a lane's multiply-add unit and adder
+    (its comparator is one more), the table, the buffer (None: it has none)."""
+
+    mac: MacComponent
+    adder: AdderComponent
+    table: RegfileComponent
+    buffer: SramComponent | None
+
+
+def postprocess_parts(arch: Arch) -> PostprocessParts:
+    """The components of ``arch``'s post-processing unit (``_price_postprocess``)."""
+    unit = arch.postprocess
+    assert unit is not None
+    c, node, name = arch.compute, arch.technology_nm, unit.name
+    bits = c.activation_bits
+    mac = MacComponent(
+        name=f"{name}.mac",
+        attributes={
+            "bits": bits,
+            "weight_bits": bits,
+            "activation_bits": bits,
+            "accum_bits": 2 * bits if c.datatype == "int" else bits,
+            "datatype": c.datatype,
+            "format": c.format,
+            "technology_nm": node,
+        },
+    )
+    adder = AdderComponent(
+        name=f"{name}.add{bits}",
+        attributes={"bits": bits, "datatype": c.datatype, "technology_nm": node},
+    )
+    table = RegfileComponent(
+        name=f"{name}.table",
+        attributes={
+            "capacity_bits": unit.lut_entries * unit.lut_bits,
+            "width_bits": unit.lut_bits,
+            "word_bits": unit.lut_bits,
+            "technology_nm": node,
+        },
+    )
+    buffer = None
+    if unit.buffer_bits:
+        buffer = SramComponent(
+            name=f"{name}.buffer",
+            attributes={
+                "capacity_bits": unit.buffer_bits,
+                "width_bits": unit.lanes * bits,
+                "word_bits": bits,
+                "banks": 1,
+                "technology_nm": node,
+            },
+        )
+    return PostprocessParts(mac, adder, table, buffer)
+
+
+def _postprocess_area(chain: CostChain, arch: Arch, parts: dict[str, float]) -> float | None:
+    """Area (um^2) of all the post-processing units: per unit, ``lanes`` x (a multiply-add
+    unit, an adder and a comparator priced as one more adder), the table and the buffer;
+    None when the models give none. ``parts`` receives the area of one of each."""
+    unit = arch.postprocess
+    assert unit is not None
+    mac, adder, table, buffer = postprocess_parts(arch)
+    for comp in (mac, adder, table, buffer):
+        if comp is not None and (area := chain.area(comp)) is not None:
+            parts[comp.name] = area
+    if not parts:
+        return None
+    lane = parts.get(mac.name, 0.0) + 2 * parts.get(adder.name, 0.0)
+    each = lane * unit.lanes + parts.get(table.name, 0.0)
+    each += 0.0 if buffer is None else parts.get(buffer.name, 0.0)
+    return each * arch.postprocess_instances
+
+
 #: Address width of a DRAM access (assumption: a 32-bit byte address, 4 GiB, generated on
 #: chip by the DMA engine that issues it).
 DRAM_ADDRESS_BITS = 32
@@ -441,15 +609,66 @@ def _wire_pj_per_bit_mm(
     return 0.0 if noc == "none" else chain.energy(network, "transfer") * dynamic
 
 
+def _gates(arch: Arch, clock_pj_per_cycle: FloatArray, mac_clock_pj: float) -> float:
+    """How many clock-gating cells a design has: none unless ``clock_gating: fine``, then one
+    per clocked register (each instance of a level with a clock, each MAC's input register)."""
+    if arch.clock_gating != "fine":
+        return 0.0
+    levels = arch.inner_first
+    count = sum(lvl.instances for lvl, c in zip(levels, clock_pj_per_cycle, strict=True) if c)
+    registers = arch.mac_count // arch.compute.macs_per_input_register
+    return float(count + (registers if mac_clock_pj else 0))
+
+
+def _wakes(
+    arch: Arch, chain: CostChain, areas: dict[str, float], dynamic: float
+) -> tuple[FloatArray, float]:
+    """The energy that wakes one power-gated instance of each level (innermost first) and
+    one MAC (``PowerGateComponent``: a domain of the instance's area); zero for a design
+    without power gating, and for what has no area."""
+    if arch.power_gating == "none":
+        return np.zeros(len(arch.levels)), 0.0
+    node = arch.technology_nm
+
+    def wake(name: str, area_um2: float) -> float:
+        if not area_um2:
+            return 0.0
+        switch = PowerGateComponent(
+            f"{name}.power_gate", attributes={"domain_area_um2": area_um2, "technology_nm": node}
+        )
+        return chain.energy(switch, "wake") * dynamic
+
+    levels = np.array(
+        [wake(lvl.name, areas.get(lvl.name, 0.0) / lvl.instances) for lvl in arch.inner_first]
+    )
+    mac = arch.compute
+    return levels, wake(mac.name, areas.get(mac.name, 0.0) / mac.instances)
+
+
 def _floorplan(
-    arch: Arch, chain: CostChain, storage: list[StorageComponent], mac: MacComponent
+    arch: Arch,
+    chain: CostChain,
+    storage: list[StorageComponent],
+    mac: MacComponent,
+    gate: ClockGateComponent,
+    gates: float,
+    unit_parts: dict[str, float],
 ) -> tuple[dict[str, float], bool, FloatArray]:
-    """Area by component (all instances, overheads included), whether the models gave any
-    area, and the children's pitch of every fan-out (innermost first, mm)."""
+    """Area by component (all instances, overheads included; ``gates`` clock-gating cells),
+    whether the models gave any area, and the children's pitch of every fan-out (innermost
+    first, mm; the post-processing units are not in it). ``unit_parts`` receives the area of
+    one of each part of the post-processing unit (``_postprocess_area``)."""
     mac_area = chain.area(mac)
     per_instance = [chain.area(comp) for comp in storage]
     known = mac_area is not None and any(a is not None for a in per_instance)
     areas = _component_areas(arch, chain, mac_area, per_instance)
+    if gates:
+        areas["clock_gates"] = (chain.area(gate) or 0.0) * gates
+    unit = arch.postprocess
+    if unit is not None:
+        total = _postprocess_area(chain, arch, unit_parts)
+        if total is not None:
+            areas[unit.name] = total
     components = sum(areas.values())
     total = _add_overheads(arch, chain, areas)
     # the overheads spread between the children of non-dense fan-outs, in proportion to area
@@ -481,10 +700,10 @@ def _component_areas(
 
 def _add_overheads(arch: Arch, chain: CostChain, areas: dict[str, float]) -> float:
     """Price the overheads (``OVERHEAD_KINDS``, in order, each from the areas priced before
-    it) into ``areas``; returns the chip's total area (um^2)."""
+    it and the design's counts) into ``areas``; returns the chip's total area (um^2)."""
     components = sum(areas.values())
     macros = sum(areas.get(lvl.name, 0.0) for lvl in arch.levels if lvl.is_sram)
-    logic = components - macros  # MACs, register files, routers: placed standard cells
+    logic = components - macros  # MACs, register files, routers, gating cells: standard cells
     total = components
     for kind in OVERHEAD_KINDS:
         attributes = {
@@ -492,6 +711,8 @@ def _add_overheads(arch: Arch, chain: CostChain, areas: dict[str, float]) -> flo
             "logic_area_um2": logic,
             "macro_area_um2": macros,
             "chip_area_um2": total,
+            "controllers": arch.controllers,
+            "chiplets": arch.chiplets,
             "technology_nm": arch.technology_nm,
         }
         extra = chain.area(OverheadComponent(kind, attributes=attributes))
@@ -500,6 +721,8 @@ def _add_overheads(arch: Arch, chain: CostChain, areas: dict[str, float]) -> flo
             total += extra
             if kind == "clock_tree":
                 logic += extra
+            elif kind == "controller":  # a placed core, with a halo like the macros
+                macros += extra
     return total
 
 

@@ -625,7 +625,7 @@ CostRow = TypedDict(
     {
         "component": str,
         "class": str,  # the component class (``Component.cls``)
-        "role": str,  # storage, compute or network
+        "role": str,  # storage, compute, network or postprocess
         "instances": int | None,  # None for a network (priced per word and hop)
         "model": str,
         "energy_pj": dict[str, float],  # action -> pJ
@@ -642,14 +642,16 @@ def describe_costs(arch: Arch, models: CostModel | list[CostModel] | None = None
 
     Same chain as ``price_arch`` (first model whose ``supports`` is True, the built-in table
     of ``arch.technology_nm`` last). One dict per component, storage innermost first, then
-    the MAC, then the networks: ``component``, ``class``, ``role`` (storage / compute /
-    network), ``instances``, ``model``, ``energy_pj`` (action -> pJ), ``leakage_mw``,
+    the MAC, then the networks, then the parts of the post-processing unit (its lanes'
+    multiply-add units and adders, a comparator priced as one more adder, its table and its
+    buffer): ``component``, ``class``, ``role`` (storage / compute / network /
+    postprocess), ``instances``, ``model``, ``energy_pj`` (action -> pJ), ``leakage_mw``,
     ``area_um2`` (None if the model has no area), ``attributes`` and ``note`` (the model's
     ``describe(component)`` if it has one, e.g. "interpolated" / "extrapolated").
     Energies and leakage are at the node's nominal supply (``price_arch`` scales them to
     the architecture's).
     """
-    from magnet.cost.pricing import CostChain, arch_components
+    from magnet.cost.pricing import CostChain, arch_components, postprocess_parts
 
     chain = CostChain(arch, models)
     parts = arch_components(arch)
@@ -659,6 +661,11 @@ def describe_costs(arch: Arch, models: CostModel | list[CostModel] | None = None
     ]
     rows.append((parts.mac, "compute", arch.compute.instances))
     rows.extend((net, "network", None) for net in parts.networks if net is not None)
+    if arch.postprocess is not None:
+        units, lanes = arch.postprocess_instances, arch.postprocess.lanes
+        mac, adder, table, buffer = postprocess_parts(arch)
+        rows += [(mac, "postprocess", units * lanes), (adder, "postprocess", 2 * units * lanes)]
+        rows += [(comp, "postprocess", units) for comp in (table, buffer) if comp is not None]
 
     out: list[CostRow] = []
     for comp, role, instances in rows:

@@ -3,7 +3,10 @@
 
 ``tables/horowitz45.yaml`` prices every component class of ``ACTIONS`` at 45 nm;
 ``tables/scaling.yaml`` holds per-node factors for dynamic energy, wire energy, leakage and
-area. ``tables/README.md`` gives the sources, the SRAM fit and its error.
+area; ``tables/area.yaml`` holds area at 16, 7 and 5 nm from published silicon (SRAM macros
+by capacity, arithmetic and flip-flop area over the 45 nm table's, a control core), which
+replaces the scaled 45 nm areas there. ``tables/README.md`` gives the sources, the SRAM fit
+and its error.
 
 How a component is priced (45 nm; other nodes multiply by the node's factors):
 
@@ -27,9 +30,10 @@ supply range and speed (``magnet.cost.operating_point``).
 
 from __future__ import annotations
 
+import bisect
 import functools
-import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -46,6 +50,7 @@ from magnet.cost.base import (
     ACTIONS,
     OVERHEAD_KINDS,
     AdderComponent,
+    ClockGateComponent,
     Component,
     CostModel,
     DramComponent,
@@ -53,6 +58,7 @@ from magnet.cost.base import (
     MacComponent,
     NocLinkComponent,
     OverheadComponent,
+    PowerGateComponent,
     RegfileComponent,
     RouterComponent,
     SramComponent,
@@ -67,6 +73,7 @@ TABLE_DIR: Path = Path(__file__).resolve().parent / "tables"
 TECHNOLOGY_TABLE = TABLE_DIR / "horowitz45.yaml"
 SCALING_TABLE = TABLE_DIR / "scaling.yaml"
 DRAM_TABLE = TABLE_DIR / "dram.yaml"
+AREA_TABLE = TABLE_DIR / "area.yaml"
 
 _BITS_PER_BYTE = 8
 DATATYPES = ("int", "float")
@@ -195,10 +202,15 @@ class RegfileTable(Strict):
 
 
 class ClockTable(Strict):
-    """Clock energy per clocked bit per cycle and the share the clock tree adds."""
+    """Clock energy per clocked bit per cycle and the share the clock tree adds; a clock-
+    gating cell's clock energy per cycle and area; the energy that wakes a power-gated
+    domain, per um^2 of it."""
 
     energy_pj_per_bit_per_cycle: Number
     distribution_over_leaves: Number
+    gate_energy_pj_per_cycle: Number
+    gate_area_um2: Number
+    wake_pj_per_um2: Number
 
 
 class DramTable(Strict):
@@ -257,6 +269,8 @@ class OverheadTable(Strict):
     macro_halo: Number
     control_share: Number
     io_area_um2: Number
+    pll_area_um2: Number
+    die_to_die_area_um2: Number
 
     @model_validator(mode="after")
     def _fractions(self) -> OverheadTable:
@@ -289,6 +303,58 @@ class TechnologyTable(Strict):
     network: NetworkTable
     overhead: OverheadTable
     dummy: DummyTable
+
+
+class MacroPoint(_Provenance):
+    """One published SRAM macro: its capacity and its area (with its periphery)."""
+
+    capacity_bytes: float = Field(gt=0)
+    area_um2: float = Field(gt=0)
+
+
+class MacroTable(_Provenance):
+    """A node's SRAM macros (its provenance: why these macros stand for the node), by
+    capacity; at least one, each capacity once."""
+
+    points: list[MacroPoint] = Field(min_length=1)
+
+    @field_validator("points")
+    @classmethod
+    def _by_capacity(cls, points: list[MacroPoint]) -> list[MacroPoint]:
+        capacities = [p.capacity_bytes for p in points]
+        if len(set(capacities)) != len(capacities):
+            raise ValueError(f"a capacity is listed twice: {capacities}")
+        return sorted(points, key=lambda p: p.capacity_bytes)
+
+
+class NodeArea(Strict):
+    """Area at one node from published silicon: SRAM macros, and factors on the 45 nm
+    table's arithmetic and flip-flop areas."""
+
+    sram_macros: MacroTable
+    logic_over_45nm: Number
+    register_over_45nm: Number
+
+    @model_validator(mode="after")
+    def _positive(self) -> NodeArea:
+        for key in ("logic_over_45nm", "register_over_45nm"):
+            if getattr(self, key).value <= 0:
+                raise ValueError(f"{key}.value must be > 0 (an area factor)")
+        return self
+
+
+class ControllerTable(Strict):
+    """A control processor core: its published area and the node it was published at."""
+
+    area_um2: Number
+    technology_nm: Number
+
+
+class AreaTable(Strict):
+    """``area.yaml``: area at the nodes where published silicon figures exist."""
+
+    nodes: dict[float, NodeArea]
+    controller: ControllerTable
 
 
 class EnergyPolynomial(_Provenance):
@@ -387,6 +453,12 @@ def load_dram_table(path: Path = DRAM_TABLE) -> DramTechnologyTable:
     return _load(path, DramTechnologyTable)
 
 
+@functools.cache
+def load_area_table(path: Path = AREA_TABLE) -> AreaTable:
+    """Read and validate the area table (cached per path)."""
+    return _load(path, AreaTable)
+
+
 # ---- scaling -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ScalingFactors:
@@ -420,15 +492,10 @@ def scaling_factors(technology_nm: float, scaling: ScalingTable) -> ScalingFacto
             f"{nodes[0]:g} and {nodes[-1]:g} nm (factors interpolated)",
             field="technology_nm",
         )
-    upper = next(n for n in nodes if n >= node)
-    lower = max((n for n in nodes if n <= node), default=upper)
-    t = 0.0 if upper == lower else math.log(node / lower) / math.log(upper / lower)
+    i, t = _log_position(nodes, node)
 
     def factor(key: str) -> float:
-        low: float = getattr(scaling.nodes[lower], key).value
-        high: float = getattr(scaling.nodes[upper], key).value
-        value: float = low if t == 0 else low * (high / low) ** t
-        return value
+        return _power_law([getattr(scaling.nodes[n], key).value for n in nodes], i, t)
 
     return ScalingFactors(
         technology_nm=node,
@@ -444,6 +511,27 @@ def scaling_factors(technology_nm: float, scaling: ScalingTable) -> ScalingFacto
         delay=factor("delay"),
         alpha=scaling.alpha.value,
     )
+
+
+def _log_position(xs: list[float], x: float) -> tuple[int, float]:
+    """Where ``x`` lies on the ascending ``xs``, in logs: (i, t) with
+    t = ln(x / xs[i]) / ln(xs[i + 1] / xs[i]) for the two points around it (the two nearest
+    beyond the ends, t outside [0, 1]); (0, 0.0) when ``xs`` has one point."""
+    if len(xs) == 1:
+        return 0, 0.0
+    i = min(max(bisect.bisect_right(xs, x) - 1, 0), len(xs) - 2)
+    return i, math.log(x / xs[i]) / math.log(xs[i + 1] / xs[i])
+
+
+def _power_law(ys: list[float], i: int, t: float) -> float:
+    """The value at ``(i, t)`` of ``_log_position`` on the power law through points i and
+    i + 1 of ``ys`` (a point's own value at t = 0 or 1)."""
+    if t == 0:
+        return ys[i]
+    if t == 1:
+        return ys[i + 1]
+    value: float = ys[i] * (ys[i + 1] / ys[i]) ** t
+    return value
 
 
 def _interpolate(
@@ -464,14 +552,9 @@ def _interpolate(
             f"{what} is priced for {rows[0].bits} to {rows[-1].bits} bits "
             f"(table rows: {widths}); got {bits:g}",
         )
-    if inside:
-        low, high = next((a, b) for a, b in itertools.pairwise(rows) if a.bits < bits < b.bits)
-    else:
-        low, high = (rows[0], rows[1]) if bits < rows[0].bits else (rows[-2], rows[-1])
-    t = math.log(bits / low.bits) / math.log(high.bits / low.bits)
-    energy_pj = low.energy_pj * (high.energy_pj / low.energy_pj) ** t
-    area_um2 = low.area_um2 * (high.area_um2 / low.area_um2) ** t
-    return energy_pj, area_um2
+    i, t = _log_position([float(row.bits) for row in rows], bits)
+    energy_pj = _power_law([row.energy_pj for row in rows], i, t)
+    return energy_pj, _power_law([row.area_um2 for row in rows], i, t)
 
 
 # ---- the cost model ----------------------------------------------------------------------
@@ -496,9 +579,11 @@ class TableCostModel(CostModel):
         *,
         table_path: Path | None = None,
         scaling_path: Path | None = None,
+        area_path: Path | None = None,
     ) -> None:
         self.table = load_technology_table(Path(table_path or TECHNOLOGY_TABLE))
         scaling = load_scaling_table(Path(scaling_path or SCALING_TABLE))
+        self.area_table = load_area_table(Path(area_path or AREA_TABLE))
         if scaling.reference_node_nm != self.table.technology_nm:
             raise MagnetError(
                 f"scaling starts at {scaling.reference_node_nm:g} nm but the table is "
@@ -508,10 +593,39 @@ class TableCostModel(CostModel):
             )
         self.factors = scaling_factors(technology_nm, scaling)
         self.technology_nm = self.factors.technology_nm
+        self._scaling = scaling
+        self._check_area_nodes(str(area_path or AREA_TABLE))
+        #: arithmetic and flip-flop area at this node over the 45 nm table's
+        self.logic_factor = self._logic_factor(self.technology_nm)
+        self.register_factor = self._across_nodes(
+            self.technology_nm, lambda node: self._factor_at(node, "register_over_45nm")
+        )
         if type(self).name == CostModel.name:  # a subclass naming itself keeps its name
             scaled = self.technology_nm != self.table.technology_nm
             suffix = f"-scaled-{self.technology_nm:g}nm" if scaled else ""
             self.name = f"{self.table.name}{suffix}"
+
+    def _check_area_nodes(self, source: str) -> None:
+        """The area table's nodes are the scaling table's, its controller's node within
+        their range (``MagnetError`` naming ``source`` and the field otherwise)."""
+        nodes = sorted(self._scaling.nodes)
+        allowed = ", ".join(f"{n:g}" for n in nodes)
+        unknown = sorted(set(self.area_table.nodes) - set(nodes))
+        if unknown:
+            raise MagnetError(
+                f"nodes {', '.join(f'{n:g}' for n in unknown)} nm are not nodes of the scaling "
+                f"table; allowed: {allowed}",
+                source=source,
+                field="nodes",
+            )
+        node = self.area_table.controller.technology_nm.value
+        if not nodes[0] <= node <= nodes[-1]:
+            raise MagnetError(
+                f"{node:g} nm is outside the scaling table's nodes ({nodes[0]:g} to "
+                f"{nodes[-1]:g} nm)",
+                source=source,
+                field="controller.technology_nm",
+            )
 
     # -- the contract ----------------------------------------------------------------------
     def supports(self, component: Component) -> bool:
@@ -541,8 +655,9 @@ class TableCostModel(CostModel):
         return self._clock(self._check_component(component))
 
     def area_um2(self, component: Component) -> float | None:
-        """Area of one instance (um^2); None for DRAM (off chip), wires (over the logic) and
-        adders (inside a MAC)."""
+        """Area of one instance (um^2); None for DRAM (off chip) and wires (over the logic).
+        An adder's is its row's (magnet asks it only of a post-processing unit's adders: the
+        adds of trees and address generators sit inside the MACs and the control)."""
         return self._area(self._check_component(component))
 
     # -- dispatch by component class ---------------------------------------------------------
@@ -567,6 +682,11 @@ class TableCostModel(CostModel):
     @_energy.register
     def _(self, component: DummyComponent, action: str) -> float:
         return self.table.dummy.energy_pj.value
+
+    @_energy.register
+    def _(self, component: PowerGateComponent, action: str) -> float:
+        area = self._number(component, "domain_area_um2", minimum=0)
+        return area * self.table.clock.wake_pj_per_um2.value * self.factors.dynamic_energy
 
     @_energy.register
     def _(self, component: SramComponent, action: str) -> float:
@@ -611,6 +731,11 @@ class TableCostModel(CostModel):
     def _(self, component: DummyComponent) -> float:
         return self.table.dummy.leakage_mw.value
 
+    @_leakage.register
+    def _(self, component: ClockGateComponent) -> float:
+        density = self.table.mac.leakage_mw_per_um2.value  # standard cells, like the MACs
+        return self.table.clock.gate_area_um2.value * density * self.factors.leakage
+
     @functools.singledispatchmethod
     def _clock(self, component: Component) -> float:
         """SRAM macros clock inside their access energy; DRAM, wires: none."""
@@ -626,6 +751,13 @@ class TableCostModel(CostModel):
         # its input register; weights and sums sit in levels
         return self._clock_pj(self._number(component, "activation_bits", default=8, minimum=1))
 
+    @_clock.register
+    def _(self, component: ClockGateComponent) -> float:
+        # the cell's latch and gate switch every cycle, with the trunk's share that drives them
+        tree = 1 + self.table.clock.distribution_over_leaves.value
+        each = self.table.clock.gate_energy_pj_per_cycle.value * tree
+        return each * self.factors.dynamic_energy
+
     def _clock_pj(self, bits: float) -> float:
         """Clock energy per cycle of ``bits`` flip-flops and their share of the clock tree."""
         clock = self.table.clock
@@ -635,26 +767,35 @@ class TableCostModel(CostModel):
 
     @functools.singledispatchmethod
     def _area(self, component: Component) -> float | None:
-        """DRAM (off chip), network (wires over logic), adder (inside a MAC): no area."""
+        """DRAM (off chip), network (wires over logic): no area."""
         return None
 
     @_area.register
+    def _(self, component: AdderComponent) -> float | None:
+        return self._add_row(component)[1] * self.factors.area
+
+    @_area.register
     def _(self, component: MacComponent) -> float | None:
-        return self._mac_area_um2(component) * self.factors.area
+        return self._mac_area_um2(component) * self.logic_factor
 
     @_area.register
     def _(self, component: SramComponent) -> float | None:
-        per_bit = self.table.sram.bitcell_area_um2.value / self.table.sram.array_efficiency.value
-        return self._capacity_bits(component) * per_bit * self.factors.area
+        banks = self._number(component, "banks", default=1, minimum=1, integer=True)
+        bank_bits = self._capacity_bits(component) / banks
+        return banks * bank_bits * self.sram_um2_per_bit(bank_bits)
 
     @_area.register
     def _(self, component: RegfileComponent) -> float | None:
         area = self._regfile_capacity_bits(component) * self.table.regfile.area_um2_per_bit.value
-        return area * self.factors.area
+        return area * self.register_factor
 
     @_area.register
     def _(self, component: DummyComponent) -> float | None:
         return self.table.dummy.area_um2.value
+
+    @_area.register
+    def _(self, component: ClockGateComponent) -> float | None:
+        return self.table.clock.gate_area_um2.value * self.register_factor
 
     @_area.register
     def _(self, component: RouterComponent) -> float | None:
@@ -665,17 +806,29 @@ class TableCostModel(CostModel):
         return self._overhead_um2(component)
 
     def _overhead_um2(self, component: OverheadComponent) -> float:
-        """Area of one overhead ``kind`` (``OVERHEAD_KINDS``) from the areas it is based on
-        (``logic_area_um2``, ``macro_area_um2``, ``chip_area_um2``: what is priced before it)."""
+        """Area of one overhead ``kind`` (``OVERHEAD_KINDS``) from what it is based on: the
+        areas priced before it (``logic_area_um2``, ``macro_area_um2``, ``chip_area_um2``)
+        or its counts (``controllers``, ``chiplets``)."""
         kind, table = component.get("kind"), self.table.overhead
-        if kind == "io":
-            return table.io_area_um2.value * self.factors.area
         if kind not in OVERHEAD_KINDS:
             raise self._error(
                 component,
                 f"unknown overhead kind {kind!r}; allowed: {', '.join(OVERHEAD_KINDS)}",
                 field="kind",
             )
+        if kind == "controller":
+            cores = self._number(component, "controllers", default=0, minimum=0, integer=True)
+            return cores * self.controller_um2
+        per_chip = {
+            "pll": table.pll_area_um2,
+            "die_to_die": table.die_to_die_area_um2,
+            "io": table.io_area_um2,
+        }
+        if kind in per_chip:
+            chips = self._number(component, "chiplets", default=1, minimum=1, integer=True)
+            if kind == "die_to_die" and chips == 1:
+                return 0.0  # a chip alone has no die-to-die links
+            return chips * per_chip[kind].value * self.factors.area
         if kind == "clock_tree":
             return self._number(component, "logic_area_um2", minimum=0) * (
                 table.clock_tree_per_logic.value
@@ -687,6 +840,91 @@ class TableCostModel(CostModel):
             return logic * spare + macros * table.macro_halo.value
         share = table.control_share.value  # control: a share of the finished die
         return self._number(component, "chip_area_um2", minimum=0) * share / (1.0 - share)
+
+    def describe(self, component: Component) -> str | None:
+        """For ``magnet costs``: an SRAM bank outside the published macros of the node
+        (priced at the nearest one's density), else nothing."""
+        typed = self._check_component(component)
+        if not isinstance(typed, SramComponent):
+            return None
+        banks = self._number(typed, "banks", default=1, minimum=1, integer=True)
+        return self.macro_clamped(self._capacity_bits(typed) / banks)
+
+    # -- area at the node ----------------------------------------------------------------------
+    def sram_um2_per_bit(self, bank_bits: float) -> float:
+        """Area per bit (um^2) of one SRAM macro of ``bank_bits`` at this model's node: from
+        ``area.yaml``'s published macros where the node has them (``_macro_um2_per_bit``),
+        else the 45 nm cell over the array efficiency times the node's area factor."""
+        return self._across_nodes(
+            self.technology_nm, lambda node: self._macro_um2_per_bit(node, bank_bits)
+        )
+
+    def _macro_um2_per_bit(self, node: float, bank_bits: float) -> float:
+        """Area per bit of a macro of ``bank_bits`` at a table node: the power law in capacity
+        through ``area.yaml``'s two nearest macros, clamped to the smallest and largest."""
+        macros = self.area_table.nodes.get(node)
+        if macros is None:
+            sram = self.table.sram
+            per_bit = sram.bitcell_area_um2.value / sram.array_efficiency.value
+            return per_bit * self._scaling.nodes[node].area.value
+        points = macros.sram_macros.points
+        bits = [p.capacity_bytes * _BITS_PER_BYTE for p in points]
+        i, t = _log_position(bits, min(max(bank_bits, bits[0]), bits[-1]))
+        return _power_law([p.area_um2 / b for p, b in zip(points, bits, strict=True)], i, t)
+
+    def macro_clamped(self, bank_bits: float) -> str | None:
+        """Whether a macro of ``bank_bits`` lies outside the published macros of the table
+        nodes this model's area comes from (then priced at the nearest macro's density: a
+        line saying so), None when inside or where no macros are tabled."""
+        for node in self._anchor_nodes(self.technology_nm):
+            macros = self.area_table.nodes.get(node)
+            if macros is None:
+                continue
+            points = macros.sram_macros.points
+            low, high = (points[0].capacity_bytes, points[-1].capacity_bytes)
+            bank_bytes = bank_bits / _BITS_PER_BYTE
+            if not low <= bank_bytes <= high:
+                where = "below" if bank_bytes < low else "above"
+                return (
+                    f"bank {bank_bytes:g} B {where} the {node:g} nm macros ({low:g}-{high:g} B): "
+                    "at the nearest's density"
+                )
+        return None
+
+    def _factor_at(self, node: float, key: str) -> float:
+        """``area.yaml``'s ``key`` (``logic_over_45nm``, ``register_over_45nm``) at a table
+        node, else the node's area factor (``scaling.yaml``)."""
+        found = self.area_table.nodes.get(node)
+        factor: float = (
+            self._scaling.nodes[node].area.value if found is None else getattr(found, key).value
+        )
+        return factor
+
+    def _across_nodes(self, node: float, at: Callable[[float], float]) -> float:
+        """``at`` at ``node``: its value at a table node, log-linear in the node between the
+        two table nodes around it (``_anchor_nodes``)."""
+        nodes = sorted(self._scaling.nodes)
+        i, t = _log_position(nodes, node)
+        return _power_law([at(nodes[i]), at(nodes[i + 1])], 0, t)
+
+    def _anchor_nodes(self, node: float) -> tuple[float, ...]:
+        """The scaling table's nodes a value at ``node`` is made of: the node itself, or the
+        two around it."""
+        nodes = sorted(self._scaling.nodes)
+        i, t = _log_position(nodes, node)
+        return (nodes[i],) if t == 0 else (nodes[i + 1],) if t == 1 else (nodes[i], nodes[i + 1])
+
+    @property
+    def controller_um2(self) -> float:
+        """One control core (``area.yaml``'s ``controller``) at this node: its area at its
+        published node over the logic factor there, times this node's."""
+        core = self.area_table.controller
+        at_source = self._logic_factor(core.technology_nm.value)
+        return core.area_um2.value / at_source * self.logic_factor
+
+    def _logic_factor(self, node: float) -> float:
+        """Arithmetic area at ``node`` over the 45 nm table's."""
+        return self._across_nodes(node, lambda n: self._factor_at(n, "logic_over_45nm"))
 
     # -- per class, at the table's node ------------------------------------------------------
     def _mac_rows(self, component: Component) -> tuple[tuple[float, float], tuple[float, float]]:

@@ -24,11 +24,19 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError
 
-from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel, SystolicPipeline
+from magnet.arch.spec import (
+    Arch,
+    ComputeLevel,
+    Fanout,
+    PostProcessor,
+    StorageLevel,
+    SystolicPipeline,
+)
 from magnet.arguments import Name, checked_call, checked_methods
 from magnet.cost import NocModel
 from magnet.cost.base import (
     AdderComponent,
+    ClockGateComponent,
     Component,
     CostModel,
     DummyComponent,
@@ -36,6 +44,7 @@ from magnet.cost.base import (
     NocLinkComponent,
     OverheadComponent,
     OverheadKind,
+    PowerGateComponent,
     Price,
     RouterComponent,
     price,
@@ -178,9 +187,9 @@ class ErtCostModel(CostModel):
 
 #: What Timeloop charges no energy for: networks (its legacy network is free), dummies and
 #: adds outside the MACs.
-_FREE = (NocLinkComponent, DummyComponent, AdderComponent)
+_FREE = (NocLinkComponent, DummyComponent, AdderComponent, PowerGateComponent)
 #: What the ERT cost model prices although the tables do not name it.
-_PRICED_HERE = (*_FREE, RouterComponent, OverheadComponent)
+_PRICED_HERE = (*_FREE, RouterComponent, OverheadComponent, ClockGateComponent)
 
 
 @checked_call
@@ -334,6 +343,8 @@ class MagnetExtensions(Strict):
     streaming: list[str] = Field(default_factory=list)
     fanout: dict[str, Fanout] = Field(default_factory=dict)
     pipeline: SystolicPipeline | None = None
+    postprocess: PostProcessor | None = None
+    postprocess_area_um2: dict[str, Annotated[Price, Field(ge=0)]] = Field(default_factory=dict)
     router_area_um2: Price | None = Field(None, ge=0)
     overhead_area_um2: dict[OverheadKind, Annotated[Price, Field(ge=0)]] = Field(
         default_factory=dict
@@ -385,8 +396,9 @@ def _arch(
         compute=compute,
         technology_nm=technology or 45.0,
         clock_ghz=TIMELOOP_CLOCK_GHZ,
-        power_gating=True,  # Timeloop charges leakage of the instances in use
+        power_gating="idle-units",  # Timeloop charges leakage of the instances in use
         pipeline=extra.pipeline,
+        postprocess=extra.postprocess,
     )
 
 
@@ -698,6 +710,7 @@ def _ert(ert: Any, art: Any, extra: MagnetExtensions) -> ErtCostModel | None:
         base = _leaf_name(table["name"])
         area[base] = _price(table.get("area"), "area (um^2)", f"ART.{base}")
     overheads = {str(kind): um2 for kind, um2 in extra.overhead_area_um2.items()}
+    area.update(extra.postprocess_area_um2)  # the unit's parts, by their full names
     return ErtCostModel(energy, area, extra.router_area_um2, overheads)
 
 

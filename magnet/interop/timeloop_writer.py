@@ -370,12 +370,23 @@ def _ert(result: Result, levels: list[_Written]) -> list[dict[str, Any]]:
 
 
 def _art(result: Result) -> list[dict[str, Any]]:
-    arch, areas = result.arch, result.costs.area_um2_by_component
-    if not result.costs.area_known:
+    """Each level's and the MAC's area per instance, its clock-gating cell's included (a
+    MAC's share of its input register's; Timeloop has no component for the cells)."""
+    arch, costs = result.arch, result.costs
+    if not costs.area_known:
         return []
+    areas = costs.area_um2_by_component
+    gates = dict(zip([lvl.name for lvl in arch.inner_first], costs.gated, strict=True))
+    # a MAC's share of the cell of the input register it shares
+    gates[arch.compute.name] = (costs.mac_clock_pj_per_cycle > 0) / (
+        arch.compute.macs_per_input_register
+    )
     parts: list[StorageLevel | ComputeLevel] = [*arch.levels, arch.compute]
     return [
-        {"name": _path(p.name, p.instances), "area": areas[p.name] / p.instances}
+        {
+            "name": _path(p.name, p.instances),
+            "area": areas[p.name] / p.instances + costs.gate_area_um2 * float(gates[p.name]),
+        }
         for p in parts
         if p.name in areas
     ]
@@ -420,6 +431,13 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             if lvl.fanout != Fanout()
         },
         "pipeline": None if arch.pipeline is None else arch.pipeline.model_dump(),
+        # the post-processing unit and the area of its parts (its layers are not written)
+        "postprocess": None if arch.postprocess is None else arch.postprocess.model_dump(),
+        "postprocess_area_um2": (
+            {}
+            if costs.postprocess is None or not costs.area_known
+            else dict(costs.postprocess.part_area_um2)
+        ),
         "router_area_um2": areas["routers"] / routers if "routers" in areas else None,
         "overhead_area_um2": {k: areas[k] for k in OVERHEAD_KINDS if k in areas},
         "design": {
@@ -430,6 +448,7 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             "voltage_v": arch.voltage_v,
             "power_gating": arch.power_gating,
             "clock_gating": arch.clock_gating,
+            "controller": arch.controller,
             "cost_model": costs.model_name,
             "noc": costs.noc,
         },

@@ -11,6 +11,7 @@ from magnet.design import Design
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
 from magnet.mapping.evaluate import Result, layer_view
 from magnet.mapping.network import NetworkResult
+from magnet.mapping.postprocess import require_unit
 from magnet.workload.layer import ShapeKey
 from magnet.workload.network import Network
 
@@ -82,7 +83,9 @@ def map_network(
     cache: MutableMapping[tuple[Any, ...], MapOutcome] | None = None,
     **options: Any,
 ) -> NetworkOutcome:
-    """Map every distinct layer shape of ``network`` on ``design`` once.
+    """Map every distinct MAC layer shape of ``network`` on ``design`` once (its
+    post-processing layers are not mapped: they run on the design's post-processing unit;
+    a design without one is bad input).
 
     ``options`` go to the mapper (objective, seed, budget per layer, its own options).
     ``progress(outcome, done, total)`` is called after each shape. With ``stop_on_failure``,
@@ -91,8 +94,9 @@ def map_network(
     the design maps (``layer_view``): a loop nest seen before on the same design with the
     same mapper is not mapped again (its outcome is reported under the layer's own name).
     """
+    require_unit(design.arch, [e.layer for e in network.layers])
     m = get_mapper(mapper, **options)
-    shapes = network.unique_layers()
+    shapes = network.unique_layers(mapped=True)  # post-processing layers run on the unit
     outcomes: dict[ShapeKey, MapOutcome] = {}
     # outcomes by the loop nest the design maps (``layer_view``: layers of different shapes
     # can share one, e.g. strided and unstrided convolutions as a GEMM), across calls in the

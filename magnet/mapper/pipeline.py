@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from magnet.arch.spec import Arch
+from magnet.cost import ArchCosts
 from magnet.design import Design, on_arch
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
 from magnet.mapper.network import map_network
 from magnet.mapping.evaluate import Result
-from magnet.mapping.network import NetworkResult
+from magnet.mapping.network import NetworkResult, fused_heads
 from magnet.mapping.pipeline import PipelineResult, Stage, package_level
+from magnet.mapping.postprocess import price_postprocess, require_unit
 from magnet.workload.layer import ShapeKey
 from magnet.workload.network import Network
 
@@ -55,10 +57,11 @@ def map_pipeline(
     """``network`` pipelined across groups of ``design``'s chiplets (see the module
     docstring); ``MagnetError`` for a design of one chip."""
     package_level(design.arch)  # a package, or bad input
+    require_unit(design.arch, [e.layer for e in network.layers])
     m = get_mapper(mapper, **options)
     fx, fy = design.arch.chiplet_grid
     rows = max(fx, fy)
-    shapes = len(network.unique_layers())
+    shapes = len(network.unique_layers(mapped=True))
     bands: dict[int, dict[ShapeKey, Result]] = {}
     archs, evaluated, cached = {}, 0, 0
     for h in range(1, rows + 1):
@@ -79,7 +82,8 @@ def map_pipeline(
         # the DRAM traffic of the network run layer after layer, activations kept on chip
         # where they fit: what any split moves, but for the activations between stages
         floor = NetworkResult(network, design.arch, design.costs, whole).dram_bytes / per_cycle
-    plan = split(network, bands, rows, floor=floor)
+    post = {h: post_cycles(network, archs[h], design.costs) for h in bands}
+    plan = split(network, bands, rows, floor=floor, post=post)
     if plan is None:
         reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
         return PipelineOutcome(None, reason, evaluated, cached)
@@ -87,6 +91,8 @@ def map_pipeline(
     by_shape: dict[ShapeKey, Result] = {}  # each shape as it first runs (its stage's band)
     for a, b, h in plan:
         for e in network.layers[a:b]:
+            if e.layer.is_postprocess:
+                continue
             by_shape.setdefault(e.layer.shape_key(), bands[h][e.layer.shape_key()])
     result = PipelineResult(
         network,
@@ -105,17 +111,35 @@ def _band(design: Design, h: int, fx: int, fy: int) -> Arch:
     return design.arch.with_chiplets(fx, h) if fy >= fx else design.arch.with_chiplets(h, fy)
 
 
+def post_cycles(network: Network, arch: Arch, costs: ArchCosts) -> dict[int, float]:
+    """The cycles of each post-processing entry of ``network`` on ``arch`` (by index), as
+    the split counts them: 0 for one fused into the MAC layer before it (it overlaps it),
+    else its pass alone, its activations through DRAM."""
+    producers, consumers = network.edges()
+    archs = [arch] * len(network.layers)
+    head = fused_heads(network, archs, producers, consumers)
+    return {
+        i: 0.0
+        if head[i] is not None
+        else float(price_postprocess(e.layer, arch, costs).latency_cycles)
+        for i, e in enumerate(network.layers)
+        if e.layer.is_postprocess
+    }
+
+
 def split(
     network: Network,
     bands: dict[int, dict[ShapeKey, Result]],
     rows: int,
     floor: float = 0.0,
+    post: dict[int, dict[int, float]] | None = None,
 ) -> Plan | None:
     """The stages (see the module docstring); None when no split maps every layer.
 
     ``best[i][r]``: (interval, latency, previous (j, h)) of the first ``i`` entries on ``r``
-    rows; a stage of entries j..i on h rows takes the sum of their times there. Intervals
-    under ``floor`` (cycles) count as ``floor``."""
+    rows; a stage of entries j..i on h rows takes the sum of their times there (a
+    post-processing entry's: ``post[h][i]``, ``post_cycles``). Intervals under ``floor``
+    (cycles) count as ``floor``."""
     entries = network.layers
     n = len(entries)
     prefix = {h: [0.0] * (n + 1) for h in bands}  # cycles of entries [0, i) on h rows
@@ -123,6 +147,8 @@ def split(
         for i, e in enumerate(entries):
             found = results.get(e.layer.shape_key())
             cycles = math.inf if found is None else found.latency_cycles * e.repeat
+            if e.layer.is_postprocess:
+                cycles = (post or {}).get(h, {}).get(i, math.inf) * e.repeat
             prefix[h][i + 1] = prefix[h][i] + cycles
     best: dict[tuple[int, int], tuple[float, float, tuple[int, int] | None]] = {
         (0, 0): (0.0, 0.0, None)

@@ -9,6 +9,8 @@ Energy, by category:
 * ``math``: every MAC (multiply + accumulate); a fan-out whose children are reduced in an
   adder tree (a vector MAC's lanes) replaces all but one accumulation of the ``r`` lanes it
   merges by the tree's adds, priced at their widths;
+* ``postprocess``: the operations of a post-processing unit (0 here: a MAC layer has none;
+  ``magnet.mapping.postprocess`` prices the layers it runs);
 * ``memory``: reads, fills and updates of the on-chip storage levels, per access of a block;
 * ``dram``: the same for DRAM;
 * ``network``: the chip's wires and network reductions. A fan-out's n children are laid out in the
@@ -21,11 +23,14 @@ Energy, by category:
 * ``nop``: the same for a fan-out over chip-to-chip links (a package's network-on-package,
   ``Fanout.link_pj_per_bit``): its links, per hop, and its reductions; halo words
   (``Counts.halo_words``) cross one hop, from the neighbouring chiplet holding them;
-* ``clock``: the clock of every clocked register bit, and its share of the clock tree,
-  every cycle of the run (of the instances in use only, under ``clock_gating``);
+* ``clock``: the clock of the clocked register bits and their share of the clock tree, by
+  the design's clock gating (``_upkeep``): every cycle of the run, of every instance
+  (``none``) or of those in use (``idle-units``), or only on the cycles a register loads,
+  plus the gating cells and the trunk of the tree (``fine``);
 * ``control``: address generation, one add at the address width per access of a level;
 * ``static``: leakage power of every powered instance (of the instances in use only,
-  under ``power_gating``) times the run's duration in seconds (cycles / clock).
+  each woken once, under ``power_gating: idle-units``) times the run's duration in
+  seconds (cycles / clock).
 """
 
 from __future__ import annotations
@@ -57,7 +62,17 @@ from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer
 
 ACTIONS = ("reads", "fills", "updates")
-CATEGORIES = ("math", "memory", "network", "nop", "clock", "control", "dram", "static")
+CATEGORIES = (
+    "math",
+    "postprocess",
+    "memory",
+    "network",
+    "nop",
+    "clock",
+    "control",
+    "dram",
+    "static",
+)
 
 
 def layer_view(layer: Layer, arch: Arch) -> Layer:
@@ -129,6 +144,7 @@ class BatchResult:
         access = self.access_energy_pj.sum(axis=(1, 2))
         return {
             "math": self.math_pj,
+            "postprocess": np.zeros_like(self.math_pj),  # a post-processing unit's operations
             "memory": access[~self.dram].sum(axis=0),
             "network": self.network_pj[~self.nop].sum(axis=0),
             "nop": self.network_pj[self.nop].sum(axis=0),
@@ -158,10 +174,11 @@ def evaluate_batch(
     counts = analyze(layer, arch, batch)
     if on_chip:
         counts = _without_dram(counts, dram, on_chip)
-    access_energy, control = _access_energy(arch, counts, costs)
+    accesses = _accesses(arch, counts, costs)
+    access_energy, control = accesses.energy_pj, accesses.control_pj
     timing = _timing(arch, batch, counts)
     latency = timing.latency_cycles
-    upkeep = _upkeep(arch, counts, costs, latency)
+    upkeep = _upkeep(arch, counts, costs, latency, accesses.writes)
     fanouts = _fanouts(arch, counts, costs, batch.size)
     network = fanouts.network_pj
     math = counts.macs * costs.mac_pj + fanouts.tree_pj
@@ -235,22 +252,30 @@ def _timing(arch: Arch, batch: MappingBatch, counts: Counts) -> _Timing:
     return _Timing(latency, level_cycles, links, bottleneck)
 
 
-def _access_energy(arch: Arch, counts: Counts, costs: ArchCosts) -> tuple[FloatArray, FloatArray]:
-    """([level, operand, action, batch]: energy of the reads, fills and updates of every
-    level, all instances; [level, batch]: their address generation). An access moves a
-    block (``access_bits``) of whole words of the operand."""
+class _Accesses(NamedTuple):
+    """What a batch's accesses cost, and how many there are."""
+
+    energy_pj: FloatArray  # [level, operand, action, batch]: all instances
+    control_pj: FloatArray  # [level, batch]: their address generation
+    writes: FloatArray  # [level, batch]: fills and updates of one instance in use
+
+
+def _accesses(arch: Arch, counts: Counts, costs: ArchCosts) -> _Accesses:
+    """The reads, fills and updates of every level, priced. An access moves a block
+    (``access_bits``) of whole words of the operand."""
     levels = arch.inner_first
     nl, nb = len(levels), counts.valid.shape[0]
     access_bits = np.array([lvl.access_bits for lvl in levels], dtype=float)
     block = np.maximum(1.0, np.floor(access_bits[:, None] / operand_bits(arch)))  # [l, operand]
     action_pj = np.stack([costs.read_pj, costs.write_pj, costs.update_pj], axis=1)  # [l, a]
     access_energy = np.empty((nl, 3, 3, nb))
-    accesses_total = np.zeros((nl, nb))  # [level, batch]: accesses of all instances
+    per_instance = np.zeros((3, nl, nb))  # [action, level, batch]
     for a, count in enumerate((counts.reads, counts.fills, counts.updates)):
-        accesses = np.ceil(count / block[:, :, None] - 1e-9) * counts.instances[:, None]
-        access_energy[:, :, a] = accesses * action_pj[:, a, None, None]
-        accesses_total += accesses.sum(axis=1)
-    return access_energy, costs.control_pj_per_access[:, None] * accesses_total
+        each = np.ceil(count / block[:, :, None] - 1e-9)  # [level, operand, batch]
+        access_energy[:, :, a] = each * counts.instances[:, None] * action_pj[:, a, None, None]
+        per_instance[a] = each.sum(axis=1)
+    control = costs.control_pj_per_access[:, None] * per_instance.sum(axis=0) * counts.instances
+    return _Accesses(access_energy, control, per_instance[1] + per_instance[2])
 
 
 def _level_cycles(arch: Arch, counts: Counts) -> FloatArray:
@@ -325,21 +350,51 @@ class _Upkeep(NamedTuple):
     mac_static_pj: FloatArray  # [batch]
 
 
-def _upkeep(arch: Arch, counts: Counts, costs: ArchCosts, latency: FloatArray) -> _Upkeep:
-    """Clock: every clocked instance (the ones in use, under clock gating) every cycle;
-    static: leakage power of every powered instance (the ones in use, under power gating)
-    for the run's duration (mW x ns = pJ)."""
+def _upkeep(
+    arch: Arch, counts: Counts, costs: ArchCosts, latency: FloatArray, writes: FloatArray
+) -> _Upkeep:
+    """Clock and leakage (pJ), by the design's gating styles (``Arch.clock_gating``,
+    ``Arch.power_gating``).
+
+    Clock: ``none``, every register of every instance every cycle; ``idle-units``, of the
+    instances in use; ``fine``, a level instance's registers on the cycles they load (its
+    fills and updates, ``writes`` per instance, at most one a cycle) and a MAC's input
+    register on the cycles it computes (the padded MACs; one register per
+    ``macs_per_input_register`` MACs, which it multicasts to), plus every cycle the gating
+    cell of each register of the instances in use (the cell and the tree's trunk to it).
+    Static: leakage power of every powered instance for the run's duration (mW x ns = pJ); under
+    ``idle-units``, of a replicated unit (a level of several instances, a MAC) only while a
+    layer uses it, and each layer wakes the units it uses (an upper bound: a unit two
+    consecutive layers use stays on)."""
     every = np.array([lvl.instances for lvl in arch.inner_first], dtype=float)[:, None]
-    leaking = counts.instances if arch.power_gating else every
-    clocked = counts.instances if arch.clock_gating else every
     run_ns = latency / arch.clock_ghz
-    macs_leaking = counts.mac_instances if arch.power_gating else arch.mac_count
-    macs_clocked = counts.mac_instances if arch.clock_gating else arch.mac_count
+    shared = arch.compute.macs_per_input_register  # MACs that load one input register
+    registers = counts.mac_instances / shared  # those in use (a lower bound when a layer
+    # uses fewer of the units a register feeds than there are)
+    if arch.clock_gating == "none":
+        clock = costs.clock_pj_per_cycle[:, None] * every * latency
+        mac_clock = costs.mac_clock_pj_per_cycle * arch.mac_count / shared * latency
+    elif arch.clock_gating == "idle-units":
+        clock = costs.clock_pj_per_cycle[:, None] * counts.instances * latency
+        mac_clock = costs.mac_clock_pj_per_cycle * registers * latency
+    else:
+        loads = np.minimum(writes, latency)  # [level, batch]: cycles an instance loads
+        gates = costs.gated[:, None] * costs.gate_clock_pj_per_cycle * latency
+        clock = (costs.clock_pj_per_cycle[:, None] * loads + gates) * counts.instances
+        mac_loads = np.minimum(counts.padded_macs / shared, registers * latency)
+        mac_gated = costs.gate_clock_pj_per_cycle if costs.mac_clock_pj_per_cycle else 0.0
+        mac_clock = costs.mac_clock_pj_per_cycle * mac_loads
+        mac_clock = mac_clock + mac_gated * registers * latency
+    if arch.power_gating == "none":
+        static = costs.leak_mw[:, None] * every * run_ns
+        mac_static = costs.mac_leak_mw * arch.mac_count * run_ns
+    else:  # replicated units (PEs, vector units, chiplets, MACs) in use, each woken once
+        units = every > 1  # a level of one instance is always on: every layer uses it
+        gated = (costs.leak_mw[:, None] * run_ns + costs.wake_pj[:, None]) * counts.instances
+        static = np.where(units, gated, costs.leak_mw[:, None] * every * run_ns)
+        mac_static = (costs.mac_leak_mw * run_ns + costs.mac_wake_pj) * counts.mac_instances
     return _Upkeep(
-        clock_pj=costs.clock_pj_per_cycle[:, None] * clocked * latency,
-        static_pj=costs.leak_mw[:, None] * leaking * run_ns,
-        mac_clock_pj=costs.mac_clock_pj_per_cycle * macs_clocked * latency,
-        mac_static_pj=costs.mac_leak_mw * macs_leaking * run_ns,
+        clock_pj=clock, static_pj=static, mac_clock_pj=mac_clock, mac_static_pj=mac_static
     )
 
 
@@ -600,6 +655,7 @@ class Result:
         """This result as a ``LayerRecord`` (what ``--json`` prints)."""
         return LayerRecord(
             layer=self.layer.name,
+            kind=self.layer.kind,
             shape=self.layer.shape_str(),
             macs=self.macs,
             arch=self.arch.name,

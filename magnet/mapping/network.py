@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,14 @@ from magnet.errors import MagnetError
 from magnet.files import read_yaml
 from magnet.mapping.evaluate import Result, evaluate_mapping, not_a_result
 from magnet.mapping.mapping import Mapping
+from magnet.mapping.postprocess import (
+    Chain,
+    PostResult,
+    Source,
+    fusable,
+    price_postprocess,
+    require_unit,
+)
 from magnet.mapping.records import LayerRow, NetworkRecord
 from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer, ShapeKey
@@ -86,6 +95,11 @@ class LayerMappings:
         return out
 
 
+#: A layer of a network as it runs: a MAC layer under its mapping, or a post-processing
+#: layer on the post-processing unit.
+Run = Result | PostResult
+
+
 def _home(arch: Arch, operand: Operand) -> StorageLevel | None:
     """The outermost on-chip level that keeps ``operand`` (the global buffer), if any."""
     return next(
@@ -98,53 +112,243 @@ def _home(arch: Arch, operand: Operand) -> StorageLevel | None:
     )
 
 
-def _fits(producer: Result, consumer: Result) -> bool:
-    """Whether the global buffer holds ``producer``'s output for ``consumer`` (see
-    ``NetworkResult.runs``)."""
-    arch = producer.arch
+@dataclass
+class _Plan:
+    """What ``on_chip_runs`` decides, entry by entry: ``head[i]``, the MAC layer on whose
+    output path a fused post-processing entry runs (None: not fused); ``kept[(p, c)]``,
+    whether entry ``c`` reads entry ``p``'s output on chip."""
+
+    network: Network
+    base: list[Result | None]
+    archs: list[Arch]
+    producers: list[tuple[int, ...]]
+    consumers: list[tuple[int, ...]]
+    head: list[int | None]
+    kept: dict[tuple[int, int], bool]
+
+    def unit(self, i: int) -> int:
+        """The entry heading the chain ``i`` runs in (itself unless fused)."""
+        h = self.head[i]
+        return i if h is None else h
+
+    def tail(self, h: int) -> int:
+        """The last entry of the chain headed by ``h`` (its output is the chain's)."""
+        t = h
+        while t + 1 < len(self.head) and self.head[t + 1] == h:
+            t += 1
+        return t
+
+    def output_kept(self, t: int) -> bool:
+        """Whether every reader of entry ``t``'s output reads it on chip (no DRAM write)."""
+        readers = self.consumers[t]
+        return bool(readers) and all(self.kept.get((t, c), False) for c in readers)
+
+    def source(self, p: int | None, c: int) -> Source:
+        """Where entry ``c`` reads the output of ``p`` (None: the network's input)."""
+        if p is not None and self.head[c] is not None and p == c - 1:
+            return "fused"
+        return "chip" if p is not None and self.kept.get((p, c), False) else "dram"
+
+
+def fused_heads(
+    network: Network,
+    archs: list[Arch],
+    producers: list[tuple[int, ...]],
+    consumers: list[tuple[int, ...]],
+) -> list[int | None]:
+    """``head[i]`` of every entry (``_Plan``): a post-processing entry the unit can run on
+    its producer's outputs (``fusable``), right after a MAC entry or an entry fused into
+    one, that reads the output of the entry before it, which nothing else reads, on the
+    same design (a pipeline's stage), neither repeating."""
+    entries = network.layers
+    head: list[int | None] = [None] * len(entries)
+    for i in range(1, len(entries)):
+        prev, layer = i - 1, entries[i].layer
+        unit = archs[i].postprocess
+        chained = not entries[prev].layer.is_postprocess or head[prev] is not None
+        if (
+            unit is not None
+            and unit.fused
+            and fusable(layer)
+            and chained
+            and archs[i] is archs[prev]
+            and entries[i].repeat == entries[prev].repeat == 1
+            and prev in producers[i]
+            and consumers[prev] == (i,)
+        ):
+            head[i] = prev if head[prev] is None else head[prev]
+    return head
+
+
+def _room(run: Result | None, li: int, level: StorageLevel, skip: Operand | None) -> float:
+    """Bits ``run`` keeps at level ``li`` besides operand ``skip`` (0: a post-processing
+    layer, which streams through the unit, or a streaming level, whose tiles pass)."""
+    if run is None or level.streaming:
+        return 0.0
+    tiles = run.batch.counts.tile_words[li, :, 0]
+    return float(
+        sum(tiles[o] * level.bits(o) for o in Operand if o is not skip and run.keep[li, o])
+    )
+
+
+def _homes(arch: Arch) -> list[tuple[int, StorageLevel]] | None:
+    """The levels an activation kept on chip stays in (index, level): the outermost on-chip
+    levels keeping outputs and inputs (one level on most designs); None: there is none."""
     out_home, in_home = _home(arch, Operand.O), _home(arch, Operand.I)
     if out_home is None or in_home is None:
-        return False
+        return None
+    return [
+        (arch.level_index(lvl.name), lvl)
+        for lvl in {out_home.name: out_home, in_home.name: in_home}.values()
+    ]
+
+
+def _activation_bits(plan: _Plan, p: int) -> float:
+    """Bits of entry ``p``'s output kept on chip: at the input width of the global buffer."""
+    arch = plan.archs[p]
+    in_home = _home(arch, Operand.I)
+    assert in_home is not None
+    return plan.network.layers[p].layer.operand_size(Operand.O) * in_home.bits(Operand.I)
+
+
+def _passes(plan: _Plan, p: int, c: int) -> bool:
+    """Whether the mappings pass ``p``'s output through the global buffer to ``c`` (a mapping
+    that bypasses it does not; a post-processing layer reads and writes it)."""
+    arch = plan.archs[p]
+    out_home, in_home = _home(arch, Operand.O), _home(arch, Operand.I)
+    assert out_home is not None and in_home is not None
+    producer, consumer = plan.base[plan.unit(p)], plan.base[c]
     li_out, li_in = arch.level_index(out_home.name), arch.level_index(in_home.name)
-    if not (producer.keep[li_out, Operand.O] and consumer.keep[li_in, Operand.I]):
-        return False  # a mapping that bypasses the global buffer does not pass through it
-    # the activation is the producer's finished output, at the input width (the consumer's
-    # zero padding, part of its input window box, is made on the fly, not stored)
-    bits = producer.layer.operand_size(Operand.O) * in_home.bits(Operand.I)
-    for lvl in {out_home.name: out_home, in_home.name: in_home}.values():
-        li = arch.level_index(lvl.name)
-        others = 0.0
-        if not lvl.streaming:  # a streaming level's tiles pass through it
-            for run, skip in ((producer, Operand.O), (consumer, Operand.I)):
-                tiles = run.batch.counts.tile_words[li, :, 0]
-                own = sum(
-                    tiles[o] * lvl.bits(o) for o in Operand if o is not skip and run.keep[li, o]
-                )
-                others = max(others, own)
-        capacity_bits = lvl.capacity_bits
-        # the fewer instances of either side's arch (a pipeline's neighbours run on groups
-        # of a package's chiplets: ``magnet.mapper.pipeline``)
-        instances = min(r.arch.inner_first[li].instances for r in (producer, consumer))
-        if capacity_bits is None or bits + others > capacity_bits * instances:
-            return False  # (a home level is bounded: ``_home``)
+    out_ok = producer is None or bool(producer.keep[li_out, Operand.O])
+    in_ok = consumer is None or plan.head[c] is not None or bool(consumer.keep[li_in, Operand.I])
+    return out_ok and in_ok
+
+
+def _fits_next(plan: _Plan, p: int, c: int) -> bool:
+    """The rule between neighbours (``NetworkResult.runs``): ``p``'s output together with
+    the larger of what either side keeps in the global buffer besides it."""
+    homes = _homes(plan.archs[p])
+    if homes is None or not _passes(plan, p, c):
+        return False
+    bits = _activation_bits(plan, p)
+    producer, consumer = plan.base[plan.unit(p)], plan.base[c]
+    for li, lvl in homes:
+        others = max(_room(producer, li, lvl, Operand.O), _room(consumer, li, lvl, Operand.I))
+        # the fewer instances of either side's arch (a pipeline's neighbours run on groups of
+        # a package's chiplets: ``magnet.mapper.pipeline``)
+        instances = min(plan.archs[i].inner_first[li].instances for i in (p, c))
+        if lvl.capacity_bits is None or bits + others > lvl.capacity_bits * instances:
+            return False
     return True
 
 
-def on_chip_runs(network: Network, base: list[Result]) -> list[Result]:
-    """``base`` (a result per entry of ``network``, each mapped alone) priced with the
-    activations kept on chip between neighbours (the rule: ``NetworkResult.runs``)."""
-    keep_in = [False] * len(base)
-    keep_out = [False] * len(base)
-    for i, (fed, alone) in enumerate(network.handoffs()):
-        if fed and _fits(base[i], base[i + 1]):
-            keep_in[i + 1] = True
-            keep_out[i] = alone
-    return [
-        r.with_on_chip(
-            [name for name, kept in (("inputs", keep_in[i]), ("outputs", keep_out[i])) if kept]
+def _fits_span(plan: _Plan, p: int, c: int, live: dict[int, float]) -> bool:
+    """The rule for an activation read later than by the next layer (a residual add's
+    shortcut, a projection's input): the global buffer holds it, from the layer that makes
+    it to the one that reads it, together with what every layer in between (both ends
+    included) keeps there: its tiles, the activations it reads and writes on chip, and the
+    other activations held across it (``live``, bits by chain head)."""
+    arch = plan.archs[p]
+    homes = _homes(arch)
+    heads = sorted({plan.unit(i) for i in range(plan.unit(p), plan.unit(c) + 1)})
+    if homes is None or any(plan.archs[h] is not arch for h in heads):
+        return False  # across a pipeline's stages: not kept
+    if not _passes(plan, p, c):
+        return False
+    bits = _activation_bits(plan, p)
+    for li, lvl in homes:
+        for h in heads:
+            t = plan.tail(h)
+            held = [
+                _activation_bits(plan, q)
+                for i in range(h, t + 1)
+                for q in plan.producers[i]
+                if q < h and plan.kept.get((q, i), False)
+            ]
+            if h != plan.unit(p) and plan.output_kept(t):
+                held.append(_activation_bits(plan, t))
+            need = bits + _room(plan.base[h], li, lvl, None) + sum(held) + live.get(h, 0.0)
+            if lvl.capacity_bits is None or need > lvl.capacity_bits * lvl.instances:
+                return False
+    return True
+
+
+def on_chip_runs(
+    network: Network, base: list[Result | None], archs: list[Arch], costs: ArchCosts
+) -> list[Run]:
+    """Every entry of ``network`` as it runs (the rule: ``NetworkResult.runs``): ``base``
+    holds each MAC entry's result mapped alone (None for a post-processing entry), ``archs``
+    the design each entry runs on (a pipeline's stage), ``costs`` their prices."""
+    producers, consumers = network.edges()
+    entries = network.layers
+    plan = _Plan(
+        network,
+        base,
+        archs,
+        producers,
+        consumers,
+        fused_heads(network, archs, producers, consumers),
+        {},
+    )
+    single = [e.repeat == 1 for e in entries]
+    # neighbours first: a chain's output read by the next chain as its only input
+    heads = [i for i in range(len(entries)) if plan.head[i] is None]
+    for h, then in pairwise(heads):
+        t = plan.tail(h)
+        if single[t] and single[then] and producers[then] == (t,):
+            plan.kept[(t, then)] = _fits_next(plan, t, then)
+    # then activations read later, in the order they are made, each holding its room
+    live: dict[int, float] = {}
+    for t in range(len(entries)):
+        for c in consumers[t]:
+            if (t, c) in plan.kept or plan.source(t, c) == "fused":
+                continue
+            inputs = entries[c].layer.activation_inputs
+            readable = single[t] and single[c] and len(producers[c]) <= inputs
+            if readable and _fits_span(plan, t, c, live):
+                plan.kept[(t, c)] = True
+                for h in {plan.unit(i) for i in range(plan.unit(t) + 1, plan.unit(c))}:
+                    live[h] = live.get(h, 0.0) + _activation_bits(plan, t)
+    return _priced(plan, costs)
+
+
+def _priced(plan: _Plan, costs: ArchCosts) -> list[Run]:
+    """Every entry priced with the plan's traffic: MAC entries again with the DRAM traffic
+    the network keeps on chip, post-processing entries on the unit (fused ones overlapped
+    with their chain)."""
+    entries = plan.network.layers
+    runs: list[Run] = []
+    chain: Chain | None = None
+    for i, e in enumerate(entries):
+        layer, made_of = e.layer, plan.producers[i]
+        if not layer.is_postprocess:
+            r = plan.base[i]
+            assert r is not None
+            kept = []
+            if len(made_of) == 1 and plan.source(made_of[0], i) == "chip":
+                kept.append("inputs")
+            if plan.output_kept(plan.tail(i)):
+                kept.append("outputs")
+            run = r.with_on_chip(kept)
+            runs.append(run)
+            chain = Chain.of(run.batch)
+            continue
+        slots = list(made_of) if len(made_of) <= layer.activation_inputs else []
+        sources = [plan.source(p, i) for p in slots]
+        sources += ["dram"] * (layer.activation_inputs - len(sources))
+        h = plan.head[i]
+        post = price_postprocess(
+            layer,
+            plan.archs[i],
+            costs,
+            sources,
+            plan.output_kept(i),
+            fused_into=None if h is None else entries[h].layer.name,
+            chain=None if h is None else chain,
         )
-        for i, r in enumerate(base)
-    ]
+        chain = post.chain
+        runs.append(post)
+    return runs
 
 
 @checked_methods()
@@ -163,34 +367,54 @@ class NetworkResult:
     dataflow: str | None = None
 
     def result(self, layer: Layer) -> Result:
-        """The mapping of ``layer``'s shape as mapped alone (its activations in DRAM)."""
+        """The mapping of ``layer``'s shape as mapped alone (its activations in DRAM); a
+        post-processing layer has none (it runs on the unit: ``runs``)."""
+        if layer.is_postprocess:
+            raise MagnetError(
+                f"layer {layer.name!r} is a post-processing layer: it is not mapped; its run "
+                "on the post-processing unit is in NetworkResult.runs",
+                field="layer",
+            )
         return self.by_shape[layer.shape_key()]
 
     @cached_property
-    def runs(self) -> list[Result]:
-        """Each entry of the network as it runs there: its shape's mapping, priced with the
-        activations that stay on chip.
+    def runs(self) -> list[Run]:
+        """Each entry of the network as it runs there: a MAC layer under its shape's mapping,
+        priced with the activations that stay on chip; a post-processing layer on the
+        post-processing unit (``magnet.mapping.postprocess``), fused or a pass of its own.
 
         The rule. Each layer's mapping is found alone, reading its inputs from DRAM and
-        writing its outputs there. Then, between consecutive layers i and i + 1 where i's
-        output is i + 1's input (``Network.handoffs``: the ONNX graph or the zoo's, else the
-        list order), the activation stays in the global buffer (the outermost on-chip level
-        keeping outputs, and the one keeping inputs) when that level holds the whole
-        activation (i's output at the input width; i + 1's zero padding is not stored)
-        together with the larger of what either layer's mapping keeps there besides it
-        (i's inputs and weights, i + 1's outputs and weights; a streaming level's tiles pass
-        through and take no room), and both mappings pass the activation through that level
-        (neither bypasses it). Then i + 1 reads no input from DRAM, and, when no other layer
-        needs the activation, i writes no output to DRAM (nor reads partial sums back: the
-        region that holds the whole activation holds them). The on-chip traffic is charged
-        as the mappings count it: i's output leaves the global buffer and i + 1's input
-        enters it, as a copy between its regions would. Weights are not
-        carried between layers (each layer has its own); a batch is the N of each layer's
-        loop nest, so weights resident across a batch are the mapping's own reuse. Energy
-        and latency (DRAM cycles, and static energy over the shorter run) are priced again
-        with the DRAM traffic that is left.
+        writing its outputs there. Then, where the design's post-processing unit sits on the
+        MAC array's output path, an elementwise post-processing layer (an activation, a bias
+        or scale, a batchnorm, a residual add) right after a MAC layer (or after one fused
+        into it), reading its output, which nothing else reads, runs on that output as it
+        leaves: its chain's output is the last layer's, written where the MAC layer's would
+        go. Between consecutive chains i and i + 1, where i's output is i + 1's only input
+        (``Network.edges``: the ONNX graph or the zoo's, else the list order), the
+        activation stays in the global buffer (the outermost on-chip level keeping outputs,
+        and the one keeping inputs) when that level holds the whole activation (i's output
+        at the input width; i + 1's zero padding is not stored) together with the larger of
+        what either layer's mapping keeps there besides it (i's inputs and weights, i + 1's
+        outputs and weights; a streaming level's tiles pass through and take no room; a
+        post-processing layer keeps nothing there), and both mappings pass the activation
+        through that level (neither bypasses it). An activation read later (a residual
+        add's shortcut, a projection shortcut's input, the second input of an add) stays
+        there when the level holds it, from the layer that makes it to the one that reads
+        it, together with everything each layer in between keeps there (its tiles, the
+        activations it reads and writes on chip, and the activations held across it),
+        decided in the order they are made. A reader then reads no input from DRAM, and a
+        layer whose every reader reads it on chip writes no output to DRAM (nor reads
+        partial sums back: the region that holds the whole activation holds them). The
+        on-chip traffic is charged as the mappings count it: i's output leaves the global
+        buffer and i + 1's input enters it, as a copy between its regions would. Weights are
+        not carried between layers (each layer has its own); a batch is the N of each
+        layer's loop nest, so weights resident across a batch are the mapping's own reuse.
+        Energy and latency (DRAM cycles, and static energy over the shorter run) are priced
+        again with the DRAM traffic that is left.
         """
-        return on_chip_runs(self.network, [self.result(e.layer) for e in self.network.layers])
+        entries = self.network.layers
+        base = [None if e.layer.is_postprocess else self.result(e.layer) for e in entries]
+        return on_chip_runs(self.network, base, [self.arch] * len(entries), self.costs)
 
     @property
     def macs(self) -> int:
@@ -202,7 +426,7 @@ class NetworkResult:
         total: float = sum(getattr(r, key) * e.repeat for r, e in self._entries())
         return total
 
-    def _entries(self) -> Iterator[tuple[Result, NetworkLayer]]:
+    def _entries(self) -> Iterator[tuple[Run, NetworkLayer]]:
         """(run, network entry) pairs: each entry of the network as it runs there."""
         return zip(self.runs, self.network.layers, strict=True)
 
@@ -236,8 +460,10 @@ class NetworkResult:
 
     @property
     def energy_pj_by_level(self) -> dict[str, float]:
-        """Energy (pJ) by level, outermost first, plus the MACs."""
-        return self._sum("energy_pj_by_level")
+        """Energy (pJ) by level, outermost first, the post-processing unit, then the MACs."""
+        out = self._sum("energy_pj_by_level")
+        mac = self.arch.compute.name
+        return {**{k: v for k, v in out.items() if k != mac}, mac: out[mac]}
 
     @property
     def energy_pj_by_category(self) -> dict[str, float]:
@@ -251,7 +477,7 @@ class NetworkResult:
         out: dict[str, dict[str, float]] = {lvl.name: {} for lvl in self.arch.levels}
         for r, e in self._entries():
             for level, ops in r.energy_pj_by_operand.items():
-                slot = out[level]
+                slot = out.setdefault(level, {})  # the post-processing unit's buffer too
                 for op, pj in ops.items():
                     slot[op] = slot.get(op, 0.0) + pj * e.repeat
         return {level: {op: ops[op] for op in OPERANDS if op in ops} for level, ops in out.items()}
@@ -261,6 +487,9 @@ class NetworkResult:
         return [
             LayerRow(
                 name=e.layer.name,
+                kind=e.layer.kind,
+                op=e.layer.op,
+                fused_into=r.fused_into if isinstance(r, PostResult) else None,
                 shape=e.layer.shape_str(),
                 count=e.repeat,
                 macs=e.layer.macs,
@@ -301,6 +530,7 @@ class NetworkResult:
             clock_ghz=self.arch.clock_ghz,
             voltage_v=self.arch.voltage_v,
             notes=list(self.network.notes),
+            skipped_ops=dict(self.network.skipped),
             layers_total=self.network.layer_count,
             unique_shapes=len(self.by_shape),
             macs=self.macs,
@@ -335,10 +565,12 @@ class NetworkResult:
 def evaluate_network(
     network: Network, arch: Arch, costs: ArchCosts, mappings: LayerMappings
 ) -> NetworkResult:
-    """Evaluate each distinct layer shape once under its given mapping."""
+    """Evaluate each distinct MAC layer shape once under its given mapping (the
+    post-processing layers run on the unit: ``NetworkResult.runs``)."""
+    require_unit(arch, [e.layer for e in network.layers])
     by_shape: dict[ShapeKey, Result] = {}
     missing: list[str] = []
-    for layer, _count, names in network.unique_layers():
+    for layer, _count, names in network.unique_layers(mapped=True):
         named = next((n for n in names if n in mappings.by_name), None)
         mapping = mappings.default if named is None else mappings.by_name[named]
         if mapping is None:
@@ -352,7 +584,9 @@ def evaluate_network(
             f"{' ...' if len(missing) > 8 else ''}; add them under 'layers' or give 'default'",
             source=mappings.source,
         )
-    unknown = sorted(set(mappings.by_name) - {e.layer.name for e in network.layers})
+    unknown = sorted(
+        set(mappings.by_name) - {e.layer.name for e in network.layers if not e.layer.is_postprocess}
+    )
     if unknown:
         raise MagnetError(
             f"mappings for layers the network does not have: {', '.join(unknown[:8])}",

@@ -32,7 +32,7 @@ from functools import cached_property
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.errors import MagnetError
 from magnet.mapping.evaluate import Result
-from magnet.mapping.network import NetworkResult, on_chip_runs
+from magnet.mapping.network import NetworkResult, Run, on_chip_runs
 from magnet.mapping.records import NetworkRecord, PipelineStage
 from magnet.workload.dims import Operand
 from magnet.workload.layer import ShapeKey
@@ -68,16 +68,19 @@ class PipelineResult(NetworkResult):
     bands: dict[int, dict[ShapeKey, Result]] = field(default_factory=dict)
 
     @cached_property
-    def runs(self) -> list[Result]:
+    def runs(self) -> list[Run]:
         """Each entry as it runs on its stage's band, activations kept on chip between
-        neighbours, across stage boundaries too (over the NoP)."""
+        neighbours, across stage boundaries too (over the NoP); a post-processing entry on
+        its band's units."""
         entries = self.network.layers
-        base = [
-            self.bands[s.rows][entries[i].layer.shape_key()]
-            for s in self.stages
-            for i in range(s.start, s.end)
-        ]
-        return on_chip_runs(self.network, base)
+        base: list[Result | None] = []
+        archs: list[Arch] = []
+        for s in self.stages:
+            for i in range(s.start, s.end):
+                layer = entries[i].layer
+                base.append(None if layer.is_postprocess else self.bands[s.rows][layer.shape_key()])
+                archs.append(s.arch)
+        return on_chip_runs(self.network, base, archs, self.costs)
 
     @cached_property
     def stage_cycles(self) -> list[int]:
@@ -149,8 +152,10 @@ class PipelineResult(NetworkResult):
 
     @property
     def energy_pj_by_level(self) -> dict[str, float]:
-        """Energy (pJ) by level: the hand-overs at the links' level, the waits at each."""
-        out = {k: v + self.wait_pj_by_level[k] for k, v in super().energy_pj_by_level.items()}
+        """Energy (pJ) by level: the hand-overs at the links' level, the waits at each (the
+        post-processing unit waits gated: ``magnet.mapping.postprocess``)."""
+        waits = self.wait_pj_by_level
+        out = {k: v + waits.get(k, 0.0) for k, v in super().energy_pj_by_level.items()}
         out[package_level(self.arch).name] += self.handover_pj
         return out
 

@@ -27,6 +27,13 @@ chiplet groups (None: layer after layer on the whole design). ``latency_s`` is t
 one batch through the network; ``images_per_s`` the batches per second (the batch over
 ``latency_s`` when layers run one after another, over the slowest stage's time when
 pipelined), as ``tops``, ``power_w`` and ``utilization`` are rates of that throughput.
+Version 6 (the post-processing unit): the ``postprocess`` category (the unit's operations;
+its buffer, clock and leakage are in ``memory``, ``clock`` and ``static``), a layer's
+``kind`` and ``op`` (a post-processing layer: ``eltwise``, ``activation``, ``pool``,
+``softmax``, ``norm``; no MACs, so a layer record's ``energy_pj_per_mac`` is None and its
+``unit_ops`` count the unit's operations), a row's ``fused_into`` (the MAC layer whose output
+path ran it) and a network's ``skipped_ops`` (ONNX operators left out on request). Readers
+take records of earlier versions, which lack these (``kind`` None: a MAC layer).
 """
 
 from __future__ import annotations
@@ -39,15 +46,17 @@ from pydantic import ConfigDict
 from magnet.strict import Strict
 
 #: The version of every record's shape (see the module docstring).
-SCHEMA_VERSION: Final = 5
-#: Energy categories only a package spends in (a chip's records have them at 0).
-PACKAGE_CATEGORIES: Final = ("nop",)
+SCHEMA_VERSION: Final = 6
+#: Energy categories only some designs or workloads spend in, shown only when spent: a
+#: package's links (a chip's records have them at 0) and a post-processing unit's operations
+#: (0 for a network of MAC layers only).
+PACKAGE_CATEGORIES: Final = ("postprocess", "nop")
 
 
 def shown_categories(breakdowns: Iterable[dict[str, float]]) -> list[str]:
     """The categories of ``breakdowns`` (records' ``energy_pj_by_category``) a reader
-    shows: every one, but a package's own (``PACKAGE_CATEGORIES``) only when one of the
-    breakdowns spends in it."""
+    shows: every one, but those of ``PACKAGE_CATEGORIES`` only when one of the breakdowns
+    spends in them."""
     parts = list(breakdowns)
     names: list[str] = []
     for part in parts:
@@ -75,11 +84,14 @@ class MapperStats(_Record):
 
 
 class LayerRecord(_Record):
-    """One layer under one mapping on one design."""
+    """One layer under one mapping on one design (a post-processing layer: on the design's
+    post-processing unit, without a mapping; ``unit_ops``: its operations by kind)."""
 
-    schema_version: Literal[5] = SCHEMA_VERSION
+    schema_version: Literal[6] = SCHEMA_VERSION
     record: Literal["layer"] = "layer"
     layer: str
+    kind: str
+    op: str | None = None
     shape: str
     macs: int
     arch: str
@@ -93,7 +105,7 @@ class LayerRecord(_Record):
     bound: Literal["compute", "memory"]
     utilization: float
     energy_pj: float
-    energy_pj_per_mac: float
+    energy_pj_per_mac: float | None
     dram_bytes: float
     dram_bytes_by_operand: dict[str, float]
     edp_pj_cycles: float
@@ -107,15 +119,22 @@ class LayerRecord(_Record):
     area_mm2_by_component: dict[str, float]
     mapping: list[dict[str, Any]]
     mapper: MapperStats | None = None
+    unit_ops: dict[str, float] | None = None
 
 
 class LayerRow(_Record):
     """One layer of a network (its repeats run back to back); energy, cycles and DRAM bytes
     are of one repeat. ``off_chip``: the operands that moved to or from DRAM; an activation
     the global buffer kept between this layer and its neighbour is not among them
-    (``magnet.mapping.network``)."""
+    (``magnet.mapping.network``). ``kind`` and ``op``: what the layer is (``op`` for a
+    post-processing layer); ``fused_into``: the MAC layer on whose output path the
+    post-processing unit ran it (its ``latency_cycles`` are those by which it outran that
+    layer; None: a pass of its own, or a MAC layer)."""
 
     name: str
+    kind: str
+    op: str | None = None
+    fused_into: str | None = None
     shape: str
     count: int
     macs: int
@@ -154,7 +173,7 @@ class NetworkRecord(_Record):
     bandwidth at its word width; None when unlimited: ``Arch.dram_bytes_per_cycle``).
     """
 
-    schema_version: Literal[5] = SCHEMA_VERSION
+    schema_version: Literal[6] = SCHEMA_VERSION
     record: Literal["network"] = "network"
     network: str
     arch: str
@@ -163,6 +182,7 @@ class NetworkRecord(_Record):
     clock_ghz: float
     voltage_v: float | None
     notes: list[str]
+    skipped_ops: dict[str, int]
     layers_total: int
     unique_shapes: int
     macs: int

@@ -21,10 +21,11 @@ from typing import Any, TypedDict, get_args
 import yaml
 
 from magnet.arch.spec import Arch
-from magnet.cost.base import OVERHEAD_NOTES
+from magnet.cost.base import OVERHEAD_NOTES, UNPRICED_OVERHEADS
 from magnet.errors import MagnetError
 from magnet.search.study import Study, TrialView
 from magnet.units import exact_bytes, human_bytes
+from magnet.workload.layer import POSTPROCESS_OPS
 
 #: What a design page says where a record predates what it shows.
 OLD_RECORD = "not in this record (written by an older magnet)"
@@ -36,7 +37,11 @@ STORAGE_NOTES = {
     "dummy": "a placeholder level (no cost)",
 }
 #: The area components that are neither a storage level nor the MACs, in one line each.
-AREA_NOTES = {"routers": "mesh network routers, one per child of a mesh fan-out", **OVERHEAD_NOTES}
+AREA_NOTES = {
+    "routers": "mesh network routers, one per child of a mesh fan-out",
+    "clock_gates": "clock-gating cells, one per register gated on its load enable",
+    **OVERHEAD_NOTES,
+}
 
 
 def safe_file_name(name: str, fallback: str = "study") -> str:
@@ -124,9 +129,16 @@ def arch_yaml(arch: Arch) -> str:
 
 
 def mappings_data(record: dict[str, Any]) -> dict[str, Any]:
-    """The per-layer mappings of a record, as ``magnet evaluate --mapping-file`` reads them."""
+    """The per-layer mappings of a record, as ``magnet evaluate --mapping-file`` reads them:
+    its MAC layers' (a post-processing layer has no mapping: the unit runs it)."""
     mappings = record.get("mappings") or {}
-    return {"layers": {r["name"]: mappings[r["shape"]] for r in record["layers"]}}
+    return {
+        "layers": {
+            r["name"]: mappings[r["shape"]]
+            for r in record["layers"]
+            if r.get("kind") not in POSTPROCESS_OPS
+        }
+    }
 
 
 def mappings_yaml(record: dict[str, Any]) -> str:
@@ -214,7 +226,8 @@ def area_rows(record: dict[str, Any] | None, arch: Arch | None) -> list[dict[str
     (class, instances, capacity per instance and in all, operands kept: what the record
     lacks, ``build_arch``), the MACs, then the record's other area components (routers, the
     overheads), each with its area in mm² and share from ``record`` (never priced again)
-    and a line saying what it is."""
+    and a line saying what it is; last the parts a chip has that the built-in tables leave
+    out (``UNPRICED_OVERHEADS``, a package's die-to-die PHYs only for a package), no area."""
     parts = dict((record or {}).get("area_mm2_by_component") or {})
     total = sum(parts.values())
     rows: list[dict[str, Any]] = []
@@ -252,8 +265,22 @@ def area_rows(record: dict[str, Any] | None, arch: Arch | None) -> list[dict[str
             f"{c.accum_bits}-bit sums ({c.format or c.datatype})",
             instances=c.instances,
         )
+        unit = arch.postprocess
+        if unit is not None:
+            add(
+                unit.name,
+                f"post-processing units: {unit.lanes} lanes each, beside each {unit.level}",
+                instances=arch.postprocess_instances,
+                capacity=size(unit.buffer_bits // 8),
+            )
     for name in list(parts):
         add(name, area_note(record or {}, name))
+    # what silicon has that the built-in tables leave out: named, without an area
+    shown = {row["name"] for row in rows}
+    package = arch is not None and arch.chiplets > 1
+    for kind in UNPRICED_OVERHEADS:
+        if kind not in shown and (kind != "die_to_die" or package):
+            add(kind, f"{OVERHEAD_NOTES[kind]}: not modelled, no published area found [NF]")
     return rows
 
 

@@ -51,6 +51,7 @@ PALETTE = (
 )
 CATEGORY_COLORS = {
     "math": "#636efa",
+    "postprocess": "#b6e880",
     "memory": "#00cc96",
     "network": "#ffa15a",
     "nop": "#ff6692",
@@ -718,8 +719,9 @@ def _energy_stack(
 
 
 def energy_by_category(records: list[dict[str, Any]]) -> go.Figure:
-    """Energy of each workload by category (math, memory, network, nop, clock, control,
-    dram, static), linear or log; ``nop`` (a package's links) only for a package."""
+    """Energy of each workload by category (math, postprocess, memory, network, nop, clock,
+    control, dram, static), linear or log; ``nop`` (a package's links) only for a package,
+    ``postprocess`` (the post-processing unit's operations) only when spent."""
     key = "energy_pj_by_category"
     shown = shown_categories(r[key] for r in records)
     records = [{**r, key: {c: r[key].get(c, 0.0) for c in shown}} for r in records]
@@ -889,8 +891,9 @@ BOUND_COLORS = {"compute": PALETTE[0], "memory": PALETTE[1]}
 
 def roofline_points(record: dict[str, Any]) -> list[dict[str, Any]]:
     """The layers a roofline draws: ``{row, intensity, macs_per_cycle}`` per layer row that
-    moved DRAM bytes, with intensity = MACs / DRAM bytes and macs_per_cycle = MACs / cycles
-    (one repeat each: both ratios are the same for all of a layer's repeats)."""
+    has MACs (a post-processing layer has none) and moved DRAM bytes, with intensity = MACs /
+    DRAM bytes and macs_per_cycle = MACs / cycles (one repeat each: both ratios are the same
+    for all of a layer's repeats)."""
     return [
         {
             "row": r,
@@ -898,7 +901,7 @@ def roofline_points(record: dict[str, Any]) -> list[dict[str, Any]]:
             "macs_per_cycle": r["macs"] / r["latency_cycles"],
         }
         for r in record.get("layers") or []
-        if r.get("dram_bytes") and r["latency_cycles"] > 0
+        if r["macs"] > 0 and r.get("dram_bytes") and r["latency_cycles"] > 0
     ]
 
 
@@ -913,7 +916,8 @@ def roofline(record: dict[str, Any]) -> go.Figure:
     (``peak_macs_per_cycle``) and the DRAM's bytes per cycle times the intensity
     (``dram_bytes_per_cycle``; a stall-free DRAM has none). A record written before it kept
     its roofs shows the layers alone, and a layer that moved no DRAM byte (its activations
-    stayed on chip and it has no weights) is counted in the subtitle, not drawn.
+    stayed on chip and it has no weights) or has no MACs (a post-processing layer, on the
+    post-processing unit) is counted in the subtitle, not drawn.
     """
     title = f"Roofline of {esc(record.get('network', ''))}"
     rows = record.get("layers") or []
@@ -921,10 +925,15 @@ def roofline(record: dict[str, Any]) -> go.Figure:
         return empty(f"DRAM bytes per layer: {OLD_RECORD}", title)
     points = roofline_points(record)
     if not points:
-        return empty("no layer moved DRAM bytes: no intensity to draw", title)
+        return empty("no MAC layer moved DRAM bytes: no intensity to draw", title)
     notes = ["x: MACs per DRAM byte; y: MACs per cycle (one repeat)"]
-    if len(points) < len(rows):
-        notes.append(f"{len(rows) - len(points)} layer(s) moved no DRAM byte (not drawn)")
+    unmapped = sum(1 for r in rows if r["macs"] == 0)
+    if unmapped:
+        notes.append(f"{unmapped} post-processing layer(s) (no MACs) not drawn")
+    if len(points) < len(rows) - unmapped:
+        notes.append(
+            f"{len(rows) - unmapped - len(points)} layer(s) moved no DRAM byte (not drawn)"
+        )
     peak = record.get("peak_macs_per_cycle")
     bandwidth = record.get("dram_bytes_per_cycle")
     if "peak_macs_per_cycle" not in record:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from magnet.mapping.records import LayerRecord, NetworkRecord, shown_categories
+from magnet.mapping.records import LayerRecord, LayerRow, NetworkRecord, shown_categories
 
 if TYPE_CHECKING:
     from magnet.search.study import FrontRow
@@ -66,6 +66,20 @@ def _padding(r: LayerRecord) -> str:
     return f"  (padded: {shown} of the loop nest's {padded:,} MACs compute padding)"
 
 
+def _per_mac(r: LayerRecord) -> str:
+    """Energy per MAC, or a post-processing layer's unit operations (it has no MACs)."""
+    if r.energy_pj_per_mac is not None:
+        return f"{r.energy_pj_per_mac:.3f} pJ/MAC"
+    ops = ", ".join(f"{n:,.0f} {k}" for k, n in (r.unit_ops or {}).items() if n)
+    return f"{r.kind} {r.op} on the post-processing unit: {ops or 'no operations'}"
+
+
+def kind_text(row: LayerRow) -> str:
+    """What a network's layer is: its kind, a post-processing layer's op (``relu``), and
+    ``+`` when it ran fused on the output path of the layer before it."""
+    return f"{row.op or row.kind}{'+' if row.fused_into else ''}"
+
+
 def layer_table(record: LayerRecord, loop_nest: str) -> str:
     """Energy by category, level and operand, accesses, cycles, bottleneck, utilisation."""
     r = record
@@ -78,7 +92,7 @@ def layer_table(record: LayerRecord, loop_nest: str) -> str:
         f"cycles       {r.latency_cycles:,}  (compute {r.compute_cycles:,}, "
         f"bottleneck: {r.bottleneck}; {r.bound}-bound)",
         f"utilization  {r.utilization * 100:.2f} %{_padding(r)}",
-        f"energy       {_fmt(r.energy_pj)} pJ  ({r.energy_pj_per_mac:.3f} pJ/MAC)",
+        f"energy       {_fmt(r.energy_pj)} pJ  ({_per_mac(r)})",
         f"dram bytes   {_bytes(r.dram_bytes)}  ("
         + ", ".join(f"{op} {_bytes(b)}" for op, b in r.dram_bytes_by_operand.items())
         + ")",
@@ -132,6 +146,7 @@ def network_table(record: NetworkRecord) -> str:
         + ("" if r.tops_per_mm2 is None else f", {r.tops_per_mm2:.3f} TOPS/mm^2"),
         f"area         {_area(r)}",
         f"dram bytes   {_bytes(r.dram_bytes)}",
+        *([f"skipped      {_counts(r.skipped_ops)} (ONNX, not priced)"] if r.skipped_ops else []),
         *(
             [f"chiplets     {r.chiplets}; NoP {_bytes(r.nop_bytes)} over the links"]
             if r.chiplets > 1
@@ -139,7 +154,8 @@ def network_table(record: NetworkRecord) -> str:
         ),
         "",
         (
-            f"{'layer':<28}{'count':>6}{'MACs':>14}{'energy pJ':>14}{'cycles':>14}{'util':>7}"
+            f"{'layer':<28}{'kind':<11}{'count':>6}{'MACs':>14}{'energy pJ':>14}{'cycles':>14}"
+            f"{'util':>7}"
             f"{'bound':>9}{'dram bytes':>14}  {'off chip':<8}"
             + (f"{'nop bytes':>14}  split" if r.chiplets > 1 else "")
         ).rstrip(),
@@ -147,7 +163,8 @@ def network_table(record: NetworkRecord) -> str:
     for row in r.layers:
         lines.append(
             (
-                f"{row.name:<28}{row.count:>6}{row.macs:>14,}{_fmt(row.energy_pj):>14}"
+                f"{row.name:<28}{kind_text(row):<11}{row.count:>6}{row.macs:>14,}"
+                f"{_fmt(row.energy_pj):>14}"
                 f"{row.latency_cycles:>14,}{row.utilization * 100:>6.1f}%{row.bound:>9}"
                 f"{_bytes(row.dram_bytes):>14}  "
                 f"{','.join(o[0].upper() for o in row.off_chip) or '-':<8}"
@@ -157,6 +174,11 @@ def network_table(record: NetworkRecord) -> str:
                     else ""
                 )
             ).rstrip()
+        )
+    if any(row.fused_into for row in r.layers):
+        lines.append(
+            "(kind+: run by the post-processing unit on the output path of the layer before "
+            "it; its cycles are those it adds)"
         )
     if r.pipeline:
         lines += ["", f"{'pipeline stage':<44}{'layers':>8}{'chiplets':>10}{'cycles':>14}"]
@@ -172,6 +194,10 @@ def network_table(record: NetworkRecord) -> str:
         for name, mm2 in r.area_mm2_by_component.items():
             lines.append(f"{name:<24}{mm2:>14.4f}")
     return "\n".join(lines)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{op} x {n}" for op, n in counts.items())
 
 
 def front_table(objectives: list[str], front: list[FrontRow]) -> str:

@@ -201,7 +201,9 @@ def _evaluate(job: DesignJob) -> DesignResult:
     weights: list[float] = []
     per_workload: list[dict[str, float]] = []
     for spec in job.workloads:
-        network = load_network(spec["workload"], spec.get("batch"))
+        network = load_network(
+            spec["workload"], spec.get("batch"), spec.get("skip_unpriced_ops", False)
+        )
         run = map_pipeline if spec.get("pipeline") and design.arch.chiplets > 1 else map_network
         out = run(network, design, mapper.get("name", "fast"), cache=MAPPING_CACHE, **options)
         result.mappings_evaluated += out.mappings_evaluated
@@ -265,9 +267,10 @@ def preflight(space: SearchSpace, source: str) -> None:
     from magnet.cost.registry import load_chain
     from magnet.mapper import get_mapper
 
+    networks = []
     for i, spec in enumerate(space.workloads):
         try:
-            load_network(spec.workload, spec.batch)
+            networks.append(load_network(spec.workload, spec.batch, spec.skip_unpriced_ops))
         except MagnetError as exc:
             raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
     params = space.design({n: r.first() for n, r in space.ranges().items()})
@@ -281,7 +284,7 @@ def preflight(space: SearchSpace, source: str) -> None:
     except (MagnetError, TypeError) as exc:
         raise MagnetError(str(exc), source=source, field="mapper") from None
     try:
-        design_of(job)
+        design = design_of(job)
     except MagnetError as exc:
         field = "cost_model" if space.cost_model else "params"
         raise MagnetError(
@@ -289,11 +292,20 @@ def preflight(space: SearchSpace, source: str) -> None:
             source=source,
             field=field,
         ) from None
+    if not isinstance(design, DesignResult):  # a unit for the post-processing layers
+        from magnet.mapping.postprocess import require_unit
+
+        for i, network in enumerate(networks):
+            try:
+                require_unit(design.arch, [e.layer for e in network.layers])
+            except MagnetError as exc:
+                raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
 
 
 @functools.cache
-def load_network(spec: str, batch: int | None) -> Network:
-    """The network ``spec`` names, loaded once per process."""
+def load_network(spec: str, batch: int | None, skip_ops: bool = False) -> Network:
+    """The network ``spec`` names, loaded once per process (``skip_ops``: an ONNX model's
+    operators magnet does not price left out)."""
     from magnet.workload.load import load_workload
 
-    return load_workload(spec, batch)
+    return load_workload(spec, batch, skip_ops=skip_ops)

@@ -359,12 +359,15 @@ class WorkloadSpec(Strict):
     """A workload of a space (a zoo name, ONNX or YAML file), its batch and its weight in the
     metrics (weighted means over the workloads). ``pipeline``: on a design of several
     chiplets, its layers run as a pipeline across groups of them (``magnet.mapper.pipeline``;
-    ``images_per_s`` is then the pipeline's rate); on one chip, layer after layer."""
+    ``images_per_s`` is then the pipeline's rate); on one chip, layer after layer.
+    ``skip_unpriced_ops``: an ONNX model's operators magnet does not price are left out
+    (each record lists them) instead of refused."""
 
     workload: str
     batch: Whole | None = Field(None, ge=1, le=MAX_EXTENT)  # a layer's N
     weight: Real = Field(1.0, gt=0)
     pipeline: bool = False
+    skip_unpriced_ops: bool = False  # an ONNX model's operators magnet does not price
 
 
 class MapperSpec(Strict):
@@ -769,13 +772,15 @@ def _check_mapper(space: SearchSpace, source: str) -> None:
 def _check_workloads(space: SearchSpace, source: str) -> None:
     """Every workload loads, and none is listed twice (the same network at the same batch,
     however written, pipelined or not alike: its weight says how much it counts)."""
-    from magnet.workload.load import load_workload
+    from magnet.workload.load import check_skip_ops, load_workload
     from magnet.workload.network import Network
 
     loaded: list[tuple[Network, bool]] = []
     for i, w in enumerate(space.workloads):
         try:
-            network = load_workload(w.workload, w.batch)
+            if w.skip_unpriced_ops:
+                check_skip_ops(w.workload, "skip_unpriced_ops")
+            network = load_workload(w.workload, w.batch, skip_ops=w.skip_unpriced_ops)
         except MagnetError as exc:
             raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
         if (network, w.pipeline) in loaded:

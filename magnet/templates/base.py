@@ -29,7 +29,7 @@ from pydantic import (
     field_validator,
 )
 
-from magnet.arch.spec import Arch
+from magnet.arch.spec import Arch, ClockGating, Controller, PowerGating
 from magnet.arguments import checked_call
 from magnet.cost.operating_point import ClockReference, OperatingPoint, resolve
 from magnet.cost.tables import load_dram_table
@@ -118,8 +118,22 @@ class TemplateParams(Strict):
         le=2,
         description="supply [V]; alone: the clock is fmax at it; with clock_ghz: checked",
     )
-    power_gating: bool = Field(False, description="leakage only for instances a layer uses")
-    clock_gating: bool = Field(False, description="clock energy only for instances in use")
+    power_gating: PowerGating = Field(
+        "none",
+        description="none: every instance leaks for the whole run; idle-units: only the "
+        "instances a layer uses leak, each woken once per layer",
+    )
+    clock_gating: ClockGating = Field(
+        "fine",
+        description="none: every register clocked every cycle; idle-units: those of the "
+        "instances in use; fine: a register only on the cycles it loads (synthesis-inserted "
+        "gating cells, which with the clock tree's trunk run every cycle)",
+    )
+    controller: Controller = Field(
+        "none",
+        description="a control processor per chip: none, or risc-v (area of a Rocket core "
+        "at the node, cost/tables/area.yaml)",
+    )
     # the memory system (magnet/cost/tables/dram.yaml): one bandwidth, channels x technology
     # unless dram_bandwidth overrides it
     dram_technology: str = Field(

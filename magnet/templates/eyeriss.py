@@ -14,13 +14,16 @@ from pydantic import Field
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost.operating_point import ClockReference
 from magnet.dataflow import Dataflow, Rule
-from magnet.templates.base import Bytes, Int, Template, TemplateParams
-from magnet.templates.parts import assemble, bus_words, dram
+from magnet.templates.base import Bytes, Int, Template
+from magnet.templates.parts import PostProcessParams, assemble, bus_words, dram, post_processor
 from magnet.units import Real
 
 
-class EyerissParams(TemplateParams):
-    """Eyeriss-like PE array; scratchpads in words of ``word_bits``."""
+class EyerissParams(PostProcessParams):
+    """Eyeriss-like PE array; scratchpads in words of ``word_bits``. One post-processing unit
+    beside the global buffer (Eyeriss applies ReLU to the outputs on their way out of the
+    array); ``ppu_lanes: null`` gives it ``bus_words(word_bits)`` lanes, one 64-bit word of
+    the global buffer per cycle (an assumption: its width is not published [NF])."""
 
     pe_rows: Int = Field(12, ge=1, le=256, description="PE array rows")
     pe_cols: Int = Field(14, ge=1, le=256, description="PE array columns")
@@ -141,7 +144,8 @@ class Eyeriss(Template[EyerissParams]):
             "accum_bits": p.word_bits,  # Eyeriss keeps 16-bit partial sums
             "format": f"int{p.word_bits}",
         }
-        return assemble(name, levels, p, (p.pe_cols, p.pe_rows), compute)
+        ppu = post_processor(p, _ARRAY, bus_words(p.word_bits))
+        return assemble(name, levels, p, (p.pe_cols, p.pe_rows), compute, postprocess=ppu)
 
     def dataflow(self, arch: Arch, name: str) -> Dataflow:
         """The named dataflow (its rules do not depend on the design's sizes)."""

@@ -1,11 +1,15 @@
-"""Pieces several templates share: the DRAM level, the width of a bus, the MAC array."""
+"""Pieces several templates share: the DRAM level, the width of a bus, the MAC array, the
+post-processing unit."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
-from magnet.templates.base import TemplateParams
+from pydantic import Field
+
+from magnet.arch.spec import Arch, ComputeLevel, PostProcessor, StorageLevel
+from magnet.templates.base import Bytes, Int, TemplateParams
+from magnet.units import Real
 from magnet.workload.dims import OPERANDS
 
 PIXELS = ("N", "P", "Q")
@@ -51,5 +55,56 @@ def assemble(
         voltage_v=p.voltage_v,
         power_gating=p.power_gating,
         clock_gating=p.clock_gating,
+        controller=p.controller,
         **arch,
+    )
+
+
+#: NVDLA's large configuration (nvdla/hw, ``nvdla_config_large.h``): its single-point data
+#: processor does a bias, a scale and an activation on 16 elements per cycle
+#: (``SDP_BS_THROUGHPUT``, ``SDP_BN_THROUGHPUT``) and table lookups (its ``EW`` stage, the LUT
+#: path) on 4 (``SDP_EW_THROUGHPUT``): a lookup per lane every 4 cycles.
+NVDLA_LOOKUPS_PER_LANE = 4 / 16
+
+
+class PostProcessParams(TemplateParams):
+    """The post-processing unit's parameters (``magnet.arch.spec.PostProcessor``); each
+    template says where its units sit and what ``ppu_lanes: null`` means."""
+
+    ppu_lanes: Int | None = Field(
+        None,
+        ge=1,
+        le=65536,
+        description="lanes of each post-processing unit (null: the template's own width)",
+    )
+    ppu_buffer: Bytes = Field(
+        1024,
+        description="buffer of each post-processing unit [bytes] (rows of a softmax or layer "
+        "norm, a pooling window's rows); 1 KiB: an assumption",
+    )
+    ppu_lookups_per_cycle: Real = Field(
+        NVDLA_LOOKUPS_PER_LANE,
+        gt=0,
+        le=64,
+        description="table lookups (exp, erf, reciprocal, rsqrt...) per lane per cycle "
+        "(0.25: NVDLA nv_large's LUT path, 4 of its 16 elements per cycle)",
+    )
+    ppu_fused: bool = Field(
+        True,
+        description="the unit sits on the MAC array's output path: an activation, batchnorm, "
+        "bias or residual add right after a MAC layer runs on its outputs, overlapped",
+    )
+
+
+def post_processor(p: PostProcessParams, level: str, lanes: int) -> PostProcessor:
+    """The unit beside each instance of ``level``: ``lanes`` wide unless ``p.ppu_lanes`` says
+    otherwise; an add, a compare and a multiply-add per lane per cycle (the stages of a
+    pipeline, as NVDLA's single-point data processor), table lookups at
+    ``p.ppu_lookups_per_cycle``."""
+    return PostProcessor(
+        level=level,
+        lanes=p.ppu_lanes or lanes,
+        ops_per_cycle={"add": 1.0, "compare": 1.0, "mac": 1.0, "lookup": p.ppu_lookups_per_cycle},
+        buffer_bits=p.ppu_buffer * 8,
+        fused=p.ppu_fused,
     )

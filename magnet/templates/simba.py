@@ -22,6 +22,10 @@ weight collector holds ``weight_collector`` weights per lane (a vector of them p
 unit; Simba's weight register is a collector of depth 1); the accumulation collector holds
 ``accum_collector`` partial sums per vector unit. Buffer sizes are per PE, as published, and
 split evenly over the vector units (as NVIDIA's model splits them).
+
+Each PE also has a post-processing unit (``PPU``, Simba's: activation, pooling, scaling on
+the accumulation output), beside its input buffer, reading and writing the global buffer
+over the PE mesh (``magnet.templates.parts.post_processor``).
 """
 
 from __future__ import annotations
@@ -30,16 +34,26 @@ from typing import Any, ClassVar, Literal, TypedDict
 
 from pydantic import Field, model_validator
 
-from magnet.arch.spec import Arch, Fanout, StorageLevel
+from magnet.arch.spec import Arch, Controller, Fanout, StorageLevel
 from magnet.dataflow import Dataflow, Rule
 from magnet.errors import DesignInfeasible
-from magnet.templates.base import Bytes, Int, Template, TemplateParams
-from magnet.templates.parts import PIXELS, WINDOW, assemble, dram
+from magnet.templates.base import Bytes, Int, Template
+from magnet.templates.parts import (
+    PIXELS,
+    WINDOW,
+    PostProcessParams,
+    assemble,
+    dram,
+    post_processor,
+)
 from magnet.units import Real
 
 
-class SimbaParams(TemplateParams):
-    """MAGNet / Simba parameters (buffer sizes per PE)."""
+class SimbaParams(PostProcessParams):
+    """MAGNet / Simba parameters (buffer sizes per PE). Each PE has a post-processing unit on
+    its accumulation buffers' output (Simba, MICRO 2019: the PE's PPU); ``ppu_lanes: null``
+    gives it one lane per vector unit, the outputs the accumulation buffers deliver per cycle
+    (an assumption: the PPU's width is not published [NF])."""
 
     vector_width: Int = Field(8, ge=1, le=256, description="lanes of a vector MAC (over C)")
     vector_units: Int = Field(8, ge=1, le=256, description="vector MACs per PE (over K)")
@@ -62,6 +76,13 @@ class SimbaParams(TemplateParams):
     activation_bits: Int = Field(8, ge=2, le=32, description="activation width [bits]")
     accum_bits: Int = Field(24, ge=8, le=64, description="partial-sum width [bits]")
     technology_nm: Real = Field(16.0, ge=5, le=65, description="technology node [nm]")
+    # Simba's chiplet sequences its PEs from a RISC-V core (Simba, MICRO 2019; MAGNet's
+    # generated accelerators share the template, taken to have one too: an assumption)
+    controller: Controller = Field(
+        "risc-v",
+        description="a control processor per chip: risc-v (Simba's chiplet has one; area of "
+        "a Rocket core at the node, cost/tables/area.yaml), or none",
+    )
 
     @model_validator(mode="after")
     def _formats(self) -> SimbaParams:
@@ -295,8 +316,12 @@ class Simba(Template[SimbaParams]):
             "weight_bits": p.weight_bits,
             "activation_bits": p.activation_bits,
             "accum_bits": p.accum_bits,
+            # the input buffer multicasts each word to the PE's vector units (simba.md: the
+            # inputs get "only multicast across the 8 vector units"): one register per lane
+            "macs_per_input_register": p.vector_units,
         }
-        return assemble(name, levels, p, lane_mesh, compute)
+        ppu = post_processor(p, "InputBuffer", p.vector_units)
+        return assemble(name, levels, p, lane_mesh, compute, postprocess=ppu)
 
     def dataflow(self, arch: Arch, name: str) -> Dataflow:
         """The named dataflow on ``arch``: the hardware's rules merged with the dataflow's, the

@@ -19,12 +19,15 @@ from pydantic import Field
 
 from magnet.arch.spec import Arch, Fanout, StorageLevel, SystolicPipeline
 from magnet.dataflow import Dataflow, Rule
-from magnet.templates.base import Bytes, Int, Template, TemplateParams
-from magnet.templates.parts import assemble, bus_words, dram
+from magnet.templates.base import Bytes, Int, Template
+from magnet.templates.parts import PostProcessParams, assemble, bus_words, dram, post_processor
 
 
-class SystolicParams(TemplateParams):
-    """SCALE-Sim's machine: rows x cols MACs fed by three SRAMs (sizes in bytes)."""
+class SystolicParams(PostProcessParams):
+    """SCALE-Sim's machine: rows x cols MACs fed by three SRAMs (sizes in bytes). One
+    post-processing unit beside the ofmap SRAM, on the array's output (as TPU v1's
+    activation unit takes the accumulators' output); ``ppu_lanes: null`` makes it as wide as
+    the array has columns, one output row per cycle (an assumption after TPU v1 [S])."""
 
     rows: Int = Field(128, ge=1, le=4096, description="array rows")
     cols: Int = Field(128, ge=1, le=4096, description="array columns")
@@ -138,8 +141,16 @@ class Systolic(Template[SystolicParams]):
             "format": f"int{p.word_bits}",
         }
         pipeline = SystolicPipeline(rows=p.rows, cols=p.cols, registers=dict(_STATIONARY.values()))
+        ppu = post_processor(p, "OfmapSRAM", p.cols)
         return assemble(
-            name, levels, p, (p.cols, p.rows), compute, pipeline=pipeline, layer_view="gemm"
+            name,
+            levels,
+            p,
+            (p.cols, p.rows),
+            compute,
+            pipeline=pipeline,
+            layer_view="gemm",
+            postprocess=ppu,
         )
 
     def dataflow(self, arch: Arch, name: str) -> Dataflow:

@@ -18,7 +18,26 @@ from magnet.strict import Public
 from magnet.units import Whole, number_text
 from magnet.workload.dims import DIMS, MAX_EXTENT, Dim, Operand
 
-LayerKind = Literal["conv", "depthwise", "fc", "matmul"]
+LayerKind = Literal[
+    "conv", "depthwise", "fc", "matmul", "eltwise", "activation", "pool", "softmax", "norm"
+]
+#: The kinds that are loop nests of multiply-accumulates (mapped onto the MAC array).
+MAC_KINDS: tuple[str, ...] = ("conv", "depthwise", "fc", "matmul")
+#: The kinds a post-processing unit runs, each with its operations (``Layer.op``):
+#: ``eltwise`` ``add`` / ``mul`` of two activations of one shape (``sub`` is an ``add``),
+#: ``bias`` / ``scale``: an activation plus / times a per-channel constant; ``activation``
+#: ``relu``, ``relu6`` and ``clip`` (a clamp), ``sigmoid``, ``tanh``, ``silu`` (x sigmoid(x)),
+#: ``gelu``; ``pool`` ``max`` / ``avg`` over an R x S window (a global pool: the window is the
+#: whole input); ``softmax`` over rows of ``K``; ``norm`` ``layernorm`` over rows of ``K``
+#: and ``batchnorm`` (inference: a per-channel scale and shift, when not folded into the
+#: convolution before it).
+POSTPROCESS_OPS: dict[str, tuple[str, ...]] = {
+    "eltwise": ("add", "mul", "bias", "scale"),
+    "activation": ("relu", "relu6", "clip", "sigmoid", "tanh", "silu", "gelu"),
+    "pool": ("max", "avg"),
+    "softmax": ("softmax",),
+    "norm": ("layernorm", "batchnorm"),
+}
 #: A size, count, stride or dilation a layer builder takes (``gemm(m=...)``): a whole number
 #: in 1..``MAX_EXTENT``, checked as the builder's own argument (named as the caller wrote it).
 Extent = Annotated[int, Ge(1), Le(MAX_EXTENT), f"a whole number in 1..{MAX_EXTENT:,}"]
@@ -40,10 +59,18 @@ class Layer(Public):
     cannot be is refused: a ``depthwise`` layer has one filter per channel (``K = C = 1`` per
     group, the channels in ``G``); an ``fc`` or ``matmul`` layer has no filter window
     (``R = S = 1``, strides and dilations 1).
+
+    A post-processing layer (``kind`` in ``POSTPROCESS_OPS``: ``eltwise``, ``activation``,
+    ``pool``, ``softmax``, ``norm``) names its operation in ``op`` and has no MACs: its
+    output is ``N x G x K x P x Q`` elements (channels, or a row's length for ``softmax`` and
+    ``layernorm``, in ``K``; ``C`` is 1); only a ``pool`` has a window (``R``, ``S``, strides
+    and dilations), its input the window box as for a convolution. The template's
+    post-processing unit runs it (``magnet.mapping.postprocess``).
     """
 
     name: str = "layer"
     kind: LayerKind = "conv"
+    op: str | None = None
     N: Whole = Field(1, ge=1, le=MAX_EXTENT)
     G: Whole = Field(1, ge=1, le=MAX_EXTENT)
     K: Whole = Field(1, ge=1, le=MAX_EXTENT)
@@ -64,9 +91,25 @@ class Layer(Public):
             raise ValueError("a layer name cannot be empty")
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _softmax_op(cls, data: Any) -> Any:
+        """A softmax has one operation: ``op`` may be left out."""
+        if isinstance(data, dict) and data.get("kind") == "softmax" and data.get("op") is None:
+            return {**data, "op": "softmax"}
+        return data
+
     @model_validator(mode="after")
     def _possible(self) -> Layer:
         """Refuse a layer its kind cannot be, naming it and why."""
+        if self.kind in POSTPROCESS_OPS:
+            return self._possible_postprocess()
+        if self.op is not None:
+            raise ValueError(
+                f"layer {self.name!r}: op is for post-processing layers (kinds "
+                f"{', '.join(POSTPROCESS_OPS)}); {_a(self.kind)} layer has none (got "
+                f"op={self.op!r})"
+            )
         if self.kind == "depthwise" and (self.K, self.C) != (1, 1):
             raise ValueError(
                 f"layer {self.name!r}: a depthwise layer has one filter per channel: K = C = 1 "
@@ -77,13 +120,59 @@ class Layer(Public):
             window = ("R", "S", "wstride", "hstride", "wdilation", "hdilation")
             given = [f"{key}={getattr(self, key)}" for key in window if getattr(self, key) != 1]
             if given:
-                article = "an" if self.kind == "fc" else "a"
                 raise ValueError(
-                    f"layer {self.name!r}: {article} {self.kind} layer has no filter window: R, "
+                    f"layer {self.name!r}: {_a(self.kind)} layer has no filter window: R, "
                     f"S, strides and dilations are 1; got {', '.join(given)} (a layer with a "
                     "window is kind conv)"
                 )
         return self
+
+    def _possible_postprocess(self) -> Layer:
+        """A post-processing layer: a known ``op`` of its kind, channels in K (C = 1), a
+        window only for a pool."""
+        ops = POSTPROCESS_OPS[self.kind]
+        if self.op not in ops:
+            given = "no op" if self.op is None else f"op {self.op!r}"
+            hint = " (a global pool: max or avg, its window R x S the whole input)"
+            raise ValueError(
+                f"layer {self.name!r}: {_a(self.kind)} layer has {given}; allowed: "
+                f"{', '.join(ops)}{hint if self.kind == 'pool' else ''}"
+            )
+        if self.C != 1:
+            raise ValueError(
+                f"layer {self.name!r}: {_a(self.kind)} layer has its channels (or a row's "
+                f"length) in K and C = 1; got C={self.C}"
+            )
+        if self.kind != "pool":
+            window = ("R", "S", "wstride", "hstride", "wdilation", "hdilation")
+            given_window = [f"{k}={getattr(self, k)}" for k in window if getattr(self, k) != 1]
+            if given_window:
+                raise ValueError(
+                    f"layer {self.name!r}: {_a(self.kind)} layer has no window: R, S, strides "
+                    f"and dilations are 1; got {', '.join(given_window)} (a window is kind pool)"
+                )
+        return self
+
+    @property
+    def is_postprocess(self) -> bool:
+        """Whether the post-processing unit runs the layer (no MACs, not mapped)."""
+        return self.kind in POSTPROCESS_OPS
+
+    @property
+    def in_channels(self) -> int:
+        """Channels of the input (all groups): ``G x C``; a post-processing layer's, ``G x K``."""
+        return self.G * (self.K if self.is_postprocess else self.C)
+
+    @property
+    def out_channels(self) -> int:
+        """Channels of the output (all groups): ``G x K``."""
+        return self.G * self.K
+
+    @property
+    def activation_inputs(self) -> int:
+        """How many activation tensors the layer reads: two for an ``eltwise`` ``add`` or
+        ``mul``, else one (a ``matmul``'s second activation is its weight operand)."""
+        return 2 if self.kind == "eltwise" and self.op in ("add", "mul") else 1
 
     # ---- shape -------------------------------------------------------------------------
     @property
@@ -103,12 +192,25 @@ class Layer(Public):
 
     @property
     def macs(self) -> int:
-        """Multiply-accumulates of the layer: the product of its extents."""
-        return math.prod(self.dims)
+        """Multiply-accumulates of the layer: the product of its extents (0 for a
+        post-processing layer: its operations are counted by ``magnet.mapping.postprocess``)."""
+        return 0 if self.is_postprocess else math.prod(self.dims)
 
     def operand_size(self, operand: Operand) -> int:
-        """Words of an operand; for inputs, the bounding box of the windows (gaps included)."""
-        return int(operand_words(self, lambda d: getattr(self, d.name))[operand])
+        """Words of an operand; for inputs, the bounding box of the windows (gaps included).
+
+        A post-processing layer: weights are its constants (a ``bias`` or ``scale``: one per
+        channel; a ``batchnorm`` or ``layernorm``: a scale and a shift per channel or
+        feature; else none), inputs one activation input (a pool's: the window box), outputs
+        its output."""
+        if not self.is_postprocess:
+            return int(operand_words(self, lambda d: getattr(self, d.name))[operand])
+        if operand is Operand.W:
+            per_channel = {"bias": 1, "scale": 1, "batchnorm": 2, "layernorm": 2}
+            return per_channel.get(str(self.op), 0) * self.G * self.K
+        if operand is Operand.I:
+            return self.N * self.G * self.K * self.input_width * self.input_height
+        return self.N * self.G * self.K * self.P * self.Q
 
     @property
     def operand_sizes(self) -> dict[str, int]:
@@ -122,12 +224,14 @@ class Layer(Public):
 
     def shape_str(self) -> str:
         """The shape for people and file keys: ``K=64,C=64,P=56,...`` (extents of 1 and
-        unit strides left out; ``scalar`` when nothing is left)."""
+        unit strides left out; ``scalar`` when nothing is left); a post-processing layer's
+        begins with its operation: ``relu K=64,P=56,Q=56``."""
         parts = [f"{d}={getattr(self, d)}" for d in DIMS if getattr(self, d) != 1]
         for key in ("wstride", "hstride", "wdilation", "hdilation"):
             if getattr(self, key) != 1:
                 parts.append(f"{key}={getattr(self, key)}")
-        return ",".join(parts) or "scalar"
+        shape = ",".join(parts) or "scalar"
+        return f"{self.op} {shape}" if self.is_postprocess else shape
 
     def gemm_view(self) -> GemmView:
         """SCALE-Sim's GEMM view: ``P`` = output pixels N*P*Q, ``C`` = window C*R*S (the
@@ -145,7 +249,7 @@ class Layer(Public):
 
     def shape_key(self) -> ShapeKey:
         """Identity of the loop nest (name excluded): equal keys price identically."""
-        return (
+        key: ShapeKey = (
             self.kind,
             *self.dims,
             self.wstride,
@@ -153,6 +257,7 @@ class Layer(Public):
             self.wdilation,
             self.hdilation,
         )
+        return key if self.op is None else (*key, self.op)
 
 
 class GemmView(Layer):
@@ -289,6 +394,62 @@ def matmul(
     return Layer(name=name, kind="matmul", N=batch, G=heads, K=n, C=k, P=m)
 
 
+@checked_call
+def postprocess(
+    name: Name = "postprocess",
+    *,
+    kind: str,
+    op: str,
+    channels: Extent,
+    height: Extent = 1,
+    width: Extent = 1,
+    groups: Extent = 1,
+    batch: Extent = 1,
+) -> Layer:
+    """A post-processing layer without a window (``eltwise``, ``activation``, ``softmax``,
+    ``norm``) over ``batch x groups x channels x height x width`` elements: ``channels`` in K
+    (a ``softmax``'s or ``layernorm``'s row length), ``width`` in P, ``height`` in Q, groups
+    (attention heads) in G."""
+    fields: dict[str, Any] = {"kind": kind, "op": op}  # a kind of the Literal, checked there
+    return Layer(name=name, N=batch, G=groups, K=channels, P=width, Q=height, **fields)
+
+
+@checked_call
+def pool(
+    name: Name = "pool",
+    *,
+    op: str,
+    channels: Extent,
+    out_height: Extent,
+    out_width: Extent,
+    kernel: Pair,
+    stride: Pair = 1,
+    dilation: Pair = 1,
+    batch: Extent = 1,
+) -> Layer:
+    """A pooling layer (``op``: ``max`` or ``avg``) given its output size, as ``conv2d``: the
+    window in R (width) and S (height); a global pool's window is its whole input and its
+    output 1 x 1."""
+    kh, kw = _pair(kernel)
+    sh, sw = _pair(stride)
+    dh, dw = _pair(dilation)
+    return Layer(
+        name=name,
+        kind="pool",
+        op=op,
+        N=batch,
+        K=channels,
+        P=out_width,
+        Q=out_height,
+        R=kw,
+        S=kh,
+        wstride=sw,
+        hstride=sh,
+        wdilation=dw,
+        hdilation=dh,
+    )
+
+
 _LAYER_KEY = re.compile(r"^\s*([A-Za-z_]+)\s*=\s*([^\s=]+)\s*$")
 _LAYER_ALIASES = {
     "stride": ("wstride", "hstride"),
@@ -348,6 +509,11 @@ def _layer_value(key: str, text: str) -> int:
     if isinstance(number, int):
         return number
     raise MagnetError(f"{key}={text}: {text!r} is not a whole number", field="--layer")
+
+
+def _a(kind: str) -> str:
+    """``kind`` with its article: ``an fc``, ``an activation``, ``a conv``."""
+    return f"{'an' if kind in ('fc', 'eltwise', 'activation') else 'a'} {kind}"
 
 
 def _pair(value: int | tuple[int, int]) -> tuple[int, int]:

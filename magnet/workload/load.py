@@ -127,13 +127,31 @@ def parse_workload_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
     return name.strip(), params
 
 
+def check_skip_ops(spec: str, field: str = "--skip-unpriced-ops") -> None:
+    """Bad input when skipping unpriced operators (``field``: the flag, or a search space's
+    ``skip_unpriced_ops``) is asked of workload ``spec``, which is not an ``.onnx`` file."""
+    if Path(spec).suffix.lower() != ".onnx":
+        raise MagnetError(
+            "skipping unpriced operators applies to an .onnx workload (a zoo network or a "
+            "network YAML has only layers magnet prices)",
+            source=spec,
+            field=field,
+        )
+
+
 @checked_call
-def load_workload(spec: str | Path, batch: Count | None = None, **params: object) -> Network:
+def load_workload(
+    spec: str | Path, batch: Count | None = None, skip_ops: bool = False, **params: object
+) -> Network:
     """A zoo name (``resnet50``, with parameters as ``gpt2-small:mode=decode,kv_len=1024`` or
-    keyword arguments), an ``.onnx`` file or a network ``.yaml`` file."""
+    keyword arguments), an ``.onnx`` file or a network ``.yaml`` file. ``skip_ops``: an ONNX
+    model's operators magnet does not price are left out (listed in ``Network.skipped``)
+    instead of refused; only for an ``.onnx`` file."""
     from magnet.workload.zoo import ZOO, load_zoo
 
     spec = str(spec)
+    if skip_ops:
+        check_skip_ops(spec)
     name, given = parse_workload_spec(spec) if spec not in ZOO else (spec, {})
     if name in ZOO:
         merged = {**given, **params}
@@ -154,7 +172,7 @@ def load_workload(spec: str | Path, batch: Count | None = None, **params: object
     if path.suffix.lower() == ".onnx":
         from magnet.workload.onnx_import import load_onnx
 
-        network, summary = load_onnx(path, batch=batch)
+        network, summary = load_onnx(path, batch=batch, skip_ops=skip_ops)
         return network.model_copy(update={"notes": (str(summary),)})
     if path.suffix.lower() in (".yaml", ".yml"):
         network = network_from_yaml(path)

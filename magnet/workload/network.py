@@ -35,18 +35,23 @@ class NetworkLayer(Public):
 
 
 class Network(Public):
-    """An ordered list of layers (names unique within the network).
+    """An ordered list of layers (names unique within the network), in the order they run.
 
-    ``producers``: for a layer, the layers whose outputs make its input (through operations
-    magnet does not price: activations, pooling, residual adds), from a graph (an ONNX
-    model, the zoo's CNNs); a layer not listed reads the network's input. None: the list
-    order is the graph (``handoffs``).
+    ``producers``: for a layer, the layers whose outputs make its input, from a graph (an
+    ONNX model, the zoo's networks), followed through operations that only move or reshape
+    data (and, on request, ONNX operators left out: ``skipped``); a layer not listed reads
+    the network's input. A layer with two activation inputs (an ``eltwise`` ``add`` or
+    ``mul``) lists one producer per input; any other layer listing several reads one input
+    put together from them (a concatenation). None: the list order is the graph
+    (``handoffs``). ``skipped``: ONNX operators the import left out, by op type, when asked
+    to (``load_onnx(skip_ops=True)``).
     """
 
     name: str
     layers: tuple[NetworkLayer, ...]
-    notes: tuple[str, ...] = ()  # e.g. what an ONNX import left out (pooling, activations)
+    notes: tuple[str, ...] = ()  # e.g. what an ONNX import left out
     producers: dict[str, tuple[str, ...]] | None = None
+    skipped: dict[str, int] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_names(self) -> Network:
@@ -73,24 +78,59 @@ class Network(Public):
         whose relations the list does not say (the Q, K, V projections share one input):
         its activations are not handed on.
         """
-        entries = self.layers
+        producers, consumers = self.edges()
         out = []
-        if self.producers is None:
-            for a, b in pairwise(entries):
-                x, y = a.layer, b.layer
-                chained = a.repeat == 1 and b.repeat == 1 and x.N == y.N and x.G * x.K == y.G * y.C
-                out.append((chained, chained))
-            return out
-        consumers: dict[str, set[str]] = {}
-        for consumer, producers in self.producers.items():
-            for producer in producers:
-                consumers.setdefault(producer, set()).add(consumer)
-        for a, b in pairwise(entries):
-            first, then = a.layer.name, b.layer.name
-            single = a.repeat == 1 and b.repeat == 1
-            fed = single and tuple(self.producers.get(then, ())) == (first,)
-            out.append((fed, fed and consumers.get(first, set()) == {then}))
+        for i, (a, b) in enumerate(pairwise(self.layers)):
+            fed = a.repeat == 1 and b.repeat == 1 and producers[i + 1] == (i,)
+            out.append((fed, fed and consumers[i] == (i + 1,)))
         return out
+
+    def edges(self) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+        """(producers, consumers) of every entry, as indices into ``layers``: the entries
+        whose outputs make its input(s), and those that read its output.
+
+        From ``producers`` when the network has a graph. Without one, the list order is the
+        graph: an entry feeds the next one when the next one's input channels are its output
+        channels (``Layer.in_channels``, same batch) and neither repeats; a side branch that
+        does not (a ResNet projection shortcut) reads from DRAM, and so does the second input
+        of an ``eltwise`` ``add`` or ``mul``.
+        """
+        entries = self.layers
+        producers: list[tuple[int, ...]] = [() for _ in entries]
+        if self.producers is None:
+            for i, (a, b) in enumerate(pairwise(entries)):
+                x, y = a.layer, b.layer
+                single = a.repeat == 1 and b.repeat == 1
+                if single and x.N == y.N and x.out_channels == y.in_channels:
+                    producers[i + 1] = (i,)
+        else:
+            index = {e.layer.name: i for i, e in enumerate(entries)}
+            for i, e in enumerate(entries):
+                producers[i] = tuple(index[p] for p in self.producers.get(e.layer.name, ()))
+        consumers: list[list[int]] = [[] for _ in entries]
+        for i, made_of in enumerate(producers):
+            for p in dict.fromkeys(made_of):
+                consumers[p].append(i)
+        return producers, [tuple(c) for c in consumers]
+
+    def without_postprocess(self) -> Network:
+        """The network's MAC layers only (post-processing layers left out; a layer fed
+        through them is fed by what fed them)."""
+        kept = [e for e in self.layers if not e.layer.is_postprocess]
+        if not kept:
+            raise MagnetError(f"network {self.name!r} has no MAC layer", field="layers")
+        if self.producers is None:
+            return self.model_copy(update={"layers": tuple(kept)})
+        post = {e.layer.name for e in self.layers if e.layer.is_postprocess}
+
+        def sources(name: str) -> tuple[str, ...]:
+            found: list[str] = []
+            for p in self.producers.get(name, ()) if self.producers else ():
+                found += list(sources(p)) if p in post else [p]
+            return tuple(dict.fromkeys(found))
+
+        graph = {e.layer.name: sources(e.layer.name) for e in kept}
+        return self.model_copy(update={"layers": tuple(kept), "producers": graph})
 
     @classmethod
     @checked_call
@@ -128,13 +168,16 @@ class Network(Public):
 
     @property
     def macs(self) -> int:
-        """MACs of the whole network, repeats included."""
+        """MACs of the whole network, repeats included (post-processing layers have none)."""
         return sum(entry.layer.macs * entry.repeat for entry in self.layers)
 
-    def unique_layers(self) -> list[tuple[Layer, int, list[str]]]:
-        """(representative layer, total count, names of the layers it stands for), in order."""
+    def unique_layers(self, mapped: bool = False) -> list[tuple[Layer, int, list[str]]]:
+        """(representative layer, total count, names of the layers it stands for), in order;
+        ``mapped``: the MAC layers only (those a mapper maps)."""
         groups: dict[ShapeKey, tuple[Layer, int, list[str]]] = {}
         for entry in self.layers:
+            if mapped and entry.layer.is_postprocess:
+                continue
             key = entry.layer.shape_key()
             layer, count, names = groups.get(key, (entry.layer, 0, []))
             groups[key] = (layer, count + entry.repeat, [*names, entry.layer.name])

@@ -1,13 +1,31 @@
 """Import an ONNX model as a :class:`Network` of the layers magnet can price.
 
-``load_onnx(path, batch=None)`` returns ``(network, summary)``:
+``load_onnx(path, batch=None, skip_ops=False)`` returns ``(network, summary)``:
 
-* **Priced**: ``Conv`` (1-D and 2-D, any ``group``), ``Gemm`` and ``MatMul`` of the default
-  ONNX domain. Every such node becomes one layer (repeat 1), in graph order.
-* **Not priced**: every other node (Relu, MaxPool, BatchNormalization, Add, Reshape, Softmax,
-  a 3-D Conv, custom-domain ops, ...). They never make the import fail; the summary counts
-  them per op type, in order of first appearance. Subgraphs (``If``/``Loop`` bodies) are not
-  entered: the ``If``/``Loop`` node itself is counted as not priced.
+* **MAC layers**: ``Conv`` (1-D and 2-D, any ``group``), ``Gemm`` and ``MatMul`` of the
+  default ONNX domain. Every such node becomes one layer (repeat 1), in graph order.
+* **Post-processing layers** (``POSTPROCESS_ONNX``), run on the design's post-processing
+  unit: ``Relu``, ``Clip`` (``relu6`` for 0..6, else ``clip``), ``Sigmoid``, ``Tanh``,
+  ``Gelu``, ``Add`` / ``Sub`` / ``Mul`` of two activations (``eltwise``) or of an activation
+  and a constant (``bias`` / ``scale``; ``Div`` by a constant: ``scale``), ``MaxPool``,
+  ``AveragePool``, ``GlobalAveragePool``, ``GlobalMaxPool``, ``Softmax``,
+  ``LayerNormalization``, ``BatchNormalization``; and the patterns exporters write for
+  three of them: GELU as ``x * 0.5 * (1 + Erf(x / sqrt(2)))``, SiLU as ``x * Sigmoid(x)``,
+  and a layer norm decomposed into ``ReduceMean``, ``Sub``, ``Pow``, ``ReduceMean``, ``Add``,
+  ``Sqrt``, ``Div`` (then an optional scale ``Mul`` and shift ``Add``): one layer each.
+  A tensor's channels are its dim 1 (ONNX's layout; a row op's row is its normalised axes).
+* **Free** (``FREE_OPS``): nodes that only move, reshape or relabel data (``Reshape``,
+  ``Flatten``, ``Transpose``, ``Concat``, ``Split``, ``Slice``, ``Squeeze``, ``Unsqueeze``,
+  ``Identity``, ``Dropout``, ``Cast``, ``Expand``, ``Pad``, a ``Gather`` of an activation):
+  no layer (a layout change is the next layer's addressing; a concatenation puts two
+  producers behind one input), and nodes whose inputs are all constant (weights behind a
+  ``Transpose`` or ``DequantizeLinear``, shape arithmetic after ``Shape``): folded.
+* **Anything else** (``Pow``, ``Resize``, a 3-D ``Conv``, ``ConvTranspose``, a ``Gather``
+  of an embedding table, custom-domain ops, ...) is not priced: the import is refused in one
+  line naming the op and its node, unless ``skip_ops`` (``--skip-unpriced-ops``), which
+  leaves such nodes out (as free nodes: what they read passes through) and lists them in the
+  summary and the network (``Network.skipped``, a record's ``skipped_ops``). Subgraphs
+  (``If``/``Loop`` bodies) are not entered: the node itself is not priced.
 
 Shapes come from ``onnx.shape_inference.infer_shapes`` (with data propagation) over the
 graph inputs, ``value_info``, outputs and initializer dims. The model is loaded without its
@@ -49,18 +67,19 @@ are left alone; a priced node that needs one raises :class:`MagnetError`.
   (``G``) and the rest the batch: ``[B, H, M, K] @ [B, H, K, N]`` of two activations is
   ``matmul(m=M, k=K, n=N, heads=H, batch=B)``.
 
-**Producers.** The network records, for each layer, the priced layers whose outputs make
-its input: the graph is followed back from the layer's non-constant inputs through
-unpriced nodes (Relu, pooling, Add, Reshape, ...) to the priced nodes behind them
-(``Network.producers``, which decides the activations kept on chip).
+**Producers.** The network records, for each layer, the layers whose outputs make its
+input(s): the graph is followed back from the layer's non-constant inputs through free (and
+skipped) nodes to the layers behind them (``Network.producers``, which decides the
+activations kept on chip and the layers fused on the MAC array's output path).
 
 Layer names are the ONNX node names (stripped), or ``<op_type>_<index>`` (the node's index
 in the graph) when empty, made unique by appending ``_2``, ``_3``, ... The network is named
 after the file stem.
 
 Errors (missing file, not an ONNX model, a shape inference cannot give, an attribute that
-disagrees with the shapes, a model with nothing to price) raise :class:`MagnetError` with the
-file as ``source`` and, for a node, the node's (layer) name as ``field``.
+disagrees with the shapes, an operator not priced, a model with nothing to price) raise
+:class:`MagnetError` with the file as ``source`` and, for a node, the node's (layer) name as
+``field``.
 """
 
 from __future__ import annotations
@@ -71,17 +90,67 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import onnx
+from pydantic import Field
 
 from magnet.errors import MagnetError
 from magnet.files import path_kind
 from magnet.strict import Strict
-from magnet.workload.layer import Layer, conv2d, gemm, matmul
+from magnet.workload.layer import Layer, conv2d, gemm, matmul, pool, postprocess
 from magnet.workload.network import Network
 
-__all__ = ["PRICED_OPS", "ImportSummary", "load_onnx"]
+__all__ = ["FREE_OPS", "POSTPROCESS_ONNX", "PRICED_OPS", "ImportSummary", "load_onnx"]
 
 PRICED_OPS: tuple[str, ...] = ("Conv", "Gemm", "MatMul")
-"""ONNX op types (default domain) that become layers."""
+"""ONNX op types (default domain) that become MAC layers."""
+
+POSTPROCESS_ONNX: tuple[str, ...] = (
+    "Relu",
+    "Clip",
+    "Sigmoid",
+    "Tanh",
+    "Gelu",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "MaxPool",
+    "AveragePool",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "Softmax",
+    "LayerNormalization",
+    "BatchNormalization",
+)
+"""ONNX op types (default domain) that become post-processing layers (``Div``: by a
+constant only)."""
+
+FREE_OPS: frozenset[str] = frozenset(
+    {
+        "Reshape",
+        "Flatten",
+        "Transpose",
+        "Concat",
+        "Split",
+        "Slice",
+        "Squeeze",
+        "Unsqueeze",
+        "Identity",
+        "Dropout",
+        "Cast",
+        "Expand",
+        "Pad",
+        "Gather",
+        "Shape",
+        "Size",
+        "Constant",
+        "ConstantOfShape",
+    }
+)
+"""ONNX op types that only move, reshape or relabel data: no layer, no cost (a ``Gather``
+only of an activation: one of a constant table is an embedding look-up, not priced)."""
+
+#: Ops whose output is shape data, known before the run (folded like constants).
+_SHAPE_OPS = frozenset({"Shape", "Size"})
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -115,30 +184,36 @@ class ImportSummary(Strict):
     layers: tuple[Layer, ...]
     """The priced layers, in graph order (the network's layers)."""
     priced: dict[str, int]
-    """Priced nodes per op type, in order of first appearance."""
+    """Priced nodes per op type (a pattern by its layer's op: ``gelu``, ``silu``,
+    ``layernorm``), in order of first appearance."""
     not_priced: dict[str, int]
-    """Nodes that are not priced, per op type (``domain.op`` outside the default domain),
-    in order of first appearance."""
+    """Free nodes (``FREE_OPS``, and nodes of constants only) per op type, in order of
+    first appearance: they move or relabel data and cost nothing."""
+    skipped: dict[str, int] = Field(default_factory=dict)
+    """Nodes of operators magnet does not price, left out on request (``skip_ops``), per op
+    type (``domain.op`` outside the default domain)."""
     notes: tuple[str, ...] = ()
-    """Why some nodes that carry MACs (3-D Conv, ConvTranspose, ...) are not priced."""
+    """Why some skipped nodes that carry MACs (3-D Conv, ConvTranspose, ...) are not priced."""
 
     @property
     def priced_count(self) -> int:
-        """Nodes priced as layers."""
+        """Nodes priced as layers (a pattern counts once)."""
         return sum(self.priced.values())
 
     @property
     def not_priced_count(self) -> int:
-        """Nodes left out (no MACs magnet prices)."""
+        """Free nodes (no cost)."""
         return sum(self.not_priced.values())
 
     def __str__(self) -> str:
-        text = f"not priced: {self.not_priced_count} nodes"
-        if self.not_priced:
-            text += ": " + _counts(self.not_priced)
-        text += f"; priced: {self.priced_count} layers"
+        text = f"priced: {self.priced_count} layers"
         if self.priced:
             text += ": " + _counts(self.priced)
+        text += f"; free (layout, constants): {self.not_priced_count} nodes"
+        if self.not_priced:
+            text += ": " + _counts(self.not_priced)
+        if self.skipped:
+            text += f"; SKIPPED (not priced, left out on request): {_counts(self.skipped)}"
         if self.notes:
             text += "; " + "; ".join(self.notes)
         return text
@@ -148,11 +223,15 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{op} x {n}" for op, n in counts.items())
 
 
-def load_onnx(path: str | Path, batch: int | None = None) -> tuple[Network, ImportSummary]:
+def load_onnx(
+    path: str | Path, batch: int | None = None, skip_ops: bool = False
+) -> tuple[Network, ImportSummary]:
     """The priced layers of an ONNX model as a network, and a summary of what was left out.
 
     ``batch`` replaces dim 0 of every graph input before shape inference; without it a
-    symbolic batch dimension becomes 1. See the module docstring for the full mapping.
+    symbolic batch dimension becomes 1. ``skip_ops``: leave out the nodes of operators
+    magnet does not price (else the first one is refused, naming it). See the module
+    docstring for the full mapping.
     """
     path = Path(path)
     src = str(path)
@@ -171,7 +250,7 @@ def load_onnx(path: str | Path, batch: int | None = None) -> tuple[Network, Impo
         inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception as exc:  # onnx raises several types (InferenceError, ValidationError, ...)
         raise MagnetError(f"ONNX shape inference failed: {exc}", source=src) from None
-    return _Importer(inferred, src, path.stem or "onnx").run()
+    return _Importer(inferred, src, path.stem or "onnx", skip_ops).run()
 
 
 def _load(path: Path, src: str) -> onnx.ModelProto:
@@ -256,6 +335,27 @@ def _set_batch(model: onnx.ModelProto, batch: int | None, src: str) -> None:
                 value.type.tensor_type.ClearField("shape")
 
 
+class _Pattern(NamedTuple):
+    """Nodes an exporter writes for one operation, priced as one layer (``kind``, ``op``):
+    ``nodes`` (indices), ending at ``anchor``; ``input`` its activation, ``output`` its
+    result, ``row`` a layer norm's row length (None: by channels)."""
+
+    kind: str
+    op: str
+    anchor: int
+    nodes: frozenset[int]
+    input: str
+    output: str
+    row: int | None
+
+
+def _axis(axis: int, rank: int, name: str, importer: _Importer) -> int:
+    """``axis`` of a tensor of ``rank`` as an index in 0..rank-1 (negative: from the end)."""
+    if not -rank <= axis < rank:
+        raise importer.fail(f"axis {axis} is outside a tensor of rank {rank}", name)
+    return axis % rank
+
+
 class _ConvAttributes(NamedTuple):
     """A Conv node's attributes, one value per spatial axis (``pads``: all the starts, then
     all the ends)."""
@@ -284,9 +384,10 @@ class _ConvAttributes(NamedTuple):
 
 
 class _Importer:
-    def __init__(self, model: onnx.ModelProto, src: str, name: str) -> None:
+    def __init__(self, model: onnx.ModelProto, src: str, name: str, skip_ops: bool) -> None:
         self.src = src
         self.name = name
+        self.skip_ops = skip_ops
         self.graph = model.graph
         self.shapes: dict[str, Shape] = {}
         for value in (*self.graph.input, *self.graph.value_info, *self.graph.output):
@@ -303,7 +404,24 @@ class _Importer:
         self.constant = {t.name for t in self.graph.initializer} | {
             s.values.name for s in self.graph.sparse_initializer
         }
+        self.values = {t.name: t for t in self.graph.initializer}
         self.used_names: set[str] = set()
+        # tensor -> the nodes (indices) that read it
+        self.readers: dict[str, list[int]] = {}
+        for index, node in enumerate(self.graph.node):
+            for tensor in node.input:
+                if tensor:
+                    self.readers.setdefault(tensor, []).append(index)
+        self.outputs = {v.name for v in self.graph.output}
+        # tensor -> the node (index) that writes it
+        self.writers = {o: i for i, node in enumerate(self.graph.node) for o in node.output if o}
+        for node in self.graph.node:  # the values of Constant nodes (a Clip's bounds)
+            if node.op_type == "Constant" and node.output and node.attribute:
+                value = onnx.helper.get_attribute_value(node.attribute[0])
+                if isinstance(value, onnx.TensorProto):
+                    self.values[node.output[0]] = value
+        versions = [o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
+        self.opset = max(versions, default=onnx.defs.onnx_opset_version())
 
     # ---- errors and shapes -----------------------------------------------------------------
     def fail(self, message: str, field: str) -> MagnetError:
@@ -361,61 +479,375 @@ class _Importer:
 
     # ---- the graph ---------------------------------------------------------------------------
     def run(self) -> tuple[Network, ImportSummary]:
-        """Walk the graph in order: every Conv, Gemm and MatMul a layer, the producers of
-        each layer traced through the nodes magnet does not price."""
+        """Walk the graph in order: every Conv, Gemm and MatMul a MAC layer, every operator of
+        ``POSTPROCESS_ONNX`` (and every pattern) a post-processing layer, the free nodes
+        passed through, any other node refused (or skipped, with ``skip_ops``); the
+        producers of each layer traced through the free and skipped nodes."""
         layers: list[Layer] = []
         priced: dict[str, int] = {}
-        not_priced: dict[str, int] = {}
+        free: dict[str, int] = {}
+        skipped: dict[str, int] = {}
         notes: list[str] = []
-        # tensor -> the priced layers its value comes from, through unpriced nodes
+        # tensor -> the layers its value comes from, through free and skipped nodes
         made_by: dict[str, tuple[str, ...]] = {}
         producers: dict[str, tuple[str, ...]] = {}
+        patterns = self.patterns()
+        inside = {i for p in patterns.values() for i in p.nodes if i != p.anchor}
         for index, node in enumerate(self.graph.node):
             inputs = [i for i in node.input if i]
-            if node.op_type == "Constant" or (inputs and all(i in self.constant for i in inputs)):
-                self.constant.update(o for o in node.output if o)
-            sources = tuple(
-                dict.fromkeys(
-                    p for i in inputs if i not in self.constant for p in made_by.get(i, ())
-                )
-            )
             standard = node.domain in _DEFAULT_DOMAINS
             op = node.op_type if standard else f"{node.domain}.{node.op_type}"
+            folded = node.op_type == "Constant" or (standard and node.op_type in _SHAPE_OPS)
+            if folded or (inputs and all(i in self.constant for i in inputs)):
+                self.constant.update(o for o in node.output if o)
+                free[op] = free.get(op, 0) + 1
+                continue
+            if index in inside:
+                continue  # read only inside its pattern: priced as the pattern's layer
+            activations = [i for i in inputs if i not in self.constant]
+            sources = tuple(dict.fromkeys(p for i in activations for p in made_by.get(i, ())))
+            pattern = patterns.get(index)
             layer: Layer | None = None
-            if standard and node.op_type in PRICED_OPS:
+            why = ""
+            label = op
+            if pattern is not None:
+                name = self.layer_name(node, index)
+                layer = self.tensor_layer(
+                    name, pattern.kind, pattern.op, pattern.output, row=pattern.row
+                )
+                sources = made_by.get(pattern.input, ())
+                label = pattern.op
+            elif standard and node.op_type in PRICED_OPS:
                 name = self.layer_name(node, index)
                 if node.op_type == "Conv":
                     layer = self.conv(node, name)
                     if layer is None:
                         self.used_names.discard(name)
-                        notes.append(f"Conv {name!r} has 3 or more spatial dims: not priced")
+                        why = " (a Conv with 3 or more spatial dims)"
                 elif node.op_type == "Gemm":
                     layer = self.gemm(node, name)
                 else:
                     layer = self.matmul(node, name)
-            elif node.op_type in _UNPRICED_COMPUTE and op not in not_priced:
-                notes.append(f"{op} carries MACs but is not priced")
+            elif standard and node.op_type in POSTPROCESS_ONNX:
+                name = self.layer_name(node, index)
+                layer, why = self.postprocess(node, name, activations)
+                if layer is None:
+                    self.used_names.discard(name)
+            elif standard and node.op_type in FREE_OPS:
+                if node.op_type == "Gather" and inputs[0] in self.constant:
+                    why = " (a Gather of a constant table: an embedding look-up)"
+                else:
+                    free[op] = free.get(op, 0) + 1
+                    for out in node.output:
+                        if out:
+                            made_by[out] = sources
+                    continue
+            elif node.op_type in _UNPRICED_COMPUTE:
+                why = " (it carries MACs)"
             if layer is None:
-                not_priced[op] = not_priced.get(op, 0) + 1
-            else:
-                layers.append(layer)
-                priced[op] = priced.get(op, 0) + 1
-                producers[layer.name] = sources
-                sources = (layer.name,)
-            for out in node.output:
+                if not self.skip_ops:
+                    raise self.fail(
+                        f"{op} is an operator magnet does not price{why}; pass "
+                        "--skip-unpriced-ops (load_onnx(..., skip_ops=True); in a search "
+                        "space, skip_unpriced_ops: true on the workload) to leave such nodes "
+                        "out, and the record lists them",
+                        node.name.strip() or f"{op}_{index}",
+                    )
+                if why and op not in skipped:
+                    notes.append(f"{op} skipped{why}")
+                skipped[op] = skipped.get(op, 0) + 1
+                for out in node.output:
+                    if out:
+                        made_by[out] = sources
+                continue
+            layers.append(layer)
+            priced[label] = priced.get(label, 0) + 1
+            producers[layer.name] = sources
+            outputs = node.output if pattern is None else [pattern.output]
+            for out in outputs:
                 if out:
-                    made_by[out] = sources
+                    made_by[out] = (layer.name,)
         summary = ImportSummary(
             source=self.src,
             layers=tuple(layers),
             priced=priced,
-            not_priced=not_priced,
+            not_priced=free,
+            skipped=skipped,
             notes=tuple(notes),
         )
         if not layers:
-            raise MagnetError(f"no Conv, Gemm or MatMul node to price ({summary})", source=self.src)
+            raise MagnetError(f"no layer to price ({summary})", source=self.src)
         network = Network.of(self.name, list(layers))
-        return network.model_copy(update={"producers": producers}), summary
+        return network.model_copy(update={"producers": producers, "skipped": skipped}), summary
+
+    # ---- post-processing -----------------------------------------------------------------------
+    def postprocess(
+        self, node: onnx.NodeProto, name: str, activations: list[str]
+    ) -> tuple[Layer | None, str]:
+        """A node of ``POSTPROCESS_ONNX`` as a post-processing layer, or (None, why) when this
+        use of it is not priced (a division of two activations)."""
+        kind = node.op_type
+        out = node.output[0]
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        if kind in ("Relu", "Sigmoid", "Tanh", "Gelu"):
+            return self.tensor_layer(name, "activation", kind.lower(), out), ""
+        if kind == "Clip":
+            return self.tensor_layer(name, "activation", self.clip_op(node, attrs), out), ""
+        if kind in ("Add", "Sub", "Mul", "Div"):
+            if len(activations) == 2:
+                if kind == "Div":
+                    return None, " (a division of two activations)"
+                op = "mul" if kind == "Mul" else "add"
+                return self.tensor_layer(name, "eltwise", op, out), ""
+            constant = next(i for i in node.input if i and i in self.constant)
+            numel = math.prod(self.known_shape(constant) or (1,))
+            op = "bias" if kind in ("Add", "Sub") else "scale"
+            return self.tensor_layer(name, "eltwise", op, out, row=int(numel)), ""
+        if kind in ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"):
+            return self.pool(node, name, attrs), ""
+        x = self.shape(node.input[0], name, f"{kind} input")
+        if kind == "BatchNormalization":
+            channels = x[1] if len(x) > 1 else x[0]
+            return self.tensor_layer(name, "norm", "batchnorm", out, row=channels), ""
+        if kind == "Softmax":
+            legacy = self.opset < 13  # before opset 13: coerced to 2-D at axis (default 1)
+            axis = _axis(int(attrs.get("axis", 1 if legacy else -1)), len(x), name, self)
+            row = math.prod(x[axis:]) if legacy else x[axis]
+            return self.tensor_layer(name, "softmax", "softmax", out, row=row), ""
+        axis = _axis(int(attrs.get("axis", -1)), len(x), name, self)  # LayerNormalization
+        return self.tensor_layer(name, "norm", "layernorm", out, row=math.prod(x[axis:])), ""
+
+    def clip_op(self, node: onnx.NodeProto, attrs: dict[str, Any]) -> str:
+        """``relu6`` for a Clip to 0..6 (ReLU6), else ``clip`` (priced alike)."""
+        bounds = [attrs.get("min"), attrs.get("max")]
+        for slot in (1, 2):
+            if len(node.input) > slot and node.input[slot] in self.values:
+                value = onnx.numpy_helper.to_array(self.values[node.input[slot]])
+                bounds[slot - 1] = float(value.reshape(-1)[0]) if value.size else None
+        return "relu6" if bounds == [0.0, 6.0] else "clip"
+
+    def pool(self, node: onnx.NodeProto, name: str, attrs: dict[str, Any]) -> Layer:
+        """A pooling node as a pool layer: its window (the whole input for a global one),
+        strides and dilations, its output size from shape inference."""
+        x = self.shape(node.input[0], name, f"{node.op_type} input")
+        y = self.shape(node.output[0], name, f"{node.op_type} output")
+        if len(x) not in (3, 4) or len(y) != len(x):
+            raise self.fail(
+                f"{node.op_type} input {list(x)}: expected [N, C, L] or [N, C, H, W]", name
+            )
+        spatial = len(x) - 2
+        if node.op_type.startswith("Global"):
+            kernel, strides, dilations = list(x[2:]), [1] * spatial, [1] * spatial
+        else:
+            kernel = [int(k) for k in attrs.get("kernel_shape", [])]
+            strides = [int(v) for v in attrs.get("strides", [1] * spatial)]
+            dilations = [int(v) for v in attrs.get("dilations", [1] * spatial)]
+            if len(kernel) != spatial or min(kernel + strides + dilations, default=0) < 1:
+                raise self.fail(
+                    f"{node.op_type} kernel_shape {kernel}, strides {strides}, dilations "
+                    f"{dilations}: expected {spatial} values each, all >= 1",
+                    name,
+                )
+        out = list(y[2:])
+        if spatial == 1:  # along the width, as a 1-D Conv
+            kernel, strides, dilations, out = ([1, *v] for v in (kernel, strides, dilations, out))
+        op = "max" if "Max" in node.op_type else "avg"
+        try:
+            return pool(
+                name,
+                op=op,
+                channels=x[1],
+                out_height=out[0],
+                out_width=out[1],
+                kernel=(kernel[0], kernel[1]),
+                stride=(strides[0], strides[1]),
+                dilation=(dilations[0], dilations[1]),
+                batch=x[0],
+            )
+        except MagnetError as exc:
+            raise self.fail(exc.message, name) from None
+
+    def tensor_layer(
+        self, name: str, kind: str, op: str, tensor: str, row: int | None = None
+    ) -> Layer:
+        """A post-processing layer over the elements of ``tensor``: channels (K) its dim 1
+        (a 4-D tensor's height and width in Q and P), or, given ``row``, rows of ``row``
+        elements (a softmax's, a layer norm's, a per-channel constant's length), the batch
+        (dim 0) in N where it divides."""
+        shape = self.shape(tensor, name, f"{kind} {op} output")
+        elements = math.prod(shape)
+        batch = shape[0] if len(shape) >= 2 else 1
+        height, width = 1, 1
+        if row is None:
+            if len(shape) <= 1:
+                channels, batch = elements, 1
+            else:
+                channels = shape[1]
+                if len(shape) == 4:
+                    height, width = shape[2], shape[3]
+                else:
+                    width = math.prod(shape[2:])
+        else:
+            channels = row if row >= 1 and elements % row == 0 else 1
+            rest = elements // channels
+            batch = batch if rest % batch == 0 else 1
+            width = rest // batch
+        try:
+            return postprocess(
+                name,
+                kind=kind,
+                op=op,
+                channels=channels,
+                height=height,
+                width=width,
+                batch=batch,
+            )
+        except MagnetError as exc:
+            raise self.fail(exc.message, name) from None
+
+    # ---- patterns ------------------------------------------------------------------------------
+    def producer(self, tensor: str) -> int | None:
+        """The node (index) that writes ``tensor``; None for an input or an initializer."""
+        return self.writers.get(tensor)
+
+    def only_reader(self, tensor: str, ops: tuple[str, ...]) -> int | None:
+        """The one node that reads ``tensor``, if it is one of ``ops`` of the default domain
+        and ``tensor`` is not a graph output."""
+        readers = set(self.readers.get(tensor, ()))
+        if len(readers) != 1 or tensor in self.outputs:
+            return None
+        (index,) = readers
+        node = self.graph.node[index]
+        return index if node.op_type in ops and node.domain in _DEFAULT_DOMAINS else None
+
+    def by_constant(self, index: int) -> str | None:
+        """The activation input of a two-input node whose other input is a constant."""
+        inputs: list[str] = [i for i in self.graph.node[index].input if i]
+        activations = [i for i in inputs if i not in self.constant]
+        return activations[0] if len(inputs) == 2 and len(activations) == 1 else None
+
+    def other_input(self, index: int, tensor: str) -> str | None:
+        """The input of a two-input node other than ``tensor`` (None: not two inputs)."""
+        inputs: list[str] = [i for i in self.graph.node[index].input if i]
+        if len(inputs) != 2 or tensor not in inputs:
+            return None
+        return inputs[1] if inputs[0] == tensor else inputs[0]
+
+    def patterns(self) -> dict[int, _Pattern]:
+        """The patterns of the graph by the node that ends them (``_Pattern``): GELU from
+        ``Erf``, SiLU ``x * Sigmoid(x)``, a decomposed layer norm from ``ReduceMean``."""
+        found: dict[int, _Pattern] = {}
+        taken: set[int] = set()
+        for index, node in enumerate(self.graph.node):
+            if node.domain not in _DEFAULT_DOMAINS or index in taken:
+                continue
+            match = {
+                "Erf": self.gelu_pattern,
+                "Sigmoid": self.silu_pattern,
+                "ReduceMean": self.layernorm_pattern,
+            }.get(node.op_type)
+            pattern = None if match is None else match(index)
+            if pattern is not None and not pattern.nodes & taken:
+                found[pattern.anchor] = pattern
+                taken |= pattern.nodes
+        return found
+
+    def gelu_pattern(self, erf: int) -> _Pattern | None:
+        """``x * 0.5 * (1 + Erf(x / sqrt(2)))`` (any order of the multiplies)."""
+        node = self.graph.node[erf]
+        scaled = node.input[0]
+        first = self.producer(scaled)
+        if first is None or self.graph.node[first].op_type not in ("Div", "Mul"):
+            return None
+        x = self.by_constant(first)
+        if x is None or self.only_reader(scaled, ("Erf",)) != erf:
+            return None
+        plus = self.only_reader(node.output[0], ("Add",))
+        if plus is None or self.other_input(plus, node.output[0]) not in self.constant:
+            return None
+        nodes, tensor, seen_x = {first, erf, plus}, self.graph.node[plus].output[0], False
+        while (mul := self.only_reader(tensor, ("Mul",))) is not None:
+            other = self.other_input(mul, tensor)
+            side = None if other is None else self.producer(other)
+            if other == x:
+                seen_x = True
+            elif (
+                side is not None
+                and self.graph.node[side].op_type == "Mul"
+                and (
+                    x in self.graph.node[side].input
+                    and self.other_input(side, x) in self.constant
+                    and self.only_reader(other or "", ("Mul",)) == mul
+                )
+            ):
+                nodes.add(side)
+                seen_x = True
+            elif other not in self.constant:
+                break
+            nodes.add(mul)
+            tensor = self.graph.node[mul].output[0]
+        if not seen_x:
+            return None
+        return _Pattern("activation", "gelu", max(nodes), frozenset(nodes), x, tensor, None)
+
+    def silu_pattern(self, sigmoid: int) -> _Pattern | None:
+        """``x * Sigmoid(x)``."""
+        node = self.graph.node[sigmoid]
+        x = node.input[0]
+        mul = self.only_reader(node.output[0], ("Mul",))
+        if x in self.constant or mul is None or self.other_input(mul, node.output[0]) != x:
+            return None
+        output = self.graph.node[mul].output[0]
+        return _Pattern("activation", "silu", mul, frozenset({sigmoid, mul}), x, output, None)
+
+    def layernorm_pattern(self, mean: int) -> _Pattern | None:
+        """``(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps)``, then an optional scale
+        ``Mul`` and shift ``Add`` by constants (the normalised axes: ``ReduceMean``'s,
+        else the last)."""
+        node = self.graph.node[mean]
+        x = node.input[0]
+        sub = self.only_reader(node.output[0], ("Sub",))
+        if x in self.constant or sub is None:
+            return None
+        if list(self.graph.node[sub].input) != [x, node.output[0]]:
+            return None
+        centred = self.graph.node[sub].output[0]
+        readers = sorted(set(self.readers.get(centred, ())))
+        kinds = {self.graph.node[i].op_type: i for i in readers}
+        if len(readers) != 2 or "Div" not in kinds or not {"Pow", "Mul"} & set(kinds):
+            return None
+        square = kinds.get("Pow", kinds.get("Mul"))
+        assert square is not None
+        chain = [square]
+        for ops in (("ReduceMean",), ("Add",), ("Sqrt",)):
+            following = self.only_reader(self.graph.node[chain[-1]].output[0], ops)
+            if following is None:
+                return None
+            chain.append(following)
+        divide = kinds["Div"]
+        if list(self.graph.node[divide].input) != [centred, self.graph.node[chain[-1]].output[0]]:
+            return None
+        nodes = {mean, sub, divide, *chain}
+        tensor = self.graph.node[divide].output[0]
+        for ops in (("Mul",), ("Add",)):
+            following = self.only_reader(tensor, ops)
+            if following is None or self.other_input(following, tensor) not in self.constant:
+                break
+            nodes.add(following)
+            tensor = self.graph.node[following].output[0]
+        shape = self.known_shape(x)
+        if shape is None:
+            return None
+        axes = [int(a) for a in self.attribute(mean, "axes") or [-1]]
+        row = math.prod(shape[a] for a in axes) if axes else shape[-1]
+        return _Pattern("norm", "layernorm", max(nodes), frozenset(nodes), x, tensor, row)
+
+    def attribute(self, index: int, key: str) -> Any:
+        """Attribute ``key`` of node ``index`` (None when absent)."""
+        for a in self.graph.node[index].attribute:
+            if a.name == key:
+                return onnx.helper.get_attribute_value(a)
+        return None
 
     # ---- Conv -----------------------------------------------------------------------------------
     def conv(self, node: onnx.NodeProto, name: str) -> Layer | None:

@@ -1,9 +1,18 @@
 """The model zoo: reference networks as layer lists, shapes as in the papers and torchvision.
 
-Only multiply-accumulate layers are listed (convolutions, fully connected / GEMM layers and
-the attention products); pooling, activations, normalisation and softmax are not priced.
-Output sizes are computed from the input size with each layer's real padding. ``batch``
-maps to N of convolutions and to the ``batch`` of GEMMs and attention products.
+Every layer a deployed inference runs is listed, in the order it runs, with the graph of
+which layer feeds which (``Network.producers``): convolutions, fully connected / GEMM
+layers and the attention products (MAC layers), and the post-processing layers the
+post-processing unit runs: activations (ReLU, ReLU6, GELU), pooling, residual adds, softmax
+and layer norms. As deployed inference does, a convolution's BatchNorm is folded into its
+weights and bias, a linear layer's bias is the initial value of its accumulators (or added
+with the requantisation on its output path), and the attention scale 1/sqrt(d) is folded
+into the query projection's weights: none is a layer here. Dropout is the identity at
+inference. Not modelled: AlexNet's local response normalisation, ViT's class token and
+position embedding (a concatenation and an add of constants), and the embedding look-ups,
+pooler and task heads of the transformers. Output sizes are computed from the input size
+with each layer's real padding. ``batch`` maps to N of convolutions and to the ``batch`` of
+GEMMs and attention products.
 
     net = load_zoo("resnet50", batch=4)
     net.macs, net.layer_count, net.unique_layers()
@@ -17,7 +26,15 @@ from dataclasses import dataclass, field
 
 from magnet.errors import MagnetError
 from magnet.workload.dims import MAX_EXTENT
-from magnet.workload.layer import Layer, conv2d, fully_connected, gemm, matmul
+from magnet.workload.layer import (
+    Layer,
+    conv2d,
+    fully_connected,
+    gemm,
+    matmul,
+    pool,
+    postprocess,
+)
 from magnet.workload.network import Network
 
 _Entry = Layer | tuple[Layer, int]
@@ -42,25 +59,45 @@ def _out_size(size: int, kernel: int, stride: int, padding: int) -> int:
 
 @dataclass
 class _Stack:
-    """A sequential CNN: tracks the current feature map (channels, square size)."""
+    """A sequential CNN: tracks the current feature map (channels, square size) and which
+    layer made it (``sources``), and each layer's producers (``Network.producers``)."""
 
     batch: int
     channels: int
     size: int
     layers: list[_Entry] = field(default_factory=list)
-    # the layers whose outputs make the current feature map (through pools and adds), and
-    # each layer's producers (``Network.producers``)
     sources: tuple[str, ...] = ()
     producers: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
+    def append(self, layer: Layer, inputs: tuple[str, ...] | None = None) -> None:
+        """``layer`` reading ``inputs`` (default: the current feature map); it makes the
+        feature map."""
+        self.layers.append(layer)
+        self.producers[layer.name] = self.sources if inputs is None else inputs
+        self.sources = (layer.name,)
+
     def conv(
-        self, name: str, out: int, kernel: int, stride: int = 1, padding: int = 0, groups: int = 1
+        self,
+        name: str,
+        out: int,
+        kernel: int,
+        stride: int = 1,
+        padding: int = 0,
+        groups: int = 1,
+        act: str | None = "relu",
     ) -> None:
-        """A conv on the main path: the feature map becomes its output."""
-        self.channels, self.size = self._append_conv(
+        """A conv on the main path (its BatchNorm folded in), then its activation ``act``
+        (None: none): the feature map becomes its output."""
+        layer, self.channels, self.size = self._conv(
             name, self.channels, self.size, out, kernel, stride, padding, groups
         )
-        self.producers[name], self.sources = self.sources, (name,)
+        self.append(layer)
+        if act is not None:
+            self.activation(f"{name}.{act}", act)
+
+    def activation(self, name: str, op: str) -> None:
+        """An activation (``relu``, ``relu6``...) of the feature map."""
+        self.append(self._elementwise(name, "activation", op))
 
     def side_conv(
         self,
@@ -73,34 +110,65 @@ class _Stack:
         padding: int = 0,
     ) -> None:
         """A 1x1 conv off the main path (a projection shortcut, reading the feature map of
-        ``sources``) that must meet its output."""
-        shape = self._append_conv(name, channels, size, out, 1, stride, padding, 1)
-        if shape != (self.channels, self.size):  # pragma: no cover - guards the tables below
+        ``sources``) that must meet its output; the main path is unchanged."""
+        main = self.sources
+        layer, *shape = self._conv(name, channels, size, out, 1, stride, padding, 1)
+        if tuple(shape) != (self.channels, self.size):  # pragma: no cover - guards the tables
             raise AssertionError(f"{name} gives {shape}, main path {self.channels, self.size}")
-        self.producers[name] = sources
+        self.append(layer, sources)
+        self.sources = main
 
-    def add(self, shortcut: tuple[str, ...]) -> None:
-        """A residual add: the feature map is the main path's plus ``shortcut``'s."""
-        self.sources = tuple(dict.fromkeys((*self.sources, *shortcut)))
+    def add(self, name: str, shortcut: tuple[str, ...]) -> None:
+        """A residual add of the main path and ``shortcut``'s feature map."""
+        self.append(self._elementwise(name, "eltwise", "add"), (*self.sources, *shortcut))
 
     def network(self, name: str) -> Network:
         """The layers so far as a network called ``name``, with their producers."""
         return Network.of(name, self.layers).model_copy(update={"producers": self.producers})
 
-    def pool(self, kernel: int, stride: int, padding: int = 0) -> None:
-        """A pooling layer (not priced): only the feature map's size changes."""
-        self.size = _out_size(self.size, kernel, stride, padding)
-
-    def fc(self, name: str, out: int) -> None:
-        """A fully connected layer over the whole (flattened) feature map."""
-        features = self.channels * self.size * self.size
-        self.layers.append(
-            fully_connected(name, in_features=features, out_features=out, batch=self.batch)
+    def pool(self, name: str, op: str, kernel: int, stride: int, padding: int = 0) -> None:
+        """A pooling layer (``max`` or ``avg``) of the feature map."""
+        out = _out_size(self.size, kernel, stride, padding)
+        self.append(
+            pool(
+                name,
+                op=op,
+                channels=self.channels,
+                out_height=out,
+                out_width=out,
+                kernel=kernel,
+                stride=stride,
+                batch=self.batch,
+            )
         )
-        self.channels, self.size = out, 1
-        self.producers[name], self.sources = self.sources, (name,)
+        self.size = out
 
-    def _append_conv(
+    def global_pool(self, name: str) -> None:
+        """A global average pool: the whole feature map to one value per channel."""
+        self.pool(name, "avg", self.size, 1)
+
+    def fc(self, name: str, out: int, act: str | None = None) -> None:
+        """A fully connected layer over the whole (flattened) feature map, then ``act``."""
+        features = self.channels * self.size * self.size
+        self.append(fully_connected(name, in_features=features, out_features=out, batch=self.batch))
+        self.channels, self.size = out, 1
+        if act is not None:
+            self.activation(f"{name}.{act}", act)
+
+    def _elementwise(self, name: str, kind: str, op: str) -> Layer:
+        """A post-processing layer over the current feature map."""
+        size = self.size
+        return postprocess(
+            name,
+            kind=kind,
+            op=op,
+            channels=self.channels,
+            height=size,
+            width=size,
+            batch=self.batch,
+        )
+
+    def _conv(
         self,
         name: str,
         channels: int,
@@ -110,25 +178,55 @@ class _Stack:
         stride: int,
         padding: int,
         groups: int,
-    ) -> tuple[int, int]:
+    ) -> tuple[Layer, int, int]:
         out_size = _out_size(size, kernel, stride, padding)
-        self.layers.append(
-            conv2d(
-                name,
-                in_channels=channels,
-                out_channels=out,
-                out_height=out_size,
-                out_width=out_size,
-                kernel=kernel,
-                stride=stride,
-                groups=groups,
-                batch=self.batch,
-            )
+        layer = conv2d(
+            name,
+            in_channels=channels,
+            out_channels=out,
+            out_height=out_size,
+            out_width=out_size,
+            kernel=kernel,
+            stride=stride,
+            groups=groups,
+            batch=self.batch,
         )
-        return out, out_size
+        return layer, out, out_size
+
+
+@dataclass
+class _Tokens:
+    """A transformer's layers so far, the graph between them, and the layer whose output is
+    the current hidden state (``last``; empty: the network's input)."""
+
+    batch: int
+    layers: list[_Entry] = field(default_factory=list)
+    producers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    last: tuple[str, ...] = ()
+
+    def append(self, entry: _Entry, inputs: tuple[str, ...] | None = None) -> str:
+        """``entry`` reading ``inputs`` (default: the hidden state); it makes the hidden
+        state. Returns its name."""
+        layer = entry[0] if isinstance(entry, tuple) else entry
+        self.layers.append(entry)
+        self.producers[layer.name] = self.last if inputs is None else inputs
+        self.last = (layer.name,)
+        return layer.name
+
+    def rows(self, name: str, kind: str, op: str, tokens: int, width: int, groups: int = 1) -> str:
+        """A post-processing layer over ``tokens`` rows of ``width`` (x ``groups``)."""
+        layer = postprocess(
+            name, kind=kind, op=op, channels=width, width=tokens, groups=groups, batch=self.batch
+        )
+        return self.append(layer)
+
+    def network(self, name: str) -> Network:
+        """The layers so far as a network called ``name``, with their producers."""
+        return Network.of(name, self.layers).model_copy(update={"producers": self.producers})
 
 
 def _transformer_block(
+    t: _Tokens,
     prefix: str,
     *,
     tokens: int,
@@ -136,22 +234,43 @@ def _transformer_block(
     d_model: int,
     heads: int,
     d_ff: int,
-    batch: int,
-) -> list[_Entry]:
-    """One encoder/decoder block: Q, K, V projections (x3), Q.K^T, A.V, O, MLP up and down."""
-    head_dim = d_model // heads
-    return [
-        (gemm(f"{prefix}.attn.qkv", m=tokens, k=d_model, n=d_model, batch=batch), 3),
-        matmul(f"{prefix}.attn.qk", m=tokens, k=head_dim, n=kv_len, heads=heads, batch=batch),
-        matmul(f"{prefix}.attn.av", m=tokens, k=kv_len, n=head_dim, heads=heads, batch=batch),
-        gemm(f"{prefix}.attn.out", m=tokens, k=d_model, n=d_model, batch=batch),
-        gemm(f"{prefix}.mlp.up", m=tokens, k=d_model, n=d_ff, batch=batch),
-        gemm(f"{prefix}.mlp.down", m=tokens, k=d_ff, n=d_model, batch=batch),
-    ]
+    pre_norm: bool,
+) -> None:
+    """One encoder/decoder block: Q, K, V projections (x3), Q.K^T, softmax, A.V, output
+    projection, residual add, MLP up, GELU, MLP down, residual add, and its two layer norms:
+    after each add (post-norm, BERT) or before each half (pre-norm, GPT-2 and ViT)."""
+    head_dim, batch = d_model // heads, t.batch
+    x = t.last
+    if pre_norm:
+        t.rows(f"{prefix}.ln_1", "norm", "layernorm", tokens, d_model)
+    t.append((gemm(f"{prefix}.attn.qkv", m=tokens, k=d_model, n=d_model, batch=batch), 3))
+    t.append(matmul(f"{prefix}.attn.qk", m=tokens, k=head_dim, n=kv_len, heads=heads, batch=batch))
+    t.rows(f"{prefix}.attn.softmax", "softmax", "softmax", tokens, kv_len, heads)
+    t.append(matmul(f"{prefix}.attn.av", m=tokens, k=kv_len, n=head_dim, heads=heads, batch=batch))
+    t.append(gemm(f"{prefix}.attn.out", m=tokens, k=d_model, n=d_model, batch=batch))
+    add = postprocess(
+        f"{prefix}.attn.add", kind="eltwise", op="add", channels=d_model, width=tokens, batch=batch
+    )
+    t.append(add, (*t.last, *x))
+    if not pre_norm:
+        t.rows(f"{prefix}.ln_1", "norm", "layernorm", tokens, d_model)
+    x = t.last
+    if pre_norm:
+        t.rows(f"{prefix}.ln_2", "norm", "layernorm", tokens, d_model)
+    t.append(gemm(f"{prefix}.mlp.up", m=tokens, k=d_model, n=d_ff, batch=batch))
+    t.rows(f"{prefix}.mlp.gelu", "activation", "gelu", tokens, d_ff)
+    t.append(gemm(f"{prefix}.mlp.down", m=tokens, k=d_ff, n=d_model, batch=batch))
+    add = postprocess(
+        f"{prefix}.mlp.add", kind="eltwise", op="add", channels=d_model, width=tokens, batch=batch
+    )
+    t.append(add, (*t.last, *x))
+    if not pre_norm:
+        t.rows(f"{prefix}.ln_2", "norm", "layernorm", tokens, d_model)
 
 
-def _encoder_stack(prefix: str, depth: int, **block: int) -> list[_Entry]:
-    return [entry for i in range(depth) for entry in _transformer_block(f"{prefix}.{i}", **block)]
+def _encoder_stack(t: _Tokens, prefix: str, depth: int, **block: int) -> None:
+    for i in range(depth):
+        _transformer_block(t, f"{prefix}.{i}", **block)  # type: ignore[arg-type]
 
 
 # ---- CNNs ----------------------------------------------------------------------------------
@@ -165,15 +284,16 @@ def alexnet(batch: int = 1) -> Network:
     """
     s = _Stack(_check_int("batch", batch), channels=3, size=227)
     s.conv("conv1", 96, 11, stride=4)  # 55x55
-    s.pool(3, 2)  # 27
+    s.pool("pool1", "max", 3, 2)  # 27
     s.conv("conv2", 256, 5, padding=2, groups=2)
-    s.pool(3, 2)  # 13
+    s.pool("pool2", "max", 3, 2)  # 13
     s.conv("conv3", 384, 3, padding=1)
     s.conv("conv4", 384, 3, padding=1, groups=2)
     s.conv("conv5", 256, 3, padding=1, groups=2)
-    s.pool(3, 2)  # 6
-    for name, out in (("fc6", 4096), ("fc7", 4096), ("fc8", 1000)):
-        s.fc(name, out)
+    s.pool("pool5", "max", 3, 2)  # 6
+    s.fc("fc6", 4096, act="relu")
+    s.fc("fc7", 4096, act="relu")
+    s.fc("fc8", 1000)
     return s.network("alexnet")
 
 
@@ -183,16 +303,17 @@ def vgg16(batch: int = 1) -> Network:
     for stage, (width, convs) in enumerate(((64, 2), (128, 2), (256, 3), (512, 3), (512, 3)), 1):
         for i in range(1, convs + 1):
             s.conv(f"conv{stage}_{i}", width, 3, padding=1)
-        s.pool(2, 2)
-    for name, out in (("fc6", 4096), ("fc7", 4096), ("fc8", 1000)):
-        s.fc(name, out)
+        s.pool(f"pool{stage}", "max", 2, 2)
+    s.fc("fc6", 4096, act="relu")
+    s.fc("fc7", 4096, act="relu")
+    s.fc("fc8", 1000)
     return s.network("vgg16")
 
 
 def _resnet_stem(batch: int) -> _Stack:
     s = _Stack(_check_int("batch", batch), channels=3, size=224)
     s.conv("conv1", 64, 7, stride=2, padding=3)  # 112x112
-    s.pool(3, 2, padding=1)  # 56x56
+    s.pool("maxpool", "max", 3, 2, padding=1)  # 56x56
     return s
 
 
@@ -200,19 +321,20 @@ def _shortcut(
     s: _Stack, prefix: str, block_in: tuple[int, int, tuple[str, ...]], stride: int
 ) -> None:
     """The residual add of a block whose input was ``block_in`` (channels, size, sources):
-    the identity, or a projection when the shape changes."""
+    the identity, or a projection when the shape changes; then the block's ReLU."""
     channels, size, sources = block_in
     if stride != 1 or channels != s.channels:
         name = f"{prefix}.downsample.0"
         s.side_conv(name, channels, size, s.channels, stride, sources)
         sources = (name,)
-    s.add(sources)
+    s.add(f"{prefix}.add", sources)
+    s.activation(f"{prefix}.relu", "relu")
 
 
 def _basic_block(s: _Stack, prefix: str, width: int, stride: int) -> None:
     block_in = (s.channels, s.size, s.sources)
     s.conv(f"{prefix}.conv1", width, 3, stride=stride, padding=1)
-    s.conv(f"{prefix}.conv2", width, 3, padding=1)
+    s.conv(f"{prefix}.conv2", width, 3, padding=1, act=None)
     _shortcut(s, prefix, block_in, stride)
 
 
@@ -221,7 +343,7 @@ def _bottleneck(s: _Stack, prefix: str, width: int, stride: int) -> None:
     block_in = (s.channels, s.size, s.sources)
     s.conv(f"{prefix}.conv1", width, 1)
     s.conv(f"{prefix}.conv2", width, 3, stride=stride, padding=1)
-    s.conv(f"{prefix}.conv3", width * 4, 1)
+    s.conv(f"{prefix}.conv3", width * 4, 1, act=None)
     _shortcut(s, prefix, block_in, stride)
 
 
@@ -231,7 +353,7 @@ def _resnet(name: str, block: Callable[..., None], depths: tuple[int, ...], batc
         for i in range(depth):
             stride = 2 if stage > 0 and i == 0 else 1
             block(s, f"layer{stage + 1}.{i}", 64 * 2**stage, stride)
-    s.pool(s.size, 1)  # global average pool
+    s.global_pool("avgpool")
     s.fc("fc", 1000)
     return s.network(name)
 
@@ -261,11 +383,11 @@ _MOBILENETV2 = (
 def _inverted_residual(s: _Stack, prefix: str, out: int, expand: int, stride: int) -> None:
     hidden, block_in = s.channels * expand, (s.channels, s.sources)
     if expand != 1:
-        s.conv(f"{prefix}.expand", hidden, 1)
-    s.conv(f"{prefix}.dw", hidden, 3, stride=stride, padding=1, groups=hidden)
-    s.conv(f"{prefix}.project", out, 1)
+        s.conv(f"{prefix}.expand", hidden, 1, act="relu6")
+    s.conv(f"{prefix}.dw", hidden, 3, stride=stride, padding=1, groups=hidden, act="relu6")
+    s.conv(f"{prefix}.project", out, 1, act=None)  # the linear bottleneck
     if stride == 1 and block_in[0] == out:  # torchvision: use_res_connect
-        s.add(block_in[1])
+        s.add(f"{prefix}.add", block_in[1])
 
 
 def mobilenetv2(batch: int = 1) -> Network:
@@ -273,17 +395,18 @@ def mobilenetv2(batch: int = 1) -> Network:
 
     Names follow torchvision's ``features`` index: ``features.0.conv`` (3x3/2, 32),
     ``features.1``..``features.17`` inverted residuals (``expand`` 1x1, ``dw`` 3x3 depthwise,
-    ``project`` 1x1), ``features.18.conv`` (1x1, 1280), ``classifier``.
+    ``project`` 1x1, linear: no activation), ``features.18.conv`` (1x1, 1280), ``classifier``;
+    every other convolution followed by a ReLU6.
     """
     s = _Stack(_check_int("batch", batch), channels=3, size=224)
-    s.conv("features.0.conv", 32, 3, stride=2, padding=1)
+    s.conv("features.0.conv", 32, 3, stride=2, padding=1, act="relu6")
     index = 1
     for expand, out, repeats, stride in _MOBILENETV2:
         for i in range(repeats):
             _inverted_residual(s, f"features.{index}", out, expand, stride if i == 0 else 1)
             index += 1
-    s.conv(f"features.{index}.conv", 1280, 1)
-    s.pool(s.size, 1)
+    s.conv(f"features.{index}.conv", 1280, 1, act="relu6")
+    s.global_pool("avgpool")
     s.fc("classifier", 1000)
     return s.network("mobilenetv2")
 
@@ -294,12 +417,15 @@ def mobilenetv2(batch: int = 1) -> Network:
 def bert_base(batch: int = 1, seq_len: int = 128) -> Network:
     """BERT-base encoder stack (Devlin et al. 2019): 12 blocks, d=768, 12 heads, FFN 3072.
 
-    Embedding look-ups, the pooler and task heads are not included.
+    Post-norm: a layer norm after each residual add. Embedding look-ups, the pooler and task
+    heads are not included.
     """
     batch = _check_int("batch", batch)
     seq_len = _check_int("seq_len", seq_len, high=512)
-    block = dict(tokens=seq_len, kv_len=seq_len, d_model=768, heads=12, d_ff=3072, batch=batch)
-    return Network.of("bert-base", _encoder_stack("encoder", 12, **block))
+    t = _Tokens(batch)
+    block = dict(tokens=seq_len, kv_len=seq_len, d_model=768, heads=12, d_ff=3072)
+    _encoder_stack(t, "encoder", 12, pre_norm=False, **block)
+    return t.network("bert-base")
 
 
 _GPT2_MODES = ("prefill", "decode")
@@ -316,7 +442,8 @@ def gpt2_small(
     i.e. ``kv_len`` counts the KV cache including the new token's own entry.
     The LM head IS included: a 768 x 50257 GEMM (tied to the token embedding) applied to
     every token processed, ``seq_len`` rows in prefill (as ``GPT2LMHeadModel`` computes
-    logits for every position) and 1 row in decode.
+    logits for every position) and 1 row in decode. Pre-norm, and a final layer norm before
+    the LM head; GELU (GPT-2's tanh approximation) is priced as any GELU.
     """
     batch = _check_int("batch", batch)
     seq_len = _check_int("seq_len", seq_len, high=1024)
@@ -332,27 +459,31 @@ def gpt2_small(
         tokens, kv = seq_len, seq_len
     else:
         tokens, kv = 1, _check_int("kv_len", seq_len if kv_len is None else kv_len, high=1024)
-    block = dict(tokens=tokens, kv_len=kv, d_model=768, heads=12, d_ff=3072, batch=batch)
-    layers = _encoder_stack("decoder", 12, **block)
-    layers.append(gemm("lm_head", m=tokens, k=768, n=50257, batch=batch))
-    return Network.of("gpt2-small", layers)
+    t = _Tokens(batch)
+    block = dict(tokens=tokens, kv_len=kv, d_model=768, heads=12, d_ff=3072)
+    _encoder_stack(t, "decoder", 12, pre_norm=True, **block)
+    t.rows("ln_f", "norm", "layernorm", tokens, 768)
+    t.append(gemm("lm_head", m=tokens, k=768, n=50257, batch=batch))
+    return t.network("gpt2-small")
 
 
 def vit_b16(batch: int = 1) -> Network:
     """ViT-B/16 (Dosovitskiy et al. 2021; torchvision), 224x224.
 
     Patch embedding as a 16x16 stride-16 conv (3 -> 768, 14x14 = 196 patches), 197 tokens
-    with the class token, 12 blocks (d=768, 12 heads, MLP 3072), classifier head on the class
-    token (768 -> 1000).
+    with the class token, 12 pre-norm blocks (d=768, 12 heads, MLP 3072), the encoder's final
+    layer norm, classifier head on the class token (768 -> 1000).
     """
     batch = _check_int("batch", batch)
     s = _Stack(batch, channels=3, size=224)
-    s.conv("conv_proj", 768, 16, stride=16)
+    s.conv("conv_proj", 768, 16, stride=16, act=None)
     tokens = s.size * s.size + 1
-    block = dict(tokens=tokens, kv_len=tokens, d_model=768, heads=12, d_ff=3072, batch=batch)
-    layers = [*s.layers, *_encoder_stack("encoder", 12, **block)]
-    layers.append(fully_connected("head", in_features=768, out_features=1000, batch=batch))
-    return Network.of("vit-b16", layers)
+    t = _Tokens(batch, layers=list(s.layers), producers=dict(s.producers), last=s.sources)
+    block = dict(tokens=tokens, kv_len=tokens, d_model=768, heads=12, d_ff=3072)
+    _encoder_stack(t, "encoder", 12, pre_norm=True, **block)
+    t.rows("encoder.ln", "norm", "layernorm", tokens, 768)
+    t.append(fully_connected("head", in_features=768, out_features=1000, batch=batch))
+    return t.network("vit-b16")
 
 
 # ---- registry ------------------------------------------------------------------------------
