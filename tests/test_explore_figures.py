@@ -68,7 +68,9 @@ def study(root):
             "activation_bits": 16,
         },
         objectives=["energy_pj", "latency_cycles", "area_mm2", "tops_per_w"],
-        limits=[{"metric": "area_mm2", "max": 0.4}],
+        # the space's designs are 0.36-1.0 mm^2 (quartiles 0.46, 0.52, 0.64; post-processing
+        # units and a controller included): some are over the limit
+        limits=[{"metric": "area_mm2", "max": 0.6}],
     )
 
 
