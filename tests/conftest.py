@@ -73,3 +73,35 @@ def browser():
             yield b
         finally:
             b.close()
+
+
+#: The test files that take most of the suite's time (browsers, Ray clusters, searches, a
+#: subprocess per case): ``python -m pytest -q -n 2 -m "not slow"`` leaves them out, the edit
+#: loop's tier (README: under a minute here); CI runs every test.
+SLOW_FILES = frozenset(
+    {
+        "test_trial_runtime.py",
+        "test_dashboard_bad_requests.py",
+        "test_search.py",
+        "test_dashboard_live.py",
+        "test_dashboard_drawn.py",
+        "test_ray_interrupt.py",
+        "test_dashboard.py",
+        "test_storage_integrity.py",
+        "test_search_trust.py",
+        "test_trial_inputs.py",
+        "test_experiments.py",
+        "test_design_page.py",
+        "test_packaging.py",
+        "test_properties.py",
+        "test_bad_spaces.py",
+        "test_explore_figures.py",
+        "test_plugin_values.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
