@@ -92,7 +92,7 @@ def test_eyeriss_dataflows(tmp_path: Path) -> None:
         "psum_spad",
     ]
     # the JSSC 2017 chip: frames per second within 2x of 34.7; magnet's on-chip power is
-    # below the measured 278 mW (it has no clock tree, control or I/O; README)
+    # below the measured 278 mW (it has no configuration, test logic or I/O; README)
     chip = summary["chip"]
     assert 34.7 / 2 <= chip["fps"] <= 34.7 * 2
     assert 0.25 <= chip["power_mw"] / 278 <= 1.0
