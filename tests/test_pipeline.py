@@ -96,7 +96,7 @@ def test_two_stages_on_a_2x2_package_hand_over_over_the_nop(monkeypatch) -> None
     net = _chain(4)
     # two stages of two layers, one row (2 chiplets) each (the split is tested above; here,
     # what a split costs), DRAM without a bandwidth limit so that the stages set the pace
-    monkeypatch.setattr(P, "split", lambda *args, **kwargs: [(0, 2, 1), (2, 4, 1)])
+    monkeypatch.setattr(P, "candidates", lambda *args, **kwargs: [[(0, 2, 1), (2, 4, 1)]])
     arch = _package_4(dram_bandwidth="stall-free")
     result = evaluate(net, arch, dataflow="ws", pipeline=True, **FAST)
     record = result.record()

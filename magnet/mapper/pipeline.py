@@ -4,15 +4,25 @@ Every distinct layer shape is mapped once on each band height (1 to all the rows
 package's mesh: ``map_network`` on the package cut to that band). Then the layers, in order,
 are split into stages of whole bands by dynamic programming over (layers, rows used): the
 split whose slowest stage is fastest (the shortest interval, the most batches per second),
-ties to the shortest latency of a batch, using every row. A stage's time in the split is
-its layers' times each mapped alone (activations through DRAM); the result then prices
-them as they run, activations kept on chip where they fit. The stages share the package's
+ties to the shortest latency of a batch, using every row. The stages share the package's
 DRAM, so no interval is shorter than its time for a batch's traffic (``floor``): splits
 faster than that are equally fast, and the one with the shortest latency is taken.
+
+The split estimates a stage's time as the sum of its layers' times, twice over: each layer
+mapped alone (activations through DRAM), and each layer as it runs when the whole network
+runs on that band (activations kept on chip where they fit, ``NetworkResult.runs``: exact
+inside a stage, optimistic at its ends, where an activation crossing to another stage may
+not stay). The best plans of each estimate (``FRONTIER``, the best of each way to end the
+last stage) and the plan of one stage on the whole package are then priced as they run
+(``PipelineResult``: activations on chip where they fit, across stages over the links),
+and the best of them by the same criterion (interval, then latency) is the result. The
+one-stage plan prices as the network run layer after layer does, so a pipeline is never
+slower than the same design layer by layer.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
@@ -32,6 +42,11 @@ from magnet.workload.network import Network
 
 #: A plan: (start, end, rows) of each stage, entries start to end (exclusive) on ``rows``.
 Plan = list[tuple[int, int, int]]
+#: Cycles of each entry (its repeats included) on each band height: what a split adds up.
+Cycles = dict[int, list[float]]
+#: Plans of each estimate priced as they run: the best way to end the last stage, and the
+#: next best ways (each the best plan before its last stage).
+FRONTIER = 3
 
 
 @dataclass
@@ -75,35 +90,72 @@ def map_pipeline(
         out = map_network(network, band, m, progress=step, stop_on_failure=False, cache=cache)
         bands[h] = {k: o.result for k, o in out.outcomes.items() if o.result is not None}
         evaluated, cached = evaluated + out.mappings_evaluated, cached + out.cached
-    whole = bands[rows]
-    per_cycle = design.arch.dram_bytes_per_cycle
-    floor = 0.0
-    if per_cycle is not None and len(whole) == shapes:
-        # the DRAM traffic of the network run layer after layer, activations kept on chip
-        # where they fit: what any split moves, but for the activations between stages
-        floor = NetworkResult(network, design.arch, design.costs, whole).dram_bytes / per_cycle
-    post = {h: post_cycles(network, archs[h], design.costs) for h in bands}
-    plan = split(network, bands, rows, floor=floor, post=post)
-    if plan is None:
+    plans = candidates(network, design.arch, design.costs, archs, bands)
+    if not plans:
         reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
         return PipelineOutcome(None, reason, evaluated, cached)
-    stages = tuple(Stage(a, b, h, archs[h]) for a, b, h in plan)
+    priced = (_pipelined(network, design, archs, bands, p) for p in plans)
+    result = min(priced, key=lambda r: (r.interval_cycles, r.latency_cycles))
+    return PipelineOutcome(result, None, evaluated, cached)
+
+
+def candidates(
+    network: Network,
+    arch: Arch,
+    costs: ArchCosts,
+    archs: dict[int, Arch],
+    bands: dict[int, dict[ShapeKey, Result]],
+) -> list[Plan]:
+    """The plans the planner prices as they run, each once (see the module docstring): the
+    ``FRONTIER`` best by each estimate, and one stage on all of ``arch``'s rows when every
+    layer fits them. ``archs[h]``: the band of ``h`` rows; ``bands[h]``: its results."""
+    rows = max(archs)
+    shapes = len(network.unique_layers(mapped=True))
+    # each band running the whole network layer after layer, activations on chip where
+    # they fit (a band some layer does not fit has none)
+    runs = {
+        h: NetworkResult(network, archs[h], costs, found)
+        for h, found in bands.items()
+        if len(found) == shapes
+    }
+    per_cycle = arch.dram_bytes_per_cycle
+    floor = 0.0
+    if per_cycle is not None and rows in runs:
+        # the DRAM traffic of the network run layer after layer, activations kept on chip
+        # where they fit: what any split moves, but for the activations between stages
+        floor = runs[rows].dram_bytes / per_cycle
+    post = {h: post_cycles(network, archs[h], costs) for h in bands}
+    alone = entry_cycles(network, bands, post)
+    kept = {h: on_chip_cycles(runs[h]) if h in runs else alone[h] for h in bands}
+    plans = frontier(alone, rows, floor, FRONTIER) + frontier(kept, rows, floor, FRONTIER)
+    if rows in runs:
+        plans.append([(0, len(network.layers), rows)])  # layer after layer on every chiplet
+    return list({tuple(p): p for p in plans}.values())
+
+
+def _pipelined(
+    network: Network,
+    design: Design,
+    archs: dict[int, Arch],
+    bands: dict[int, dict[ShapeKey, Result]],
+    plan: Plan,
+) -> PipelineResult:
+    """``plan`` priced as it runs: each stage's layers on its band's mappings."""
     by_shape: dict[ShapeKey, Result] = {}  # each shape as it first runs (its stage's band)
     for a, b, h in plan:
         for e in network.layers[a:b]:
             if e.layer.is_postprocess:
                 continue
             by_shape.setdefault(e.layer.shape_key(), bands[h][e.layer.shape_key()])
-    result = PipelineResult(
+    return PipelineResult(
         network,
         design.arch,
         design.costs,
         by_shape,
         dataflow=design.dataflow.name,
-        stages=stages,
+        stages=tuple(Stage(a, b, h, archs[h]) for a, b, h in plan),
         bands=bands,
     )
-    return PipelineOutcome(result, None, evaluated, cached)
 
 
 def _band(design: Design, h: int, fx: int, fy: int) -> Arch:
@@ -127,6 +179,35 @@ def post_cycles(network: Network, arch: Arch, costs: ArchCosts) -> dict[int, flo
     }
 
 
+def entry_cycles(
+    network: Network,
+    bands: dict[int, dict[ShapeKey, Result]],
+    post: dict[int, dict[int, float]] | None = None,
+) -> Cycles:
+    """Each entry's cycles on each band, mapped alone (its activations through DRAM; a
+    post-processing entry's: ``post[h][i]``, ``post_cycles``); inf where it does not fit."""
+    out: Cycles = {}
+    for h, results in bands.items():
+        out[h] = []
+        for i, e in enumerate(network.layers):
+            found = results.get(e.layer.shape_key())
+            cycles = math.inf if found is None else found.latency_cycles * e.repeat
+            if e.layer.is_postprocess:
+                cycles = (post or {}).get(h, {}).get(i, math.inf) * e.repeat
+            out[h].append(float(cycles))
+    return out
+
+
+def on_chip_cycles(layer_after_layer: NetworkResult) -> list[float]:
+    """Each entry's cycles as it runs in ``layer_after_layer`` (activations on chip where
+    they fit), its repeats included."""
+    entries = layer_after_layer.network.layers
+    return [
+        float(r.latency_cycles * e.repeat)
+        for r, e in zip(layer_after_layer.runs, entries, strict=True)
+    ]
+
+
 def split(
     network: Network,
     bands: dict[int, dict[ShapeKey, Result]],
@@ -134,43 +215,56 @@ def split(
     floor: float = 0.0,
     post: dict[int, dict[int, float]] | None = None,
 ) -> Plan | None:
-    """The stages (see the module docstring); None when no split maps every layer.
+    """The best split by the layers' times mapped alone (``entry_cycles``, ``frontier``);
+    None when no split maps every layer."""
+    plans = frontier(entry_cycles(network, bands, post), rows, floor)
+    return plans[0] if plans else None
 
-    ``best[i][r]``: (interval, latency, previous (j, h)) of the first ``i`` entries on ``r``
-    rows; a stage of entries j..i on h rows takes the sum of their times there (a
-    post-processing entry's: ``post[h][i]``, ``post_cycles``). Intervals under ``floor``
-    (cycles) count as ``floor``."""
-    entries = network.layers
-    n = len(entries)
-    prefix = {h: [0.0] * (n + 1) for h in bands}  # cycles of entries [0, i) on h rows
-    for h, results in bands.items():
-        for i, e in enumerate(entries):
-            found = results.get(e.layer.shape_key())
-            cycles = math.inf if found is None else found.latency_cycles * e.repeat
-            if e.layer.is_postprocess:
-                cycles = (post or {}).get(h, {}).get(i, math.inf) * e.repeat
-            prefix[h][i + 1] = prefix[h][i] + cycles
-    best: dict[tuple[int, int], tuple[float, float, tuple[int, int] | None]] = {
-        (0, 0): (0.0, 0.0, None)
+
+def frontier(cycles: Cycles, rows: int, floor: float = 0.0, count: int = 1) -> list[Plan]:
+    """The ``count`` best plans using all ``rows`` (fewer if there are fewer ways to end the
+    last stage; none when no split runs every entry), best first, a stage of entries j..i
+    on h rows taking the sum of their cycles there, ``cycles[h]`` (inf: does not fit).
+
+    ``best[r][i]``: (interval, latency, h, j) of the best plan of the first ``i`` entries on
+    ``r`` rows, its last stage entries j..i on h rows; intervals under ``floor`` (cycles)
+    count as ``floor``; ties go to a last stage of fewer rows, then to a longer one. The plans
+    returned end in distinct last stages, each after the best plan before it."""
+    n = len(next(iter(cycles.values()), []))
+    # cycles of entries [0, i) that fit, and how many do not, on each band
+    finite = {
+        h: [0.0, *itertools.accumulate(0.0 if c == math.inf else c for c in t)]
+        for h, t in cycles.items()
     }
-    for i in range(1, n + 1):
+    misfits = {h: [0, *itertools.accumulate(c == math.inf for c in t)] for h, t in cycles.items()}
+    Best = tuple[float, float, int, int]
+    best: list[list[Best | None]] = [[None] * (n + 1) for _ in range(rows + 1)]
+    best[0][0] = (floor, 0.0, 0, 0)
+
+    def options(i: int, r: int) -> list[Best]:
+        out: list[Best] = []
+        for h in range(1, r + 1):
+            before, total, bad = best[r - h], finite[h], misfits[h]
+            for j in range(i):
+                b = before[j]
+                if b is not None and bad[i] == bad[j]:
+                    t = total[i] - total[j]
+                    out.append((max(b[0], t), b[1] + t, h, j))
+        return out
+
+    for i in range(1, n):
         for r in range(1, rows + 1):
-            options = [
-                (max(best[j, r - h][0], t), best[j, r - h][1] + t, (j, h))
-                for h in range(1, r + 1)
-                for j in range(i)
-                if (j, r - h) in best and (t := prefix[h][i] - prefix[h][j]) < math.inf
-            ]
-            if options:
-                best[i, r] = min(options, key=lambda o: (max(o[0], floor), o[1]))
-    if (n, rows) not in best:
-        return None
-    plan: Plan = []
-    i, r = n, rows
-    while (i, r) != (0, 0):
-        _, _, previous = best[i, r]
-        assert previous is not None
-        j, h = previous
-        plan.append((j, i, h))
-        i, r = j, r - h
-    return plan[::-1]
+            found = options(i, r)
+            if found:
+                best[r][i] = min(found)
+    plans: list[Plan] = []
+    for _, _, h, j in sorted(options(n, rows))[:count]:
+        plan: Plan = [(j, n, h)]
+        i, r = j, rows - h
+        while (i, r) != (0, 0):
+            b = best[r][i]
+            assert b is not None
+            plan.append((b[3], i, b[2]))
+            i, r = b[3], r - b[2]
+        plans.append(plan[::-1])
+    return plans

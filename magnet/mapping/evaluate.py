@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -518,17 +518,26 @@ class Result:
     batch: BatchResult
     keep: np.ndarray  # bool[level, operand], level 0 innermost
     on_chip: tuple[str, ...] = ()  # operands a network kept on chip (no DRAM traffic)
+    # ``with_on_chip``'s results, by operands kept on chip
+    _variants: dict[tuple[str, ...], Result] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def with_on_chip(self, operands: Collection[str]) -> Result:
-        """The same mapping priced with the DRAM traffic of ``operands`` kept on chip."""
+        """The same mapping priced with the DRAM traffic of ``operands`` kept on chip (each
+        set priced once: the plans a pipeline's planner prices share their mappings)."""
         ops = tuple(o for o in OPERANDS if o in operands)
         if ops == self.on_chip:
             return self
-        view = layer_view(self.layer, self.arch)
-        batch = to_batch(self.mapping, self.arch)
-        codes = [Operand(OPERANDS.index(o)) for o in ops]
-        result = evaluate_batch(view, self.arch, batch, self.costs, on_chip=codes)
-        return Result(self.layer, self.arch, self.mapping, self.costs, result, batch.keep, ops)
+        if ops not in self._variants:
+            view = layer_view(self.layer, self.arch)
+            batch = to_batch(self.mapping, self.arch)
+            codes = [Operand(OPERANDS.index(o)) for o in ops]
+            result = evaluate_batch(view, self.arch, batch, self.costs, on_chip=codes)
+            self._variants[ops] = Result(
+                self.layer, self.arch, self.mapping, self.costs, result, batch.keep, ops
+            )
+        return self._variants[ops]
 
     @property
     def dram_bytes_by_operand(self) -> dict[str, float]:

@@ -6,7 +6,9 @@ chiplets (stages), a batch passes from stage to stage, and the next batch enters
 stage as soon as that stage is free. Then one batch is done every *interval* and each batch
 takes the sum of the stages' times (``latency_cycles``). The interval is the slowest stage's
 time, or longer: the stages run at once and share the package's DRAM, which must move a
-whole batch's traffic (every stage's) each interval.
+whole batch's traffic (every stage's) each interval. One stage on every chiplet is the
+network run layer after layer, and prices exactly as ``NetworkResult`` does (same
+images/s, latency and energy).
 
 A stage is a band of whole rows of the package's mesh (of columns, when the mesh is wider
 than tall), run as a package of those chiplets (``Arch.with_chiplets``): each of its
@@ -99,11 +101,17 @@ class PipelineResult(NetworkResult):
             return 0.0
         return self.dram_bytes / per_cycle
 
-    @property
+    @cached_property
     def interval_cycles(self) -> int:
         """Cycles between two batches leaving the pipeline: the slowest stage's, or the
-        shared DRAM's for a batch when longer."""
-        return max(max(self.stage_cycles), math.ceil(self.dram_cycles - 1e-9))
+        shared DRAM's for a batch when longer. One stage is the network run layer after
+        layer, each layer's time already waiting for its own DRAM traffic: its cycles (the
+        same images/s and energy as ``NetworkResult``'s, not a cycle more for the rounding
+        of the layers' DRAM times)."""
+        slowest = max(self.stage_cycles)
+        if len(self.stages) == 1:
+            return slowest
+        return max(slowest, math.ceil(self.dram_cycles - 1e-9))
 
     @property
     def utilization(self) -> float:
