@@ -792,7 +792,7 @@ def test_a_pipeline_runs_post_processing_layers_on_its_bands(monkeypatch) -> Non
     conv = Layer(name="c0", K=16, C=16, P=14, Q=14)
     layers = [conv, relu("r0", 16, 14), conv.model_copy(update={"name": "c1"})]
     layers.append(relu("r1", 16, 14))
-    monkeypatch.setattr(P, "split", lambda *args, **kwargs: [(0, 2, 1), (2, 4, 1)])
+    monkeypatch.setattr(P, "candidates", lambda *args, **kwargs: [[(0, 2, 1), (2, 4, 1)]])
     package = mg.templates.get_template("package")
     arch = package.build({**package.presets["simba-package-4"], "dram_bandwidth": "stall-free"})
     result = mg.evaluate(
