@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from magnet.strict import Strict
-from magnet.units import Whole, format_bytes
+from magnet.units import Real, Whole, format_bytes, real_number
 from magnet.workload.dims import OPERANDS, Operand, parse_operand
 
 STORAGE_CLASSES = ("dram", "sram", "regfile", "dummy")
@@ -47,6 +47,26 @@ PowerGating = Annotated[
 ]
 CLOCK_GATING_STYLES: tuple[str, ...] = get_args(get_args(ClockGating)[0])
 POWER_GATING_STYLES: tuple[str, ...] = get_args(get_args(PowerGating)[0])
+#: Largest energy per bit per hop a chip-to-chip link may have (pJ): board-level SerDes are
+#: 5-20 pJ/bit (tests/data/reference/memory-and-links.md); more is a typo, not a link.
+MAX_LINK_PJ_PER_BIT = 1_000.0
+
+
+def link_pj_per_bit(value: object) -> float:
+    """A link's own energy per bit per hop: a number from 0 (a free link) to
+    ``MAX_LINK_PJ_PER_BIT`` (``ValueError`` naming the range otherwise)."""
+    allowed = f"a number from 0 to {MAX_LINK_PJ_PER_BIT:g} (pJ per bit per hop; 0: a free link)"
+    try:
+        number = real_number(value)
+    except ValueError:
+        raise ValueError(f"expected {allowed}, got {value!r}") from None
+    if not 0 <= number <= MAX_LINK_PJ_PER_BIT:
+        raise ValueError(f"expected {allowed}, got {number:g}")
+    return number
+
+
+#: ``link_pj_per_bit`` of a fan-out or a package template (``link_pj_per_bit``).
+LinkPjPerBit = Annotated[float, BeforeValidator(link_pj_per_bit)]
 #: A control processor per chip: ``none`` or ``risc-v`` (priced as a Rocket core, area only).
 Controller = Literal["none", "risc-v"]
 CONTROLLERS: tuple[str, ...] = get_args(Controller)
@@ -80,10 +100,14 @@ class Fanout(Strict):
     ``dense`` fan-out is a datapath (a vector MAC's lanes, the vector units of a PE, a
     systolic array): its children are packed at their component area; other fan-outs (an
     array of PEs) also spread the chip's overheads (control, clock tree, white space) between
-    their children. ``link_pj_per_bit``: the children are chips (chiplets of a package) joined
-    by chip-to-chip links, each hop of ``pitch_mm`` costing this energy per bit (the link's
-    own, at its own supply: not scaled with the chip's voltage, and priced whatever the NoC
-    model, as the network-on-package is not the chip's NoC); ``link_gb_per_s``: each child's
+    their children. ``link`` or ``link_pj_per_bit`` (one of them): the children are chips
+    (chiplets of a package) joined by chip-to-chip links, each hop of ``pitch_mm`` costing
+    the energy per bit of the named link technology (``link``: a row of the cost model's
+    link table, ``magnet/cost/tables/links.yaml`` for the built-in one) or of the user's own
+    (``link_pj_per_bit`` >= 0). The cost-model chain prices the link (a ``LinkComponent``:
+    a plug-in may price it); it is the link's own energy, at its own supply: not scaled
+    with the chip's voltage, and priced whatever the NoC model, as the network-on-package is
+    not the chip's NoC. ``link_gb_per_s``: each child's
     links carry at most this much into it and as much out of it (GB/s; None: unlimited),
     every operand alike. ``link_hop_ns``: the latency of one hop; a layer waits for its first
     words to reach each chiplet and for its last partial sums to come back, from a port in
@@ -97,24 +121,33 @@ class Fanout(Strict):
     reduction: Literal["network", "adder_tree"] = "network"
     pitch_mm: float | None = Field(None, gt=0)
     dense: bool = False
-    link_pj_per_bit: float | None = Field(None, gt=0)
-    link_gb_per_s: float | None = Field(None, gt=0)
+    link: str | None = Field(None, min_length=1)
+    link_pj_per_bit: LinkPjPerBit | None = None
+    link_gb_per_s: Real | None = Field(None, gt=0)
     link_hop_ns: float = Field(0.0, ge=0)
     partitioning: Literal["uniform", "non-uniform"] = "uniform"
 
     @property
     def chip_to_chip(self) -> bool:
         """Whether the children are chips joined by chip-to-chip links (a package's)."""
-        return self.link_pj_per_bit is not None
+        return self.link is not None or self.link_pj_per_bit is not None
 
     @model_validator(mode="after")
     def _link_has_a_pitch(self) -> Fanout:
-        if self.link_pj_per_bit is not None and self.pitch_mm is None:
-            raise ValueError("a fan-out over chip-to-chip links (link_pj_per_bit) needs pitch_mm")
+        if self.link is not None and self.link_pj_per_bit is not None:
+            raise ValueError(
+                "give link (a named link technology) or link_pj_per_bit (a number of one's "
+                "own, >= 0), not both"
+            )
+        if self.chip_to_chip and self.pitch_mm is None:
+            raise ValueError(
+                "a fan-out over chip-to-chip links (link or link_pj_per_bit) needs pitch_mm"
+            )
         chip_to_chip = (self.link_gb_per_s is not None, self.link_hop_ns > 0)
         if any(chip_to_chip) and not self.chip_to_chip:
             raise ValueError(
-                "link_gb_per_s and link_hop_ns are a chip-to-chip link's: give link_pj_per_bit too"
+                "link_gb_per_s and link_hop_ns are a chip-to-chip link's: give link or "
+                "link_pj_per_bit too"
             )
         return self
 

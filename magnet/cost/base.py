@@ -53,7 +53,9 @@ class Component:
     MAC: ``weight_bits`` x ``activation_bits`` multiply (``bits`` is the wider of the two),
     ``accum_bits`` accumulation, ``datatype`` ("int" or "float"), ``format`` (``int8``,
     ``fp16``, ``bf16``...), ``technology_nm``. Adder: ``bits``, ``datatype``. Network:
-    ``word_bits``, ``hop_mm``, ``network`` (tree, mesh or systolic). Router: one router of a
+    ``word_bits``, ``hop_mm``, ``network`` (tree, mesh or systolic). Link (a package's
+    chip-to-chip link): ``technology`` (a row of ``tables/links.yaml``) or ``pj_per_bit``
+    (the user's own), ``hop_mm``. Router: one router of a
     mesh network (area only). Overhead: one ``kind`` of ``OVERHEAD_KINDS`` (area only),
     priced in that order from the areas before it: ``logic_area_um2`` (MACs, register
     files, routers, clock-gating cells and, after it, the clock tree), ``macro_area_um2``
@@ -65,7 +67,7 @@ class Component:
 
     A storage action moves ``width_bits``; a MAC action is one multiply-accumulate; an add
     is one addition; a network action moves one word over one hop (magnet asks for a word of
-    one bit over 1 mm, the energy per bit-mm).
+    one bit over 1 mm, the energy per bit-mm); a link action moves one bit over one hop.
 
     magnet hands cost models the typed subclass of each class (``SramComponent``,
     ``MacComponent``, ... see ``COMPONENT_TYPES``), whose properties read the attributes
@@ -281,6 +283,33 @@ class NocLinkComponent(Component):
 
 
 @dataclass(frozen=True)
+class LinkComponent(Component):
+    """The chip-to-chip link of a package's fan-out (``cls == "link"``): its action,
+    ``transfer``, moves one bit over one hop (neighbouring chiplets, ``hop_mm`` apart). The
+    link is a named ``technology`` (a row of ``magnet/cost/tables/links.yaml``) or a user's
+    own ``pj_per_bit``; it is the link's own energy at its own supply, not the chip's."""
+
+    cls: str = "link"
+    classes: ClassVar[tuple[str, ...]] = ("link",)
+    actions: ClassVar[tuple[str, ...]] = ("transfer",)
+
+    @property
+    def technology(self) -> str | None:
+        """The named link technology (``grs``, ``ucie-standard``...), None: not given."""
+        return self._text("technology")
+
+    @property
+    def pj_per_bit(self) -> float | None:
+        """The user's own energy per bit per hop (pJ), None: the technology's."""
+        return self._number("pj_per_bit")
+
+    @property
+    def hop_mm(self) -> float | None:
+        """Length of one hop (the chiplet pitch) in millimetres, None when not given."""
+        return self._number("hop_mm")
+
+
+@dataclass(frozen=True)
 class RouterComponent(Component):
     """One router of a mesh network (``cls == "router"``): area only, no actions."""
 
@@ -367,6 +396,7 @@ COMPONENT_TYPES: dict[str, type[Component]] = {
     "mac": MacComponent,
     "adder": AdderComponent,
     "network": NocLinkComponent,
+    "link": LinkComponent,
     "router": RouterComponent,
     "clock_gate": ClockGateComponent,
     "power_gate": PowerGateComponent,

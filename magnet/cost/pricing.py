@@ -24,6 +24,7 @@ from magnet.cost.base import (
     Component,
     CostModel,
     DramComponent,
+    LinkComponent,
     MacComponent,
     NocLinkComponent,
     OverheadComponent,
@@ -85,7 +86,10 @@ class ArchCosts:
     ``accum_add_pj`` is the accumulation inside ``mac_pj`` that such a tree replaces for all
     but one of its inputs. ``reduce_add_pj`` prices one merge of two
     partial sums in a network reduction. Wires: ``wire_pj_per_bit_mm`` per fan-out and the
-    pitch of its children (``pitch_mm``); zero when ``noc == "none"``.
+    pitch of its children (``pitch_mm``); zero when ``noc == "none"``. A package's fan-out
+    over chip-to-chip links has ``link_pj_per_bit``, one bit over one hop as the cost-model
+    chain priced its ``LinkComponent`` (0 elsewhere), and its wire energy is that over the
+    pitch, whatever ``noc``.
     """
 
     read_pj: np.ndarray
@@ -105,6 +109,7 @@ class ArchCosts:
     tree_pj: tuple[np.ndarray | None, ...]
     reduce_add_pj: np.ndarray
     wire_pj_per_bit_mm: np.ndarray
+    link_pj_per_bit: np.ndarray
     pitch_mm: np.ndarray
     noc: NocModel
     area_um2_by_component: dict[str, float]
@@ -161,18 +166,22 @@ class ArchComponents(NamedTuple):
 
     storage: list[StorageComponent]  # one per storage level, innermost first
     mac: MacComponent
-    networks: list[NocLinkComponent | None]  # the fan-out below each level (None: no fan-out)
+    # the fan-out below each level (None: no fan-out; a package's: its chip-to-chip link)
+    networks: list[NocLinkComponent | LinkComponent | None]
 
 
 def arch_components(arch: Arch) -> ArchComponents:
     """The priced components of an architecture: storage (innermost first), MAC, networks
-    (a ``NocLinkComponent`` per fan-out of more than one child: one bit over 1 mm)."""
+    (a ``NocLinkComponent`` per fan-out of more than one child: one bit over 1 mm; a
+    ``LinkComponent`` for a fan-out over chip-to-chip links: one bit over one hop)."""
     node = arch.technology_nm
     return ArchComponents(
         storage=[_storage_component(lvl, node) for lvl in arch.inner_first],
         mac=_mac_component(arch.compute, node),
         networks=[
-            None if fx * fy == 1 else _noc_link(lvl, node)
+            None
+            if fx * fy == 1
+            else (_chip_link(lvl) if lvl.fanout.chip_to_chip else _noc_link(lvl, node))
             for lvl, (fx, fy) in zip(arch.inner_first, arch.fanouts, strict=True)
         ],
     )
@@ -220,6 +229,20 @@ def _noc_link(level: StorageLevel, technology_nm: float) -> NocLinkComponent:
             "hop_mm": 1.0,
             "network": level.fanout.network,
             "technology_nm": technology_nm,
+        },
+    )
+
+
+def _chip_link(level: StorageLevel) -> LinkComponent:
+    """The chip-to-chip link of the fan-out below ``level`` (a package's), priced per bit
+    per hop: its named technology or the user's own energy per bit (``Fanout``)."""
+    fanout = level.fanout
+    given = {"technology": fanout.link, "pj_per_bit": fanout.link_pj_per_bit}
+    return LinkComponent(
+        name=f"{level.name}.link",
+        attributes={
+            **{k: v for k, v in given.items() if v is not None},
+            "hop_mm": fanout.pitch_mm,
         },
     )
 
@@ -317,10 +340,16 @@ def price_arch(
     accum_add = adds(arch.compute.accum_bits)
     control = _control_pj(arch, adds)
     tree, reduce_add = _reductions(arch, adds, accum_add, noc)
+    links = np.array(
+        [
+            chain.energy(n, "transfer") if isinstance(n, LinkComponent) else 0.0
+            for n in parts.networks
+        ]
+    )
     wire = np.array(
         [
-            _wire_pj_per_bit_mm(chain, lvl, n, noc, dynamic)
-            for lvl, n in zip(arch.inner_first, parts.networks, strict=True)
+            _wire_pj_per_bit_mm(chain, lvl, n, link, noc, dynamic)
+            for lvl, n, link in zip(arch.inner_first, parts.networks, links, strict=True)
         ]
     )
     gate = ClockGateComponent("clock_gate", attributes={"technology_nm": arch.technology_nm})
@@ -351,6 +380,7 @@ def price_arch(
         tree_pj=tree,
         reduce_add_pj=reduce_add,
         wire_pj_per_bit_mm=wire,
+        link_pj_per_bit=links,
         pitch_mm=pitch,
         noc=noc,
         area_um2_by_component=areas,
@@ -593,19 +623,19 @@ def _voltage_factor(arch: Arch) -> float:
 def _wire_pj_per_bit_mm(
     chain: CostChain,
     level: StorageLevel,
-    network: NocLinkComponent | None,
+    network: NocLinkComponent | LinkComponent | None,
+    link_pj_per_bit: float,
     noc: NocModel,
     dynamic: float,
 ) -> float:
     """Energy per bit-mm of the fan-out below ``level``: chip-to-chip links at their own
-    energy per bit per hop (``Fanout.link_pj_per_bit`` over ``pitch_mm``), else the cost
-    model's on-chip wire at the chip's supply (``dynamic``: V^2), nothing when ``noc`` is
-    ``none`` or there is no fan-out."""
+    energy per bit per hop (``link_pj_per_bit``, as the chain priced the link, over the
+    fan-out's ``pitch_mm``), else the cost model's on-chip wire at the chip's supply
+    (``dynamic``: V^2), nothing when ``noc`` is ``none`` or there is no fan-out."""
     if network is None:
         return 0.0
-    fanout = level.fanout
-    if fanout.link_pj_per_bit is not None and fanout.pitch_mm is not None:
-        return fanout.link_pj_per_bit / fanout.pitch_mm
+    if isinstance(network, LinkComponent) and level.fanout.pitch_mm is not None:
+        return link_pj_per_bit / level.fanout.pitch_mm
     return 0.0 if noc == "none" else chain.energy(network, "transfer") * dynamic
 
 

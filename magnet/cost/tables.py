@@ -20,6 +20,9 @@ How a component is priced (45 nm; other nodes multiply by the node's factors):
   The component's ``dram_technology`` attribute (every template sets one) picks the row of
   ``tables/dram.yaml``; a DRAM without it is ``horowitz45.yaml``'s generic DRAM.
 - ``network``: ``word_bits`` x energy per bit per mm x ``hop_mm`` (table default if absent).
+- ``link`` (a package's chip-to-chip link): one bit over one hop at the component's own
+  ``pj_per_bit``, else its ``technology``'s row of ``tables/links.yaml``; like DRAM, it does
+  not scale with the node (the link's own supply); no area, leakage or clock.
 - ``dummy``: zero.
 
 Leakage is a power (mW per instance) at the node's nominal supply. Nodes between the table's
@@ -55,6 +58,7 @@ from magnet.cost.base import (
     CostModel,
     DramComponent,
     DummyComponent,
+    LinkComponent,
     MacComponent,
     NocLinkComponent,
     OverheadComponent,
@@ -73,6 +77,7 @@ TABLE_DIR: Path = Path(__file__).resolve().parent / "tables"
 TECHNOLOGY_TABLE = TABLE_DIR / "horowitz45.yaml"
 SCALING_TABLE = TABLE_DIR / "scaling.yaml"
 DRAM_TABLE = TABLE_DIR / "dram.yaml"
+LINK_TABLE = TABLE_DIR / "links.yaml"
 AREA_TABLE = TABLE_DIR / "area.yaml"
 
 _BITS_PER_BYTE = 8
@@ -251,6 +256,19 @@ class DramTechnologyTable(Strict):
                 f"{', '.join(self.technologies)}"
             )
         return self
+
+
+class LinkTechnology(Strict):
+    """One chip-to-chip link technology of ``links.yaml``: its energy per bit per hop."""
+
+    description: str = Field(min_length=1)
+    energy_pj_per_bit: Number
+
+
+class LinkTechnologyTable(Strict):
+    """``links.yaml``: the link technologies a package's ``link`` names."""
+
+    technologies: dict[str, LinkTechnology] = Field(min_length=1)
 
 
 class NetworkTable(Strict):
@@ -451,6 +469,12 @@ def load_scaling_table(path: Path = SCALING_TABLE) -> ScalingTable:
 def load_dram_table(path: Path = DRAM_TABLE) -> DramTechnologyTable:
     """Read and validate the DRAM technology table (cached per path)."""
     return _load(path, DramTechnologyTable)
+
+
+@functools.cache
+def load_link_table(path: Path = LINK_TABLE) -> LinkTechnologyTable:
+    """Read and validate the chip-to-chip link table (cached per path)."""
+    return _load(path, LinkTechnologyTable)
 
 
 @functools.cache
@@ -678,6 +702,10 @@ class TableCostModel(CostModel):
     @_energy.register
     def _(self, component: NocLinkComponent, action: str) -> float:
         return self._network_energy_pj(component) * self.factors.wire_energy
+
+    @_energy.register
+    def _(self, component: LinkComponent, action: str) -> float:
+        return self._link_pj_per_bit(component)
 
     @_energy.register
     def _(self, component: DummyComponent, action: str) -> float:
@@ -1020,6 +1048,22 @@ class TableCostModel(CostModel):
             per_bit = dram.technologies[name].energy_pj_per_bit
             write_over_read = dram.write_over_read
         return self._width_bits(component) * per_bit.value, write_over_read
+
+    def _link_pj_per_bit(self, component: LinkComponent) -> float:
+        """One bit over one hop (pJ): the component's own ``pj_per_bit`` (>= 0), else its
+        ``technology`` from ``links.yaml``."""
+        if component.get("pj_per_bit") is not None:
+            return self._number(component, "pj_per_bit", minimum=0)
+        name = component.technology
+        links = load_link_table()
+        if name not in links.technologies:
+            raise self._error(
+                component,
+                f"unknown link technology {name!r}; allowed: {', '.join(links.technologies)}, "
+                "or a pj_per_bit of its own",
+                field="technology",
+            )
+        return links.technologies[name].energy_pj_per_bit.value
 
     def _network_energy_pj(self, component: Component) -> float:
         word_bits = self._number(component, "word_bits", minimum=1)

@@ -413,7 +413,7 @@ def _distinct_children(layer: Layer, nest: _Nest) -> FloatArray:
 def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> Shares:
     """Level l -> [b]: of the input words sent down the fan-out below l, the share its
     parent sends; the rest are halo words, each crossing one link from a neighbouring child.
-    Only fan-outs over chip-to-chip links (``Fanout.link_pj_per_bit``) into children that
+    Only fan-outs over chip-to-chip links (``Fanout.chip_to_chip``) into children that
     keep the inputs; empty when none exchanges halos. On-chip fan-outs are left as they are.
 
     Along a window axis split n ways, each child's tile spanning ``p`` outputs and ``r``

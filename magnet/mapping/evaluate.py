@@ -21,7 +21,7 @@ Energy, by category:
   neighbour (one pitch per child). Bits are the operand's width; the pitch is the side of a
   child's area (``magnet.cost.price_arch``);
 * ``nop``: the same for a fan-out over chip-to-chip links (a package's network-on-package,
-  ``Fanout.link_pj_per_bit``): its links, per hop, and its reductions; halo words
+  ``ArchCosts.link_pj_per_bit``): its links, per hop, and its reductions; halo words
   (``Counts.halo_words``) cross one hop, from the neighbouring chiplet holding them;
 * ``clock``: the clock of the clocked register bits and their share of the clock tree, by
   the design's clock gating (``_upkeep``): every cycle of the run, of every instance

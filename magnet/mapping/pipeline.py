@@ -133,10 +133,10 @@ class PipelineResult(NetworkResult):
 
     @property
     def handover_pj(self) -> float:
-        """Energy of the hand-overs: their bits x hops at the links' pJ/bit."""
-        links = package_level(self.arch).fanout.link_pj_per_bit
-        assert links is not None  # a package level's fan-out is chip-to-chip
-        return sum(self.handover_bits) * links
+        """Energy of the hand-overs: their bits x hops at the links' pJ/bit (as the cost-model
+        chain priced the package's link)."""
+        li = self.arch.inner_first.index(package_level(self.arch))
+        return sum(self.handover_bits) * float(self.costs.link_pj_per_bit[li])
 
     @cached_property
     def wait_pj_by_level(self) -> dict[str, float]:

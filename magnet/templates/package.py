@@ -10,18 +10,24 @@ output pixels (P, Q: DRAM reads every input word once, and the overlap of neighb
 chiplets' windows, the halo, crosses one link from the neighbour holding it; chiplets
 exchange the halo of one step of DRAM's loops, the overlap of two steps is read again:
 ``magnet.mapping.analysis._parent_share``), and each chiplet's share is mapped as on one
-chip. The NoP's words are priced per hop at the link's energy per bit
-(``Fanout.link_pj_per_bit``), halo words at one hop; every word into or out of a chiplet
+chip. The NoP's words are priced per hop at the link's energy per bit (the cost-model
+chain's price of the link), halo words at one hop; every word into or out of a chiplet
 (weights, inputs, partial sums, halos) crosses its links at most at the link bandwidth each
 way (``Fanout.link_gb_per_s``; a layer the links hold back is ``NoP``-bound). A package of
 one chiplet is the chip itself.
 
-Link technologies (``LINKS``; tests/data/reference/memory-and-links.md):
+Link technologies (``link``; the built-in cost model's ``magnet/cost/tables/links.yaml``,
+from tests/data/reference/memory-and-links.md):
 
 * ``grs``: 1.17 pJ/bit at 25 Gb/s per pin, 16 nm (Poulton et al., JSSC 2019, as quoted [PQ]),
   the GRS family Simba uses;
 * ``ucie-standard``: 0.5 pJ/bit (UCIe 1.0 standard package, the spec's table as quoted [PQ]);
 * ``ucie-advanced``: 0.25 pJ/bit (UCIe 1.0 advanced package, quoted [PQ]).
+
+``link_pj_per_bit`` (>= 0, 0 a free link) is a link of one's own in place of a named one:
+giving it and ``link`` both is refused. The architecture carries the link's name or number
+(``Fanout.link``, ``Fanout.link_pj_per_bit``), not a price: the cost-model chain prices it
+(``magnet.cost.LinkComponent``), so a plug-in may price links as it prices DRAM.
 
 Assumptions (no published figure, [NF] in the reference notes; parameters to change): each
 chiplet's link bandwidth (``link_gb_per_s``, default 100 GB/s: four links of eight 25 Gb/s
@@ -42,21 +48,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from magnet.arch.spec import Arch, Fanout
+from magnet.arch.spec import Arch, Fanout, LinkPjPerBit
 from magnet.dataflow import Dataflow, Rule
 from magnet.templates.base import Int, Template
 from magnet.templates.parts import PIXELS
 from magnet.templates.simba import Simba, SimbaParams
 from magnet.units import Real
 
-#: Energy per bit per hop of each link technology (pJ), with its source.
-LINKS: dict[str, tuple[float, str]] = {
-    "grs": (1.17, "GRS 25 Gb/s/pin, 16 nm: Poulton et al., JSSC 2019 [PQ]"),
-    "ucie-standard": (0.5, "UCIe 1.0 standard package, <= 16 GT/s [PQ]"),
-    "ucie-advanced": (0.25, "UCIe 1.0 advanced package, <= 12 GT/s, 0.5 V [PQ]"),
-}
 LinkName = Literal["grs", "ucie-standard", "ucie-advanced"]
 #: Dimensions a layer may be partitioned over across chiplets.
 PARTITIONS = ("K", "C", *PIXELS)
@@ -67,7 +67,13 @@ class PackageParams(SimbaParams):
 
     chiplets_x: Int = Field(2, ge=1, le=16, description="chiplets per row of the package mesh")
     chiplets_y: Int = Field(2, ge=1, le=16, description="rows of chiplets")
-    link: LinkName = Field("grs", description="chip-to-chip link technology")
+    link: LinkName = Field(
+        "grs", description="chip-to-chip link technology (links.yaml; see link_pj_per_bit)"
+    )
+    link_pj_per_bit: LinkPjPerBit | None = Field(
+        None,
+        description="the link's own energy per bit per hop [pJ], in place of link's (0: free)",
+    )
     link_gb_per_s: Real = Field(
         100.0, gt=0, le=10_000, description="NoP bandwidth into each chiplet [GB/s] (assumption)"
     )
@@ -84,6 +90,15 @@ class PackageParams(SimbaParams):
         "uniform",
         description="chiplets' shares of a layer: equal, or sized to finish together (Simba's)",
     )
+
+    @model_validator(mode="after")
+    def _one_link_energy(self) -> PackageParams:
+        if self.link_pj_per_bit is not None and "link" in self.model_fields_set:
+            raise ValueError(
+                "give link (a named link technology) or link_pj_per_bit (a number >= 0 of "
+                "one's own), not both"
+            )
+        return self
 
 
 class Package(Template[PackageParams]):
@@ -111,7 +126,8 @@ class Package(Template[PackageParams]):
         nop = Fanout(
             network="mesh",
             pitch_mm=p.chiplet_pitch_mm,
-            link_pj_per_bit=LINKS[p.link][0],
+            link=None if p.link_pj_per_bit is not None else p.link,
+            link_pj_per_bit=p.link_pj_per_bit,
             link_gb_per_s=p.link_gb_per_s,
             link_hop_ns=p.link_hop_ns,
             partitioning=p.partitioning,
