@@ -505,9 +505,93 @@ def _sum_rows(x: FloatArray) -> FloatArray:
     return total
 
 
+class OneRun:
+    """What a result of one run (a ``BatchResult`` of one) reads off its ``batch`` on its
+    ``arch``: the views a mapped layer's ``Result`` and a post-processing layer's
+    ``PostResult`` share. ``kept`` (bool[level, operand], level 0 innermost) says which
+    operands each level holds."""
+
+    arch: Arch
+    costs: ArchCosts
+    batch: BatchResult
+
+    @property
+    def kept(self) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def dram_bytes_by_operand(self) -> dict[str, float]:
+        """Bytes moved to and from DRAM, by operand."""
+        moved = self.batch.dram_bytes(self.arch)[:, 0]
+        return {OPERANDS[o]: float(moved[o]) for o in range(3)}
+
+    @property
+    def dram_bytes(self) -> float:
+        """Bytes moved to and from DRAM, all operands."""
+        return sum(self.dram_bytes_by_operand.values())
+
+    @property
+    def latency_cycles(self) -> int:
+        """Cycles of the run: compute, or the slowest level's bandwidth."""
+        return round(float(self.batch.latency_cycles[0]))
+
+    @property
+    def energy_pj(self) -> float:
+        """Energy of the run, pJ (every category)."""
+        return float(self.batch.energy_pj[0])
+
+    @property
+    def edp(self) -> float:
+        """Energy-delay product, pJ x cycles."""
+        return self.energy_pj * self.latency_cycles
+
+    @property
+    def area_mm2(self) -> float | None:
+        """Chip area, mm^2; None when the cost model gives no area."""
+        return self.costs.area_mm2
+
+    @property
+    def nop_bytes(self) -> float:
+        """Bytes the chip-to-chip links carry, summed over the links each crosses."""
+        return float(self.batch.nop_bits[0]) / 8
+
+    def _level_pj(self) -> dict[str, float]:
+        """Energy per storage level, outermost first."""
+        per_level = self.batch.level_energy_pj[:, 0]
+        levels = self.arch.levels
+        return {lvl.name: float(per_level[len(levels) - 1 - i]) for i, lvl in enumerate(levels)}
+
+    def _mac_pj(self) -> float:
+        """The MACs' energy: math, their clock and their leakage."""
+        b = self.batch
+        return float(b.math_pj[0] + b.mac_clock_pj[0] + b.mac_static_pj[0])
+
+    def _access_pj_by_operand(self) -> dict[str, dict[str, float]]:
+        """Access energy (pJ) by level (outermost first) and kept operand."""
+        e = self.batch.access_energy_pj[..., 0].sum(axis=2)  # [level, operand]
+        return {
+            lvl.name: {OPERANDS[o]: float(e[li, o]) for o in range(3) if self.kept[li, o]}
+            for li, lvl in reversed(list(enumerate(self.arch.inner_first)))
+        }
+
+    @property
+    def accesses(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Words per instance by level (outermost first), kept operand and action
+        (reads, fills, updates)."""
+        c = self.batch.counts
+        return {
+            lvl.name: {
+                OPERANDS[o]: {a: float(getattr(c, a)[li, o, 0]) for a in ACTIONS}
+                for o in range(3)
+                if self.kept[li, o]
+            }
+            for li, lvl in reversed(list(enumerate(self.arch.inner_first)))
+        }
+
+
 @checked_methods()
 @dataclass
-class Result:
+class Result(OneRun):
     """One evaluated mapping of ``layer`` (reported by its own name and shape; counted in
     ``layer_view(layer, arch)``)."""
 
@@ -540,31 +624,10 @@ class Result:
         return self._variants[ops]
 
     @property
-    def dram_bytes_by_operand(self) -> dict[str, float]:
-        """Bytes moved to and from DRAM, by operand."""
-        moved = self.batch.dram_bytes(self.arch)[:, 0]
-        return {OPERANDS[o]: float(moved[o]) for o in range(3)}
-
-    @property
-    def dram_bytes(self) -> float:
-        """Bytes moved to and from DRAM, all operands."""
-        return sum(self.dram_bytes_by_operand.values())
-
-    @property
     def bound(self) -> Literal["compute", "memory"]:
         """Roofline: ``compute`` when the MACs set the latency, else ``memory`` (a level's
         bandwidth; ``bottleneck`` names it)."""
         return "compute" if int(self.batch.bottleneck[0]) == -1 else "memory"
-
-    @property
-    def energy_pj(self) -> float:
-        """Energy of the mapping, pJ (every category)."""
-        return float(self.batch.energy_pj[0])
-
-    @property
-    def latency_cycles(self) -> int:
-        """Cycles of the run: compute, or the slowest level's bandwidth."""
-        return round(float(self.batch.latency_cycles[0]))
 
     @property
     def compute_cycles(self) -> int:
@@ -578,19 +641,9 @@ class Result:
         return float(self.batch.utilization[0])
 
     @property
-    def edp(self) -> float:
-        """Energy-delay product, pJ x cycles."""
-        return self.energy_pj * self.latency_cycles
-
-    @property
     def macs(self) -> int:
         """MACs of the layer (its own, not of the padded loop nest)."""
         return self.layer.macs
-
-    @property
-    def area_mm2(self) -> float | None:
-        """Chip area, mm^2; None when the cost model gives no area."""
-        return self.costs.area_mm2
 
     @property
     def bottleneck(self) -> str:
@@ -600,26 +653,19 @@ class Result:
         return {-1: "compute", -2: "NoP"}.get(b) or self.arch.inner_first[b].name
 
     @property
+    def kept(self) -> np.ndarray:
+        """bool[level, operand]: the operands each level holds (``keep``)."""
+        return self.keep
+
+    @property
     def energy_pj_by_level(self) -> dict[str, float]:
         """Per level (outermost first) plus the MACs, named as in the input."""
-        per_level = self.batch.level_energy_pj[:, 0]
-        out = {
-            lvl.name: float(per_level[len(self.arch.levels) - 1 - i])
-            for i, lvl in enumerate(self.arch.levels)
-        }
-        out[self.arch.compute.name] = float(
-            self.batch.math_pj[0] + self.batch.mac_clock_pj[0] + self.batch.mac_static_pj[0]
-        )
-        return out
+        return {**self._level_pj(), self.arch.compute.name: self._mac_pj()}
 
     @property
     def energy_pj_by_operand(self) -> dict[str, dict[str, float]]:
         """Access energy (pJ) by level (outermost first) and kept operand."""
-        e = self.batch.access_energy_pj[..., 0].sum(axis=2)  # [level, operand]
-        return {
-            lvl.name: {OPERANDS[o]: float(e[li, o]) for o in range(3) if self.keep[li, o]}
-            for li, lvl in reversed(list(enumerate(self.arch.inner_first)))
-        }
+        return self._access_pj_by_operand()
 
     @property
     def energy_pj_by_category(self) -> dict[str, float]:
@@ -640,25 +686,6 @@ class Result:
                 for dim, f in factors.items():
                     split[dim] = split.get(dim, 1) * f
         return {d: f for d, f in split.items() if f > 1}
-
-    @property
-    def nop_bytes(self) -> float:
-        """Bytes the chip-to-chip links carry, summed over the links each crosses."""
-        return float(self.batch.nop_bits[0]) / 8
-
-    @property
-    def accesses(self) -> dict[str, dict[str, dict[str, float]]]:
-        """Words per instance by level (outermost first), kept operand and action
-        (reads, fills, updates)."""
-        c = self.batch.counts
-        out = {}
-        for li, lvl in enumerate(self.arch.inner_first):
-            out[lvl.name] = {
-                OPERANDS[o]: {a: float(getattr(c, a)[li, o, 0]) for a in ACTIONS}
-                for o in range(3)
-                if self.keep[li, o]
-            }
-        return dict(reversed(list(out.items())))
 
     def record(self, dataflow: str | None = None, mapper: MapperStats | None = None) -> LayerRecord:
         """This result as a ``LayerRecord`` (what ``--json`` prints)."""

@@ -51,8 +51,8 @@ from magnet.cost.pricing import PostCosts
 from magnet.errors import MagnetError
 from magnet.mapping.analysis import Counts, FloatArray
 from magnet.mapping.evaluate import (
-    ACTIONS,
     BatchResult,
+    OneRun,
     _accesses,
     _fanouts,
     _level_cycles,
@@ -61,7 +61,7 @@ from magnet.mapping.evaluate import (
     _upkeep,
 )
 from magnet.mapping.records import LayerRecord
-from magnet.workload.dims import OPERANDS, Operand
+from magnet.workload.dims import Operand
 from magnet.workload.layer import Layer
 
 #: Where an activation input of a post-processing layer comes from: the producer's output
@@ -292,7 +292,7 @@ class Chain:
 
 
 @dataclass
-class PostResult:
+class PostResult(OneRun):
     """One post-processing layer as it runs: the chip's traffic and upkeep over the cycles
     it adds (``batch``, a ``BatchResult`` of one), and the unit's own energy by category
     (``unit_pj``). ``fused_into``: the MAC layer on whose output path it ran (None: a pass
@@ -328,15 +328,15 @@ class PostResult:
         return 0
 
     @property
-    def energy_pj(self) -> float:
-        """Energy of the layer, pJ (every category)."""
-        return float(self.batch.energy_pj[0]) + sum(self.unit_pj.values())
+    def kept(self) -> np.ndarray:
+        """bool[level, operand]: the operands each level holds."""
+        levels = self.arch.inner_first
+        return np.array([[Operand(o) in lvl.kept for o in range(3)] for lvl in levels])
 
     @property
-    def latency_cycles(self) -> int:
-        """Cycles the layer adds to the network (fused: those by which it outruns its
-        producer)."""
-        return round(float(self.batch.latency_cycles[0]))
+    def energy_pj(self) -> float:
+        """Energy of the layer, pJ (every category): the chip's and the unit's own."""
+        return float(self.batch.energy_pj[0]) + sum(self.unit_pj.values())
 
     @property
     def compute_cycles(self) -> int:
@@ -347,11 +347,6 @@ class PostResult:
     def utilization(self) -> float:
         """0: the MACs do nothing while the unit works."""
         return 0.0
-
-    @property
-    def edp(self) -> float:
-        """Energy-delay product, pJ x cycles."""
-        return self.energy_pj * self.latency_cycles
 
     @property
     def bottleneck(self) -> str:
@@ -368,30 +363,9 @@ class PostResult:
         return "compute" if int(self.batch.bottleneck[0]) in (-1, -3) else "memory"
 
     @property
-    def area_mm2(self) -> float | None:
-        """Chip area, mm^2."""
-        return self.costs.area_mm2
-
-    @property
     def partition(self) -> dict[str, int]:
         """Empty: the unit's layers are not partitioned by a mapping."""
         return {}
-
-    @property
-    def nop_bytes(self) -> float:
-        """Bytes over a package's chip-to-chip links."""
-        return float(self.batch.nop_bits[0]) / 8
-
-    @property
-    def dram_bytes_by_operand(self) -> dict[str, float]:
-        """Bytes moved to and from DRAM, by operand."""
-        moved = self.batch.dram_bytes(self.arch)[:, 0]
-        return {OPERANDS[o]: float(moved[o]) for o in range(3)}
-
-    @property
-    def dram_bytes(self) -> float:
-        """Bytes moved to and from DRAM."""
-        return sum(self.dram_bytes_by_operand.values())
 
     @property
     def _unit_name(self) -> str:
@@ -410,38 +384,14 @@ class PostResult:
     @property
     def energy_pj_by_level(self) -> dict[str, float]:
         """Per level (outermost first), the unit (all of its own energy), the MACs."""
-        per_level = self.batch.level_energy_pj[:, 0]
-        levels = self.arch.levels
-        out = {lvl.name: float(per_level[len(levels) - 1 - i]) for i, lvl in enumerate(levels)}
-        b = self.batch
-        out[self._unit_name] = sum(self.unit_pj.values())
-        out[self.arch.compute.name] = float(b.math_pj[0] + b.mac_clock_pj[0] + b.mac_static_pj[0])
-        return out
+        unit = {self._unit_name: sum(self.unit_pj.values())}
+        return {**self._level_pj(), **unit, self.arch.compute.name: self._mac_pj()}
 
     @property
     def energy_pj_by_operand(self) -> dict[str, dict[str, float]]:
         """Access energy (pJ) by level (outermost first) and kept operand, and the unit's
         buffer (its inputs); adds up to the ``memory`` and ``dram`` categories."""
-        e = self.batch.access_energy_pj[..., 0].sum(axis=2)
-        out = {
-            lvl.name: {OPERANDS[o]: float(e[li, o]) for o in range(3) if Operand(o) in lvl.kept}
-            for li, lvl in reversed(list(enumerate(self.arch.inner_first)))
-        }
-        out[self._unit_name] = {"inputs": self.unit_pj["memory"]}
-        return out
-
-    @property
-    def accesses(self) -> dict[str, dict[str, dict[str, float]]]:
-        """Words per instance by level (outermost first), kept operand and action."""
-        c = self.batch.counts
-        return {
-            lvl.name: {
-                OPERANDS[o]: {a: float(getattr(c, a)[li, o, 0]) for a in ACTIONS}
-                for o in range(3)
-                if Operand(o) in lvl.kept
-            }
-            for li, lvl in reversed(list(enumerate(self.arch.inner_first)))
-        }
+        return {**self._access_pj_by_operand(), self._unit_name: {"inputs": self.unit_pj["memory"]}}
 
     def record(self, dataflow: str | None = None) -> LayerRecord:
         """This layer as a ``LayerRecord`` (no mapping, no MACs)."""
