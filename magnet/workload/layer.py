@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -296,6 +296,21 @@ def operand_words(
 # ---- constructors ----------------------------------------------------------------------
 
 
+class _Window(TypedDict):
+    R: int
+    S: int
+    wstride: int
+    hstride: int
+    wdilation: int
+    hdilation: int
+
+
+def _window(kernel: Pair, stride: Pair, dilation: Pair) -> _Window:
+    """A window's fields from (height, width) pairs: R and S, the strides, the dilations."""
+    (kh, kw), (sh, sw), (dh, dw) = _pair(kernel), _pair(stride), _pair(dilation)
+    return _Window(R=kw, S=kh, wstride=sw, hstride=sh, wdilation=dw, hdilation=dh)
+
+
 @checked_call
 def conv2d(
     name: Name = "conv",
@@ -311,9 +326,6 @@ def conv2d(
     batch: Extent = 1,
 ) -> Layer:
     """A (grouped) 2-D convolution given its output size; ``kernel``, ``stride``: (h, w) or int."""
-    kh, kw = _pair(kernel)
-    sh, sw = _pair(stride)
-    dh, dw = _pair(dilation)
     if in_channels % groups or out_channels % groups:
         raise MagnetError(
             f"channels ({in_channels} in, {out_channels} out) must divide by groups={groups}",
@@ -330,12 +342,7 @@ def conv2d(
         C=in_channels // groups,
         P=out_width,
         Q=out_height,
-        R=kw,
-        S=kh,
-        wstride=sw,
-        hstride=sh,
-        wdilation=dw,
-        hdilation=dh,
+        **_window(kernel, stride, dilation),
     )
 
 
@@ -430,9 +437,6 @@ def pool(
     """A pooling layer (``op``: ``max`` or ``avg``) given its output size, as ``conv2d``: the
     window in R (width) and S (height); a global pool's window is its whole input and its
     output 1 x 1."""
-    kh, kw = _pair(kernel)
-    sh, sw = _pair(stride)
-    dh, dw = _pair(dilation)
     return Layer(
         name=name,
         kind="pool",
@@ -441,12 +445,7 @@ def pool(
         K=channels,
         P=out_width,
         Q=out_height,
-        R=kw,
-        S=kh,
-        wstride=sw,
-        hstride=sh,
-        wdilation=dw,
-        hdilation=dh,
+        **_window(kernel, stride, dilation),
     )
 
 
