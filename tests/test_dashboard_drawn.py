@@ -74,6 +74,18 @@ def bars(figure: dict) -> int:
     return sum(1 for v in values if v)
 
 
+def hairline(figure: dict) -> int:
+    """The bars of a figure's JSON under 1/1000 of its largest: less than a pixel wide."""
+    values = [
+        abs(v)
+        for t in figure["data"]
+        if t.get("type") == "bar"
+        for v in t["x" if t.get("orientation") == "h" else "y"]
+        if v
+    ]
+    return sum(1 for v in values if v < max(values) / 1000) if values else 0
+
+
 def scatter_markers(figure: dict) -> int:
     """The markers of a figure's JSON (scatter traces drawn with markers)."""
     return sum(
@@ -247,3 +259,42 @@ def test_a_chip_design_page_draws_no_nop(server, watched, storage) -> None:
     gd = watched.page.locator("[data-figure='category']")
     nop = _rgb(F.CATEGORY_COLORS["nop"])
     assert gd.evaluate(BARS_OF_COLOR, nop) == 0
+
+
+def test_a_design_page_with_post_processing_layers_draws_them(browser, tmp_path) -> None:
+    """A network with ReLUs, a pool and an add: the design page draws every figure as plotly
+    has it (the per-layer bars include the post-processing layers, the roofline its two MAC
+    layers) and its layer table shows the fused ReLU, as the user sees the page."""
+    import yaml
+
+    from magnet.search import search
+    from tests.conftest import DATA
+    from tests.test_postprocess import POST_NET
+
+    (tmp_path / "net.yaml").write_text(POST_NET)
+    space = yaml.safe_load((DATA / "search" / "small_space.yaml").read_text())
+    space.update(name="post", workloads=[str(tmp_path / "net.yaml")])
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
+    journal = str(tmp_path / "s.journal")
+    study = search(tmp_path / "space.yaml", n_trials=1, storage=journal)
+    trial = study.feasible()[0]
+    figures = design_figures(design_view(study, trial))
+    assert any(
+        "post-processing layer(s) (no MACs) not drawn" in str(f["layout"]) for f in figures.values()
+    )
+    with test_dashboard.dashboard(journal) as url:
+        w = Watched(browser)
+        watch_csp(w.page)
+        try:
+            w.ready(f"{url}/studies/post/trials/{trial.number}")
+            for key, figure in figures.items():
+                shown = drawn(w.page, f"[data-figure='{key}']")
+                assert shown["markers"] == scatter_markers(figure), key
+                # a bar under a pixel is not drawn: the unit's own operations are ~1e-5 of
+                # the energy, so the category bars show every category but postprocess
+                assert bars(figure) - hairline(figure) <= shown["bars"] <= bars(figure), key
+            w.page.locator("summary", has_text="Layers").click()
+            assert w.page.locator("td", has_text="fused").first.is_visible()
+            assert_quiet(w)
+        finally:
+            w.close()
