@@ -148,23 +148,33 @@ def test_simba_package(tmp_path: Path) -> None:
     # peak (VLSI 2019 [P]) x 36 = 144.506; 1.1307x VLSI 2019's 127.8 (which implies 1.73 GHz)
     assert lp["peak_tops"] == pytest.approx(36 * 1024 * 2 * 1.96 / 1e3, rel=1e-9)
     assert lp["peak_tops"] / 127.8 == pytest.approx(1.1307, abs=1e-4)
-    # magnet's default DRAM (LPDDR4, 4 x 6.4 = 25.6 GB/s) sets the pace: every image reads
-    # ResNet-50's 25,502,912 weight bytes, 25.5e6 / 25.6e9 = 0.996 ms, <= 1,004 images/s;
-    # 0.31x MICRO 2019's 1,988 (README: tested within 0.25-0.5)
+    # magnet's default DRAM (LPDDR4, 4 x 6.4 = 25.6 GB/s) sets the pace: the weights that do
+    # not stay in the 36 chiplets' weight buffers (36 x 512 KiB = 18.9 MB, ResNet-50's are
+    # 25,502,912 bytes) are read again for every image: with a share s kept, at most
+    # 25.6e9 / ((1 - s) x 25.5e6) images/s. Every weight read again (the first image) would
+    # cap it at 1,004 images/s; MICRO 2019's 1,988 (README: tested within 0.4-0.8)
     assert summary["weights_bytes"] == 25_502_912 and lp["dram_gb_per_s"] == pytest.approx(25.6)
-    # (more than half of the time: the blocks' activations stay in the 36 global buffers)
+    kept = lp["weights_kept_share"]
+    assert 0.1 < kept < 18.9e6 / 25_502_912
     assert lp["dram_bound"] and lp["dram_bound_share"] > 0.5
-    assert lp["images_per_s"] <= 25.6e9 / 25_502_912
-    assert 0.25 <= lp["images_per_s"] / 1988 <= 0.5
+    assert 25.6e9 / 25_502_912 < lp["images_per_s"] <= 25.6e9 / ((1 - kept) * 25_502_912)
+    assert lp["first_latency_ms"] > lp["latency_ms"]
+    assert 0.4 <= lp["images_per_s"] / 1988 <= 0.8
+    # 36 chiplets against 4 on LPDDR4: 4 chiplets' 2.1 MB of weight buffers keep nothing
+    # (each layer's mapping alone fills its weight buffers: README), 36 keep a share
+    four = _package_row(summary, "lpddr4", 4)
+    assert four["weights_kept_share"] < 0.01 and lp["images_per_s"] / four["images_per_s"] > 1.5
     # unlimited DRAM is a bound, not Simba: 5x to 9x MICRO 2019's 1,988 images/s (Simba's
-    # 1,988 x 8.18 GOP = 16.3 TOPS is 12.7 % of its 128; magnet's bound uses > 60 % of 144.5)
+    # 1,988 x 8.18 GOP = 16.3 TOPS is 12.7 % of its 128; magnet's bound uses > 60 % of 144.5);
+    # weights staying on chip save it no time (DRAM is free), the first image is as fast
     assert 5 <= free["images_per_s"] / 1988 <= 9 and free["utilization"] > 0.6
+    assert free["first_latency_ms"] == pytest.approx(free["latency_ms"], rel=0.01)
     # the NoP costs magnet little time: 4 chiplets on unlimited DRAM are 4x one (within 2 %:
     # 3.93x, the stem's max pool and layer1's residual adds taking their inputs in over the
     # links); every word into a chiplet crosses its links at most at 100 GB/s (assumed), so
-    # no layer takes in its weights faster (a single chiplet, with no links, takes them at
-    # 2 TB/s), and the few layers the links hold back (the fully connected one, the pool and
-    # the adds) are < 5 % of the time
+    # no layer reading its weights from DRAM takes them in faster (a single chiplet, with no
+    # links, takes them at 2 TB/s), and the few layers the links hold back (the fully
+    # connected one, the pool and the adds) are < 5 % of the time
     assert _package_row(summary, "stall-free", 4)["speedup"] == pytest.approx(4, rel=0.02)
     assert all(r["link_bound_share"] < 0.05 for r in summary["rows"])
     packaged = [r for r in summary["rows"] if r["chiplets"] > 1]

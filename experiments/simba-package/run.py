@@ -41,8 +41,9 @@ def partitions(record: mg.NetworkRecord, net: mg.Network) -> dict[str, Any]:
     """How the layers were split across chiplets (``LayerRow.partition``): the chiplets a
     layer keeps busy, weighted by its cycles; the layers per split; and the fastest a
     chiplet must receive its weights (each read once: a lower bound, GB/s), the largest over
-    the layers (a chiplet needs the weights of its K and C share; a split over pixels sends
-    each chiplet the same weights)."""
+    the layers whose weights are read from DRAM for every image (a chiplet needs the weights
+    of its K and C share; a split over pixels sends each chiplet the same weights; weights
+    that stay on chip across images, ``LayerRow.weights_at``, cross no link)."""
     busy_cycles, by_split, weight_gb_per_s = 0.0, {}, 0.0
     for row, entry in zip(record.layers, net.layers, strict=True):
         if entry.layer.is_postprocess:  # on the post-processing units: not partitioned
@@ -51,6 +52,8 @@ def partitions(record: mg.NetworkRecord, net: mg.Network) -> dict[str, Any]:
         busy_cycles += math.prod(split.values()) * row.latency_cycles * row.count
         name = " x ".join(f"{d}{f}" for d, f in sorted(split.items())) or "none"
         by_split[name] = by_split.get(name, 0) + row.count
+        if row.weights_at not in (None, "DRAM"):
+            continue  # loaded once for the stream
         share_b = entry.layer.operand_sizes["W"] / (split.get("K", 1) * split.get("C", 1))
         seconds = row.latency_cycles / (record.clock_ghz * 1e9)
         weight_gb_per_s = max(weight_gb_per_s, share_b / seconds / 1e9)
@@ -103,6 +106,16 @@ def run(
         "latency_s": record.latency_s,
         "latency_ms": record.latency_s * 1e3,
         "images_per_s": record.images_per_s,
+        # the first image of a stream loads the weights that stay on chip (latency_s, the
+        # steady state's, has them there already)
+        "first_latency_ms": (record.first_latency_s or record.latency_s) * 1e3,
+        "weights_on_chip_bytes": record.weights_on_chip_bytes,
+        "weights_kept_share": sum(
+            e.layer.operand_sizes["W"] * e.repeat
+            for row, e in zip(record.layers, net.layers, strict=True)
+            if row.weights_at not in (None, "DRAM")
+        )
+        / weight_bytes(net),
         "peak_tops": 2 * arch.mac_count * arch.clock_ghz / 1e3,
         "tops": record.tops,
         "utilization": record.utilization,
@@ -228,8 +241,11 @@ def _speed_why(at: dict[str, dict[str, Any]], micro: dict[str, Any], net: mg.Net
     silicon_util = micro["images_per_s"] * 2 * net.macs / (micro["peak_tops"] * 1e12)
     return (
         f"lpddr4 (magnet's default DRAM; Simba's DRAM is not in the notes [NF]) is DRAM-bound: "
-        f"each image reads ResNet-50's {weights_b / 1e6:.1f} MB of 8-bit weights through "
-        f"{lp['dram_gb_per_s']:.1f} GB/s, at most {floor:,.0f} images/s [D]. stall-free is a "
+        f"{lp['weights_kept_share']:.0%} of ResNet-50's {weights_b / 1e6:.1f} MB of 8-bit "
+        f"weights stay in the 36 chiplets' weight buffers across images, the rest is read "
+        f"again for every image through {lp['dram_gb_per_s']:.1f} GB/s (all of them would cap "
+        f"it at {floor:,.0f} images/s [D]; the first image, loading them, takes "
+        f"{lp['first_latency_ms']:.2f} ms). stall-free is a "
         f"bound: magnet has no hop latency, holds each chiplet's traffic to its links' "
         f"bandwidth (100 GB/s each way, assumed) but shares no link between chiplets, and "
         f"charges no sync between layers: "

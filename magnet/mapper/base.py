@@ -243,6 +243,11 @@ class MapOutcome:
     #: which alternative of the design the best mapping came from (None: the design's own
     #: mapspace), e.g. ``ws-local-os`` or ``os-local-ws without AccumulationCollector``
     searched_as: str | None = None
+    #: the best mapping found that holds its weights (``Result.holds_weights``: they can
+    #: stay on chip across batches, ``magnet.mapping.network``); the ``result`` itself when
+    #: it does, else the best of a search with the weights held (``map_network``); None:
+    #: none found
+    holding: Result | None = None
 
     @property
     def ok(self) -> bool:
@@ -260,7 +265,8 @@ class MapOutcome:
         if layer is self.layer:
             return self
         result = None if self.result is None else replace(self.result, layer=layer)
-        return replace(self, layer=layer, result=result)
+        holding = None if self.holding is None else replace(self.holding, layer=layer)
+        return replace(self, layer=layer, result=result, holding=holding)
 
     def stats(self) -> MapperStats:
         """The search's statistics, as the record keeps them."""

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from magnet.arguments import checked_call
-from magnet.design import Design
+from magnet.dataflow import Dataflow, Rule
+from magnet.design import Design, with_dataflow
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
 from magnet.mapping.evaluate import Result, layer_view
 from magnet.mapping.network import NetworkResult
 from magnet.mapping.postprocess import require_unit
-from magnet.workload.layer import ShapeKey
+from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
+from magnet.workload.layer import Layer, ShapeKey
 from magnet.workload.network import Network
 
 #: What ``Layer.shape_key()`` returns: the identity of a loop nest.
@@ -64,6 +66,7 @@ class NetworkOutcome:
             self.design.costs,
             by_shape,
             dataflow=self.design.dataflow.name,
+            holding={k: o.holding for k, o in self.outcomes.items() if o.holding is not None},
         )
 
     @property
@@ -104,6 +107,7 @@ def map_network(
     known: MutableMapping[tuple[Any, ...], MapOutcome] = {} if cache is None else cache
     key = None if cache is None else (design_identity(design), mapper_identity(m))
     cached = 0
+    held = holding_design(design)
     for i, (layer, _count, _names) in enumerate(shapes):
         nest = (key, layer_view(layer, design.arch).shape_key())
         if nest in known:
@@ -111,13 +115,75 @@ def map_network(
             if cache is not None:
                 cached += 1
         else:
-            outcome = known[nest] = guarded_map(m, layer, design)
+            outcome = known[nest] = _with_holding(m, layer, design, held)
         outcomes[layer.shape_key()] = outcome
         if progress is not None:
             progress(outcome, i + 1, len(shapes))
         if stop_on_failure and not outcome.ok:
             break
     return NetworkOutcome(network, design, outcomes, cached)
+
+
+def holding_design(design: Design) -> Design | None:
+    """``design`` with its weights held (None: no on-chip level can keep weights): no level
+    above the outermost on-chip level keeping weights (their home) loops in time over a
+    dimension of the weights, so that each instance of the home keeps one tile of them for
+    the whole layer (``Result.holds_weights``), as NVIDIA's Timeloop model of the Simba
+    chiplet maps every layer (DRAM and the global buffer loop over P and Q only:
+    tests/data/reference/simba.md section 1)."""
+    levels = design.arch.levels  # outermost first
+    home = next(
+        (
+            i
+            for i, lvl in enumerate(levels)
+            if not lvl.is_dram and not lvl.streaming and Operand.W in lvl.kept
+        ),
+        None,
+    )
+    if home is None:
+        return None
+    free = tuple(d for d in DIMS if Dim[d] not in RELEVANT[Operand.W])
+    given = {r.level: r.temporal for r in design.dataflow.rules}
+    rules = []
+    for lvl in levels[:home]:
+        allowed = given.get(lvl.name)
+        rules.append(
+            Rule(
+                level=lvl.name,
+                temporal=free if allowed is None else tuple(d for d in allowed if d in free),
+            )
+        )
+    name = f"{design.dataflow.name}, weights held"
+    flow = design.dataflow.merged(Dataflow(name=name, rules=tuple(rules)), name=name)
+    return with_dataflow(design, flow)
+
+
+def _with_holding(
+    mapper: Mapper[Any], layer: Layer, design: Design, held: Design | None
+) -> MapOutcome:
+    """The mapper's outcome for ``layer`` on ``design``, with its ``holding`` mapping: the
+    best mapping when it holds its weights, else the best of a search on ``held``
+    (``holding_design``) when the home's instances together could hold them, priced on
+    ``design``."""
+    outcome = guarded_map(mapper, layer, design)
+    best = outcome.result
+    if best is None or held is None:
+        return outcome
+    if best.holds_weights:
+        outcome.holding = best
+        return outcome
+    home = best.weight_home
+    level = None if home is None else design.arch.inner_first[home]
+    view = layer_view(layer, design.arch)
+    if level is None or level.capacity_bits is None:
+        return outcome
+    if view.operand_size(Operand.W) * level.bits(Operand.W) > level.capacity_bits * level.instances:
+        return outcome
+    found = guarded_map(mapper, layer, held)
+    outcome.mappings_evaluated += found.mappings_evaluated
+    if found.result is not None and found.result.holds_weights:
+        outcome.holding = found.result  # same arch and prices: only the dataflow differs
+    return outcome
 
 
 def design_identity(design: Design) -> str:

@@ -162,18 +162,23 @@ def evaluate_batch(
     costs: ArchCosts,
     *,
     on_chip: Collection[Operand] = (),
+    counts: Counts | None = None,
 ) -> BatchResult:
     """Price every mapping of ``batch`` (of ``layer_view(layer, arch)``); invalid ones
     (overflow) are priced but flagged. ``on_chip``: operands whose DRAM traffic a network
     keeps on chip (``magnet.mapping.network``): their DRAM reads and updates are not
-    charged, in energy or in DRAM cycles; the on-chip levels' counts stay as they are.
+    charged, in energy or in DRAM cycles; the on-chip levels' counts stay as they are, but
+    for weights that stay on chip across a stream of batches (``holds_weights``), which
+    neither fill their home level nor cross the fan-outs above it. ``counts``: the batch's
+    counts, when the caller has them (``analyze``).
 
     Never changes process-wide settings: a long run of batches is faster once the entry
     point has called ``magnet.perf.tune_allocator``."""
     dram = np.array([lvl.is_dram for lvl in arch.inner_first])
-    counts = analyze(layer, arch, batch)
+    if counts is None:
+        counts = analyze(layer, arch, batch)
     if on_chip:
-        counts = _without_dram(counts, dram, on_chip)
+        counts = _without_dram(counts, dram, on_chip, weight_home(arch, batch.keep))
     accesses = _accesses(arch, counts, costs)
     access_energy, control = accesses.energy_pj, accesses.control_pj
     timing = _timing(arch, batch, counts)
@@ -398,8 +403,12 @@ def _upkeep(
     )
 
 
-def _without_dram(counts: Counts, dram: BoolArray, operands: Collection[Operand]) -> Counts:
-    """``counts`` with no reads, fills or updates of ``operands`` at the ``dram`` levels."""
+def _without_dram(
+    counts: Counts, dram: BoolArray, operands: Collection[Operand], home: int | None
+) -> Counts:
+    """``counts`` with no reads, fills or updates of ``operands`` at the ``dram`` levels;
+    weights among them stay at level ``home`` (``weight_home``): no fills there and no words
+    on the fan-outs above it either."""
     rows, cols = np.flatnonzero(dram), np.array([int(op) for op in operands], dtype=np.intp)
 
     def cleared(moved: FloatArray) -> FloatArray:  # [level, operand, batch]
@@ -407,12 +416,42 @@ def _without_dram(counts: Counts, dram: BoolArray, operands: Collection[Operand]
         out[np.ix_(rows, cols)] = 0.0
         return out
 
+    fills, fanout_words = cleared(counts.fills), counts.fanout_words
+    if Operand.W in operands and home is not None:
+        fills[home, Operand.W] = 0.0
+        fanout_words = fanout_words.copy()
+        fanout_words[home + 1 :, Operand.W] = 0.0
     return replace(
         counts,
         reads=cleared(counts.reads),
-        fills=cleared(counts.fills),
+        fills=fills,
         updates=cleared(counts.updates),
+        fanout_words=fanout_words,
     )
+
+
+def weight_home(arch: Arch, keep: BoolArray) -> int | None:
+    """The level (index, innermost first) where a layer's weights stay across a stream of
+    batches when they stay (``holds_weights``): the outermost on-chip level keeping them
+    under ``keep`` (bool[level, operand]) that is not a streaming one; None: there is none."""
+    homes = [
+        li
+        for li, lvl in enumerate(arch.inner_first)
+        if keep[li, Operand.W] and not lvl.is_dram and not lvl.streaming
+    ]
+    return max(homes) if homes else None
+
+
+def holds_weights(counts: Counts, home: int | None) -> BoolArray:
+    """bool[batch]: the valid mappings that fill each instance of the weight ``home`` once
+    per batch (``weight_home``): each instance keeps one tile of the layer's weights for the
+    whole layer, and the instances' tiles together are all of them; such weights can stay
+    there across a stream of batches (``magnet.mapping.network``)."""
+    if home is None:
+        return np.zeros(counts.valid.shape, dtype=bool)
+    fills, tile = counts.fills[home, Operand.W], counts.tile_words[home, Operand.W]
+    held: BoolArray = counts.valid & (fills > 0) & (fills <= tile * (1 + 1e-9))
+    return held
 
 
 class Fanouts(NamedTuple):
@@ -622,6 +661,27 @@ class Result(OneRun):
                 self.layer, self.arch, self.mapping, self.costs, result, batch.keep, ops
             )
         return self._variants[ops]
+
+    @property
+    def weight_home(self) -> int | None:
+        """The level (index, innermost first) its weights would stay in across a stream of
+        batches (``weight_home``), None: none could keep them."""
+        return weight_home(self.arch, self.keep)
+
+    @property
+    def holds_weights(self) -> bool:
+        """Whether each instance of the weight home keeps one tile of the weights for the
+        whole layer (``holds_weights``): the weights can stay there across batches."""
+        return bool(holds_weights(self.batch.counts, self.weight_home)[0])
+
+    @property
+    def held_weight_bits(self) -> float:
+        """Bits of weights each instance of the weight home keeps (its tile; 0: none)."""
+        home = self.weight_home
+        if home is None:
+            return 0.0
+        level = self.arch.inner_first[home]
+        return float(self.batch.counts.tile_words[home, Operand.W, 0]) * level.bits(Operand.W)
 
     @property
     def bound(self) -> Literal["compute", "memory"]:

@@ -14,8 +14,8 @@ mapping of another layer of the same shape, then ``default``::
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
 from pathlib import Path
@@ -113,10 +113,12 @@ def _home(arch: Arch, operand: Operand) -> StorageLevel | None:
 
 
 @dataclass
-class _Plan:
-    """What ``on_chip_runs`` decides, entry by entry: ``head[i]``, the MAC layer on whose
-    output path a fused post-processing entry runs (None: not fused); ``kept[(p, c)]``,
-    whether entry ``c`` reads entry ``p``'s output on chip."""
+class RunPlan:
+    """What ``plan_runs`` decides, entry by entry: ``base[i]``, the mapping a MAC entry runs
+    under (its shape's, or the one that holds its weights); ``resident``, the entries whose
+    weights stay on chip across batches; ``head[i]``, the MAC layer on whose output path a
+    fused post-processing entry runs (None: not fused); ``kept[(p, c)]``, whether entry
+    ``c`` reads entry ``p``'s output on chip."""
 
     network: Network
     base: list[Result | None]
@@ -125,6 +127,17 @@ class _Plan:
     consumers: list[tuple[int, ...]]
     head: list[int | None]
     kept: dict[tuple[int, int], bool]
+    resident: set[int] = field(default_factory=set)
+
+    def reserved_bits(self, i: int, li: int, besides: Collection[int] = ()) -> float:
+        """Bits of weights staying at level ``li`` of each instance of entry ``i``'s design
+        (its group: a pipeline's stage), those of the entries ``besides`` left out."""
+        arch = self.archs[i]
+        return sum(
+            _held_bits(self, r)
+            for r in self.resident
+            if self.archs[r] is arch and r not in besides and _home_of(self, r) == li
+        )
 
     def unit(self, i: int) -> int:
         """The entry heading the chain ``i`` runs in (itself unless fused)."""
@@ -156,7 +169,7 @@ def fused_heads(
     producers: list[tuple[int, ...]],
     consumers: list[tuple[int, ...]],
 ) -> list[int | None]:
-    """``head[i]`` of every entry (``_Plan``): a post-processing entry the unit can run on
+    """``head[i]`` of every entry (``RunPlan``): a post-processing entry the unit can run on
     its producer's outputs (``fusable``), right after a MAC entry or an entry fused into
     one, that reads the output of the entry before it, which nothing else reads, on the
     same design (a pipeline's stage), neither repeating."""
@@ -203,7 +216,7 @@ def _homes(arch: Arch) -> list[tuple[int, StorageLevel]] | None:
     ]
 
 
-def _activation_bits(plan: _Plan, p: int) -> float:
+def _activation_bits(plan: RunPlan, p: int) -> float:
     """Bits of entry ``p``'s output kept on chip: at the input width of the global buffer."""
     arch = plan.archs[p]
     in_home = _home(arch, Operand.I)
@@ -211,7 +224,7 @@ def _activation_bits(plan: _Plan, p: int) -> float:
     return plan.network.layers[p].layer.operand_size(Operand.O) * in_home.bits(Operand.I)
 
 
-def _passes(plan: _Plan, p: int, c: int) -> bool:
+def _passes(plan: RunPlan, p: int, c: int) -> bool:
     """Whether the mappings pass ``p``'s output through the global buffer to ``c`` (a mapping
     that bypasses it does not; a post-processing layer reads and writes it)."""
     arch = plan.archs[p]
@@ -224,7 +237,7 @@ def _passes(plan: _Plan, p: int, c: int) -> bool:
     return out_ok and in_ok
 
 
-def _fits_next(plan: _Plan, p: int, c: int) -> bool:
+def _fits_next(plan: RunPlan, p: int, c: int) -> bool:
     """The rule between neighbours (``NetworkResult.runs``): ``p``'s output together with
     the larger of what either side keeps in the global buffer besides it."""
     homes = _homes(plan.archs[p])
@@ -237,12 +250,13 @@ def _fits_next(plan: _Plan, p: int, c: int) -> bool:
         # the fewer instances of either side's arch (a pipeline's neighbours run on groups of
         # a package's chiplets: ``magnet.mapper.pipeline``)
         instances = min(plan.archs[i].inner_first[li].instances for i in (p, c))
-        if lvl.capacity_bits is None or bits + others > lvl.capacity_bits * instances:
+        weights = plan.reserved_bits(p, li, besides=(plan.unit(p), c)) * instances
+        if lvl.capacity_bits is None or bits + others + weights > lvl.capacity_bits * instances:
             return False
     return True
 
 
-def _fits_span(plan: _Plan, p: int, c: int, live: dict[int, float]) -> bool:
+def _fits_span(plan: RunPlan, p: int, c: int, live: dict[int, float]) -> bool:
     """The rule for an activation read later than by the next layer (a residual add's
     shortcut, a projection's input): the global buffer holds it, from the layer that makes
     it to the one that reads it, together with what every layer in between (both ends
@@ -268,27 +282,138 @@ def _fits_span(plan: _Plan, p: int, c: int, live: dict[int, float]) -> bool:
             if h != plan.unit(p) and plan.output_kept(t):
                 held.append(_activation_bits(plan, t))
             need = bits + _room(plan.base[h], li, lvl, None) + sum(held) + live.get(h, 0.0)
+            need += plan.reserved_bits(h, li, besides=(h,)) * lvl.instances
             if lvl.capacity_bits is None or need > lvl.capacity_bits * lvl.instances:
                 return False
     return True
 
 
-def on_chip_runs(
-    network: Network, base: list[Result | None], archs: list[Arch], costs: ArchCosts
-) -> list[Run]:
-    """Every entry of ``network`` as it runs (the rule: ``NetworkResult.runs``): ``base``
-    holds each MAC entry's result mapped alone (None for a post-processing entry), ``archs``
-    the design each entry runs on (a pipeline's stage), ``costs`` their prices."""
+def _home_of(plan: RunPlan, i: int) -> int | None:
+    """The level entry ``i``'s weights stay in when they stay (``Result.weight_home``)."""
+    run = plan.base[i]
+    return None if run is None else run.weight_home
+
+
+def _held_bits(plan: RunPlan, i: int) -> float:
+    """Bits of entry ``i``'s weights (all its repeats) on each instance of their home, the
+    layers spread evenly over the home's instances (``NetworkResult.runs``)."""
+    run = plan.base[i]
+    if run is None or run.weight_home is None:
+        return 0.0
+    home = run.weight_home
+    used = float(run.batch.counts.instances[home, 0]) / run.arch.inner_first[home].instances
+    return run.held_weight_bits * used * plan.network.layers[i].repeat
+
+
+def _weights_fit(plan: RunPlan, arch: Arch) -> bool:
+    """Whether the weights staying on ``arch`` (a group: every entry on that design) leave
+    every entry room for its own tiles: at each level, on each instance, the other layers'
+    staying weights (and the entry's other repeats'), spread evenly, with what the entry's
+    mapping keeps there."""
+    group = [i for i, a in enumerate(plan.archs) if a is arch and plan.base[i] is not None]
+    homes = {_home_of(plan, r) for r in plan.resident if plan.archs[r] is arch}
+    for li in homes:
+        assert li is not None
+        level = arch.inner_first[li]
+        if level.capacity_bits is None:
+            continue
+        reserved = plan.reserved_bits(group[0], li)
+        for j in group:
+            run = plan.base[j]
+            assert run is not None
+            own = 0.0
+            if j in plan.resident and run.weight_home == li:
+                own = _held_bits(plan, j) / plan.network.layers[j].repeat
+            if reserved - own + _room(run, li, level, None) > level.capacity_bits:
+                return False
+    return True
+
+
+def _stay(plan: RunPlan, holding: list[Result | None]) -> None:
+    """Decide which entries' weights stay on chip across batches (``NetworkResult.runs``):
+    greedily, the most cycles then energy saved per bit held first, each where the design
+    still leaves every layer room (``_weights_fit``) and the network's energy-delay product
+    gains (to first order: the energy saved over the network's, plus the cycles saved over
+    its). ``holding[i]``: the mapping of entry ``i``'s shape that holds its weights (None:
+    none), which then runs every entry of that shape on that design."""
+    entries = plan.network.layers
+    runs = {i: r for i, r in enumerate(plan.base) if r is not None}
+    energy = sum(r.energy_pj * entries[i].repeat for i, r in runs.items())
+    cycles = sum(r.latency_cycles * entries[i].repeat for i, r in runs.items())
+
+    def twins(i: int) -> list[int]:  # the entries of i's shape on i's design: one mapping
+        key = entries[i].layer.shape_key()
+        return [
+            j
+            for j in runs
+            if plan.archs[j] is plan.archs[i] and entries[j].layer.shape_key() == key
+        ]
+
+    def priced(j: int, run: Result, stays: bool) -> Result:
+        return run.with_on_chip(("weights",)) if stays else run
+
+    def gain(i: int, held: Result) -> tuple[float, float]:  # (energy, cycles) saved
+        de = dc = 0.0
+        for j in twins(i):
+            before, after = plan.base[j], priced(j, held, j == i or j in plan.resident)
+            assert before is not None
+            before = priced(j, before, j in plan.resident)
+            de += (before.energy_pj - after.energy_pj) * entries[j].repeat
+            dc += (before.latency_cycles - after.latency_cycles) * entries[j].repeat
+        return de, dc
+
+    def order(i: int) -> tuple[float, float]:
+        held = holding[i]
+        assert held is not None
+        de, dc = gain(i, held)
+        bits = held.held_weight_bits * entries[i].repeat
+        return -dc / bits, -de / bits
+
+    candidates = [i for i in runs if (h := holding[i]) is not None and h.held_weight_bits > 0]
+    for i in sorted(candidates, key=order):
+        held = holding[i]
+        assert held is not None
+        de, dc = gain(i, held)
+        if de / max(energy, 1e-30) + dc / max(cycles, 1) <= 0:  # a free design: 0 pJ
+            continue
+        before = {j: plan.base[j] for j in twins(i)}
+        for j in before:
+            plan.base[j] = held
+        plan.resident.add(i)
+        if not _weights_fit(plan, plan.archs[i]):
+            plan.resident.discard(i)
+            for j, run in before.items():
+                plan.base[j] = run
+
+
+def plan_runs(
+    network: Network,
+    base: list[Result | None],
+    archs: list[Arch],
+    holding: list[Result | None] | None = None,
+) -> RunPlan:
+    """How every entry of ``network`` runs (the rule: ``NetworkResult.runs``): ``base``
+    holds each MAC entry's result mapped alone (None for a post-processing entry),
+    ``archs`` the design each entry runs on (a pipeline's stage), ``holding`` each MAC
+    entry's mapping that holds its weights, if any (``MapOutcome.holding``)."""
     producers, consumers = network.edges()
     entries = network.layers
-    plan = _Plan(
+    plan = RunPlan(
         network,
-        base,
+        list(base),
         archs,
         producers,
         consumers,
         fused_heads(network, archs, producers, consumers),
         {},
+    )
+    given = holding or [None] * len(base)
+    _stay(
+        plan,
+        [
+            h or (r if r is not None and r.holds_weights else None)
+            for h, r in zip(given, base, strict=True)
+        ],
     )
     single = [e.repeat == 1 for e in entries]
     # neighbours first: a chain's output read by the next chain as its only input
@@ -309,13 +434,14 @@ def on_chip_runs(
                 plan.kept[(t, c)] = True
                 for h in {plan.unit(i) for i in range(plan.unit(t) + 1, plan.unit(c))}:
                     live[h] = live.get(h, 0.0) + _activation_bits(plan, t)
-    return _priced(plan, costs)
+    return plan
 
 
-def _priced(plan: _Plan, costs: ArchCosts) -> list[Run]:
+def price_plan(plan: RunPlan, costs: ArchCosts, first: bool = False) -> list[Run]:
     """Every entry priced with the plan's traffic: MAC entries again with the DRAM traffic
-    the network keeps on chip, post-processing entries on the unit (fused ones overlapped
-    with their chain)."""
+    the network keeps on chip (``first``: the first batch of a stream, which loads the
+    weights that stay), post-processing entries on the unit (fused ones overlapped with
+    their chain)."""
     entries = plan.network.layers
     runs: list[Run] = []
     chain: Chain | None = None
@@ -329,6 +455,8 @@ def _priced(plan: _Plan, costs: ArchCosts) -> list[Run]:
                 kept.append("inputs")
             if plan.output_kept(plan.tail(i)):
                 kept.append("outputs")
+            if i in plan.resident and not first:
+                kept.append("weights")
             run = r.with_on_chip(kept)
             runs.append(run)
             chain = Chain.of(run.batch)
@@ -365,6 +493,9 @@ class NetworkResult:
     costs: ArchCosts
     by_shape: dict[ShapeKey, Result]  # Layer.shape_key() -> result
     dataflow: str | None = None
+    #: each shape's best mapping that holds its weights (``MapOutcome.holding``), where the
+    #: mapper found one; a shape's own result holds them or not (``Result.holds_weights``)
+    holding: dict[ShapeKey, Result] = field(default_factory=dict)
 
     def result(self, layer: Layer) -> Result:
         """The mapping of ``layer``'s shape as mapped alone (its activations in DRAM); a
@@ -406,15 +537,77 @@ class NetworkResult:
         layer whose every reader reads it on chip writes no output to DRAM (nor reads
         partial sums back: the region that holds the whole activation holds them). The
         on-chip traffic is charged as the mappings count it: i's output leaves the global
-        buffer and i + 1's input enters it, as a copy between its regions would. Weights are
-        not carried between layers (each layer has its own); a batch is the N of each
-        layer's loop nest, so weights resident across a batch are the mapping's own reuse.
-        Energy and latency (DRAM cycles, and static energy over the shorter run) are priced
-        again with the DRAM traffic that is left.
+        buffer and i + 1's input enters it, as a copy between its regions would. Energy and
+        latency (DRAM cycles, and static energy over the shorter run) are priced again with
+        the DRAM traffic that is left.
+
+        Weights that stay. The network runs on a stream of batches; a layer's weights stay
+        on chip from one batch to the next when its mapping holds them (each instance of the
+        outermost on-chip level keeping weights, their home, keeps one tile of them for the
+        whole layer: ``Result.holds_weights``) and the home still leaves every layer of the
+        design room: on each instance, the weights that stay (every repeat's) and what the
+        running layer's mapping keeps there. The layers are taken greedily, those saving the
+        most cycles, then energy, per bit held first, each kept where the network's
+        energy-delay product gains (to first order). A shape has one mapping: the mapper's
+        best, or its best that holds its weights (``MapOutcome.holding``, chosen by the
+        objective with the weights staying) for every layer of the shape once one of them
+        keeps its weights. Such a layer reads no weights from DRAM, fills no weights into
+        their home and sends none over the fan-outs above it (a package's links among
+        them); the first batch of the stream loads them as any batch did
+        (``first_runs``). Where the home also holds activations (the global buffer of some
+        designs), the weights that stay take their room there. Per instance, not pooled:
+        each layer's tiles are taken to sit on the same instances (an upper bound on the
+        room they take; a placement spreading the layers that use few instances over the
+        idle ones could hold more).
         """
+        return price_plan(self.plan, self.costs)
+
+    @cached_property
+    def plan(self) -> RunPlan:
+        """How each entry runs (``runs``): its mapping, the weights that stay, the
+        activations kept on chip."""
         entries = self.network.layers
         base = [None if e.layer.is_postprocess else self.result(e.layer) for e in entries]
-        return on_chip_runs(self.network, base, [self.arch] * len(entries), self.costs)
+        holding = [
+            None if e.layer.is_postprocess else self.holding.get(e.layer.shape_key())
+            for e in entries
+        ]
+        return plan_runs(self.network, base, [self.arch] * len(entries), holding)
+
+    @cached_property
+    def first_runs(self) -> list[Run]:
+        """Each entry as it runs for the first batch of a stream: as ``runs``, but loading
+        the weights that stay from DRAM."""
+        return price_plan(self.plan, self.costs, first=True)
+
+    @property
+    def first_latency_cycles(self) -> int:
+        """Cycles of the first batch of a stream, which loads the weights that stay."""
+        return self.latency_cycles + sum(
+            (f.latency_cycles - r.latency_cycles) * e.repeat
+            for f, r, e in zip(self.first_runs, self.runs, self.network.layers, strict=True)
+        )
+
+    @property
+    def first_energy_pj(self) -> float:
+        """Energy of the first batch of a stream, which loads the weights that stay."""
+        return self.energy_pj + sum(
+            (f.energy_pj - r.energy_pj) * e.repeat
+            for f, r, e in zip(self.first_runs, self.runs, self.network.layers, strict=True)
+        )
+
+    @property
+    def weights_on_chip_bytes(self) -> float:
+        """Bytes of weights that stay on chip across batches (every copy: a weight held by
+        several instances counts once per instance)."""
+        plan, entries = self.plan, self.network.layers
+        total = 0.0
+        for i in plan.resident:
+            run = plan.base[i]
+            assert run is not None and run.weight_home is not None
+            instances = run.batch.counts.instances[run.weight_home, 0]
+            total += run.held_weight_bits * instances * entries[i].repeat / 8
+        return total
 
     @property
     def macs(self) -> int:
@@ -503,9 +696,21 @@ class NetworkResult:
                 energy_pj_by_category=r.energy_pj_by_category,
                 partition=r.partition,
                 nop_bytes=r.nop_bytes,
+                weights_at=self._weights_at(i),
             )
-            for r, e in self._entries()
+            for i, (r, e) in enumerate(self._entries())
         ]
+
+    def _weights_at(self, i: int) -> str | None:
+        """Where entry ``i``'s weights live across a stream of batches: the level they stay
+        in, ``DRAM`` (read again every batch), None for a post-processing layer."""
+        run = self.plan.base[i]
+        if run is None:
+            return None
+        home = run.weight_home
+        if i in self.plan.resident and home is not None:
+            return self.arch.inner_first[home].name
+        return self.arch.levels[0].name
 
     def record(self) -> NetworkRecord:
         """The network as a ``NetworkRecord`` (what ``--json`` prints and a search stores)."""
@@ -557,8 +762,13 @@ class NetworkResult:
             area_mm2_by_component=self.costs.area_mm2_by_component,
             layers=self.rows(),
             mappings={
-                r.layer.shape_str(): r.mapping.to_data()["mapping"] for r in self.by_shape.values()
+                r.layer.shape_str(): r.mapping.to_data()["mapping"]
+                for r in reversed(self.plan.base)  # each shape's mapping as it runs
+                if r is not None
             },
+            first_latency_s=self.first_latency_cycles / (self.arch.clock_ghz * 1e9),
+            first_energy_pj=self.first_energy_pj,
+            weights_on_chip_bytes=self.weights_on_chip_bytes,
         )
 
 

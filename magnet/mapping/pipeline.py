@@ -34,7 +34,7 @@ from functools import cached_property
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.errors import MagnetError
 from magnet.mapping.evaluate import Result
-from magnet.mapping.network import NetworkResult, Run, on_chip_runs
+from magnet.mapping.network import NetworkResult, RunPlan, plan_runs
 from magnet.mapping.records import NetworkRecord, PipelineStage
 from magnet.workload.dims import Operand
 from magnet.workload.layer import ShapeKey
@@ -68,21 +68,29 @@ class PipelineResult(NetworkResult):
 
     stages: tuple[Stage, ...] = ()
     bands: dict[int, dict[ShapeKey, Result]] = field(default_factory=dict)
+    #: each band height's mappings that hold their weights, by layer shape
+    #: (``MapOutcome.holding``)
+    band_holding: dict[int, dict[ShapeKey, Result]] = field(default_factory=dict)
 
     @cached_property
-    def runs(self) -> list[Run]:
+    def plan(self) -> RunPlan:
         """Each entry as it runs on its stage's band, activations kept on chip between
-        neighbours, across stage boundaries too (over the NoP); a post-processing entry on
-        its band's units."""
+        neighbours, across stage boundaries too (over the NoP), weights staying where the
+        stage's band holds them (each stage a design of its own: ``NetworkResult.runs``); a
+        post-processing entry on its band's units."""
         entries = self.network.layers
         base: list[Result | None] = []
+        holding: list[Result | None] = []
         archs: list[Arch] = []
         for s in self.stages:
+            band = s.arch.model_copy()  # a design of its own: stages of one height are apart
             for i in range(s.start, s.end):
-                layer = entries[i].layer
-                base.append(None if layer.is_postprocess else self.bands[s.rows][layer.shape_key()])
-                archs.append(s.arch)
-        return on_chip_runs(self.network, base, archs, self.costs)
+                key = entries[i].layer.shape_key()
+                post = entries[i].layer.is_postprocess
+                base.append(None if post else self.bands[s.rows][key])
+                holding.append(None if post else self.band_holding.get(s.rows, {}).get(key))
+                archs.append(band)
+        return plan_runs(self.network, base, archs, holding)
 
     @cached_property
     def stage_cycles(self) -> list[int]:

@@ -34,6 +34,14 @@ its buffer, clock and leakage are in ``memory``, ``clock`` and ``static``), a la
 ``unit_ops`` count the unit's operations), a row's ``fused_into`` (the MAC layer whose output
 path ran it) and a network's ``skipped_ops`` (ONNX operators left out on request). Readers
 take records of earlier versions, which lack these (``kind`` None: a MAC layer).
+Version 7 (weights that stay on chip across a stream of batches, ``magnet.mapping.network``):
+a row's ``weights_at`` (the level a layer's weights stay in, loaded once for the stream, or
+``DRAM``: read again for every batch; None: a post-processing layer, or an earlier record),
+and a network's ``first_latency_s`` and ``first_energy_pj`` (the first batch of a stream,
+which loads the weights that stay; ``latency_s`` and ``energy_pj`` are a batch's in the steady
+state, with them on chip) and ``weights_on_chip_bytes`` (the weights that stay, every copy);
+``mappings`` holds the mapping each shape runs under (the one holding its weights, when
+some of its layers keep them).
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ from pydantic import ConfigDict
 from magnet.strict import Strict
 
 #: The version of every record's shape (see the module docstring).
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 #: Energy categories only some designs or workloads spend in, shown only when spent: a
 #: package's links (a chip's records have them at 0) and a post-processing unit's operations
 #: (0 for a network of MAC layers only).
@@ -87,7 +95,7 @@ class LayerRecord(_Record):
     """One layer under one mapping on one design (a post-processing layer: on the design's
     post-processing unit, without a mapping; ``unit_ops``: its operations by kind)."""
 
-    schema_version: Literal[6] = SCHEMA_VERSION
+    schema_version: Literal[7] = SCHEMA_VERSION
     record: Literal["layer"] = "layer"
     layer: str
     kind: str
@@ -148,6 +156,7 @@ class LayerRow(_Record):
     energy_pj_by_category: dict[str, float]
     partition: dict[str, int]
     nop_bytes: float
+    weights_at: str | None = None
 
 
 class PipelineStage(_Record):
@@ -173,7 +182,7 @@ class NetworkRecord(_Record):
     bandwidth at its word width; None when unlimited: ``Arch.dram_bytes_per_cycle``).
     """
 
-    schema_version: Literal[6] = SCHEMA_VERSION
+    schema_version: Literal[7] = SCHEMA_VERSION
     record: Literal["network"] = "network"
     network: str
     arch: str
@@ -210,3 +219,6 @@ class NetworkRecord(_Record):
     layers: list[LayerRow]
     mappings: dict[str, list[dict[str, Any]]]
     pipeline: list[PipelineStage] | None = None
+    first_latency_s: float | None = None
+    first_energy_pj: float | None = None
+    weights_on_chip_bytes: float = 0.0

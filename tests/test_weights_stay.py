@@ -1,0 +1,85 @@
+"""Weights that stay on chip across a stream of batches (``magnet.mapping.network``)."""
+
+from __future__ import annotations
+
+import pytest
+
+import magnet as mg
+from magnet.api import design as build
+from magnet.mapper.network import holding_design
+from magnet.workload.layer import Layer
+from magnet.workload.network import Network
+
+# two 3x3 convs of 32 channels on 14 x 14: 9,216 weight bytes each (32 x 32 x 3 x 3)
+A = Layer(name="a", K=32, C=32, P=14, Q=14, R=3, S=3)
+B = Layer(name="b", K=32, C=32, P=14, Q=14, R=3, S=3)
+
+
+def _pair(**params: object) -> mg.NetworkResult:
+    arch = mg.templates.simba(**params)
+    return mg.evaluate(Network.of("pair", [A, B]), arch, dataflow="os-local-ws")
+
+
+def test_weights_that_fit_are_read_once_per_stream() -> None:
+    # simba-chip's weight buffers: 16 PEs x 32 KiB = 512 KiB hold both layers' 18,432
+    # bytes; a batch in the steady state reads no weights from DRAM, the first batch reads
+    # each layer's 9,216 bytes once
+    result = _pair()
+    record = result.record()
+    assert [r.weights_at for r in record.layers] == ["WeightBuffer", "WeightBuffer"]
+    assert [r.off_chip for r in record.layers] == [["inputs"], ["outputs"]]
+    steady = sum(r.dram_bytes for r in result.runs)
+    first = sum(r.dram_bytes for r in result.first_runs)
+    assert first - steady == 2 * 9_216
+    assert record.first_energy_pj > record.energy_pj
+    assert record.first_latency_s >= record.latency_s
+    assert record.weights_on_chip_bytes >= 2 * 9_216  # every copy counted
+
+
+def test_weights_that_do_not_fit_are_read_every_batch() -> None:
+    # 16 PEs x 640 bytes = 10,240 bytes of weight buffers, 80 bytes = 640 bits per vector
+    # unit: one layer's 9,216 bytes spread over the 128 vector units take 576 bits of each,
+    # and the other layer running beside them needs its own tile there, at least 9,216 / 128
+    # = 72 weights = 576 bits: 1,152 > 640, so neither stays; both read their weights from DRAM for
+    # every batch and the first batch is any batch
+    result = _pair(weight_buffer=640)
+    record = result.record()
+    assert [r.weights_at for r in record.layers] == ["DRAM", "DRAM"]
+    assert all("weights" in r.off_chip for r in record.layers)
+    assert record.first_latency_s == record.latency_s
+    assert record.first_energy_pj == record.energy_pj
+    assert record.weights_on_chip_bytes == 0
+
+
+def test_a_held_design_loops_over_no_weight_dimension_above_the_weight_buffer() -> None:
+    # os-local-ws lets DRAM loop over G, N, P, Q, K and C and the global buffer over G, N,
+    # P, Q; with the weights held (NVIDIA's simba-chip.cfg: DRAM and the global buffer over
+    # P and Q only; magnet's PIXELS include the batch N), neither loops over a dimension
+    # that indexes the weights (G, K, C, R, S)
+    d = build(mg.templates.simba(), "os-local-ws")
+    held = holding_design(d)
+    assert held is not None
+    rules = {r.level: r.temporal for r in held.dataflow.rules}
+    assert rules["DRAM"] == rules["GlobalBuffer"] == ("N", "P", "Q")
+    assert rules["InputBuffer"] == ()
+
+
+def test_a_post_processing_row_has_no_weights() -> None:
+    from magnet.workload.layer import postprocess
+
+    relu = postprocess("r", kind="activation", op="relu", channels=32, height=14, width=14)
+    result = mg.evaluate(Network.of("n", [A, relu]), mg.templates.simba(), dataflow="os-local-ws")
+    rows = result.record().layers
+    assert rows[0].weights_at == "WeightBuffer" and rows[1].weights_at is None
+
+
+@pytest.mark.parametrize("preset", ["simba-package-4"])
+def test_a_package_keeps_weights_in_every_chiplet(preset: str) -> None:
+    # 4 chiplets x 512 KiB: the pair's weights stay, and no weight crosses the links in the
+    # steady state (its NoP bytes are the first batch's less the weights' trips)
+    result = mg.evaluate(Network.of("pair", [A, B]), mg.load_arch(preset), dataflow="os-local-ws")
+    record = result.record()
+    assert all(r.weights_at == "WeightBuffer" for r in record.layers)
+    steady = sum(r.nop_bytes for r in result.runs)
+    first = sum(r.nop_bytes for r in result.first_runs)
+    assert first - steady >= 2 * 9_216  # every weight crossed at least one link
