@@ -156,14 +156,15 @@ def test_simba_package(tmp_path: Path) -> None:
     assert summary["weights_bytes"] == 25_502_912 and lp["dram_gb_per_s"] == pytest.approx(25.6)
     kept = lp["weights_kept_share"]
     assert 0.1 < kept < 18.9e6 / 25_502_912
-    assert lp["dram_bound"] and lp["dram_bound_share"] > 0.5
+    assert lp["dram_bound_share"] > 0.3  # DRAM still sets the pace of a third of the time
     assert 25.6e9 / 25_502_912 < lp["images_per_s"] <= 25.6e9 / ((1 - kept) * 25_502_912)
     assert lp["first_latency_ms"] > lp["latency_ms"]
     assert 0.4 <= lp["images_per_s"] / 1988 <= 0.8
-    # 36 chiplets against 4 on LPDDR4: 4 chiplets' 2.1 MB of weight buffers keep nothing
-    # (each layer's mapping alone fills its weight buffers: README), 36 keep a share
+    # 36 chiplets against 4 on LPDDR4: 4 chiplets' 2.1 MB of weight buffers keep at most 8 %
+    # of the weights, 36 chiplets' 18.9 MB a larger share: more than 1.5x the images/s
     four = _package_row(summary, "lpddr4", 4)
-    assert four["weights_kept_share"] < 0.01 and lp["images_per_s"] / four["images_per_s"] > 1.5
+    assert four["weights_kept_share"] < 2.1e6 / 25_502_912 < kept
+    assert lp["images_per_s"] / four["images_per_s"] > 1.5
     # unlimited DRAM is a bound, not Simba: 5x to 9x MICRO 2019's 1,988 images/s (Simba's
     # 1,988 x 8.18 GOP = 16.3 TOPS is 12.7 % of its 128; magnet's bound uses > 60 % of 144.5);
     # weights staying on chip save it no time (DRAM is free), the first image is as fast
@@ -220,10 +221,10 @@ def test_simba_package_committed_results_say_where_the_nop_dominates() -> None:
     assert summary["quick"] is False
     assert [r["chiplets"] for r in summary["rows"][:7]] == [1, 2, 4, 8, 16, 32, 36]
     # the full run (experiments/README.md): the NoP outspends the MACs from 2 chiplets on
-    # every DRAM, and takes more than half of the package's energy (DRAM excluded) from 16
-    # chiplets on HBM2 and unlimited DRAM, from 32 on LPDDR4 (fine clock gating: a chiplet
-    # waiting for DRAM clocks only its gating cells, so the links' share grows sooner than
-    # under model v2's ungated clock, which put it past half only from 32 on unlimited DRAM)
+    # every DRAM, and takes more than half of the package's energy (DRAM excluded) from 32
+    # chiplets on HBM2 and unlimited DRAM, never on LPDDR4 (the weights that stay on chip no
+    # longer cross the links for every image: before they stayed, HBM2 and unlimited DRAM
+    # passed half from 16 chiplets, LPDDR4 from 32)
     found = summary["nop_dominates"]
     assert found["share"] == 0.5
     assert {s: f["nop_over_math_from"] for s, f in found.items() if s != "share"} == {
@@ -231,9 +232,9 @@ def test_simba_package_committed_results_say_where_the_nop_dominates() -> None:
         "hbm2": 2,
         "stall-free": 2,
     }
-    assert found["stall-free"]["nop_over_share_from"] == 16
-    assert found["hbm2"]["nop_over_share_from"] == 16
-    assert found["lpddr4"]["nop_over_share_from"] == 32
+    assert found["stall-free"]["nop_over_share_from"] == 32
+    assert found["hbm2"]["nop_over_share_from"] == 32
+    assert found["lpddr4"]["nop_over_share_from"] is None
     # non-uniform partitioning's gain grows with the hop latency, from nothing at 0 (the
     # template's assumption) to under 1 % at UCIe 1.0's 2 ns PHY bound [PQ]; Simba's "up to
     # 16 %" covers three tiling optimisations together [P]

@@ -38,10 +38,10 @@ def test_weights_that_fit_are_read_once_per_stream() -> None:
 
 def test_weights_that_do_not_fit_are_read_every_batch() -> None:
     # 16 PEs x 640 bytes = 10,240 bytes of weight buffers, 80 bytes = 640 bits per vector
-    # unit: one layer's 9,216 bytes spread over the 128 vector units take 576 bits of each,
-    # and the other layer running beside them needs its own tile there, at least 9,216 / 128
-    # = 72 weights = 576 bits: 1,152 > 640, so neither stays; both read their weights from DRAM for
-    # every batch and the first batch is any batch
+    # unit. Each layer's tile there is at least 9,216 / 128 = 72 weights = 576 bits, so the
+    # region the running layer needs leaves at most 640 - 576 = 64 bits for the weights that
+    # stay, less than the other layer's 576-bit tile: neither stays; both read their weights
+    # from DRAM for every batch and the first batch is any batch
     result = _pair(weight_buffer=640)
     record = result.record()
     assert [r.weights_at for r in record.layers] == ["DRAM", "DRAM"]

@@ -240,7 +240,8 @@ def _speed_why(at: dict[str, dict[str, Any]], micro: dict[str, Any], net: mg.Net
     floor = lp["dram_gb_per_s"] * 1e9 / weights_b
     silicon_util = micro["images_per_s"] * 2 * net.macs / (micro["peak_tops"] * 1e12)
     return (
-        f"lpddr4 (magnet's default DRAM; Simba's DRAM is not in the notes [NF]) is DRAM-bound: "
+        f"lpddr4 (magnet's default DRAM; Simba's DRAM is not in the notes [NF]): DRAM sets the "
+        f"pace of {lp['dram_bound_share']:.0%} of the latency; "
         f"{lp['weights_kept_share']:.0%} of ResNet-50's {weights_b / 1e6:.1f} MB of 8-bit "
         f"weights stay in the 36 chiplets' weight buffers across images, the rest is read "
         f"again for every image through {lp['dram_gb_per_s']:.1f} GB/s (all of them would cap "

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
+import inspect
 import math
 import time
 from abc import ABC, abstractmethod
@@ -55,6 +56,7 @@ from magnet.mapping.records import LayerRecord, MapperStats
 from magnet.registry import BUILT_IN, ENTRY_POINT, Registry, plugin_errors
 from magnet.strict import Public
 from magnet.units import check_seed, real_number, whole_number
+from magnet.workload.dims import Operand
 from magnet.workload.layer import Layer
 
 ENTRY_POINT_GROUP = "magnet.mappers"
@@ -174,8 +176,12 @@ class Tracker:
         objective: Objective,
         budget: Budget,
         progress: Progress | None = None,
+        staying: bool = False,
     ):
         self.space, self.design, self.objective, self.budget = space, design, objective, budget
+        #: score mappings with their weights staying on chip across batches (those that
+        #: hold them: ``magnet.mapping.evaluate.holds_weights``)
+        self.on_chip = (Operand.W,) if staying else ()
         self.progress = progress
         self.start = time.perf_counter()
         self.evaluated = 0
@@ -199,7 +205,9 @@ class Tracker:
         if batch.size == 0:
             return np.zeros(0)
         space = self.space
-        result = evaluate_batch(space.layer, space.arch, batch, self.design.costs)
+        result = evaluate_batch(
+            space.layer, space.arch, batch, self.design.costs, on_chip=self.on_chip
+        )
         ok = space.structure_ok(batch) & result.valid
         scores: Scores = np.where(ok, self.objective.score(result), np.inf)
         self.evaluated += batch.size
@@ -248,6 +256,10 @@ class MapOutcome:
     #: it does, else the best of a search with the weights held (``map_network``); None:
     #: none found
     holding: Result | None = None
+    #: the best mapping found that keeps at most ``LEAN_SHARE`` of the weight home (None:
+    #: the best does, or none found): a layer whose weights do not stay runs under it to
+    #: leave the home to those that do (``magnet.mapper.network.lean_design``)
+    lean: Result | None = None
 
     @property
     def ok(self) -> bool:
@@ -266,7 +278,8 @@ class MapOutcome:
             return self
         result = None if self.result is None else replace(self.result, layer=layer)
         holding = None if self.holding is None else replace(self.holding, layer=layer)
-        return replace(self, layer=layer, result=result, holding=holding)
+        lean = None if self.lean is None else replace(self.lean, layer=layer)
+        return replace(self, layer=layer, result=result, holding=holding, lean=lean)
 
     def stats(self) -> MapperStats:
         """The search's statistics, as the record keeps them."""
@@ -335,8 +348,11 @@ class Mapper(ABC, Generic[OptionsT]):
         what a caller may pass it beside the objective, seed, budget and progress."""
         return tuple(cls.Options.model_fields)
 
-    def map(self, layer: Layer, design: Design) -> MapOutcome:
-        """The best mapping of ``layer`` on ``design`` (never raises for infeasibility)."""
+    def map(self, layer: Layer, design: Design, *, staying: bool = False) -> MapOutcome:
+        """The best mapping of ``layer`` on ``design`` (never raises for infeasibility);
+        ``staying``: the best as the mapping runs with its weights on chip across batches
+        (where it holds them: ``Result.holds_weights``; its ``result`` is priced as
+        alone)."""
         start = time.perf_counter()
         outcome = MapOutcome("infeasible", layer, design, self.name, self.objective)
         best_score = np.inf
@@ -350,7 +366,7 @@ class Mapper(ABC, Generic[OptionsT]):
             b if b.seconds is None else b.model_copy(update={"seconds": b.seconds / len(union)})
         )
         for searched in union:
-            run = self._search(layer, searched, budget, self._progress(outcome, start))
+            run = self._search(layer, searched, budget, self._progress(outcome, start), staying)
             outcome.mappings_evaluated += run.evaluated
             outcome.valid_mappings += run.valid
             outcome.mapspace_size += run.size
@@ -360,12 +376,18 @@ class Mapper(ABC, Generic[OptionsT]):
                 reasons.append(run.reason or "")
                 continue
             batch, result = run.best
+            view = layer_view(layer, design.arch)
             if searched.arch is not design.arch:  # its best mapping, priced on the design
                 batch = lift(batch, searched.arch, design.arch)
-                result = evaluate_batch(
-                    layer_view(layer, design.arch), design.arch, batch, design.costs
+            if searched.arch is not design.arch or staying:  # and as it runs alone
+                result = evaluate_batch(view, design.arch, batch, design.costs)
+            scored = result
+            if staying:
+                weights = (Operand.W,)
+                scored = evaluate_batch(
+                    view, design.arch, batch, design.costs, on_chip=weights, counts=result.counts
                 )
-            score = float(self.objective.score(result)[0])
+            score = float(self.objective.score(scored)[0])
             if score < best_score:
                 best_score = score
                 outcome.result = Result(
@@ -404,6 +426,7 @@ class Mapper(ABC, Generic[OptionsT]):
         design: Design,
         budget: Budget,
         progress: Progress | None,
+        staying: bool = False,
     ) -> _Run:
         """The search of ``design``'s own mapspace (not its alternatives')."""
         try:
@@ -411,7 +434,7 @@ class Mapper(ABC, Generic[OptionsT]):
         except DesignInfeasible as exc:
             return _Run(reason=str(exc))
         self.prepare(space)
-        tracker = Tracker(space, design, self.objective, budget, progress)
+        tracker = Tracker(space, design, self.objective, budget, progress, staying)
         with contextlib.suppress(BudgetExhausted):
             self.search(space, tracker, np.random.default_rng(self.seed))
         exhausted = tracker.exhausted
@@ -530,10 +553,18 @@ def get_mapper(name: str | Mapper[Any], **kwargs: Any) -> Mapper[Any]:
         return cls(**kwargs)
 
 
-def guarded_map(mapper: Mapper[Any], layer: Layer, design: Design) -> MapOutcome:
-    """``mapper.map(layer, design)`` as magnet calls it: an exception raised in a plug-in
-    mapper's code is a ``PluginError`` naming the mapper and the layer
-    (``magnet.registry.plugin_errors``), never an infeasible layer or bad input."""
+def guarded_map(
+    mapper: Mapper[Any], layer: Layer, design: Design, *, staying: bool = False
+) -> MapOutcome:
+    """``mapper.map(layer, design)`` as magnet calls it (``staying``: ``Mapper.map``'s): an
+    exception raised in a plug-in mapper's code is a ``PluginError`` naming the mapper and
+    the layer (``magnet.registry.plugin_errors``), never an infeasible layer or bad input."""
     doing = f"mapping layer {layer.name!r} on {design.name!r}"
+    # a plug-in mapper may override ``map`` as it was before ``staying``: it scores as alone
+    takes = "staying" in inspect.signature(mapper.map).parameters
     with plugin_errors("mapper", mapper, doing):
-        return mapper.map(layer, design)
+        return (
+            mapper.map(layer, design, staying=True)
+            if staying and takes
+            else mapper.map(layer, design)
+        )

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from magnet.arch.spec import Arch
 from magnet.arguments import checked_call
 from magnet.dataflow import Dataflow, Rule
-from magnet.design import Design, with_dataflow
+from magnet.design import Design, on_arch, with_dataflow
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
-from magnet.mapping.evaluate import Result, layer_view
+from magnet.mapping.evaluate import Result, evaluate_mapping, layer_view
 from magnet.mapping.network import NetworkResult
 from magnet.mapping.postprocess import require_unit
 from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
@@ -29,6 +31,9 @@ class NetworkOutcome:
     design: Design
     outcomes: dict[ShapeKey, MapOutcome]  # Layer.shape_key() -> outcome
     cached: int = 0  # shapes whose outcome came from the cache
+    #: the mapper's objective, as (energy, latency) weights: what the network's choice of
+    #: the weights that stay minimises (``NetworkResult.objective``)
+    objective: tuple[float, float] = (1.0, 1.0)
 
     @property
     def status(self) -> Literal["mapped", "infeasible", "budget_exhausted"]:
@@ -67,6 +72,8 @@ class NetworkOutcome:
             by_shape,
             dataflow=self.design.dataflow.name,
             holding={k: o.holding for k, o in self.outcomes.items() if o.holding is not None},
+            lean={k: o.lean for k, o in self.outcomes.items() if o.lean is not None},
+            objective=self.objective,
         )
 
     @property
@@ -107,7 +114,7 @@ def map_network(
     known: MutableMapping[tuple[Any, ...], MapOutcome] = {} if cache is None else cache
     key = None if cache is None else (design_identity(design), mapper_identity(m))
     cached = 0
-    held = holding_design(design)
+    held, lean = holding_design(design), lean_design(design)
     for i, (layer, _count, _names) in enumerate(shapes):
         nest = (key, layer_view(layer, design.arch).shape_key())
         if nest in known:
@@ -115,13 +122,32 @@ def map_network(
             if cache is not None:
                 cached += 1
         else:
-            outcome = known[nest] = _with_holding(m, layer, design, held)
+            outcome = known[nest] = _map_shape(m, layer, design, held, lean)
         outcomes[layer.shape_key()] = outcome
         if progress is not None:
             progress(outcome, i + 1, len(shapes))
         if stop_on_failure and not outcome.ok:
             break
-    return NetworkOutcome(network, design, outcomes, cached)
+    weights = (m.objective.energy, m.objective.latency)
+    return NetworkOutcome(network, design, outcomes, cached, weights)
+
+
+#: The share of its weight home a lean mapping may use (``lean_design``): an algorithm's
+#: setting, not a physical figure; the rest is left for the weights that stay.
+LEAN_SHARE = 1 / 8
+
+
+def _home(design: Design) -> int | None:
+    """The index (outermost first) of the design's weight home: its outermost on-chip,
+    non-streaming level keeping weights (None: there is none)."""
+    return next(
+        (
+            i
+            for i, lvl in enumerate(design.arch.levels)
+            if not lvl.is_dram and not lvl.streaming and Operand.W in lvl.kept
+        ),
+        None,
+    )
 
 
 def holding_design(design: Design) -> Design | None:
@@ -131,59 +157,94 @@ def holding_design(design: Design) -> Design | None:
     the whole layer (``Result.holds_weights``), as NVIDIA's Timeloop model of the Simba
     chiplet maps every layer (DRAM and the global buffer loop over P and Q only:
     tests/data/reference/simba.md section 1)."""
-    levels = design.arch.levels  # outermost first
-    home = next(
-        (
-            i
-            for i, lvl in enumerate(levels)
-            if not lvl.is_dram and not lvl.streaming and Operand.W in lvl.kept
-        ),
-        None,
-    )
+    home = _home(design)
     if home is None:
         return None
     free = tuple(d for d in DIMS if Dim[d] not in RELEVANT[Operand.W])
     given = {r.level: r.temporal for r in design.dataflow.rules}
     rules = []
-    for lvl in levels[:home]:
+    for lvl in design.arch.levels[:home]:
         allowed = given.get(lvl.name)
-        rules.append(
-            Rule(
-                level=lvl.name,
-                temporal=free if allowed is None else tuple(d for d in allowed if d in free),
-            )
-        )
+        kept = free if allowed is None else tuple(d for d in allowed if d in free)
+        rules.append(Rule(level=lvl.name, temporal=kept))
     name = f"{design.dataflow.name}, weights held"
     flow = design.dataflow.merged(Dataflow(name=name, rules=tuple(rules)), name=name)
     return with_dataflow(design, flow)
 
 
-def _with_holding(
-    mapper: Mapper[Any], layer: Layer, design: Design, held: Design | None
+def lean_design(design: Design) -> Design | None:
+    """``design`` with its weight home cut to ``LEAN_SHARE`` of its capacity, at the
+    design's prices (None: no bounded home): its mappings leave the rest of every instance
+    of the home to the weights that stay (``magnet.mapping.network``)."""
+    home = _home(design)
+    if home is None or design.arch.levels[home].capacity_bits is None:
+        return None
+    levels = list(design.arch.levels)
+    capacity = levels[home].capacity_bits
+    assert capacity is not None
+    levels[home] = levels[home].model_copy(
+        update={"capacity_bits": max(1, int(capacity * LEAN_SHARE))}
+    )
+    small = design.arch.model_copy(update={"levels": tuple(levels)})
+    return on_arch(design, Arch.model_validate(small.model_dump()))
+
+
+def _map_shape(
+    mapper: Mapper[Any],
+    layer: Layer,
+    design: Design,
+    held: Design | None,
+    lean: Design | None,
 ) -> MapOutcome:
-    """The mapper's outcome for ``layer`` on ``design``, with its ``holding`` mapping: the
-    best mapping when it holds its weights, else the best of a search on ``held``
-    (``holding_design``) when the home's instances together could hold them, priced on
-    ``design``."""
+    """The mapper's outcome for ``layer`` on ``design``, with its ``holding`` mapping (the
+    best mapping when it holds its weights, else the best of a search on ``held``,
+    ``holding_design``, when the home's instances together could hold them) and its
+    ``lean`` one (the best of a search on ``lean``, ``lean_design``, when the best mapping
+    keeps more than that share of the home), both priced on ``design``."""
     outcome = guarded_map(mapper, layer, design)
     best = outcome.result
-    if best is None or held is None:
+    if best is None or best.weight_home is None:
         return outcome
-    if best.holds_weights:
+    mapper = _lighter(mapper, outcome.mappings_evaluated)
+    level = design.arch.inner_first[best.weight_home]
+    if level.capacity_bits is None:
+        return outcome
+    if held is not None and best.holds_weights:
         outcome.holding = best
-        return outcome
-    home = best.weight_home
-    level = None if home is None else design.arch.inner_first[home]
-    view = layer_view(layer, design.arch)
-    if level is None or level.capacity_bits is None:
-        return outcome
-    if view.operand_size(Operand.W) * level.bits(Operand.W) > level.capacity_bits * level.instances:
-        return outcome
-    found = guarded_map(mapper, layer, held)
-    outcome.mappings_evaluated += found.mappings_evaluated
-    if found.result is not None and found.result.holds_weights:
-        outcome.holding = found.result  # same arch and prices: only the dataflow differs
+    elif held is not None and (
+        layer_view(layer, design.arch).operand_size(Operand.W) * level.bits(Operand.W)
+        <= level.capacity_bits * level.instances
+    ):
+        found = guarded_map(mapper, layer, held, staying=True)
+        outcome.mappings_evaluated += found.mappings_evaluated
+        if found.result is not None and found.result.holds_weights:
+            outcome.holding = found.result  # same arch and prices: only the dataflow differs
+    kept = best.batch.counts.tile_words[best.weight_home, :, 0]
+    room = sum(kept[o] * level.bits(o) for o in Operand if best.keep[best.weight_home, o])
+    if lean is not None and room > level.capacity_bits * LEAN_SHARE:
+        found = guarded_map(mapper, layer, lean)
+        outcome.mappings_evaluated += found.mappings_evaluated
+        if found.result is not None:
+            outcome.lean = evaluate_mapping(
+                layer, design.arch, design.costs, found.result.mapping, source="lean mapping"
+            )
     return outcome
+
+
+#: The share of a layer's own search a search for its holding or lean mapping may spend.
+SECONDARY_SHARE = 1 / 4
+
+
+def _lighter(mapper: Mapper[Any], spent: int) -> Mapper[Any]:
+    """``mapper`` with at most ``SECONDARY_SHARE`` of the ``spent`` evaluations of a layer's
+    own search for each further search of it (its own budget, if smaller, still holds)."""
+    cap = max(1, int(spent * SECONDARY_SHARE))
+    own = mapper.budget.evaluations
+    lighter = copy.copy(mapper)
+    lighter.budget = mapper.budget.model_copy(
+        update={"evaluations": cap if own is None else min(own, cap)}
+    )
+    return lighter
 
 
 def design_identity(design: Design) -> str:

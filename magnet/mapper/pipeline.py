@@ -79,6 +79,7 @@ def map_pipeline(
     shapes = len(network.unique_layers(mapped=True))
     bands: dict[int, dict[ShapeKey, Result]] = {}
     holding: dict[int, dict[ShapeKey, Result]] = {}
+    lean: dict[int, dict[ShapeKey, Result]] = {}
     archs, evaluated, cached = {}, 0, 0
     for h in range(1, rows + 1):
         band = design if h == rows else on_arch(design, _band(design, h, fx, fy))
@@ -91,12 +92,14 @@ def map_pipeline(
         out = map_network(network, band, m, progress=step, stop_on_failure=False, cache=cache)
         bands[h] = {k: o.result for k, o in out.outcomes.items() if o.result is not None}
         holding[h] = {k: o.holding for k, o in out.outcomes.items() if o.holding is not None}
+        lean[h] = {k: o.lean for k, o in out.outcomes.items() if o.lean is not None}
         evaluated, cached = evaluated + out.mappings_evaluated, cached + out.cached
-    plans = candidates(network, design.arch, design.costs, archs, bands, holding)
+    weights = (m.objective.energy, m.objective.latency)
+    plans = candidates(network, design.arch, design.costs, archs, bands, holding, lean, weights)
     if not plans:
         reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
         return PipelineOutcome(None, reason, evaluated, cached)
-    priced = (_pipelined(network, design, archs, bands, holding, p) for p in plans)
+    priced = (_pipelined(network, design, archs, bands, holding, lean, weights, p) for p in plans)
     result = min(priced, key=lambda r: (r.interval_cycles, r.latency_cycles))
     return PipelineOutcome(result, None, evaluated, cached)
 
@@ -108,17 +111,28 @@ def candidates(
     archs: dict[int, Arch],
     bands: dict[int, dict[ShapeKey, Result]],
     holding: dict[int, dict[ShapeKey, Result]] | None = None,
+    lean: dict[int, dict[ShapeKey, Result]] | None = None,
+    objective: tuple[float, float] = (1.0, 1.0),
 ) -> list[Plan]:
     """The plans the planner prices as they run, each once (see the module docstring): the
     ``FRONTIER`` best by each estimate, and one stage on all of ``arch``'s rows when every
     layer fits them. ``archs[h]``: the band of ``h`` rows; ``bands[h]``: its results;
-    ``holding[h]``: its mappings that hold their weights."""
+    ``holding[h]`` and ``lean[h]``: its mappings that hold their weights and its lean ones;
+    ``objective``: the mapper's, as (energy, latency) weights."""
     rows = max(archs)
     shapes = len(network.unique_layers(mapped=True))
     # each band running the whole network layer after layer, activations on chip where
     # they fit (a band some layer does not fit has none)
     runs = {
-        h: NetworkResult(network, archs[h], costs, found, holding=(holding or {}).get(h, {}))
+        h: NetworkResult(
+            network,
+            archs[h],
+            costs,
+            found,
+            holding=(holding or {}).get(h, {}),
+            lean=(lean or {}).get(h, {}),
+            objective=objective,
+        )
         for h, found in bands.items()
         if len(found) == shapes
     }
@@ -143,6 +157,8 @@ def _pipelined(
     archs: dict[int, Arch],
     bands: dict[int, dict[ShapeKey, Result]],
     holding: dict[int, dict[ShapeKey, Result]],
+    lean: dict[int, dict[ShapeKey, Result]],
+    objective: tuple[float, float],
     plan: Plan,
 ) -> PipelineResult:
     """``plan`` priced as it runs: each stage's layers on its band's mappings."""
@@ -161,6 +177,8 @@ def _pipelined(
         stages=tuple(Stage(a, b, h, archs[h]) for a, b, h in plan),
         bands=bands,
         band_holding=holding,
+        band_lean=lean,
+        objective=objective,
     )
 
 

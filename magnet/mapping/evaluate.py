@@ -408,7 +408,8 @@ def _without_dram(
 ) -> Counts:
     """``counts`` with no reads, fills or updates of ``operands`` at the ``dram`` levels;
     weights among them stay at level ``home`` (``weight_home``): no fills there and no words
-    on the fan-outs above it either."""
+    on the fan-outs above it either, for the mappings that hold them (``holds_weights``;
+    the others load them as before)."""
     rows, cols = np.flatnonzero(dram), np.array([int(op) for op in operands], dtype=np.intp)
 
     def cleared(moved: FloatArray) -> FloatArray:  # [level, operand, batch]
@@ -416,14 +417,19 @@ def _without_dram(
         out[np.ix_(rows, cols)] = 0.0
         return out
 
-    fills, fanout_words = cleared(counts.fills), counts.fanout_words
-    if Operand.W in operands and home is not None:
-        fills[home, Operand.W] = 0.0
-        fanout_words = fanout_words.copy()
-        fanout_words[home + 1 :, Operand.W] = 0.0
+    reads, fills, fanout_words = cleared(counts.reads), cleared(counts.fills), counts.fanout_words
+    if Operand.W in operands:
+        # only a mapping that holds its weights can keep them: the others read them as before
+        loads = ~holds_weights(counts, home)
+        reads[rows, Operand.W] = np.where(loads, counts.reads[rows, Operand.W], 0.0)
+        fills[rows, Operand.W] = np.where(loads, counts.fills[rows, Operand.W], 0.0)
+        if home is not None:
+            fills[home, Operand.W] = np.where(loads, counts.fills[home, Operand.W], 0.0)
+            fanout_words = fanout_words.copy()
+            fanout_words[home + 1 :, Operand.W] *= loads
     return replace(
         counts,
-        reads=cleared(counts.reads),
+        reads=reads,
         fills=fills,
         updates=cleared(counts.updates),
         fanout_words=fanout_words,

@@ -95,6 +95,11 @@ class LayerMappings:
         return out
 
 
+#: What the choice of the weights that stay minimises: energy^a x latency^b, as (a, b)
+#: (the mapper's ``Objective``; the energy-delay product by default).
+Objective = tuple[float, float]
+EDP: Objective = (1.0, 1.0)
+
 #: A layer of a network as it runs: a MAC layer under its mapping, or a post-processing
 #: layer on the post-processing unit.
 Run = Result | PostResult
@@ -306,10 +311,12 @@ def _held_bits(plan: RunPlan, i: int) -> float:
 
 
 def _weights_fit(plan: RunPlan, arch: Arch) -> bool:
-    """Whether the weights staying on ``arch`` (a group: every entry on that design) leave
-    every entry room for its own tiles: at each level, on each instance, the other layers'
-    staying weights (and the entry's other repeats'), spread evenly, with what the entry's
-    mapping keeps there."""
+    """Whether the weights staying on ``arch`` (a group: every entry on that design) fit its
+    homes beside the tiles that stream: each instance of a home split into a region for
+    the tiles of the running layer (the largest any layer of the group keeps there besides
+    its staying weights) and one for the weights that stay, which holds each staying layer's
+    tile and all of them together (a layer's tiles on the instances its mapping uses, the
+    layers placed apart)."""
     group = [i for i, a in enumerate(plan.archs) if a is arch and plan.base[i] is not None]
     homes = {_home_of(plan, r) for r in plan.resident if plan.archs[r] is arch}
     for li in homes:
@@ -317,29 +324,41 @@ def _weights_fit(plan: RunPlan, arch: Arch) -> bool:
         level = arch.inner_first[li]
         if level.capacity_bits is None:
             continue
-        reserved = plan.reserved_bits(group[0], li)
+        streaming = 0.0
         for j in group:
             run = plan.base[j]
             assert run is not None
-            own = 0.0
-            if j in plan.resident and run.weight_home == li:
-                own = _held_bits(plan, j) / plan.network.layers[j].repeat
-            if reserved - own + _room(run, li, level, None) > level.capacity_bits:
-                return False
+            own = run.held_weight_bits if j in plan.resident and run.weight_home == li else 0.0
+            streaming = max(streaming, _room(run, li, level, None) - own)
+        region = level.capacity_bits - streaming
+        staying = [r for r in plan.resident if plan.archs[r] is arch and _home_of(plan, r) == li]
+        if any(_run(plan, r).held_weight_bits > region for r in staying):
+            return False
+        if plan.reserved_bits(group[0], li) > region:  # per instance, spread over them all
+            return False
     return True
 
 
-def _stay(plan: RunPlan, holding: list[Result | None]) -> None:
+def _run(plan: RunPlan, i: int) -> Result:
+    """The MAC result entry ``i`` runs under."""
+    run = plan.base[i]
+    assert run is not None
+    return run
+
+
+def _stay(plan: RunPlan, holding: list[Result | None], objective: Objective) -> None:
     """Decide which entries' weights stay on chip across batches (``NetworkResult.runs``):
-    greedily, the most cycles then energy saved per bit held first, each where the design
-    still leaves every layer room (``_weights_fit``) and the network's energy-delay product
-    gains (to first order: the energy saved over the network's, plus the cycles saved over
-    its). ``holding[i]``: the mapping of entry ``i``'s shape that holds its weights (None:
-    none), which then runs every entry of that shape on that design."""
+    greedily, the largest gain per bit held first, each kept where the design still has
+    room (``_weights_fit``) and the objective gains. The gain is the objective's to first
+    order: its energy weight x the energy saved over the network's, plus its latency weight
+    x the cycles saved over the network's. ``holding[i]``: the mapping of entry ``i``'s shape
+    that holds its weights (None: none), which then runs every entry of that shape on that
+    design."""
     entries = plan.network.layers
     runs = {i: r for i, r in enumerate(plan.base) if r is not None}
-    energy = sum(r.energy_pj * entries[i].repeat for i, r in runs.items())
-    cycles = sum(r.latency_cycles * entries[i].repeat for i, r in runs.items())
+    energy = max(sum(r.energy_pj * entries[i].repeat for i, r in runs.items()), 1e-30)
+    cycles = max(sum(r.latency_cycles * entries[i].repeat for i, r in runs.items()), 1)
+    per_energy, per_cycle = objective
 
     def twins(i: int) -> list[int]:  # the entries of i's shape on i's design: one mapping
         key = entries[i].layer.shape_key()
@@ -349,32 +368,29 @@ def _stay(plan: RunPlan, holding: list[Result | None]) -> None:
             if plan.archs[j] is plan.archs[i] and entries[j].layer.shape_key() == key
         ]
 
-    def priced(j: int, run: Result, stays: bool) -> Result:
+    def priced(run: Result, stays: bool) -> Result:
         return run.with_on_chip(("weights",)) if stays else run
 
-    def gain(i: int, held: Result) -> tuple[float, float]:  # (energy, cycles) saved
+    def gain(i: int, held: Result) -> float:  # the objective's, to first order
         de = dc = 0.0
         for j in twins(i):
-            before, after = plan.base[j], priced(j, held, j == i or j in plan.resident)
-            assert before is not None
-            before = priced(j, before, j in plan.resident)
+            before = priced(_run(plan, j), j in plan.resident)
+            after = priced(held, j == i or j in plan.resident)
             de += (before.energy_pj - after.energy_pj) * entries[j].repeat
             dc += (before.latency_cycles - after.latency_cycles) * entries[j].repeat
-        return de, dc
+        return per_energy * de / energy + per_cycle * dc / cycles
 
-    def order(i: int) -> tuple[float, float]:
+    def order(i: int) -> float:
         held = holding[i]
-        assert held is not None
-        de, dc = gain(i, held)
-        bits = held.held_weight_bits * entries[i].repeat
-        return -dc / bits, -de / bits
+        assert held is not None and held.weight_home is not None
+        used = float(held.batch.counts.instances[held.weight_home, 0])
+        return -gain(i, held) / (held.held_weight_bits * used * entries[i].repeat)
 
     candidates = [i for i in runs if (h := holding[i]) is not None and h.held_weight_bits > 0]
     for i in sorted(candidates, key=order):
         held = holding[i]
         assert held is not None
-        de, dc = gain(i, held)
-        if de / max(energy, 1e-30) + dc / max(cycles, 1) <= 0:  # a free design: 0 pJ
+        if gain(i, held) <= 0:
             continue
         before = {j: plan.base[j] for j in twins(i)}
         for j in before:
@@ -386,35 +402,55 @@ def _stay(plan: RunPlan, holding: list[Result | None]) -> None:
                 plan.base[j] = run
 
 
+def _steady_score(plan: RunPlan, objective: Objective) -> float:
+    """The objective (its log) of the plan's MAC entries, each mapped alone but for the
+    weights that stay (what ``plan_runs`` weighs plans by)."""
+    energy = cycles = 0.0
+    for i, run in enumerate(plan.base):
+        if run is None:
+            continue
+        if i in plan.resident:
+            run = run.with_on_chip(("weights",))
+        repeat = plan.network.layers[i].repeat
+        energy += run.energy_pj * repeat
+        cycles += run.latency_cycles * repeat
+    per_energy, per_cycle = objective
+    return per_energy * math.log(max(energy, 1e-30)) + per_cycle * math.log(max(cycles, 1.0))
+
+
 def plan_runs(
     network: Network,
     base: list[Result | None],
     archs: list[Arch],
     holding: list[Result | None] | None = None,
+    lean: list[Result | None] | None = None,
+    objective: Objective = EDP,
 ) -> RunPlan:
     """How every entry of ``network`` runs (the rule: ``NetworkResult.runs``): ``base``
     holds each MAC entry's result mapped alone (None for a post-processing entry),
-    ``archs`` the design each entry runs on (a pipeline's stage), ``holding`` each MAC
-    entry's mapping that holds its weights, if any (``MapOutcome.holding``)."""
+    ``archs`` the design each entry runs on (a pipeline's stage), ``holding`` and ``lean``
+    each MAC entry's mapping that holds its weights and its lean one, if any
+    (``MapOutcome.holding``, ``MapOutcome.lean``); ``objective``: the weights of energy and
+    latency the choice of the weights that stay minimises (the mapper's)."""
     producers, consumers = network.edges()
     entries = network.layers
-    plan = RunPlan(
-        network,
-        list(base),
-        archs,
-        producers,
-        consumers,
-        fused_heads(network, archs, producers, consumers),
-        {},
-    )
+    fused = fused_heads(network, archs, producers, consumers)
     given = holding or [None] * len(base)
-    _stay(
-        plan,
-        [
-            h or (r if r is not None and r.holds_weights else None)
-            for h, r in zip(given, base, strict=True)
-        ],
-    )
+    holders = [
+        h or (r if r is not None and r.holds_weights else None)
+        for h, r in zip(given, base, strict=True)
+    ]
+    # the weights chosen twice, the layers that keep none mapped at their best or lean
+    # (leaving the home to the weights), and the plan the objective prefers kept
+    starts = [list(base)]
+    if lean is not None and any(r is not None for r in lean):
+        starts.append([m or r for m, r in zip(lean, base, strict=True)])
+    plans = []
+    for start in starts:
+        option = RunPlan(network, start, archs, producers, consumers, fused, {})
+        _stay(option, holders, objective)
+        plans.append(option)
+    plan = min(plans, key=lambda p: _steady_score(p, objective))
     single = [e.repeat == 1 for e in entries]
     # neighbours first: a chain's output read by the next chain as its only input
     heads = [i for i in range(len(entries)) if plan.head[i] is None]
@@ -496,6 +532,10 @@ class NetworkResult:
     #: each shape's best mapping that holds its weights (``MapOutcome.holding``), where the
     #: mapper found one; a shape's own result holds them or not (``Result.holds_weights``)
     holding: dict[ShapeKey, Result] = field(default_factory=dict)
+    #: each shape's best lean mapping (``MapOutcome.lean``), where the mapper found one
+    lean: dict[ShapeKey, Result] = field(default_factory=dict)
+    #: what the choice of the weights that stay minimises (the mapper's objective)
+    objective: Objective = EDP
 
     def result(self, layer: Layer) -> Result:
         """The mapping of ``layer``'s shape as mapped alone (its activations in DRAM); a
@@ -544,21 +584,21 @@ class NetworkResult:
         Weights that stay. The network runs on a stream of batches; a layer's weights stay
         on chip from one batch to the next when its mapping holds them (each instance of the
         outermost on-chip level keeping weights, their home, keeps one tile of them for the
-        whole layer: ``Result.holds_weights``) and the home still leaves every layer of the
-        design room: on each instance, the weights that stay (every repeat's) and what the
-        running layer's mapping keeps there. The layers are taken greedily, those saving the
-        most cycles, then energy, per bit held first, each kept where the network's
-        energy-delay product gains (to first order). A shape has one mapping: the mapper's
-        best, or its best that holds its weights (``MapOutcome.holding``, chosen by the
-        objective with the weights staying) for every layer of the shape once one of them
-        keeps its weights. Such a layer reads no weights from DRAM, fills no weights into
-        their home and sends none over the fan-outs above it (a package's links among
-        them); the first batch of the stream loads them as any batch did
+        whole layer: ``Result.holds_weights``) and they fit (``_weights_fit``): each instance
+        of the home is split into a region for the running layer's tiles (the largest any
+        layer of the design keeps there besides its staying weights) and one for the weights
+        that stay, which holds each staying layer's tile and all of them together, spread
+        over the instances (the layers placed apart: an assumption of the placement). The
+        layers are taken greedily, the largest gain per bit held first, each kept where the
+        objective (``objective``: the mapper's) gains to first order; twice, once with the
+        other layers on their best mappings and once on their lean ones (``lean``: at most
+        ``magnet.mapper.network.LEAN_SHARE`` of the home), the better kept. A shape has one
+        mapping: its best, its lean one, or its best that holds its weights (``holding``)
+        once one of its layers keeps them. Such a layer reads no weights from DRAM, fills no
+        weights into their home and sends none over the fan-outs above it (a package's links
+        among them); the first batch of the stream loads them as any batch did
         (``first_runs``). Where the home also holds activations (the global buffer of some
-        designs), the weights that stay take their room there. Per instance, not pooled:
-        each layer's tiles are taken to sit on the same instances (an upper bound on the
-        room they take; a placement spreading the layers that use few instances over the
-        idle ones could hold more).
+        designs), the weights that stay take their room there.
         """
         return price_plan(self.plan, self.costs)
 
@@ -568,11 +608,12 @@ class NetworkResult:
         activations kept on chip."""
         entries = self.network.layers
         base = [None if e.layer.is_postprocess else self.result(e.layer) for e in entries]
-        holding = [
-            None if e.layer.is_postprocess else self.holding.get(e.layer.shape_key())
-            for e in entries
-        ]
-        return plan_runs(self.network, base, [self.arch] * len(entries), holding)
+        holding, lean = (
+            [None if e.layer.is_postprocess else found.get(e.layer.shape_key()) for e in entries]
+            for found in (self.holding, self.lean)
+        )
+        archs = [self.arch] * len(entries)
+        return plan_runs(self.network, base, archs, holding, lean, self.objective)
 
     @cached_property
     def first_runs(self) -> list[Run]:

@@ -71,6 +71,8 @@ class PipelineResult(NetworkResult):
     #: each band height's mappings that hold their weights, by layer shape
     #: (``MapOutcome.holding``)
     band_holding: dict[int, dict[ShapeKey, Result]] = field(default_factory=dict)
+    #: and their lean mappings (``MapOutcome.lean``)
+    band_lean: dict[int, dict[ShapeKey, Result]] = field(default_factory=dict)
 
     @cached_property
     def plan(self) -> RunPlan:
@@ -81,6 +83,7 @@ class PipelineResult(NetworkResult):
         entries = self.network.layers
         base: list[Result | None] = []
         holding: list[Result | None] = []
+        lean: list[Result | None] = []
         archs: list[Arch] = []
         for s in self.stages:
             band = s.arch.model_copy()  # a design of its own: stages of one height are apart
@@ -89,8 +92,9 @@ class PipelineResult(NetworkResult):
                 post = entries[i].layer.is_postprocess
                 base.append(None if post else self.bands[s.rows][key])
                 holding.append(None if post else self.band_holding.get(s.rows, {}).get(key))
+                lean.append(None if post else self.band_lean.get(s.rows, {}).get(key))
                 archs.append(band)
-        return plan_runs(self.network, base, archs, holding)
+        return plan_runs(self.network, base, archs, holding, lean, self.objective)
 
     @cached_property
     def stage_cycles(self) -> list[int]:

@@ -49,13 +49,39 @@
     return Promise.all(done);
   };
 
-  /** Call open(trial number) when a point of a drawn figure that carries one is clicked. */
+  /** Call open(trial number) when a point of a drawn figure that carries one is clicked; a
+   * click inside a front marker opens that marker's trial, even where plotly picks a faded
+   * point drawn under it (plotly hands the click to the nearest point, whatever is on top). */
   Magnet.onDesignClick = function (el, open) {
     el.on("plotly_click", function (ev) {
       var p = ev && ev.points && ev.points[0];
-      if (p && p.customdata !== undefined && p.customdata !== null) open(p.customdata);
+      if (!p || p.customdata === undefined || p.customdata === null) return;
+      var front = frontUnder(el, p, ev.event);
+      open(front === null ? p.customdata : front);
     });
   };
+
+  /** The trial of the front marker (a trace with meta "front") under the mouse, or null. */
+  function frontUnder(el, p, mouse) {
+    var xa = p.xaxis, ya = p.yaxis;
+    if ((p.data && p.data.meta === "front") || !xa || !ya || !xa.d2l || !ya.d2l) return null;
+    var box = el.getBoundingClientRect();
+    var px = mouse ? mouse.clientX - box.left - xa._offset : xa.l2p(xa.d2l(p.x));
+    var py = mouse ? mouse.clientY - box.top - ya._offset : ya.l2p(ya.d2l(p.y));
+    var best = null, nearest = Infinity;
+    (el._fullData || []).forEach(function (t) {
+      if (t.meta !== "front" || !t.x || !t.customdata) return;
+      var radius = ((t.marker && t.marker.size) || 0) / 2;
+      t.x.forEach(function (x, i) {
+        var d = Math.hypot(xa.l2p(xa.d2l(x)) - px, ya.l2p(ya.d2l(t.y[i])) - py);
+        if (d <= radius && d < nearest) {
+          nearest = d;
+          best = t.customdata[i];
+        }
+      });
+    });
+    return best;
+  }
 
   /** JSON embedded in a <script type="application/json" id=...> element. */
   Magnet.readJSON = function (id) {
