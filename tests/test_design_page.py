@@ -385,6 +385,15 @@ def test_a_package_design_shows_its_chiplets_split_and_nop(tmp_path) -> None:
     for row in record["layers"]:  # each layer's split, as K2 or K2xC2, or - on one chiplet
         split = "x".join(f"{d}{f}" for d, f in row["partition"].items()) or "-"
         assert f'<td class="mono">{split}</td>' in page
+    # where each layer's weights live across a stream of images, and the first image's time
+    # when some stay (the small network's weights fit the chiplets' weight buffers)
+    assert "weights at</th>" in page
+    assert {row["weights_at"] for row in record["layers"] if row["kind"] == "conv"} == {
+        "WeightBuffer"
+    }
+    assert "<td>WeightBuffer</td>" in page
+    first = f'<div class="v">{F.fmt(record["first_latency_s"] * 1e3)} ms</div>'
+    assert first + '<div class="k">first batch (' in page
     # the NoP is a category of the breakdown (a package's links), drawn in its own colour
     bars = F.energy_by_category(trial.records)
     nop = [t for t in bars.data if t.name == "nop"]

@@ -83,3 +83,13 @@ def test_a_package_keeps_weights_in_every_chiplet(preset: str) -> None:
     steady = sum(r.nop_bytes for r in result.runs)
     first = sum(r.nop_bytes for r in result.first_runs)
     assert first - steady >= 2 * 9_216  # every weight crossed at least one link
+
+
+def test_the_network_table_says_what_stays_and_what_the_first_batch_costs() -> None:
+    from magnet.report.text import network_table
+
+    record = _pair().record()
+    text = network_table(record)
+    assert "weights      2 layer(s) keep theirs on chip across batches" in text
+    assert f"first batch  {record.first_latency_s * 1e3:.3f} ms" in text
+    assert "weights      " not in network_table(_pair(weight_buffer=640).record())

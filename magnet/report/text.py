@@ -126,6 +126,21 @@ def layer_table(record: LayerRecord, loop_nest: str) -> str:
     return "\n".join(lines)
 
 
+def _stay_lines(r: NetworkRecord) -> list[str]:
+    """The weights that stay on chip across batches and the first batch, which loads them
+    (none: every layer reads its weights from DRAM for every batch)."""
+    dram = next(iter(r.energy_pj_by_level), None)  # outermost first: where weights stream from
+    staying = [row for row in r.layers if row.weights_at not in (None, dram)]
+    if not staying or r.first_latency_s is None or r.first_energy_pj is None:
+        return []
+    return [
+        f"weights      {sum(row.count for row in staying)} layer(s) keep theirs on chip "
+        f"across batches ({_bytes(r.weights_on_chip_bytes)} bytes, every copy)",
+        f"first batch  {r.first_latency_s * 1e3:.3f} ms, {_fmt(r.first_energy_pj)} pJ "
+        "(loads them from DRAM)",
+    ]
+
+
 def network_table(record: NetworkRecord) -> str:
     """Per-layer rows and totals of a network evaluation."""
     r = record
@@ -146,6 +161,7 @@ def network_table(record: NetworkRecord) -> str:
         + ("" if r.tops_per_mm2 is None else f", {r.tops_per_mm2:.3f} TOPS/mm^2"),
         f"area         {_area(r)}",
         f"dram bytes   {_bytes(r.dram_bytes)}",
+        *_stay_lines(r),
         *([f"skipped      {_counts(r.skipped_ops)} (ONNX, not priced)"] if r.skipped_ops else []),
         *(
             [f"chiplets     {r.chiplets}; NoP {_bytes(r.nop_bytes)} over the links"]
