@@ -561,10 +561,6 @@ def guarded_map(
     the layer (``magnet.registry.plugin_errors``), never an infeasible layer or bad input."""
     doing = f"mapping layer {layer.name!r} on {design.name!r}"
     # a plug-in mapper may override ``map`` as it was before ``staying``: it scores as alone
-    takes = "staying" in inspect.signature(mapper.map).parameters
+    staying = staying and "staying" in inspect.signature(mapper.map).parameters
     with plugin_errors("mapper", mapper, doing):
-        return (
-            mapper.map(layer, design, staying=True)
-            if staying and takes
-            else mapper.map(layer, design)
-        )
+        return mapper.map(layer, design, staying=True) if staying else mapper.map(layer, design)

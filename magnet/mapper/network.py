@@ -12,7 +12,7 @@ from magnet.arguments import checked_call
 from magnet.dataflow import Dataflow, Rule
 from magnet.design import Design, on_arch, with_dataflow
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
-from magnet.mapping.evaluate import Result, evaluate_mapping, layer_view
+from magnet.mapping.evaluate import Result, evaluate_mapping, layer_view, weight_home
 from magnet.mapping.network import NetworkResult
 from magnet.mapping.postprocess import require_unit
 from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
@@ -137,19 +137,6 @@ def map_network(
 LEAN_SHARE = 1 / 8
 
 
-def _home(design: Design) -> int | None:
-    """The index (outermost first) of the design's weight home: its outermost on-chip,
-    non-streaming level keeping weights (None: there is none)."""
-    return next(
-        (
-            i
-            for i, lvl in enumerate(design.arch.levels)
-            if not lvl.is_dram and not lvl.streaming and Operand.W in lvl.kept
-        ),
-        None,
-    )
-
-
 def holding_design(design: Design) -> Design | None:
     """``design`` with its weights held (None: no on-chip level can keep weights): no level
     above the outermost on-chip level keeping weights (their home) loops in time over a
@@ -157,13 +144,13 @@ def holding_design(design: Design) -> Design | None:
     the whole layer (``Result.holds_weights``), as NVIDIA's Timeloop model of the Simba
     chiplet maps every layer (DRAM and the global buffer loop over P and Q only:
     tests/data/reference/simba.md section 1)."""
-    home = _home(design)
+    home = weight_home(design.arch)
     if home is None:
         return None
     free = tuple(d for d in DIMS if Dim[d] not in RELEVANT[Operand.W])
     given = {r.level: r.temporal for r in design.dataflow.rules}
     rules = []
-    for lvl in design.arch.levels[:home]:
+    for lvl in design.arch.inner_first[home + 1 :]:
         allowed = given.get(lvl.name)
         kept = free if allowed is None else tuple(d for d in allowed if d in free)
         rules.append(Rule(level=lvl.name, temporal=kept))
@@ -176,16 +163,15 @@ def lean_design(design: Design) -> Design | None:
     """``design`` with its weight home cut to ``LEAN_SHARE`` of its capacity, at the
     design's prices (None: no bounded home): its mappings leave the rest of every instance
     of the home to the weights that stay (``magnet.mapping.network``)."""
-    home = _home(design)
-    if home is None or design.arch.levels[home].capacity_bits is None:
+    home = weight_home(design.arch)
+    capacity = None if home is None else design.arch.inner_first[home].capacity_bits
+    if home is None or capacity is None:
         return None
-    levels = list(design.arch.levels)
-    capacity = levels[home].capacity_bits
-    assert capacity is not None
+    levels = list(design.arch.inner_first)
     levels[home] = levels[home].model_copy(
         update={"capacity_bits": max(1, int(capacity * LEAN_SHARE))}
     )
-    small = design.arch.model_copy(update={"levels": tuple(levels)})
+    small = design.arch.model_copy(update={"levels": tuple(reversed(levels))})
     return on_arch(design, Arch.model_validate(small.model_dump()))
 
 
@@ -219,9 +205,7 @@ def _map_shape(
         outcome.mappings_evaluated += found.mappings_evaluated
         if found.result is not None and found.result.holds_weights:
             outcome.holding = found.result  # same arch and prices: only the dataflow differs
-    kept = best.batch.counts.tile_words[best.weight_home, :, 0]
-    room = sum(kept[o] * level.bits(o) for o in Operand if best.keep[best.weight_home, o])
-    if lean is not None and room > level.capacity_bits * LEAN_SHARE:
+    if lean is not None and best.tile_bits(best.weight_home) > level.capacity_bits * LEAN_SHARE:
         found = guarded_map(mapper, layer, lean)
         outcome.mappings_evaluated += found.mappings_evaluated
         if found.result is not None:

@@ -36,6 +36,7 @@ Energy, by category:
 from __future__ import annotations
 
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple
@@ -436,14 +437,17 @@ def _without_dram(
     )
 
 
-def weight_home(arch: Arch, keep: BoolArray) -> int | None:
+def weight_home(arch: Arch, keep: BoolArray | None = None) -> int | None:
     """The level (index, innermost first) where a layer's weights stay across a stream of
     batches when they stay (``holds_weights``): the outermost on-chip level keeping them
-    under ``keep`` (bool[level, operand]) that is not a streaming one; None: there is none."""
+    under ``keep`` (bool[level, operand]; None: the levels' own ``keeps``) that is not a
+    streaming one; None: there is none."""
     homes = [
         li
         for li, lvl in enumerate(arch.inner_first)
-        if keep[li, Operand.W] and not lvl.is_dram and not lvl.streaming
+        if (Operand.W in lvl.kept if keep is None else keep[li, Operand.W])
+        and not lvl.is_dram
+        and not lvl.streaming
     ]
     return max(homes) if homes else None
 
@@ -550,19 +554,81 @@ def _sum_rows(x: FloatArray) -> FloatArray:
     return total
 
 
-class OneRun:
+class OneRun(ABC):
     """What a result of one run (a ``BatchResult`` of one) reads off its ``batch`` on its
     ``arch``: the views a mapped layer's ``Result`` and a post-processing layer's
     ``PostResult`` share. ``kept`` (bool[level, operand], level 0 innermost) says which
     operands each level holds."""
 
+    layer: Layer
     arch: Arch
     costs: ArchCosts
     batch: BatchResult
 
     @property
+    @abstractmethod
     def kept(self) -> np.ndarray:
-        raise NotImplementedError
+        """bool[level, operand]: the operands each level holds."""
+
+    @property
+    @abstractmethod
+    def compute_cycles(self) -> int:
+        """The run's own cycles, before the levels' bandwidth."""
+
+    @property
+    @abstractmethod
+    def bottleneck(self) -> str:
+        """What sets the run's latency (``compute``, ``NoP`` or a level's name)."""
+
+    @property
+    @abstractmethod
+    def bound(self) -> Literal["compute", "memory"]:
+        """The run's roofline side."""
+
+    @property
+    @abstractmethod
+    def energy_pj_by_level(self) -> dict[str, float]:
+        """Energy (pJ) by level, outermost first."""
+
+    @property
+    @abstractmethod
+    def energy_pj_by_operand(self) -> dict[str, dict[str, float]]:
+        """Access energy (pJ) by level and operand."""
+
+    @property
+    @abstractmethod
+    def energy_pj_by_category(self) -> dict[str, float]:
+        """Energy (pJ) by category."""
+
+    def _record(self, dataflow: str | None, **own: Any) -> LayerRecord:
+        """A ``LayerRecord`` of the fields every run has, and ``own``: what its kind of run
+        sets (MACs, utilisation, split, mapping; a post-processing layer's operations)."""
+        return LayerRecord(
+            layer=self.layer.name,
+            kind=self.layer.kind,
+            shape=self.layer.shape_str(),
+            arch=self.arch.name,
+            dataflow=dataflow,
+            cost_model=self.costs.model_name,
+            clock_ghz=self.arch.clock_ghz,
+            voltage_v=self.arch.voltage_v,
+            latency_cycles=self.latency_cycles,
+            compute_cycles=self.compute_cycles,
+            bottleneck=self.bottleneck,
+            bound=self.bound,
+            energy_pj=self.energy_pj,
+            dram_bytes=self.dram_bytes,
+            dram_bytes_by_operand=self.dram_bytes_by_operand,
+            edp_pj_cycles=self.edp,
+            energy_pj_by_level=self.energy_pj_by_level,
+            energy_pj_by_operand=self.energy_pj_by_operand,
+            energy_pj_by_category=self.energy_pj_by_category,
+            nop_bytes=self.nop_bytes,
+            accesses=self.accesses,
+            area_mm2=self.area_mm2,
+            area_mm2_by_component=self.costs.area_mm2_by_component,
+            **own,
+        )
 
     @property
     def dram_bytes_by_operand(self) -> dict[str, float]:
@@ -684,10 +750,13 @@ class Result(OneRun):
     def held_weight_bits(self) -> float:
         """Bits of weights each instance of the weight home keeps (its tile; 0: none)."""
         home = self.weight_home
-        if home is None:
-            return 0.0
-        level = self.arch.inner_first[home]
-        return float(self.batch.counts.tile_words[home, Operand.W, 0]) * level.bits(Operand.W)
+        return 0.0 if home is None else self.tile_bits(home, (Operand.W,))
+
+    def tile_bits(self, li: int, operands: Collection[Operand] = tuple(Operand)) -> float:
+        """Bits of the tiles of ``operands`` each instance of level ``li`` keeps (those it
+        bypasses: none)."""
+        level, tiles = self.arch.inner_first[li], self.batch.counts.tile_words[li, :, 0]
+        return float(sum(tiles[o] * level.bits(o) for o in operands if self.keep[li, o]))
 
     @property
     def bound(self) -> Literal["compute", "memory"]:
@@ -755,34 +824,12 @@ class Result(OneRun):
 
     def record(self, dataflow: str | None = None, mapper: MapperStats | None = None) -> LayerRecord:
         """This result as a ``LayerRecord`` (what ``--json`` prints)."""
-        return LayerRecord(
-            layer=self.layer.name,
-            kind=self.layer.kind,
-            shape=self.layer.shape_str(),
+        return self._record(
+            dataflow,
             macs=self.macs,
-            arch=self.arch.name,
-            dataflow=dataflow,
-            cost_model=self.costs.model_name,
-            clock_ghz=self.arch.clock_ghz,
-            voltage_v=self.arch.voltage_v,
-            latency_cycles=self.latency_cycles,
-            compute_cycles=self.compute_cycles,
-            bottleneck=self.bottleneck,
-            bound=self.bound,
             utilization=self.utilization,
-            energy_pj=self.energy_pj,
             energy_pj_per_mac=self.energy_pj / self.macs,
-            dram_bytes=self.dram_bytes,
-            dram_bytes_by_operand=self.dram_bytes_by_operand,
-            edp_pj_cycles=self.edp,
-            energy_pj_by_level=self.energy_pj_by_level,
-            energy_pj_by_operand=self.energy_pj_by_operand,
-            energy_pj_by_category=self.energy_pj_by_category,
             partition=self.partition,
-            nop_bytes=self.nop_bytes,
-            accesses=self.accesses,
-            area_mm2=self.area_mm2,
-            area_mm2_by_component=self.costs.area_mm2_by_component,
             mapping=self.mapping.to_data()["mapping"],
             mapper=mapper,
         )

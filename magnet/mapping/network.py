@@ -203,10 +203,7 @@ def _room(run: Result | None, li: int, level: StorageLevel, skip: Operand | None
     layer, which streams through the unit, or a streaming level, whose tiles pass)."""
     if run is None or level.streaming:
         return 0.0
-    tiles = run.batch.counts.tile_words[li, :, 0]
-    return float(
-        sum(tiles[o] * level.bits(o) for o in Operand if o is not skip and run.keep[li, o])
-    )
+    return run.tile_bits(li, [o for o in Operand if o is not skip])
 
 
 def _homes(arch: Arch) -> list[tuple[int, StorageLevel]] | None:
@@ -356,8 +353,7 @@ def _stay(plan: RunPlan, holding: list[Result | None], objective: Objective) -> 
     design."""
     entries = plan.network.layers
     runs = {i: r for i, r in enumerate(plan.base) if r is not None}
-    energy = max(sum(r.energy_pj * entries[i].repeat for i, r in runs.items()), 1e-30)
-    cycles = max(sum(r.latency_cycles * entries[i].repeat for i, r in runs.items()), 1)
+    energy, cycles = _totals(plan)
     per_energy, per_cycle = objective
 
     def twins(i: int) -> list[int]:  # the entries of i's shape on i's design: one mapping
@@ -402,9 +398,9 @@ def _stay(plan: RunPlan, holding: list[Result | None], objective: Objective) -> 
                 plan.base[j] = run
 
 
-def _steady_score(plan: RunPlan, objective: Objective) -> float:
-    """The objective (its log) of the plan's MAC entries, each mapped alone but for the
-    weights that stay (what ``plan_runs`` weighs plans by)."""
+def _totals(plan: RunPlan) -> tuple[float, float]:
+    """Energy (pJ, at least 1e-30) and cycles (at least 1) of the plan's MAC entries, their
+    repeats included, each mapped alone but for the weights that stay."""
     energy = cycles = 0.0
     for i, run in enumerate(plan.base):
         if run is None:
@@ -414,8 +410,15 @@ def _steady_score(plan: RunPlan, objective: Objective) -> float:
         repeat = plan.network.layers[i].repeat
         energy += run.energy_pj * repeat
         cycles += run.latency_cycles * repeat
+    return max(energy, 1e-30), max(cycles, 1.0)
+
+
+def _steady_score(plan: RunPlan, objective: Objective) -> float:
+    """The objective (its log) of the plan's MAC entries (``_totals``): what ``plan_runs``
+    weighs plans by."""
+    energy, cycles = _totals(plan)
     per_energy, per_cycle = objective
-    return per_energy * math.log(max(energy, 1e-30)) + per_cycle * math.log(max(cycles, 1.0))
+    return per_energy * math.log(energy) + per_cycle * math.log(cycles)
 
 
 def plan_runs(
@@ -621,21 +624,20 @@ class NetworkResult:
         the weights that stay from DRAM."""
         return price_plan(self.plan, self.costs, first=True)
 
+    def _loading(self, key: str) -> float:
+        """What loading the weights that stay adds to ``key`` of the first batch."""
+        pairs = zip(self.first_runs, self.runs, self.network.layers, strict=True)
+        return float(sum((getattr(f, key) - getattr(r, key)) * e.repeat for f, r, e in pairs))
+
     @property
     def first_latency_cycles(self) -> int:
         """Cycles of the first batch of a stream, which loads the weights that stay."""
-        return self.latency_cycles + sum(
-            (f.latency_cycles - r.latency_cycles) * e.repeat
-            for f, r, e in zip(self.first_runs, self.runs, self.network.layers, strict=True)
-        )
+        return self.latency_cycles + round(self._loading("latency_cycles"))
 
     @property
     def first_energy_pj(self) -> float:
         """Energy of the first batch of a stream, which loads the weights that stay."""
-        return self.energy_pj + sum(
-            (f.energy_pj - r.energy_pj) * e.repeat
-            for f, r, e in zip(self.first_runs, self.runs, self.network.layers, strict=True)
-        )
+        return self.energy_pj + self._loading("energy_pj")
 
     @property
     def weights_on_chip_bytes(self) -> float:

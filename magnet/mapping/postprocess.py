@@ -395,35 +395,13 @@ class PostResult(OneRun):
 
     def record(self, dataflow: str | None = None) -> LayerRecord:
         """This layer as a ``LayerRecord`` (no mapping, no MACs)."""
-        return LayerRecord(
-            layer=self.layer.name,
-            kind=self.layer.kind,
+        return self._record(
+            dataflow,
             op=self.layer.op,
-            shape=self.layer.shape_str(),
             macs=0,
-            arch=self.arch.name,
-            dataflow=dataflow,
-            cost_model=self.costs.model_name,
-            clock_ghz=self.arch.clock_ghz,
-            voltage_v=self.arch.voltage_v,
-            latency_cycles=self.latency_cycles,
-            compute_cycles=self.compute_cycles,
-            bottleneck=self.bottleneck,
-            bound=self.bound,
             utilization=0.0,
-            energy_pj=self.energy_pj,
             energy_pj_per_mac=None,
-            dram_bytes=self.dram_bytes,
-            dram_bytes_by_operand=self.dram_bytes_by_operand,
-            edp_pj_cycles=self.edp,
-            energy_pj_by_level=self.energy_pj_by_level,
-            energy_pj_by_operand=self.energy_pj_by_operand,
-            energy_pj_by_category=self.energy_pj_by_category,
             partition={},
-            nop_bytes=self.nop_bytes,
-            accesses=self.accesses,
-            area_mm2=self.area_mm2,
-            area_mm2_by_component=self.costs.area_mm2_by_component,
             mapping=[],
             unit_ops=self.ops,
         )
