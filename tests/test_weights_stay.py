@@ -93,3 +93,29 @@ def test_the_network_table_says_what_stays_and_what_the_first_batch_costs() -> N
     assert "weights      2 layer(s) keep theirs on chip across batches" in text
     assert f"first batch  {record.first_latency_s * 1e3:.3f} ms" in text
     assert "weights      " not in network_table(_pair(weight_buffer=640).record())
+
+
+def test_a_plug_in_that_raises_in_a_further_search_is_named_with_that_search() -> None:
+    # the searches for a layer's holding and lean mappings run the user's mapper too: an
+    # exception there is the plug-in's, naming the layer and which search it was
+    from magnet.errors import PluginError
+    from magnet.mapper.mappers import FastMapper
+
+    class SecondTime(FastMapper):
+        name = "second-time"
+        calls = 0
+
+        def search(self, space, tracker, rng):  # type: ignore[no-untyped-def]
+            SecondTime.calls += 1
+            if SecondTime.calls > 1:
+                raise RuntimeError("only once")
+            return super().search(space, tracker, rng)
+
+    # 1 KiB of weight buffer per PE: 1,024 bits per vector unit, where the layer's best tile
+    # of at least 9,216 / 128 = 72 weights = 576 bits is more than the lean 1/8 (128 bits)
+    net, arch = Network.of("one", [A]), mg.templates.simba(weight_buffer="1KiB")
+    with pytest.raises(PluginError) as err:
+        mg.evaluate(net, arch, dataflow="os-local-ws", mapper=SecondTime())
+    message = str(err.value)
+    assert "only once" in message and "layer 'a'" in message
+    assert "(its search for a lean mapping: 0.125 of WeightBuffer)" in message

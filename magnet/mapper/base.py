@@ -554,12 +554,13 @@ def get_mapper(name: str | Mapper[Any], **kwargs: Any) -> Mapper[Any]:
 
 
 def guarded_map(
-    mapper: Mapper[Any], layer: Layer, design: Design, *, staying: bool = False
+    mapper: Mapper[Any], layer: Layer, design: Design, *, staying: bool = False, why: str = ""
 ) -> MapOutcome:
     """``mapper.map(layer, design)`` as magnet calls it (``staying``: ``Mapper.map``'s): an
     exception raised in a plug-in mapper's code is a ``PluginError`` naming the mapper and
-    the layer (``magnet.registry.plugin_errors``), never an infeasible layer or bad input."""
-    doing = f"mapping layer {layer.name!r} on {design.name!r}"
+    the layer (``magnet.registry.plugin_errors``; ``why``: which search of it, when not the
+    layer's own), never an infeasible layer or bad input."""
+    doing = f"mapping layer {layer.name!r} on {design.name!r}{why}"
     # a plug-in mapper may override ``map`` as it was before ``staying``: it scores as alone
     staying = staying and "staying" in inspect.signature(mapper.map).parameters
     with plugin_errors("mapper", mapper, doing):

@@ -201,12 +201,14 @@ def _map_shape(
         layer_view(layer, design.arch).operand_size(Operand.W) * level.bits(Operand.W)
         <= level.capacity_bits * level.instances
     ):
-        found = guarded_map(mapper, layer, held, staying=True)
+        why = " (its search for a mapping that holds its weights)"
+        found = guarded_map(mapper, layer, held, staying=True, why=why)
         outcome.mappings_evaluated += found.mappings_evaluated
         if found.result is not None and found.result.holds_weights:
             outcome.holding = found.result  # same arch and prices: only the dataflow differs
     if lean is not None and best.tile_bits(best.weight_home) > level.capacity_bits * LEAN_SHARE:
-        found = guarded_map(mapper, layer, lean)
+        why = f" (its search for a lean mapping: {LEAN_SHARE:.3g} of {level.name})"
+        found = guarded_map(mapper, layer, lean, why=why)
         outcome.mappings_evaluated += found.mappings_evaluated
         if found.result is not None:
             outcome.lean = evaluate_mapping(
