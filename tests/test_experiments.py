@@ -167,51 +167,53 @@ def test_simba_package(tmp_path: Path) -> None:
     four = _package_row(summary, "lpddr4", 4)
     assert four["weights_kept_share"] < 2.1e6 / 25_502_912 < kept
     assert lp["images_per_s"] / four["images_per_s"] > 1.5
-    # unlimited DRAM is a bound, not Simba: 5x to 9x MICRO 2019's 1,988 images/s (Simba's
-    # 1,988 x 8.18 GOP = 16.3 TOPS is 12.7 % of its 128; magnet's bound uses > 60 % of 144.5);
-    # weights staying on chip save it no time (DRAM is free), the first image is as fast
-    assert 5 <= free["images_per_s"] / 1988 <= 9 and free["utilization"] > 0.6
-    assert free["first_latency_ms"] == pytest.approx(free["latency_ms"], rel=0.01)
-    # the NoP costs magnet little time: 4 chiplets on unlimited DRAM are 4x one (within 2 %:
-    # 3.93x, the stem's max pool and layer1's residual adds taking their inputs in over the
-    # links); every word into a chiplet crosses its links at most at 100 GB/s (assumed), so
-    # no layer reading its weights from DRAM takes them in faster (a single chiplet, with no
-    # links, takes them at 2 TB/s), and the few layers the links hold back (the fully
-    # connected one, the pool and the adds) are < 5 % of the time
-    assert _package_row(summary, "stall-free", 4)["speedup"] == pytest.approx(4, rel=0.02)
-    assert all(r["link_bound_share"] < 0.05 for r in summary["rows"])
+    # unlimited DRAM is not unlimited traffic: DRAM's words reach the chiplets over the
+    # links at the package's edge (a 25 GB/s link per column, assumed: 150 GB/s on 6 x 6,
+    # 50 GB/s on 2 x 2, against the 2 TB/s one chiplet takes from it), so the links set the
+    # pace of most of the time from 4 chiplets on, and 4 chiplets are less than twice one
+    # (a chiplet's weights come up its column's link, shared: none takes them in faster
+    # than 25 GB/s, while a lone chiplet, with no links, takes them at 2 TB/s)
+    assert all(_package_row(summary, "stall-free", n)["link_bound_share"] > 0.5 for n in (4, 36))
+    assert _package_row(summary, "stall-free", 4)["speedup"] < 2
     packaged = [r for r in summary["rows"] if r["chiplets"] > 1]
-    assert all(r["weight_gb_per_s_per_chiplet_max"] <= 100 * 1.001 for r in packaged)
-    assert _package_row(summary, "stall-free", 1)["weight_gb_per_s_per_chiplet_max"] > 10 * 100
+    assert all(r["weight_gb_per_s_per_chiplet_max"] <= 25 * 1.001 for r in packaged)
+    assert _package_row(summary, "stall-free", 1)["weight_gb_per_s_per_chiplet_max"] > 1000
+    # on LPDDR4 DRAM sets the pace more than the links; the first image, with its weights
+    # loaded, is slower than the stream's; with unlimited DRAM within 10 % (its weights come
+    # over the same links as the rest)
+    assert lp["dram_bound_share"] > lp["link_bound_share"]
+    assert free["first_latency_ms"] == pytest.approx(free["latency_ms"], rel=0.1)
     # the NoP's energy: none on one chiplet; more than the MACs' from 4 chiplets in every
-    # series; more than half of the package's (DRAM excluded) at 36 chiplets on unlimited
-    # DRAM, not at 4; more than 80 % at the chiplet's 161 MHz low point (GRS's 1.17 pJ/bit
-    # does not scale with the chiplets' supply)
+    # series; more than 40 % of the package's (DRAM excluded) at 36 chiplets on unlimited
+    # DRAM, a larger share than at 4; more than 75 % at the chiplet's 161 MHz low point
+    # (GRS's 1.17 pJ/bit does not scale with the chiplets' supply)
     for series in ("lpddr4", "hbm2", "stall-free"):
         assert _package_row(summary, series, 1)["nop_share"] == 0
         four = _package_row(summary, series, 4)["energy_pj_by_category"]
         assert four["nop"] > four["math"]
-    assert free["nop_share_package"] > 0.5 > _package_row(summary, "stall-free", 4)["nop_share"]
+    assert free["nop_share_package"] > 0.4
+    assert free["nop_share"] > _package_row(summary, "stall-free", 4)["nop_share"]
     # the nop category is the links' bits at GRS's 1.17 pJ/bit (Poulton et al., JSSC 2019,
     # memory-and-links.md [PQ]) plus the adds that reduce partial sums across chiplets (< 0.1 %)
     for r in summary["rows"] + summary["low_point"]:
         link_pj = r["nop_bytes_per_image"] * 8 * 1.17
         assert link_pj <= r["energy_pj_by_category"]["nop"] <= link_pj * 1.001
-    assert all(r["nop_share_package"] > 0.8 for r in summary["low_point"])
+    assert all(r["nop_share_package"] > 0.75 for r in summary["low_point"])
     # TOPS/W without DRAM at 36 chiplets is below MICRO 2019's "up to 6.1" at both clocks:
-    # 0.25-0.45x at 1.96 GHz, 0.4-0.55x at 161 MHz (README; fine clock gating: a waiting
+    # 0.3-0.5x at 1.96 GHz, 0.45-0.7x at 161 MHz (README; fine clock gating: a waiting
     # chiplet's registers are not clocked)
     at_36 = [_package_row(summary, s, 36) for s in ("lpddr4", "hbm2", "stall-free")]
-    assert all(0.25 <= r["tops_per_w_package"] / 6.1 <= 0.45 for r in at_36)
-    assert all(0.4 <= r["tops_per_w_package"] / 6.1 <= 0.55 for r in summary["low_point"])
+    assert all(0.3 <= r["tops_per_w_package"] / 6.1 <= 0.5 for r in at_36)
+    assert all(0.45 <= r["tops_per_w_package"] / 6.1 <= 0.7 for r in summary["low_point"])
     sweep = {(r["series"], r["hop_ns"]): r for r in summary["non_uniform"]}
     # no hop latency (the template's assumption): every chiplet waits alike, the shares tie
     assert sweep["stall-free", 0]["gain"] == 0
     # 10 ns a hop (an assumption; Simba's is not published): the uniform layer waits for its
-    # farthest chiplet, 2 x (1 + 2.5 + 2.5) hops on 6 x 6, the non-uniform one for the mean,
-    # 2 x (1 + 1.5 + 1.5): some per cent faster, not more than the trips themselves
+    # farthest chiplet, 2 x 6 hops on 6 x 6 from the edge, the non-uniform one for the mean,
+    # 2 x 3.5: faster, by less than a per cent (the links set most layers' pace), and never
+    # by more than the trips themselves
     gain = sweep["stall-free", 10]["gain"]
-    assert 0.005 < gain < 0.05
+    assert 0.001 < gain < 0.05
     uniform = sweep["stall-free", 10]["uniform_images_per_s"]
     assert uniform < sweep["stall-free", 0]["uniform_images_per_s"]
 
@@ -223,10 +225,10 @@ def test_simba_package_committed_results_say_where_the_nop_dominates() -> None:
     assert summary["quick"] is False
     assert [r["chiplets"] for r in summary["rows"][:7]] == [1, 2, 4, 8, 16, 32, 36]
     # the full run (experiments/README.md): the NoP outspends the MACs from 2 chiplets on
-    # every DRAM, and takes more than half of the package's energy (DRAM excluded) from 32
-    # chiplets on HBM2 and unlimited DRAM, never on LPDDR4 (the weights that stay on chip no
-    # longer cross the links for every image: before they stayed, HBM2 and unlimited DRAM
-    # passed half from 16 chiplets, LPDDR4 from 32)
+    # every DRAM, and never takes more than half of the package's energy (DRAM excluded) at
+    # 1.96 GHz (44 % at most, 36 chiplets on unlimited DRAM; before DRAM entered at the edge
+    # and the links were shared, HBM2 and unlimited DRAM passed half from 32 chiplets:
+    # since, a layer is placed against the ports and spread less)
     found = summary["nop_dominates"]
     assert found["share"] == 0.5
     assert {s: f["nop_over_math_from"] for s, f in found.items() if s != "share"} == {
@@ -234,12 +236,11 @@ def test_simba_package_committed_results_say_where_the_nop_dominates() -> None:
         "hbm2": 2,
         "stall-free": 2,
     }
-    assert found["stall-free"]["nop_over_share_from"] == 32
-    assert found["hbm2"]["nop_over_share_from"] == 32
-    assert found["lpddr4"]["nop_over_share_from"] is None
-    # non-uniform partitioning's gain grows with the hop latency, from nothing at 0 (the
-    # template's assumption) to under 1 % at UCIe 1.0's 2 ns PHY bound [PQ]; Simba's "up to
-    # 16 %" covers three tiling optimisations together [P]
+    assert all(found[s]["nop_over_share_from"] is None for s in ("lpddr4", "hbm2", "stall-free"))
+    # non-uniform partitioning's gain (the same mappings priced both ways) grows with the hop
+    # latency, from nothing at 0 (the template's assumption) to under 1 % at UCIe 1.0's 2 ns
+    # PHY bound [PQ]; Simba's "up to 16 %" covers three tiling optimisations together [P]
     gains = {(r["series"], r["hop_ns"]): r["gain"] for r in summary["non_uniform"]}
-    free = [gains["stall-free", h] for h in (0, 2, 10, 50)]
-    assert free[0] == 0 and free == sorted(free) and free[1] < 0.01
+    for series in ("lpddr4", "stall-free"):
+        swept = [gains[series, h] for h in (0, 2, 10, 50)]
+        assert swept[0] == 0 and swept == sorted(swept) and swept[1] < 0.01

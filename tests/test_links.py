@@ -22,8 +22,9 @@ from magnet.errors import PluginError
 from tests.test_package import _on_package
 
 # K=64,C=32,P=Q=7 split over K on 2 x 2 chiplets (tests/test_package.py, by hand): 8 x 2,048
-# weight bits x 1 hop + 8 x 1,568 input bits x 4 hops + 24 x 3,136 output bits x 1 hop
-K_SPLIT_BITS = 8 * 2048 + 8 * 1568 * 4 + 24 * 3136
+# weight bits x 1.5 hops + 8 x 1,568 input bits x 4 hops + 24 x 3,136 output bits x 1.5
+# hops (DRAM's ports on the edge row: test_package's K split)
+K_SPLIT_BITS = 8 * 2048 * 1.5 + 8 * 1568 * 4 + 24 * 3136 * 1.5
 SPLIT = {"spatial_x": {"K": 2}, "spatial_y": {"K": 2}}
 PACKAGE = mg.templates.get_template("package")
 PRESET = PACKAGE.presets["simba-package-4"]
@@ -32,7 +33,7 @@ PRESET = PACKAGE.presets["simba-package-4"]
 def _k_split(arch: mg.Arch) -> float:
     """The NoP energy of the K split on ``arch`` (pJ)."""
     r = _on_package("K=64,C=32,P=7,Q=7", "K=16,C=32,P=7,Q=7", SPLIT, arch)
-    assert r.nop_bytes == K_SPLIT_BITS / 8 == 17_728  # the bits do not depend on the price
+    assert r.nop_bytes == K_SPLIT_BITS / 8 == 23_456  # the bits do not depend on the price
     return float(r.energy_pj_by_category["nop"])
 
 
@@ -55,13 +56,13 @@ def test_each_named_kind_is_a_cited_row_of_the_link_table() -> None:
 
 
 def test_a_word_crosses_one_hop_at_the_users_own_pj_per_bit() -> None:
-    # an 8-bit weight to its own chiplet, 1 hop at 0.8 pJ/bit: 6.4 pJ; the K split's
-    # 141,824 bits at 0.8: 113,459.2 pJ (at GRS's 1.17: 165,934.08)
+    # the K split's 187,648 bits x hops at 0.8 pJ/bit: 150,118.4 pJ (at GRS's 1.17:
+    # 219,548.16)
     own = PACKAGE.build({**PRESET, "link_pj_per_bit": 0.8})
     assert own.levels[0].fanout.link is None and own.levels[0].fanout.link_pj_per_bit == 0.8
     assert _k_split(own) == pytest.approx(0.8 * K_SPLIT_BITS, rel=1e-12)
-    assert _k_split(own) == pytest.approx(113_459.2, rel=1e-12)
-    assert _k_split(mg.load_arch("simba-package-4")) == pytest.approx(165_934.08, rel=1e-12)
+    assert _k_split(own) == pytest.approx(150_118.4, rel=1e-12)
+    assert _k_split(mg.load_arch("simba-package-4")) == pytest.approx(219_548.16, rel=1e-12)
 
 
 def test_a_free_link_costs_nothing_and_still_carries_the_words() -> None:
@@ -117,7 +118,7 @@ def plugin(tmp_path: Path) -> Path:
 
 
 def test_a_plugin_prices_the_link(plugin: Path) -> None:
-    # the K split's 141,824 bits at the plug-in's 0.5 pJ/bit: 70,912 pJ; everything else is
+    # the K split's 187,648 bits at the plug-in's 0.5 pJ/bit: 93,824 pJ; everything else is
     # the built-in table's
     model = load_cost_model(f"{plugin}:HalfPjLink")
     arch = mg.load_arch("simba-package-4")
@@ -126,7 +127,7 @@ def test_a_plugin_prices_the_link(plugin: Path) -> None:
     assert costs.read_pj.tolist() == price_arch(arch).read_pj.tolist()
     r = _on_package("K=64,C=32,P=7,Q=7", "K=16,C=32,P=7,Q=7", SPLIT, arch)
     plugged = mg.api.evaluate(r.layer, arch, r.mapping, cost_model=[model])
-    assert plugged.energy_pj_by_category["nop"] == pytest.approx(70_912, rel=1e-12)
+    assert plugged.energy_pj_by_category["nop"] == pytest.approx(93_824, rel=1e-12)
     # magnet costs lists the link with the model that priced it
     out = CliRunner().invoke(
         main,
@@ -197,6 +198,31 @@ def test_a_named_kind_and_a_number_both_are_refused(tmp_path: Path) -> None:
     _refused(tmp_path, ["costs", "--arch", str(path)], pattern)
     with pytest.raises(ValueError, match="not both"):
         mg.Fanout(pitch_mm=3.0, link="grs", link_pj_per_bit=0.8)
+
+
+@pytest.mark.parametrize(
+    ("value", "pattern"),
+    [
+        ("[[2, 0]]", r"dram_at \[2, 0\] is outside the 2 x 2 mesh: x in 0\.\.1, y in 0\.\.1"),
+        ("[[0, -1]]", r"dram_at"),
+        ("middle", r"'middle' is not a place; allowed: edge, corner, centre"),
+        ("[]", r"dram_at: give at least one chiplet"),
+    ],
+)
+def test_dram_outside_the_mesh_is_refused(tmp_path: Path, value: str, pattern: str) -> None:
+    path = tmp_path / "package.yaml"
+    path.write_text(f"template: package\nname: p\ndram_at: {value}\n")
+    _refused(tmp_path, ["costs", "--arch", str(path)], rf"package\.yaml: .*{pattern}")
+
+
+def test_a_port_outside_an_explicit_architectures_mesh_is_refused(tmp_path: Path) -> None:
+    data = mg.load_arch("simba-package-4").model_dump(mode="json", exclude_defaults=True)
+    data.pop("template"), data.pop("params")
+    data["levels"][0]["fanout"]["ports"] = [[0, 0], [1, 2]]
+    path = tmp_path / "arch.yaml"
+    path.write_text(yaml.safe_dump(data))
+    pattern = r"fanout\.ports \[1, 2\] is outside its 2 x 2 mesh of children \(x in 0\.\.1"
+    _refused(tmp_path, ["costs", "--arch", str(path)], pattern)
 
 
 def test_an_unknown_kind_on_an_explicit_architecture_names_the_kinds(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ spatial loops at DRAM, and the NoP's words are priced per hop at the link's pJ/b
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -44,28 +45,30 @@ def test_output_channels_across_2x2_chiplets_multicast_the_inputs() -> None:
     r = _on_four_chiplets({"spatial_x": {"K": 2}, "spatial_y": {"K": 2}}, "K=16,C=32,P=7,Q=7")
     # K split 4 ways: each chiplet's weights (2,048 in all, 8 bits) and outputs (3,136, sent
     # at the 24-bit accumulation width) cross the NoP once, to or from their own chiplet; every
-    # input (32 x 7 x 7 = 1,568 words of 8 bits) goes to all four. magnet's tree fan-out
-    # (magnet.mapping.evaluate): the DRAM's port is sqrt(4) / 2 = 1 hop from the first
-    # chiplet, then one hop per further chiplet: 1 hop for a unicast, 1 + 3 for a multicast.
-    hops = {"weights": 1, "inputs": 4, "outputs": 1}
+    # input (32 x 7 x 7 = 1,568 words of 8 bits) goes to all four. DRAM's links enter at the
+    # edge (row y = 0, a port per column: magnet.mapping.mesh): a chiplet of row 0 is 1 hop
+    # away, of row 1 2 hops; a unicast crosses (1 + 1 + 2 + 2) / 4 = 1.5 links on average; an
+    # input goes up both columns from their ports, (1 + 1) + (1 + 1) = 4 links
+    hops = {"weights": 1.5, "inputs": 4, "outputs": 1.5}
     bits = 8 * 2048 * hops["weights"] + 8 * 1568 * hops["inputs"] + 24 * 3136 * hops["outputs"]
     assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
-    assert bits * GRS_PJ_PER_BIT == pytest.approx(165_934.08)
+    assert bits * GRS_PJ_PER_BIT == pytest.approx(219_548.16)
     # the NoP is its own category, not the chip's network; its bytes are the bits above / 8
-    assert r.energy_pj_by_category["nop"] == pytest.approx(165_934.08, rel=1e-12)
-    # 8 x 2,048 + 8 x 1,568 x 4 + 24 x 3,136 = 141,824 bits = 17,728 bytes over the links
-    assert r.nop_bytes == bits / 8 == 17_728
+    assert r.energy_pj_by_category["nop"] == pytest.approx(219_548.16, rel=1e-12)
+    # 24,576 + 50,176 + 112,896 = 187,648 bits = 23,456 bytes x hops over the links
+    assert r.nop_bytes == bits / 8 == 23_456
     assert r.partition == {"K": 4}
     record = r.record()
-    assert record.partition == {"K": 4} and record.nop_bytes == 17_728
+    assert record.partition == {"K": 4} and record.nop_bytes == 23_456
 
 
 def test_input_channels_across_2x2_chiplets_reduce_the_partial_sums() -> None:
     r = _on_four_chiplets({"spatial_x": {"C": 2}, "spatial_y": {"C": 2}}, "K=64,C=8,P=7,Q=7")
-    # C split 4 ways: weights and inputs are each chiplet's own (1 hop each), and every
-    # output's four partial sums come up the tree (1 + 3 hops at 24 bits) merged by one add
-    # per pair, 3 adds per output at the accumulation width
-    bits = 8 * 2048 * 1 + 8 * 1568 * 1 + 24 * 3136 * 4
+    # C split 4 ways: weights and inputs are each chiplet's own (1.5 hops on average, as
+    # above), and every output's four partial sums come down both columns to their ports
+    # (the input tree of the test above, 4 links at 24 bits) merged by one add per pair, 3
+    # adds per output at the accumulation width
+    bits = 8 * 2048 * 1.5 + 8 * 1568 * 1.5 + 24 * 3136 * 4
     adds = 3136 * 3 * r.costs.accum_add_pj
     assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits + adds, rel=1e-12)
     # the reductions' adds are the NoP's too; only the links' bits are NoP bytes
@@ -175,10 +178,11 @@ def test_output_pixels_across_2x2_chiplets_exchange_the_halo(
     # less the union, crosses one link from a neighbour
     assert dram_reads == pytest.approx(union * union * 32, rel=1e-12)
     assert halo == pytest.approx(4 * window * window * 32 - union * union * 32, abs=1e-9)
-    # the NoP: weights to all 4; each DRAM input word to its one chiplet (1 hop: DRAM's port
-    # is sqrt(4) / 2 = 1 hop from the first chiplet); outputs 64 x (2p)^2 to their chiplet
-    # (1 hop); halo words 1 hop from the neighbour
-    bits = WEIGHT_BITS_TO_ALL_4 + union**2 * 32 * 8 + 64 * (2 * p) ** 2 * 24 + halo * 8
+    # the NoP: weights to all 4 (4 links); each DRAM input word to its one chiplet and each
+    # of the 64 x (2p)^2 outputs from it (1.5 hops on average: rows 0 and 1 are 1 and 2 hops
+    # from the edge); halo words 1 hop from the neighbour
+    bits = WEIGHT_BITS_TO_ALL_4 + union**2 * 32 * 8 * 1.5 + 64 * (2 * p) ** 2 * 24 * 1.5
+    bits += halo * 8
     assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
     # the halo's bits are the NoP's: in its category and its bytes
     assert r.energy_pj_by_category["nop"] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
@@ -196,11 +200,10 @@ def test_the_halo_of_a_3x3_layer_on_2x2_chiplets_by_hand() -> None:
     # 3,200 input words instead of 4 x 6 x 6 x 32 = 4,608 (before the exchange).
     dram_reads, _, halo = _inputs(r)
     assert (dram_reads, halo) == (pytest.approx(3_200), pytest.approx(1_408))
-    # NoP: 589,824 (weights) + 3,200 x 8 + 4,096 x 24 + 1,408 x 8 = 724,992 bits x 1.17
-    # (on 2 x 2 the same as each chiplet's whole window from DRAM, 1 hop away: the halo's
-    # 1,408 x 8 x 1.17 = 13,178.88 pJ is what its DRAM reads would have cost on the links)
-    assert r.energy_pj_by_category["nop"] == pytest.approx(848_240.64, rel=1e-12)
-    assert r.nop_bytes == pytest.approx(724_992 / 8, rel=1e-12)
+    # NoP: 589,824 (weights) + (3,200 x 8 + 4,096 x 24) x 1.5 + 1,408 x 8 = 786,944 bits
+    # x 1.17 pJ (the halo's 1,408 words cross 1 link; from DRAM they would cross 1.5)
+    assert r.energy_pj_by_category["nop"] == pytest.approx(920_724.48, rel=1e-12)
+    assert r.nop_bytes == pytest.approx(786_944 / 8, rel=1e-12)
     # DRAM's cycles fall with its reads: 18,432 + 3,200 input + 4,096 output words at its
     # bandwidth (words per cycle; 25,728 words instead of 27,136 without the exchange)
     dram = mg.load_arch("simba-package-4").levels[0]
@@ -229,12 +232,14 @@ def test_each_chiplet_needing_a_halo_word_gets_its_own_copy() -> None:
     # words (multicast to both); DRAM reads 10 x 10 x 32 = 3,200; the 2 x 10 x 32 = 640
     # overlap words reach both chiplets of the other column, each from its x neighbour: 1,280
     assert _inputs(r) == (pytest.approx(3_200), 1_920, pytest.approx(1_280))
-    # NoP: weights 18,432 to two chiplets each (1 + 1 hops), DRAM's inputs to two (2 hops),
-    # 4,096 outputs (1 hop), 1,280 halo words (1 hop): 454,656 bits
-    bits = 18_432 * 8 * 2 + 3_200 * 8 * 2 + 4_096 * 24 + 1_280 * 8
-    assert bits == 454_656
+    # NoP from the edge ports (row 0 at 1 hop, row 1 at 2): the 18,432 weights go to the
+    # two chiplets of a row (P along x): row 0 from both ports, 1 + 1 links; row 1 from one
+    # port, 2 + 1 (shorter than 2 + 2 from both): 2.5 on average. DRAM's inputs go up a
+    # column (K along y): 1 + 1 = 2 links; 4,096 outputs 1.5 hops; 1,280 halo words 1 hop
+    bits = 18_432 * 8 * 2.5 + 3_200 * 8 * 2 + 4_096 * 24 * 1.5 + 1_280 * 8
+    assert bits == 577_536
     assert r.energy_pj_by_category["nop"] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
-    assert r.nop_bytes == pytest.approx(454_656 / 8, rel=1e-12)
+    assert r.nop_bytes == pytest.approx(577_536 / 8, rel=1e-12)
 
 
 def test_a_halo_wider_than_a_tile_passes_along_the_row() -> None:
@@ -251,12 +256,15 @@ def test_a_halo_wider_than_a_tile_passes_along_the_row() -> None:
     # which 6 x 10 x 32 = 1,920 are distinct (read by DRAM); the other 1,920 cross a link to
     # each of the 4 chiplets (K) of a column: 7,680 halo words
     assert _inputs(r) == (pytest.approx(1_920), 960, pytest.approx(7_680))
-    # NoP: DRAM's port sqrt(16) / 2 = 2 hops from the first chiplet; weights and inputs go to
-    # 4 chiplets each (2 + 3 hops), 64 x 4 x 8 = 2,048 outputs to one (2 hops), halo 1 hop
-    bits = 18_432 * 8 * 5 + 1_920 * 8 * 5 + 2_048 * 24 * 2 + 7_680 * 8
+    # NoP from the edge ports (row y at y + 1 hops). Weights go to the 4 chiplets of a row
+    # (P along x): row 0 from its 4 ports, 4 links; row y > 0 from one port, y + 1 + 3 (less
+    # than 4 (y + 1) from all four): (4 + 5 + 6 + 7) / 4 = 5.5 on average. Inputs go up a
+    # column (K along y) from its port, 1 + 3 = 4 links; 64 x 4 x 8 = 2,048 outputs from one
+    # chiplet each, (1 + 2 + 3 + 4) / 4 = 2.5 hops on average; halo 1 hop
+    bits = 18_432 * 8 * 5.5 + 1_920 * 8 * 4 + 2_048 * 24 * 2.5 + 7_680 * 8
     assert r.energy_pj_by_category["nop"] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
     assert r.nop_bytes == pytest.approx(bits / 8, rel=1e-12)
-    assert GRS_PJ_PER_BIT * bits == pytest.approx(1_139_374.08)
+    assert GRS_PJ_PER_BIT * bits == pytest.approx(1_236_418.56)
 
 
 def test_chiplets_exchange_the_halo_of_one_step_of_drams_loops() -> None:
@@ -308,7 +316,7 @@ def test_on_chip_fanouts_keep_reading_every_window() -> None:
     # from DRAM (as Timeloop counts an on-chip fan-out): 4 x 6 x 6 x 32 = 4,608, no halo
     arch = mg.load_arch("simba-package-4")
     dram = arch.levels[0]
-    on_chip = dram.fanout.model_copy(update={"link": None, "link_gb_per_s": None})
+    on_chip = dram.fanout.model_copy(update={"link": None, "link_gb_per_s": None, "ports": ()})
     levels = (dram.model_copy(update={"fanout": on_chip}), *arch.levels[1:])
     r = _on_package(
         "K=64,C=32,P=8,Q=8,R=3,S=3",
@@ -321,24 +329,31 @@ def test_on_chip_fanouts_keep_reading_every_window() -> None:
 
 def test_the_links_bandwidth_bounds_every_operand() -> None:
     # K=64,C=32,P=Q=7 split over K on 2 x 2 chiplets, DRAM wide enough not to set the pace,
-    # links of 20 GB/s (a fifth of the default)
+    # links of 20 GB/s each way (a fifth of 100)
     package = mg.templates.get_template("package")
     preset = {**package.presets["simba-package-4"], "dram_bandwidth": 10_000}
     split = {"spatial_x": {"K": 2}, "spatial_y": {"K": 2}}
     slow = package.build({**preset, "link_gb_per_s": 20})
     r = _on_package("K=64,C=32,P=7,Q=7", "K=16,C=32,P=7,Q=7", split, slow)
-    # into each chiplet: its 512 weights and all 1,568 inputs at 8 bits (2,048 x 8 + 1,568 x
-    # 4 x 8 over 4 chiplets = 16,640 bits); out of it: its 784 outputs at 24 bits = 18,816
-    # bits, the busier way. 20 GB/s at 1.96 GHz is 160 / 1.96 = 81.63 bits a cycle:
-    # 18,816 x 1.96 / 160 = 230.5 cycles, more than the chiplet's compute
-    assert r.batch.link_cycles[0] == pytest.approx(18_816 * 1.96 / 160, rel=1e-12)
-    assert r.compute_cycles < 230
+    # the busiest links are the ports' (magnet.mapping.mesh): each of the two edge ports
+    # serves its column of two chiplets. Down it: their 2 x 512 weights and all 1,568 inputs
+    # (every chiplet needs them) at 8 bits = 20,736 bits; up it: their 2 x 784 outputs at 24
+    # bits = 37,632 bits, the busier way. 20 GB/s at 1.96 GHz is 160 / 1.96 = 81.63 bits a
+    # cycle: 37,632 x 1.96 / 160 = 461.0 cycles, more than the chiplet's compute
+    assert r.batch.link_cycles[0] == pytest.approx(37_632 * 1.96 / 160, rel=1e-12)
+    assert r.compute_cycles < 461
     assert r.bottleneck == "NoP" and r.bound == "memory"
-    assert r.latency_cycles == 231  # ceil(230.496)
-    # at the default 100 GB/s the links need 46.1 cycles: they no longer set the pace
-    again = _on_package("K=64,C=32,P=7,Q=7", "K=16,C=32,P=7,Q=7", split, package.build(preset))
-    assert again.batch.link_cycles[0] == pytest.approx(18_816 * 1.96 / 800, rel=1e-12)
+    assert r.latency_cycles == 461  # ceil(460.992)
+    # links ten times as wide need 46.1 cycles: they no longer set the pace
+    wide = package.build({**preset, "link_gb_per_s": 200})
+    again = _on_package("K=64,C=32,P=7,Q=7", "K=16,C=32,P=7,Q=7", split, wide)
+    assert again.batch.link_cycles[0] == pytest.approx(37_632 * 1.96 / 1600, rel=1e-12)
     assert again.bottleneck != "NoP" and again.latency_cycles < r.latency_cycles
+    # the ports' links share what crosses them: DRAM at one corner serves all four chiplets
+    # through one link, twice the words up it (75,264 bits) and twice the cycles
+    corner = package.build({**preset, "link_gb_per_s": 20, "dram_at": "corner"})
+    one = _on_package("K=64,C=32,P=7,Q=7", "K=16,C=32,P=7,Q=7", split, corner)
+    assert one.batch.link_cycles[0] == pytest.approx(75_264 * 1.96 / 160, rel=1e-12)
 
 
 def test_the_command_line_reports_a_package() -> None:
@@ -358,15 +373,18 @@ def test_the_command_line_reports_a_package() -> None:
     assert any(r.partition for r in record.layers)
 
 
-@pytest.mark.parametrize(("partitioning", "wait_cycles"), [("uniform", 79), ("non-uniform", 66)])
+@pytest.mark.parametrize(
+    ("dram_at", "partitioning", "wait_cycles"),
+    [("corner", "uniform", 118), ("corner", "non-uniform", 79), ("edge", "uniform", 40)],
+)
 def test_a_hop_latency_waits_for_the_farthest_chiplet_or_the_mean(
-    partitioning, wait_cycles
+    dram_at, partitioning, wait_cycles
 ) -> None:
-    # K=48 split over 3 chiplets in a row (3 x 1), hops of 10 ns (an assumption) at 1.96 GHz.
-    # The port sits mid-row, one hop from the middle chiplet, two from the outer ones: the
-    # first words go out and the last partial sums come back. Uniform shares wait for the
-    # farthest, 2 x 2 hops x 10 ns x 1.96 GHz = 78.4 -> 79 cycles; non-uniform shares for the
-    # mean, 1 + (1 + 0 + 1) / 3 = 5/3 hops: 2 x 5/3 x 10 x 1.96 = 65.3 -> 66 cycles
+    # K=48 split over 3 chiplets in a row (3 x 1), hops of 10 ns (an assumption) at 1.96 GHz:
+    # the first words go out and the last partial sums come back. DRAM at the corner is 1, 2
+    # and 3 hops from the chiplets: uniform shares wait for the farthest, 2 x 3 hops x 10 ns
+    # x 1.96 GHz = 117.6 -> 118 cycles; non-uniform shares for the mean, 2 hops: 78.4 -> 79.
+    # At the edge (a port under every chiplet of the row) each is 1 hop away: 39.2 -> 40
     package = mg.templates.get_template("package")
     row = {**package.presets["simba-package-1"], "chiplets_x": 3, "dram_bandwidth": 10_000}
     split = {"spatial_x": {"K": 3}}
@@ -375,12 +393,42 @@ def test_a_hop_latency_waits_for_the_farthest_chiplet_or_the_mean(
             "K=48,C=32,P=7,Q=7",
             "K=16,C=32,P=7,Q=7",
             split,
-            package.build({**row, "link_hop_ns": hop_ns, "partitioning": partitioning}),
+            package.build(
+                {**row, "link_hop_ns": hop_ns, "partitioning": partitioning, "dram_at": dram_at}
+            ),
         )
         for hop_ns in (0, 10)
     ]
     assert runs[1].latency_cycles - runs[0].latency_cycles == wait_cycles
     assert runs[1].energy_pj > runs[0].energy_pj  # the chiplets leak while they wait
+
+
+def test_dram_enters_where_the_package_says() -> None:
+    # one output-channel share per chiplet of a 3 x 3 package: each weight and output word
+    # goes to or from one chiplet. From the edge (a port under each column, row y at y + 1
+    # hops) the mean trip is (1 + 2 + 3) / 3 = 2 hops; from the centre chiplet's port,
+    # 1 + (0 + 1 + 1 + 1 + 1 + 2 + 2 + 2 + 2) / 9 = 2.33; from a corner 1 + 2 = 3 hops
+    package = mg.templates.get_template("package")
+    base = {**package.presets["simba-package-1"], "chiplets_x": 3, "chiplets_y": 3}
+    split = {"spatial_x": {"K": 3}, "spatial_y": {"K": 3}}
+    ports = {"edge": 2.0, "centre": 1 + 12 / 9, "corner": 3.0, "[[2, 2]]": 3.0}
+    unicast = 8 * 64 * 32 + 24 * 64 * 49  # weights and outputs, bits
+    # an input word goes to all nine: up each column from its port, 3 x (1 + 2) links; from
+    # one port, to the nearest chiplet and one link per further one, 1 + 8: 9 either way
+    inputs = 8 * 32 * 49 * 9
+    for place, hops in ports.items():
+        where = json.loads(place) if place.startswith("[") else place
+        r = _on_package(
+            "K=64,C=32,P=7,Q=7",
+            "K=8,C=32,P=7,Q=7",
+            split,
+            package.build({**base, "dram_at": where}),
+        )
+        assert r.nop_bytes * 8 - inputs == pytest.approx(unicast * hops)
+    with pytest.raises(mg.MagnetError, match=r"dram_at \[3, 0\] is outside the 3 x 3 mesh"):
+        package.build({**base, "dram_at": [[3, 0]]})
+    with pytest.raises(mg.MagnetError, match="'middle' is not a place; allowed: edge"):
+        package.build({**base, "dram_at": "middle"})
 
 
 def test_hop_latency_is_a_links() -> None:

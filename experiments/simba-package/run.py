@@ -137,21 +137,28 @@ def run(
 
 def non_uniform(cfg: dict[str, Any], net: mg.Network) -> list[dict[str, Any]]:
     """Uniform against non-uniform shares at each hop latency of the sweep (``non_uniform``
-    in config.yaml): images/s of both and the non-uniform gain."""
+    in config.yaml): the network mapped with uniform shares, then the same mappings (and the
+    same activations and weights on chip) priced with non-uniform ones, so that the gain is
+    the partitioning's alone, not a different search's; images/s of both and the gain."""
     sweep, out = cfg["non_uniform"], []
     for series in sweep["series"]:
         for hop_ns in sweep["hop_ns"]:
-            speed = {
-                part: run(
-                    cfg,
-                    net,
-                    sweep["mesh"],
-                    series,
-                    None,
-                    {"link_hop_ns": hop_ns, "partitioning": part},
-                )["images_per_s"]
-                for part in ("uniform", "non-uniform")
-            }
+            extra = {**cfg["series"][series], "link_hop_ns": hop_ns}
+            uniform = package(cfg, sweep["mesh"], {**extra, "partitioning": "uniform"})
+            balanced = package(cfg, sweep["mesh"], {**extra, "partitioning": "non-uniform"})
+            result = mg.evaluate(
+                net,
+                uniform,
+                dataflow=cfg["dataflow"],
+                objective=cfg["objective"],
+                seed=cfg["seed"],
+                **cfg["mapper"],
+            )
+            cycles = {"uniform": result.latency_cycles, "non-uniform": 0}
+            for run, entry in zip(result.runs, net.layers, strict=True):
+                again = run if entry.layer.is_postprocess else on_arch(run, balanced)
+                cycles["non-uniform"] += again.latency_cycles * entry.repeat
+            speed = {k: net.batch * uniform.clock_ghz * 1e9 / c for k, c in cycles.items()}
             out.append(
                 {
                     "series": series,
@@ -162,6 +169,12 @@ def non_uniform(cfg: dict[str, Any], net: mg.Network) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+def on_arch(run: Any, arch: mg.Arch) -> Any:
+    """``run`` (a MAC layer as it ran, ``Result``) priced on ``arch``, a design of the same
+    shape and prices: the same mapping, the same operands kept on chip."""
+    return mg.evaluate(run.layer, arch, run.mapping).with_on_chip(run.on_chip)
 
 
 def scaling(rows: list[dict[str, Any]], share: float) -> dict[str, Any]:
@@ -246,10 +259,10 @@ def _speed_why(at: dict[str, dict[str, Any]], micro: dict[str, Any], net: mg.Net
         f"weights stay in the 36 chiplets' weight buffers across images, the rest is read "
         f"again for every image through {lp['dram_gb_per_s']:.1f} GB/s (all of them would cap "
         f"it at {floor:,.0f} images/s [D]; the first image, loading them, takes "
-        f"{lp['first_latency_ms']:.2f} ms). stall-free is a "
-        f"bound: magnet has no hop latency, holds each chiplet's traffic to its links' "
-        f"bandwidth (100 GB/s each way, assumed) but shares no link between chiplets, and "
-        f"charges no sync between layers: "
+        f"{lp['first_latency_ms']:.2f} ms). stall-free is unlimited DRAM behind the "
+        f"package's links: its words enter at the edge, a 25 GB/s link per column (assumed), "
+        f"which set the pace of {free['link_bound_share']:.0%} of the latency; magnet has no "
+        f"hop latency (assumed hidden) and charges no sync between layers: "
         f"{free['utilization']:.0%} of peak, where Simba's {micro['images_per_s']:,} images/s "
         f"is {silicon_util:.1%} of {micro['peak_tops']} TOPS [D]"
     )
@@ -481,8 +494,9 @@ def _splits(layers_by_split: dict[str, int]) -> str:
 
 NOTES = [
     "Every chiplet is simba-chip at its preset's 1.96 GHz (magnet's 16 nm model gives 1.0 V); "
-    "GRS links at 1.17 pJ/bit per hop [PQ], 100 GB/s into each chiplet and a 3 mm pitch "
-    "(assumptions, package.py). DRAM: lpddr4 is the preset's own (magnet's default, 25.6 GB/s); "
+    "GRS links at 1.17 pJ/bit per hop [PQ], 25 GB/s each way per link, DRAM's links entering "
+    "at the edge (a link to each chiplet of row 0) and a 3 mm pitch (assumptions, "
+    "package.py). DRAM: lpddr4 is the preset's own (magnet's default, 25.6 GB/s); "
     "hbm2 one stack (256 GB/s, 3.97 pJ/bit [P]); stall-free unlimited bandwidth at LPDDR4's "
     "energy, a bound. DRAM-bound: more than half of the latency in layers whose pace DRAM sets. "
     "The NoP's energy is magnet's nop category (the links, per hop, and the adds that reduce "

@@ -75,6 +75,8 @@ MAX_CAPACITY_BITS = 8 * 2**40
 #: Most instances of a level on a side of its mesh, and in all: a wafer of the smallest MACs
 #: holds a few million, and array indices are 32-bit. More is a typo, not a design.
 MAX_MESH_SIDE = 65_536
+#: A child's position along one side of a fan-out's mesh (``Fanout.ports``).
+Position = Annotated[Whole, Field(ge=0, le=MAX_MESH_SIDE)]
 MAX_INSTANCES = 2**31 - 1
 
 
@@ -109,9 +111,12 @@ class Fanout(Strict):
     with the chip's voltage, and priced whatever the NoC model, as the network-on-package is
     not the chip's NoC. ``link_gb_per_s``: each child's
     links carry at most this much into it and as much out of it (GB/s; None: unlimited),
-    every operand alike. ``link_hop_ns``: the latency of one hop; a layer waits for its first
-    words to reach each chiplet and for its last partial sums to come back, from a port in
-    the middle of the chiplets it uses (0: hidden by the transfers' overlap with compute).
+    every operand alike. ``ports``: the children (x, y) the parent's links attach to (a
+    chip-to-chip fan-out; empty: each child of the row y = 0, the package's edge); the
+    parent's words cross the links from there (``magnet.mapping.mesh``). ``link_hop_ns``:
+    the latency of one hop; a layer waits for its first words to reach each chiplet from
+    its port and for its last partial sums to come back (0: hidden by the transfers'
+    overlap with compute).
     ``partitioning``: ``uniform`` gives every chiplet an equal share, so the farthest one
     sets the pace; ``non-uniform`` (Simba's) sizes the shares so that all finish together,
     which leaves the mean trip instead of the longest (in the limit of fine shares).
@@ -124,6 +129,7 @@ class Fanout(Strict):
     link: str | None = Field(None, min_length=1)
     link_pj_per_bit: LinkPjPerBit | None = None
     link_gb_per_s: Real | None = Field(None, gt=0)
+    ports: tuple[tuple[Position, Position], ...] = ()
     link_hop_ns: float = Field(0.0, ge=0)
     partitioning: Literal["uniform", "non-uniform"] = "uniform"
 
@@ -143,11 +149,11 @@ class Fanout(Strict):
             raise ValueError(
                 "a fan-out over chip-to-chip links (link or link_pj_per_bit) needs pitch_mm"
             )
-        chip_to_chip = (self.link_gb_per_s is not None, self.link_hop_ns > 0)
+        chip_to_chip = (self.link_gb_per_s is not None, self.link_hop_ns > 0, bool(self.ports))
         if any(chip_to_chip) and not self.chip_to_chip:
             raise ValueError(
-                "link_gb_per_s and link_hop_ns are a chip-to-chip link's: give link or "
-                "link_pj_per_bit too"
+                "link_gb_per_s, link_hop_ns and ports are a chip-to-chip link's: give link "
+                "or link_pj_per_bit too"
             )
         return self
 
@@ -438,6 +444,14 @@ class Arch(Strict):
                 )
             if unit.name in names:
                 raise ValueError(f"postprocess.name {unit.name!r} is also a level's name")
+        for lvl, inner in zip(self.levels, chain[1:], strict=True):  # not the cached views:
+            fx, fy = inner.mesh_x // lvl.mesh_x, inner.mesh_y // lvl.mesh_y  # model_copy keeps them
+            outside = [p for p in lvl.fanout.ports if p[0] >= fx or p[1] >= fy]
+            if outside:
+                raise ValueError(
+                    f"level {lvl.name!r}: fanout.ports {list(outside[0])} is outside its "
+                    f"{fx} x {fy} mesh of children (x in 0..{fx - 1}, y in 0..{fy - 1})"
+                )
         return self
 
     # ---- derived views (index 0 = innermost storage level) ------------------------------
@@ -481,7 +495,9 @@ class Arch(Strict):
     def with_chiplets(self, x: int, y: int) -> Arch:
         """The same package with ``x`` by ``y`` chiplets (a group of its chiplets, as a
         stage of a pipeline runs on): every level below the chip-to-chip fan-out keeps its
-        instances per chiplet. Per-instance prices are those of the whole package; the
+        instances per chiplet. The group is the package's corner (0, 0): a port of the
+        package's links outside it enters it at its nearest chiplet (the trip there is the
+        caller's to price). Per-instance prices are those of the whole package; the
         template parameters are dropped (they describe the whole package)."""
         fx, fy = self.chiplet_grid
         if (fx, fy) == (1, 1) or not (1 <= x <= fx and 1 <= y <= fy):
@@ -492,7 +508,15 @@ class Arch(Strict):
             mesh = {"mesh_x": level.mesh_x // fx * x, "mesh_y": level.mesh_y // fy * y}
             return level.model_copy(update=mesh)
 
-        levels = (*self.levels[: links + 1], *(scaled(lvl) for lvl in self.levels[links + 1 :]))
+        package = self.levels[links]
+        ports = dict.fromkeys((min(px, x - 1), min(py, y - 1)) for px, py in package.fanout.ports)
+        fanout = package.fanout.model_copy(update={"ports": tuple(ports)})
+        top = package.model_copy(update={"fanout": fanout})
+        levels = (
+            *self.levels[:links],
+            top,
+            *(scaled(lvl) for lvl in self.levels[links + 1 :]),
+        )
         return Arch.model_validate(
             {
                 **self.model_dump(),

@@ -58,8 +58,9 @@ from magnet.mapping.analysis import (
     take_batch,
 )
 from magnet.mapping.mapping import Mapping, MappingBatch, check_coverage, to_batch
+from magnet.mapping.mesh import mesh_below
 from magnet.mapping.records import LayerRecord, MapperStats
-from magnet.workload.dims import OPERANDS, Operand
+from magnet.workload.dims import NUM_DIMS, OPERANDS, RELEVANT, Operand
 from magnet.workload.layer import Layer
 
 ACTIONS = ("reads", "fills", "updates")
@@ -182,10 +183,11 @@ def evaluate_batch(
         counts = _without_dram(counts, dram, on_chip, weight_home(arch, batch.keep))
     accesses = _accesses(arch, counts, costs)
     access_energy, control = accesses.energy_pj, accesses.control_pj
-    timing = _timing(arch, batch, counts)
+    routes = _routes(arch, batch)
+    timing = _timing(arch, batch, counts, routes)
     latency = timing.latency_cycles
     upkeep = _upkeep(arch, counts, costs, latency, accesses.writes)
-    fanouts = _fanouts(arch, counts, costs, batch.size)
+    fanouts = _fanouts(arch, counts, costs, routes)
     network = fanouts.network_pj
     math = counts.macs * costs.mac_pj + fanouts.tree_pj
     energy = (
@@ -241,20 +243,20 @@ class _Timing(NamedTuple):
     bottleneck: IntArray
 
 
-def _timing(arch: Arch, batch: MappingBatch, counts: Counts) -> _Timing:
+def _timing(arch: Arch, batch: MappingBatch, counts: Counts, routes: dict[int, Routes]) -> _Timing:
     """Latency: the compute cycles, the slowest level's bandwidth or the chip-to-chip
     links', whichever is longest, plus the waits on hops; and which of them it was."""
     level_cycles = _level_cycles(arch, counts)
     slowest = level_cycles.max(axis=0)
     compute = _pipeline_cycles(arch, batch, counts)
-    links = _link_cycles(arch, counts)
+    links = _link_cycles(arch, counts, routes)
     latency = np.maximum(np.maximum(compute, np.ceil(slowest - 1e-9)), np.ceil(links - 1e-9))
     bottleneck = np.where(
         links > np.maximum(compute, slowest),
         -2,
         np.where(slowest > compute, np.argmax(level_cycles, axis=0), -1),
     )
-    latency = latency + np.ceil(_hop_cycles(arch, batch) - 1e-9)
+    latency = latency + np.ceil(_hop_cycles(arch, routes) - 1e-9)
     return _Timing(latency, level_cycles, links, bottleneck)
 
 
@@ -301,49 +303,97 @@ def _level_cycles(arch: Arch, counts: Counts) -> FloatArray:
     return level_cycles
 
 
-def _link_cycles(arch: Arch, counts: Counts) -> FloatArray:
-    """[batch]: the cycles a package's chip-to-chip links need (0 on a chip): each chiplet
-    takes in its share of the words sent down (weights, inputs, partial sums read back, halos
-    received) and sends out its partial sums and the halos it forwards, each way at most at
-    its links' bandwidth (``Fanout.link_gb_per_s``), the chiplets in use loaded alike."""
+class Routes(NamedTuple):
+    """How a chip-to-chip fan-out's words travel its mesh, per mapping (``magnet.mapping.mesh``)."""
+
+    hops: FloatArray  # [operand, batch]: links one distinct word crosses (its multicast tree)
+    busiest: FloatArray  # [operand, batch]: share of the distinct words on the busiest port link
+    one_hops: FloatArray  # [batch]: links a word for one chiplet crosses (a read-back)
+    one_busiest: FloatArray  # [batch]: share of such words on the busiest port link
+    mean_hops: FloatArray  # [batch]: the mean trip from a port to a chiplet in use
+    max_hops: FloatArray  # [batch]: the longest
+
+
+#: For each operand, the dimensions it does not depend on (a word multicast over them).
+_MULTICAST_DIMS = {op: [d for d in range(NUM_DIMS) if d not in RELEVANT[op]] for op in Operand}
+
+
+def _routes(arch: Arch, batch: MappingBatch | None, n: int = 1) -> dict[int, Routes]:
+    """{level: its fan-out's routes} for every chip-to-chip fan-out, per mapping of
+    ``batch``: the block of chiplets each uses and each operand's multicast groups, from its
+    spatial factors there. ``batch`` None: ``n`` passes over every chiplet, one word to one
+    chiplet (a post-processing layer's)."""
+    out = {}
+    for li, lvl in enumerate(arch.inner_first):
+        fx, fy = arch.fanouts[li]
+        if not lvl.fanout.chip_to_chip or fx * fy == 1:
+            continue
+        if batch is None:
+            keys = np.tile(np.array([[fx, fy, 1, 1, 1, 1, 1, 1]]), (n, 1))
+        else:
+            sx, sy = batch.spatial_x[li], batch.spatial_y[li]  # [dim, batch]
+            # (an invalid mapping may ask for more than the mesh: priced on all of it)
+            columns = [np.minimum(sx.prod(axis=0), fx), np.minimum(sy.prod(axis=0), fy)]
+            for op in Operand:
+                dims = _MULTICAST_DIMS[op]
+                columns += [sx[dims].prod(axis=0), sy[dims].prod(axis=0)]
+            keys = np.stack(columns, axis=1).astype(np.int64)
+        out[li] = _route(arch, li, keys)
+    return out
+
+
+def _route(arch: Arch, li: int, keys: IntArray) -> Routes:
+    """``Routes`` of the mappings whose blocks and multicast groups are ``keys``
+    (int[batch, (gx, gy, dx_W, dy_W, dx_I, dy_I, dx_O, dy_O)]), each distinct one priced
+    once on the level's mesh."""
+    mesh = mesh_below(arch, li)
+    base = max(mesh.width, mesh.height) + 1  # every key is at most the mesh's side
+    if float(base) ** keys.shape[1] < 2.0**62:  # one number per key: a faster sort
+        code = keys @ base ** np.arange(keys.shape[1], dtype=np.int64)
+        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    values = np.array([mesh.routes(*keys[i].tolist()) for i in first])
+    v = values[inverse.ravel()].T
+    return Routes(v[0:3], v[3:6], v[6], v[7], v[8], v[9])
+
+
+def _link_cycles(arch: Arch, counts: Counts, routes: dict[int, Routes]) -> FloatArray:
+    """[batch]: the cycles a package's chip-to-chip links need (0 on a chip). Each link
+    carries at most ``Fanout.link_gb_per_s`` each way, its transfers sharing it (fluid
+    sharing within the layer); the busiest is a port's (``magnet.mapping.mesh``): down it,
+    the distinct weights, inputs and read-back partial sums of every group it serves, up it
+    their partial sums; halo words cross a link between neighbours, each chiplet's share
+    (taken on links of their own, apart from the ports' words)."""
     cycles = np.zeros(counts.valid.shape[0])
     widths = arch.compute.widths
-    for li, lvl in enumerate(arch.inner_first):
-        gb_per_s = lvl.fanout.link_gb_per_s
-        fx, fy = arch.fanouts[li]
-        if gb_per_s is None or fx * fy == 1:
+    for li, route in routes.items():
+        gb_per_s = arch.inner_first[li].fanout.link_gb_per_s
+        if gb_per_s is None:
             continue
         bits_per_cycle = gb_per_s * 8 / arch.clock_ghz
-        words, degree = counts.fanout_words[li], counts.fanout_degree[li]
-        halo = counts.halo_words[li] * widths[Operand.I]
-        down = words[Operand.W] * degree[Operand.W] * widths[Operand.W]
-        down = down + words[Operand.I] * degree[Operand.I] * widths[Operand.I]
-        down = down + counts.readback_words[li] * widths[Operand.O] + halo
-        up = words[Operand.O] * degree[Operand.O] * widths[Operand.O] + halo
+        words = counts.fanout_words[li]
+        down = words[Operand.W] * widths[Operand.W] * route.busiest[Operand.W]
+        down = down + words[Operand.I] * widths[Operand.I] * route.busiest[Operand.I]
+        down = down + counts.readback_words[li] * widths[Operand.O] * route.one_busiest
+        up = words[Operand.O] * widths[Operand.O] * route.busiest[Operand.O]
         children = counts.instances[li - 1] if li else counts.mac_instances
         in_use = np.maximum(children / np.maximum(counts.instances[li], 1.0), 1.0)
-        cycles = np.maximum(cycles, np.maximum(down, up) / in_use / bits_per_cycle)
+        halo = counts.halo_words[li] * widths[Operand.I] / in_use
+        cycles = np.maximum(cycles, np.maximum(np.maximum(down, up), halo) / bits_per_cycle)
     return cycles
 
 
-def _hop_cycles(arch: Arch, batch: MappingBatch) -> FloatArray:
+def _hop_cycles(arch: Arch, routes: dict[int, Routes]) -> FloatArray | float:
     """[batch]: the cycles a layer waits on chip-to-chip hops (``Fanout.link_hop_ns``): its
-    first words' trip to a chiplet and its last partial sums' trip back. The port sits in
-    the middle of the gx x gy chiplets a mapping uses, one hop from the nearest; along an
-    axis of g chiplets they are |k - (g - 1) / 2| further, at most (g - 1) / 2 and on
-    average floor(g^2 / 4) / g. Uniform shares wait for the farthest, non-uniform ones
-    (all finishing together) for the mean."""
-    wait = np.zeros(batch.size)
-    for li, lvl in enumerate(arch.inner_first):
-        if lvl.fanout.link_hop_ns == 0:
-            continue
-        g = np.stack([batch.spatial_x[li].prod(axis=0), batch.spatial_y[li].prod(axis=0)])
-        g = g.astype(np.float64)
-        if lvl.fanout.partitioning == "uniform":
-            hops = 1 + ((g - 1) / 2).sum(axis=0)
-        else:
-            hops = 1 + (np.floor(g * g / 4) / g).sum(axis=0)
-        wait += 2 * hops * lvl.fanout.link_hop_ns * arch.clock_ghz
+    first words' trip from the port to a chiplet and its last partial sums' trip back.
+    Uniform shares wait for the farthest chiplet in use, non-uniform ones (all finishing
+    together) for the mean trip."""
+    wait: FloatArray | float = 0.0
+    for li, route in routes.items():
+        fanout = arch.inner_first[li].fanout
+        hops = route.max_hops if fanout.partitioning == "uniform" else route.mean_hops
+        wait = wait + 2 * hops * fanout.link_hop_ns * arch.clock_ghz
     return wait
 
 
@@ -473,18 +523,19 @@ class Fanouts(NamedTuple):
     link_bits: FloatArray  # [batch]: bits those links carry, summed over hops
 
 
-def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> Fanouts:
+def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, routes: dict[int, Routes]) -> Fanouts:
     """Wire and reduction energy of every fan-out, the adder trees' correction, and the
-    bits carried by chip-to-chip links (a package's NoP: one hop is one link)."""
+    bits carried by chip-to-chip links (a package's NoP: one hop is one link; the words'
+    routes from the ports, ``routes``)."""
     widths = arch.compute.widths
+    n = counts.valid.shape[0]
     network = np.zeros((len(arch.levels), n))
     tree = np.zeros(n)
-    links = np.array([lvl.fanout.chip_to_chip for lvl in arch.inner_first])
+    links = np.array([li in routes for li in range(len(arch.levels))])
     link_bits = np.zeros(n)
     for li, lvl in enumerate(arch.inner_first):
         fx, fy = arch.fanouts[li]
         if fx * fy == 1:
-            links[li] = False
             continue
         words, degree = counts.fanout_words[li], counts.fanout_degree[li]
         reduced = np.rint(degree[Operand.O]).astype(np.int64)
@@ -498,7 +549,10 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, n: int) -> Fanouts:
         wire = costs.wire_pj_per_bit_mm[li] * costs.pitch_mm[li]
         if wire == 0 and not links[li]:
             continue
-        if lvl.fanout.network == "systolic":
+        unicast: FloatArray | float
+        if links[li]:  # over the mesh from the ports
+            reach, unicast = routes[li].hops, routes[li].one_hops
+        elif lvl.fanout.network == "systolic":
             reach, unicast = degree, 1.0
         else:  # to the group's nearest child, then one pitch per further child
             to_child = np.sqrt(fx * fy) / 2  # children laid out in the squarest grid

@@ -21,6 +21,11 @@ of the layers as they run:
 * the hand-over between stages: the activation's bits (at the activation width) x the
   link's pJ/bit x the hops between the two bands' centres (half of each band's rows). Its
   time is the receiving layer's fills, which the package caps at the link bandwidth;
+* the approach: a band is mapped as if DRAM's ports entered it where they are nearest
+  (``Arch.with_chiplets``); its DRAM traffic also crosses the rows (or columns) between the
+  package's ports and the band, its bits x those hops priced like a hand-over (their time
+  is taken as hidden, and their share of those rows' links is not charged to the stages
+  there);
 * waiting: every chiplet leaks for the whole interval, so a stage faster than the slowest
   one leaks, at the power of its own layers' leakage, while it waits.
 """
@@ -34,6 +39,7 @@ from functools import cached_property
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.errors import MagnetError
 from magnet.mapping.evaluate import Result
+from magnet.mapping.mesh import named_ports
 from magnet.mapping.network import NetworkResult, RunPlan, plan_runs
 from magnet.mapping.records import NetworkRecord, PipelineStage
 from magnet.workload.dims import Operand
@@ -143,12 +149,36 @@ class PipelineResult(NetworkResult):
             out.append(bits * (s.rows + then.rows) / 2)
         return out
 
+    @cached_property
+    def approach_bits(self) -> list[float]:
+        """Bits x hops each stage's DRAM traffic crosses between DRAM's ports and its band
+        (0 for a band they enter): a band is mapped as if its ports were its own
+        (``Arch.with_chiplets``), this is the rest of the trip, along the axis the bands
+        are cut on."""
+        fx, fy = self.arch.chiplet_grid
+        level = package_level(self.arch)
+        ports = level.fanout.ports or named_ports("edge", fx, fy)
+        along = [p[1] for p in ports] if fy >= fx else [p[0] for p in ports]
+        out, first = [], 0
+        for s in self.stages:
+            last = first + s.rows - 1
+            hops = min(max(first - at, at - last, 0) for at in along)
+            dram_bits = sum(
+                self.runs[i].dram_bytes * 8 * self.network.layers[i].repeat
+                for i in range(s.start, s.end)
+            )
+            out.append(dram_bits * hops)
+            first = last + 1
+        return out
+
     @property
     def handover_pj(self) -> float:
-        """Energy of the hand-overs: their bits x hops at the links' pJ/bit (as the cost-model
-        chain priced the package's link)."""
+        """Energy of the stages' own trips over the links: the hand-overs' and the DRAM
+        traffic's between the ports and the bands, bits x hops at the links' pJ/bit (as the
+        cost-model chain priced the package's link)."""
         li = self.arch.inner_first.index(package_level(self.arch))
-        return sum(self.handover_bits) * float(self.costs.link_pj_per_bit[li])
+        bits = sum(self.handover_bits) + sum(self.approach_bits)
+        return bits * float(self.costs.link_pj_per_bit[li])
 
     @cached_property
     def wait_pj_by_level(self) -> dict[str, float]:
@@ -210,7 +240,8 @@ class PipelineResult(NetworkResult):
                 "tops": tops,
                 "tops_per_mm2": None if area is None else tops / area,
                 "power_w": rec.energy_pj * 1e-12 / interval_s,
-                "nop_bytes": rec.nop_bytes + sum(self.handover_bits) / 8,
+                "nop_bytes": rec.nop_bytes
+                + (sum(self.handover_bits) + sum(self.approach_bits)) / 8,
                 "pipeline": stages,
             }
         )

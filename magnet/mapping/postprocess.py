@@ -57,6 +57,7 @@ from magnet.mapping.evaluate import (
     _fanouts,
     _level_cycles,
     _link_cycles,
+    _routes,
     _sum_rows,
     _upkeep,
 )
@@ -466,7 +467,8 @@ def price_postprocess(
         padded_macs=np.zeros(1),
     )
     level_cycles = _level_cycles(arch, counts)
-    links = _link_cycles(arch, counts)
+    routes = _routes(arch, None)
+    links = _link_cycles(arch, counts, routes)
     before = Chain(0, np.zeros(len(arch.levels)), 0.0) if chain is None else chain
     shared = level_cycles[:, 0] + before.level_cycles  # the chain's traffic and this one's
     shared_links = float(links[0]) + before.link_cycles
@@ -485,7 +487,7 @@ def price_postprocess(
     accesses = _accesses(arch, counts, costs)
     access_energy, control = accesses.energy_pj, accesses.control_pj
     upkeep = _upkeep(arch, counts, costs, latency, accesses.writes)
-    fanouts = _fanouts(arch, counts, costs, 1)
+    fanouts = _fanouts(arch, counts, costs, routes)
     batch = BatchResult(
         counts=counts,
         energy_pj=(

@@ -10,11 +10,15 @@ output pixels (P, Q: DRAM reads every input word once, and the overlap of neighb
 chiplets' windows, the halo, crosses one link from the neighbour holding it; chiplets
 exchange the halo of one step of DRAM's loops, the overlap of two steps is read again:
 ``magnet.mapping.analysis._parent_share``), and each chiplet's share is mapped as on one
-chip. The NoP's words are priced per hop at the link's energy per bit (the cost-model
-chain's price of the link), halo words at one hop; every word into or out of a chiplet
-(weights, inputs, partial sums, halos) crosses its links at most at the link bandwidth each
-way (``Fanout.link_gb_per_s``; a layer the links hold back is ``NoP``-bound). A package of
-one chiplet is the chip itself.
+chip. DRAM's links enter the mesh at ``dram_at``: ``edge`` (the default: a link to each
+chiplet of the row y = 0, one per column, as in Stream's ``simba`` example), ``corner``,
+``centre``, or a list of chiplets [[x, y], ...]; a word crosses the port's link and then
+one link per step to its chiplet, a multicast one tree (``magnet.mapping.mesh``). The
+NoP's words are priced per hop at the link's energy per bit (the cost-model chain's price
+of the link), halo words at one hop. Every link carries at most ``link_gb_per_s`` each
+way, the words crossing it sharing it (fluid sharing within a layer): the busiest are the
+ports' links, which carry every word of the chiplets they serve (a layer they hold back is
+``NoP``-bound). A package of one chiplet is the chip itself.
 
 Link technologies (``link``; the built-in cost model's ``magnet/cost/tables/links.yaml``,
 from tests/data/reference/memory-and-links.md):
@@ -29,35 +33,39 @@ giving it and ``link`` both is refused. The architecture carries the link's name
 (``Fanout.link``, ``Fanout.link_pj_per_bit``), not a price: the cost-model chain prices it
 (``magnet.cost.LinkComponent``), so a plug-in may price links as it prices DRAM.
 
-Assumptions (no published figure, [NF] in the reference notes; parameters to change): each
-chiplet's link bandwidth (``link_gb_per_s``, default 100 GB/s: four links of eight 25 Gb/s
-lanes), the chiplet pitch (``chiplet_pitch_mm``, default 3 mm: Simba's 6 mm^2 chiplet,
-2.45 mm on a side, and a gap), and a hop's latency (``link_hop_ns``, default 0: hidden by
-the transfers' overlap with compute; UCIe 1.0 gives <= 2 ns for its PHY [PQ], GRS's and a
-NoP router's are not published [NF]).
+Assumptions (no published figure, [NF] in the reference notes; parameters to change): a
+link's bandwidth (``link_gb_per_s``, default 25 GB/s each way: eight lanes of GRS's 25 Gb/s,
+four links, 100 GB/s, into an inner chiplet; DRAM's links taken as the package's own),
+where DRAM's links attach (``dram_at``, the edge), the chiplet pitch (``chiplet_pitch_mm``,
+default 3 mm: Simba's 6 mm^2 chiplet, 2.45 mm on a side, and a gap), and a hop's latency
+(``link_hop_ns``, default 0: hidden by the transfers' overlap with compute; UCIe 1.0 gives
+<= 2 ns for its PHY [PQ], GRS's and a NoP router's are not published [NF]).
 
 ``partitioning``: with a hop latency, a layer's first words reach the chiplets far from
-DRAM's port later and its last partial sums come back later. ``uniform`` shares wait for
+DRAM's ports later and its last partial sums come back later. ``uniform`` shares wait for
 the farthest chiplet; ``non-uniform`` ones, Simba's non-uniform work partitioning (MICRO
 2019), give far chiplets less work so that all finish together and the layer waits for the
-mean trip (``magnet.mapping.evaluate._hop_cycles``; the shares are taken as fine enough to
-balance exactly, an upper bound on the gain). Without a hop latency both are the same.
+mean trip from the ports (``magnet.mapping.evaluate._hop_cycles``; the shares are taken as
+fine enough to balance exactly, an upper bound on the gain). Without a hop latency both are
+the same.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from magnet.arch.spec import Arch, Fanout, LinkPjPerBit
 from magnet.dataflow import Dataflow, Rule
+from magnet.mapping.mesh import PLACES, named_ports
 from magnet.templates.base import Int, Template
 from magnet.templates.parts import PIXELS
 from magnet.templates.simba import Simba, SimbaParams
 from magnet.units import Real
 
 LinkName = Literal["grs", "ucie-standard", "ucie-advanced"]
+Place = Literal["edge", "corner", "centre"]
 #: Dimensions a layer may be partitioned over across chiplets.
 PARTITIONS = ("K", "C", *PIXELS)
 
@@ -75,7 +83,11 @@ class PackageParams(SimbaParams):
         description="the link's own energy per bit per hop [pJ], in place of link's (0: free)",
     )
     link_gb_per_s: Real = Field(
-        100.0, gt=0, le=10_000, description="NoP bandwidth into each chiplet [GB/s] (assumption)"
+        25.0, gt=0, le=10_000, description="a link's bandwidth each way [GB/s] (assumption)"
+    )
+    dram_at: Place | list[tuple[Int, Int]] = Field(
+        "edge",
+        description="where DRAM's links enter the mesh: edge, corner, centre or [[x, y], ...]",
     )
     chiplet_pitch_mm: Real = Field(
         3.0, gt=0, le=100, description="distance between neighbouring chiplets [mm] (assumption)"
@@ -91,6 +103,16 @@ class PackageParams(SimbaParams):
         description="chiplets' shares of a layer: equal, or sized to finish together (Simba's)",
     )
 
+    @field_validator("dram_at", mode="before")
+    @classmethod
+    def _a_place(cls, value: Any) -> Any:
+        if isinstance(value, str) and value not in PLACES:
+            raise ValueError(
+                f"{value!r} is not a place; allowed: {', '.join(PLACES)}, or a list "
+                "of chiplets [[x, y], ...]"
+            )
+        return value
+
     @model_validator(mode="after")
     def _one_link_energy(self) -> PackageParams:
         if self.link_pj_per_bit is not None and "link" in self.model_fields_set:
@@ -98,7 +120,24 @@ class PackageParams(SimbaParams):
                 "give link (a named link technology) or link_pj_per_bit (a number >= 0 of "
                 "one's own), not both"
             )
+        if isinstance(self.dram_at, list):
+            if not self.dram_at:
+                raise ValueError("dram_at: give at least one chiplet [x, y], or a place name")
+            for x, y in self.dram_at:
+                if not (0 <= x < self.chiplets_x and 0 <= y < self.chiplets_y):
+                    raise ValueError(
+                        f"dram_at [{x}, {y}] is outside the {self.chiplets_x} x "
+                        f"{self.chiplets_y} mesh: x in 0..{self.chiplets_x - 1}, y in "
+                        f"0..{self.chiplets_y - 1} (or a place: {', '.join(PLACES)})"
+                    )
         return self
+
+    @property
+    def dram_ports(self) -> tuple[tuple[int, int], ...]:
+        """The chiplets DRAM's links attach to (``dram_at``)."""
+        if isinstance(self.dram_at, list):
+            return tuple(dict.fromkeys((int(x), int(y)) for x, y in self.dram_at))
+        return named_ports(self.dram_at, self.chiplets_x, self.chiplets_y)
 
 
 class Package(Template[PackageParams]):
@@ -129,6 +168,7 @@ class Package(Template[PackageParams]):
             link=None if p.link_pj_per_bit is not None else p.link,
             link_pj_per_bit=p.link_pj_per_bit,
             link_gb_per_s=p.link_gb_per_s,
+            ports=p.dram_ports,
             link_hop_ns=p.link_hop_ns,
             partitioning=p.partitioning,
         )
