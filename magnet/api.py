@@ -194,6 +194,7 @@ def evaluate(
     source: str | None = None,
     on_layer: LayerProgress | None = None,
     pipeline: bool = False,
+    fuse: bool = False,
     **options: Any,
 ) -> Result | PostResult | NetworkResult:
     """Evaluate a layer or a network on a design.
@@ -208,14 +209,18 @@ def evaluate(
     reading from and writing to DRAM (a ``PostResult``, read the same way).
     ``pipeline``: a network on a package runs as a pipeline of stages on groups of its
     chiplets (``magnet.mapper.pipeline``; a ``PipelineResult``), not layer after layer.
+    ``fuse``: as ``pipeline``, the stages also tried fused depth-first (a batch passed from
+    stage to stage a tile at a time) and the plan minimising the objective for a batch
+    taken: fused, pipelined, or layer after layer.
     """
     d = design(arch, dataflow, cost_model, noc=noc)
     limit = _budget(budget, "evaluate()")
-    if pipeline and (mapping is not None or not isinstance(workload, Network)):
-        raise MagnetError(
-            "pipeline: a network, mapped by magnet (the stages choose each layer's chiplets)",
-            field="pipeline",
-        )
+    for flag, given in (("pipeline", pipeline), ("fuse", fuse)):
+        if given and (mapping is not None or not isinstance(workload, Network)):
+            raise MagnetError(
+                f"{flag}: a network, mapped by magnet (the stages choose each layer's chiplets)",
+                field=flag,
+            )
     if isinstance(workload, Layer) and workload.is_postprocess:
         if mapping is not None:
             raise MagnetError(
@@ -245,7 +250,7 @@ def evaluate(
             raise MagnetError("a network takes LayerMappings (per-layer mappings)", field="mapping")
         return evaluate_network(workload, d.arch, d.costs, mapping)
     m = get_mapper(mapper, objective=objective, seed=seed, budget=limit, **options)
-    return _mapped_network(workload, d, m, on_layer, pipeline)
+    return _mapped_network(workload, d, m, on_layer, pipeline, fuse)
 
 
 def _mapped_network(
@@ -254,11 +259,12 @@ def _mapped_network(
     mapper: Mapper[Any],
     on_layer: LayerProgress | None,
     pipeline: bool,
+    fuse: bool = False,
 ) -> NetworkResult:
-    """``network`` mapped on ``d`` (layer after layer, or pipelined), or
+    """``network`` mapped on ``d`` (layer after layer, pipelined, or fused), or
     ``DesignInfeasible`` naming the layer or split that cannot run."""
-    if pipeline:
-        piped = map_pipeline(network, d, mapper, progress=on_layer)
+    if pipeline or fuse:
+        piped = map_pipeline(network, d, mapper, progress=on_layer, fuse=fuse)
         if piped.result is None:
             raise DesignInfeasible(f"infeasible: {piped.reason}", field=network.name)
         return piped.result

@@ -386,6 +386,12 @@ def _print(record: BaseModel, as_json: bool, text: Callable[[], str]) -> None:
     "(stages), reporting a batch's latency and the pipeline's throughput.",
 )
 @click.option(
+    "--fuse",
+    is_flag=True,
+    help="A --workload on a package: as --pipeline, the stages also fused depth-first (a "
+    "batch passed on a tile at a time); the plan best for the objective is taken.",
+)
+@click.option(
     "--skip-unpriced-ops",
     "skip_ops",
     is_flag=True,
@@ -404,6 +410,7 @@ def evaluate_command(
     layer_mappings: str | None,
     timeloop_file: str | None,
     pipeline: bool,
+    fuse: bool,
     skip_ops: bool,
     dataflow: str | None,
     mapper: str,
@@ -439,13 +446,15 @@ def evaluate_command(
             noc=noc,
             quiet=as_json,
             pipeline=pipeline,
+            fuse=fuse,
             skip_ops=skip_ops,
         )
         record = network.record()
         _print(record, as_json, lambda: network_table(record))
         return
-    if pipeline:
-        raise MagnetError("--pipeline applies to --workload (a network on a package)")
+    for flag, given in (("--pipeline", pipeline), ("--fuse", fuse)):
+        if given:
+            raise MagnetError(f"{flag} applies to --workload (a network on a package)")
     if skip_ops:
         raise MagnetError("--skip-unpriced-ops applies to an .onnx --workload")
     if dataflow:
@@ -472,6 +481,7 @@ def _evaluate_network(
     noc: str | None,
     quiet: bool,
     pipeline: bool = False,
+    fuse: bool = False,
     skip_ops: bool = False,
 ) -> NetworkResult:
     """``magnet evaluate --workload``: the network on ``--arch`` under its per-layer mappings
@@ -488,16 +498,19 @@ def _evaluate_network(
             "give --mapping-file (the layers' mappings) or --dataflow (the best mappings "
             "under it), not both"
         )
-    if pipeline and mappings_file:
-        raise MagnetError(
-            "--pipeline maps the layers on its stages: give --dataflow, not --mapping-file"
-        )
+    for flag, given in (("--pipeline", pipeline), ("--fuse", fuse)):
+        if given and mappings_file:
+            raise MagnetError(
+                f"{flag} maps the layers on its stages: give --dataflow, not --mapping-file"
+            )
     network = load_workload(workload, batch, skip_ops=skip_ops)
     design = _design(arch_spec, dataflow, cost_model, noc)
     if mappings_file:
         return evaluate(network, design, LayerMappings.from_yaml(mappings_file))
     on_layer = None if quiet else _layer_lines()
-    return evaluate(network, design, on_layer=on_layer, pipeline=pipeline, **flags.kwargs())
+    return evaluate(
+        network, design, on_layer=on_layer, pipeline=pipeline, fuse=fuse, **flags.kwargs()
+    )
 
 
 def _layer_lines() -> LayerProgress:

@@ -171,6 +171,14 @@ BAD_SPACES: dict[str, tuple[dict[str, Any], str]] = {
         },
         r"workloads\.0: pipeline: true .*" + ONE_CHIP.format("package"),
     ),
+    "fusion on a 1 x 1 package": (
+        {
+            "template": "package",
+            "params": {**PARAMS, "chiplets_x": 1, "chiplets_y": 1},
+            "workloads": [{"workload": str(NET), "fuse": True}],
+        },
+        r"workloads\.0: fuse: true .*" + ONE_CHIP.format("package"),
+    ),
     "nop_bytes the only objective on a chip": (
         {"objectives": ["nop_bytes"]},
         r"objectives\.0: nop_bytes counts the bytes over a package's chip-to-chip links \(0 on "

@@ -18,6 +18,12 @@ last stage) and the plan of one stage on the whole package are then priced as th
 and the best of them by the same criterion (interval, then latency) is the result. The
 one-stage plan prices as the network run layer after layer does, so a pipeline is never
 slower than the same design layer by layer.
+
+Fused (``fuse``): the splits whose every stage's weights fit its band (``weights_fit``) are
+added, every plan is priced both as a pipeline and fused depth-first (``PipelineResult``'s
+``depth_first``), and the plan minimising the mapper's objective for a batch is taken; one
+stage on every chiplet among them, so a fused result is never slower under the latency
+objective.
 """
 
 from __future__ import annotations
@@ -32,11 +38,12 @@ from magnet.arch.spec import Arch
 from magnet.cost import ArchCosts
 from magnet.design import Design, on_arch
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
-from magnet.mapper.network import map_network
-from magnet.mapping.evaluate import Result
+from magnet.mapper.network import LEAN_SHARE, map_network
+from magnet.mapping.evaluate import Result, weight_home
 from magnet.mapping.network import NetworkResult, fused_heads
 from magnet.mapping.pipeline import PipelineResult, Stage, package_level
 from magnet.mapping.postprocess import price_postprocess, require_unit
+from magnet.workload.dims import Operand
 from magnet.workload.layer import ShapeKey
 from magnet.workload.network import Network
 
@@ -67,10 +74,15 @@ def map_pipeline(
     *,
     progress: Callable[[MapOutcome, int, int], None] | None = None,
     cache: MutableMapping[tuple[Any, ...], MapOutcome] | None = None,
+    fuse: bool = False,
     **options: Any,
 ) -> PipelineOutcome:
     """``network`` pipelined across groups of ``design``'s chiplets (see the module
-    docstring); ``MagnetError`` for a design of one chip."""
+    docstring); ``MagnetError`` for a design of one chip. ``fuse``: each plan is also priced
+    fused depth-first (``PipelineResult.depth_first``: a batch passed from stage to stage a
+    tile at a time by the stages whose weights stay on chip), and the plan, fused or not,
+    that minimises the mapper's objective for a batch (its energy and latency) is taken; the
+    plan of one stage, layer after layer, among them."""
     package_level(design.arch)  # a package, or bad input
     require_unit(design.arch, [e.layer for e in network.layers])
     m = get_mapper(mapper, **options)
@@ -95,13 +107,53 @@ def map_pipeline(
         lean[h] = {k: o.lean for k, o in out.outcomes.items() if o.lean is not None}
         evaluated, cached = evaluated + out.mappings_evaluated, cached + out.cached
     weights = (m.objective.energy, m.objective.latency)
-    plans = candidates(network, design.arch, design.costs, archs, bands, holding, lean, weights)
+    allowed = weights_fit(network, archs) if fuse else None
+    plans = candidates(
+        network, design.arch, design.costs, archs, bands, holding, lean, weights, allowed
+    )
     if not plans:
         reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
         return PipelineOutcome(None, reason, evaluated, cached)
-    priced = (_pipelined(network, design, archs, bands, holding, lean, weights, p) for p in plans)
-    result = min(priced, key=lambda r: (r.interval_cycles, r.latency_cycles))
+    priced = [_pipelined(network, design, archs, bands, holding, lean, weights, p) for p in plans]
+    if not fuse:
+        result = min(priced, key=lambda r: (r.interval_cycles, r.latency_cycles))
+        return PipelineOutcome(result, None, evaluated, cached)
+    fused = [
+        _pipelined(network, design, archs, bands, holding, lean, weights, p, depth_first=True)
+        for p in plans
+    ]
+    result = min(priced + fused, key=lambda r: _score(r, weights))
     return PipelineOutcome(result, None, evaluated, cached)
+
+
+def weights_fit(network: Network, archs: dict[int, Arch]) -> Callable[[int, int, int], bool]:
+    """Whether entries j..i may be a fused stage on h rows: their weights fit in the band's
+    weight buffers (the outermost level keeping weights, all its instances) beside the
+    streaming tiles of a lean mapping (``LEAN_SHARE`` of each), so that a batch can pass a
+    tile at a time without reading them again (the plan, priced, says which stay)."""
+    bits = [
+        0.0 if e.layer.is_postprocess else e.layer.operand_size(Operand.W) * e.repeat
+        for e in network.layers
+    ]
+    total = [0.0, *itertools.accumulate(bits)]
+    room = {}
+    for h, arch in archs.items():
+        home = weight_home(arch)
+        level = None if home is None else arch.inner_first[home]
+        if level is None or level.capacity_bits is None:
+            room[h] = 0.0 if level is None else math.inf
+            continue
+        words = level.capacity_bits * (1 - LEAN_SHARE) / level.bits(Operand.W)
+        room[h] = words * level.instances
+    return lambda j, i, h: total[i] - total[j] <= room[h]
+
+
+def _score(result: PipelineResult, weights: tuple[float, float]) -> tuple[float, int]:
+    """The mapper's objective for a batch (its log): energy^e x latency^l, ties to fewer
+    cycles between batches."""
+    per_energy, per_cycle = weights
+    value = per_energy * math.log(result.energy_pj) + per_cycle * math.log(result.latency_cycles)
+    return value, result.interval_cycles
 
 
 def candidates(
@@ -113,10 +165,12 @@ def candidates(
     holding: dict[int, dict[ShapeKey, Result]] | None = None,
     lean: dict[int, dict[ShapeKey, Result]] | None = None,
     objective: tuple[float, float] = (1.0, 1.0),
+    allowed: Callable[[int, int, int], bool] | None = None,
 ) -> list[Plan]:
     """The plans the planner prices as they run, each once (see the module docstring): the
-    ``FRONTIER`` best by each estimate, and one stage on all of ``arch``'s rows when every
-    layer fits them. ``archs[h]``: the band of ``h`` rows; ``bands[h]``: its results;
+    ``FRONTIER`` best by each estimate (and, with ``allowed``, the best by each of the splits
+    whose every stage it allows: ``frontier``), and one stage on all of ``arch``'s rows when
+    every layer fits them. ``archs[h]``: the band of ``h`` rows; ``bands[h]``: its results;
     ``holding[h]`` and ``lean[h]``: its mappings that hold their weights and its lean ones;
     ``objective``: the mapper's, as (energy, latency) weights."""
     rows = max(archs)
@@ -146,6 +200,9 @@ def candidates(
     alone = entry_cycles(network, bands, post)
     kept = {h: on_chip_cycles(runs[h]) if h in runs else alone[h] for h in bands}
     plans = frontier(alone, rows, floor, FRONTIER) + frontier(kept, rows, floor, FRONTIER)
+    if allowed is not None:
+        plans += frontier(alone, rows, floor, FRONTIER, allowed)
+        plans += frontier(kept, rows, floor, FRONTIER, allowed)
     if rows in runs:
         plans.append([(0, len(network.layers), rows)])  # layer after layer on every chiplet
     return list({tuple(p): p for p in plans}.values())
@@ -160,8 +217,10 @@ def _pipelined(
     lean: dict[int, dict[ShapeKey, Result]],
     objective: tuple[float, float],
     plan: Plan,
+    depth_first: bool = False,
 ) -> PipelineResult:
-    """``plan`` priced as it runs: each stage's layers on its band's mappings."""
+    """``plan`` priced as it runs: each stage's layers on its band's mappings
+    (``depth_first``: fused, a batch passed on a tile at a time)."""
     by_shape: dict[ShapeKey, Result] = {}  # each shape as it first runs (its stage's band)
     for a, b, h in plan:
         for e in network.layers[a:b]:
@@ -179,6 +238,7 @@ def _pipelined(
         band_holding=holding,
         band_lean=lean,
         objective=objective,
+        depth_first=depth_first,
     )
 
 
@@ -245,7 +305,13 @@ def split(
     return plans[0] if plans else None
 
 
-def frontier(cycles: Cycles, rows: int, floor: float = 0.0, count: int = 1) -> list[Plan]:
+def frontier(
+    cycles: Cycles,
+    rows: int,
+    floor: float = 0.0,
+    count: int = 1,
+    allowed: Callable[[int, int, int], bool] | None = None,
+) -> list[Plan]:
     """The ``count`` best plans using all ``rows`` (fewer if there are fewer ways to end the
     last stage; none when no split runs every entry), best first, a stage of entries j..i
     on h rows taking the sum of their cycles there, ``cycles[h]`` (inf: does not fit).
@@ -253,7 +319,8 @@ def frontier(cycles: Cycles, rows: int, floor: float = 0.0, count: int = 1) -> l
     ``best[r][i]``: (interval, latency, h, j) of the best plan of the first ``i`` entries on
     ``r`` rows, its last stage entries j..i on h rows; intervals under ``floor`` (cycles)
     count as ``floor``; ties go to a last stage of fewer rows, then to a longer one. The plans
-    returned end in distinct last stages, each after the best plan before it."""
+    returned end in distinct last stages, each after the best plan before it. ``allowed(j,
+    i, h)``: whether entries j..i may be a stage on h rows (None: any)."""
     n = len(next(iter(cycles.values()), []))
     # cycles of entries [0, i) that fit, and how many do not, on each band
     finite = {
@@ -271,7 +338,7 @@ def frontier(cycles: Cycles, rows: int, floor: float = 0.0, count: int = 1) -> l
             before, total, bad = best[r - h], finite[h], misfits[h]
             for j in range(i):
                 b = before[j]
-                if b is not None and bad[i] == bad[j]:
+                if b is not None and bad[i] == bad[j] and (allowed is None or allowed(j, i, h)):
                     t = total[i] - total[j]
                     out.append((max(b[0], t), b[1] + t, h, j))
         return out

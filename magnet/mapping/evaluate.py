@@ -771,6 +771,10 @@ class Result(OneRun):
     _variants: dict[tuple[str, ...], Result] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    # ``tile_bits``'s answers, by level and operands
+    _tile_bits: dict[tuple[int, ...], float] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def with_on_chip(self, operands: Collection[str]) -> Result:
         """The same mapping priced with the DRAM traffic of ``operands`` kept on chip (each
@@ -808,9 +812,14 @@ class Result(OneRun):
 
     def tile_bits(self, li: int, operands: Collection[Operand] = tuple(Operand)) -> float:
         """Bits of the tiles of ``operands`` each instance of level ``li`` keeps (those it
-        bypasses: none)."""
-        level, tiles = self.arch.inner_first[li], self.batch.counts.tile_words[li, :, 0]
-        return float(sum(tiles[o] * level.bits(o) for o in operands if self.keep[li, o]))
+        bypasses: none); each asked once (a network's plan asks often)."""
+        key = (li, *sorted(operands))
+        if key not in self._tile_bits:
+            level, tiles = self.arch.inner_first[li], self.batch.counts.tile_words[li, :, 0]
+            self._tile_bits[key] = float(
+                sum(tiles[o] * level.bits(o) for o in operands if self.keep[li, o])
+            )
+        return self._tile_bits[key]
 
     @property
     def bound(self) -> Literal["compute", "memory"]:

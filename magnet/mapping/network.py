@@ -123,7 +123,9 @@ class RunPlan:
     under (its shape's, or the one that holds its weights); ``resident``, the entries whose
     weights stay on chip across batches; ``head[i]``, the MAC layer on whose output path a
     fused post-processing entry runs (None: not fused); ``kept[(p, c)]``, whether entry
-    ``c`` reads entry ``p``'s output on chip."""
+    ``c`` reads entry ``p``'s output on chip; ``shares[i]``, the part of entry ``i``'s
+    output held on chip at once (1: all of it; less when a depth-first pipeline passes it on
+    a tile at a time: ``magnet.mapping.pipeline``; empty: 1 for every entry)."""
 
     network: Network
     base: list[Result | None]
@@ -133,6 +135,7 @@ class RunPlan:
     head: list[int | None]
     kept: dict[tuple[int, int], bool]
     resident: set[int] = field(default_factory=set)
+    shares: list[float] = field(default_factory=list)
 
     def reserved_bits(self, i: int, li: int, besides: Collection[int] = ()) -> float:
         """Bits of weights staying at level ``li`` of each instance of entry ``i``'s design
@@ -219,11 +222,14 @@ def _homes(arch: Arch) -> list[tuple[int, StorageLevel]] | None:
 
 
 def _activation_bits(plan: RunPlan, p: int) -> float:
-    """Bits of entry ``p``'s output kept on chip: at the input width of the global buffer."""
+    """Bits of entry ``p``'s output kept on chip at once: at the input width of the global
+    buffer, its share held at a time (``RunPlan.shares``)."""
     arch = plan.archs[p]
     in_home = _home(arch, Operand.I)
     assert in_home is not None
-    return plan.network.layers[p].layer.operand_size(Operand.O) * in_home.bits(Operand.I)
+    share = plan.shares[p] if plan.shares else 1.0
+    size = plan.network.layers[p].layer.operand_size(Operand.O)
+    return size * in_home.bits(Operand.I) * share
 
 
 def _passes(plan: RunPlan, p: int, c: int) -> bool:
@@ -343,14 +349,16 @@ def _run(plan: RunPlan, i: int) -> Result:
     return run
 
 
-def _stay(plan: RunPlan, holding: list[Result | None], objective: Objective) -> None:
+def _stay(
+    plan: RunPlan, holding: list[Result | None], objective: Objective, eager: bool = False
+) -> None:
     """Decide which entries' weights stay on chip across batches (``NetworkResult.runs``):
     greedily, the largest gain per bit held first, each kept where the design still has
-    room (``_weights_fit``) and the objective gains. The gain is the objective's to first
-    order: its energy weight x the energy saved over the network's, plus its latency weight
-    x the cycles saved over the network's. ``holding[i]``: the mapping of entry ``i``'s shape
-    that holds its weights (None: none), which then runs every entry of that shape on that
-    design."""
+    room (``_weights_fit``) and the objective gains (``eager``: whether it gains or not).
+    The gain is the objective's to first order: its energy weight x the energy saved over
+    the network's, plus its latency weight x the cycles saved over the network's.
+    ``holding[i]``: the mapping of entry ``i``'s shape that holds its weights (None: none),
+    which then runs every entry of that shape on that design."""
     entries = plan.network.layers
     runs = {i: r for i, r in enumerate(plan.base) if r is not None}
     energy, cycles = _totals(plan)
@@ -386,7 +394,7 @@ def _stay(plan: RunPlan, holding: list[Result | None], objective: Objective) -> 
     for i in sorted(candidates, key=order):
         held = holding[i]
         assert held is not None
-        if gain(i, held) <= 0:
+        if not eager and gain(i, held) <= 0:
             continue
         before = {j: plan.base[j] for j in twins(i)}
         for j in before:
@@ -428,13 +436,18 @@ def plan_runs(
     holding: list[Result | None] | None = None,
     lean: list[Result | None] | None = None,
     objective: Objective = EDP,
+    shares: list[float] | None = None,
+    eager: bool = False,
 ) -> RunPlan:
     """How every entry of ``network`` runs (the rule: ``NetworkResult.runs``): ``base``
     holds each MAC entry's result mapped alone (None for a post-processing entry),
     ``archs`` the design each entry runs on (a pipeline's stage), ``holding`` and ``lean``
     each MAC entry's mapping that holds its weights and its lean one, if any
     (``MapOutcome.holding``, ``MapOutcome.lean``); ``objective``: the weights of energy and
-    latency the choice of the weights that stay minimises (the mapper's)."""
+    latency the choice of the weights that stay minimises (the mapper's); ``shares``: the
+    part of each entry's output held on chip at once (``RunPlan.shares``; None: all);
+    ``eager``: every weight that fits stays, whether the objective gains or not (a
+    depth-first pipeline, which reads the others again for every tile)."""
     producers, consumers = network.edges()
     entries = network.layers
     fused = fused_heads(network, archs, producers, consumers)
@@ -450,8 +463,10 @@ def plan_runs(
         starts.append([m or r for m, r in zip(lean, base, strict=True)])
     plans = []
     for start in starts:
-        option = RunPlan(network, start, archs, producers, consumers, fused, {})
-        _stay(option, holders, objective)
+        option = RunPlan(
+            network, start, archs, producers, consumers, fused, {}, set(), shares or []
+        )
+        _stay(option, holders, objective, eager)
         plans.append(option)
     plan = min(plans, key=lambda p: _steady_score(p, objective))
     single = [e.repeat == 1 for e in entries]

@@ -28,6 +28,12 @@ of the layers as they run:
   there);
 * waiting: every chiplet leaks for the whole interval, so a stage faster than the slowest
   one leaks, at the power of its own layers' leakage, while it waits.
+
+Fused depth-first (``depth_first``, Stream's layer fusion): the stages pass a batch on a
+tile at a time (``stage_tiles``: one output row of a stage's entry with the fewest, where
+its weights stay on chip), so that they work on one batch at once; a batch's latency is
+then ``flow_cycles`` of the stages' times, and each activation is held on chip a tile at a
+time (``RunPlan.shares``). Batches still leave one per interval.
 """
 
 from __future__ import annotations
@@ -57,6 +63,24 @@ class Stage:
     arch: Arch = field(repr=False)
 
 
+def flow_cycles(stage_cycles: list[int], tiles: list[int]) -> float:
+    """Cycles of one batch through stages working on successive tiles at once: stage ``s``
+    takes ``stage_cycles[s] / tiles[s]`` a tile and starts its tile ``k`` once it has
+    finished tile ``k - 1`` and the stage before has made the part of its output that tile
+    needs, the first ``(k + 1) / tiles[s]`` of it (the window's overlap left out). With
+    one tile each it is the stages' sum; with ``t`` tiles everywhere, the sum over ``t`` plus
+    ``t - 1`` times the slowest stage's tile."""
+    done: list[float] = []  # when the stage before finished each of its tiles
+    for cycles, count in zip(stage_cycles, tiles, strict=True):
+        each, now, mine = cycles / count, 0.0, []
+        for k in range(count):
+            ready = done[math.ceil((k + 1) * len(done) / count) - 1] if done else 0.0
+            now = max(now, ready) + each
+            mine.append(now)
+        done = mine
+    return done[-1] if done else 0.0
+
+
 def package_level(arch: Arch) -> StorageLevel:
     """The level whose fan-out is the package's chip-to-chip links; bad input for a chip."""
     if arch.package_level is None:
@@ -79,13 +103,60 @@ class PipelineResult(NetworkResult):
     band_holding: dict[int, dict[ShapeKey, Result]] = field(default_factory=dict)
     #: and their lean mappings (``MapOutcome.lean``)
     band_lean: dict[int, dict[ShapeKey, Result]] = field(default_factory=dict)
+    #: fused depth-first: each stage passes a batch on a tile at a time (``stage_tiles``)
+    depth_first: bool = False
+    _plans: dict[tuple[float, ...] | None, RunPlan] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    @cached_property
+    def stage_tiles(self) -> list[int]:
+        """The tiles each stage passes a batch on in: 1 each, or, fused depth-first, one
+        output row of the stage's entry with the fewest (Stream's tiling of its ``simba``
+        example: a row per tile), where every weight of the stage's MAC entries stays on
+        chip (else 1: a tile at a time would read them again for every tile); every weight
+        that fits stays (``plan_runs(eager=True)``). Which weights stay does not depend on
+        how much of each activation is held at once."""
+        if not self.depth_first:
+            return [1] * len(self.stages)
+        entries, resident = self.network.layers, self._plan_for(None).resident
+        out = []
+        for s in self.stages:
+            mac = [i for i in range(s.start, s.end) if not entries[i].layer.is_postprocess]
+            held = all(i in resident for i in mac)
+            out.append(min(entries[i].layer.P for i in range(s.start, s.end)) if held else 1)
+        return out
+
+    def _shares(self) -> list[float] | None:
+        """The part of each entry's output held on chip at once (``RunPlan.shares``): fused
+        depth-first, its rows for one tile of its stage and the window's overlap the next
+        entry needs; None: whole activations."""
+        if not self.depth_first:
+            return None
+        entries, out = self.network.layers, []
+        _, consumers = self.network.edges()
+        for s, tiles in zip(self.stages, self.stage_tiles, strict=True):
+            for i in range(s.start, s.end):
+                rows = entries[i].layer.P
+                halo = max((entries[c].layer.R - 1 for c in consumers[i]), default=0)
+                out.append(min(1.0, (math.ceil(rows / tiles) + halo) / rows))
+        return out
 
     @cached_property
     def plan(self) -> RunPlan:
         """Each entry as it runs on its stage's band, activations kept on chip between
         neighbours, across stage boundaries too (over the NoP), weights staying where the
         stage's band holds them (each stage a design of its own: ``NetworkResult.runs``); a
-        post-processing entry on its band's units."""
+        post-processing entry on its band's units. Fused depth-first, an activation is held
+        a tile at a time (``stage_tiles``)."""
+        return self._plan_for(self._shares())
+
+    def _plan_for(self, shares: list[float] | None) -> RunPlan:
+        """The plan with ``shares`` of the activations held at once (``RunPlan.shares``),
+        each made once."""
+        key = None if shares is None else tuple(shares)
+        if key in self._plans:
+            return self._plans[key]
         entries = self.network.layers
         base: list[Result | None] = []
         holding: list[Result | None] = []
@@ -94,13 +165,24 @@ class PipelineResult(NetworkResult):
         for s in self.stages:
             band = s.arch.model_copy()  # a design of its own: stages of one height are apart
             for i in range(s.start, s.end):
-                key = entries[i].layer.shape_key()
+                shape = entries[i].layer.shape_key()
                 post = entries[i].layer.is_postprocess
-                base.append(None if post else self.bands[s.rows][key])
-                holding.append(None if post else self.band_holding.get(s.rows, {}).get(key))
-                lean.append(None if post else self.band_lean.get(s.rows, {}).get(key))
+                base.append(None if post else self.bands[s.rows][shape])
+                holding.append(None if post else self.band_holding.get(s.rows, {}).get(shape))
+                lean.append(None if post else self.band_lean.get(s.rows, {}).get(shape))
                 archs.append(band)
-        return plan_runs(self.network, base, archs, holding, lean, self.objective)
+        plan = plan_runs(
+            self.network,
+            base,
+            archs,
+            holding,
+            lean,
+            self.objective,
+            shares=shares,
+            eager=self.depth_first,
+        )
+        self._plans[key] = plan
+        return plan
 
     @cached_property
     def stage_cycles(self) -> list[int]:
@@ -110,6 +192,14 @@ class PipelineResult(NetworkResult):
             sum(runs[i].latency_cycles * entries[i].repeat for i in range(s.start, s.end))
             for s in self.stages
         ]
+
+    @property
+    def latency_cycles(self) -> int:
+        """Cycles of one batch through every stage: their sum, or, fused depth-first, the
+        stages working on successive tiles at once (``flow_cycles``)."""
+        if not self.depth_first:
+            return super().latency_cycles
+        return math.ceil(flow_cycles(self.stage_cycles, self.stage_tiles) - 1e-9)
 
     @property
     def dram_cycles(self) -> float:
@@ -230,8 +320,11 @@ class PipelineResult(NetworkResult):
                 layers=sum(e.repeat for e in entries[s.start : s.end]),
                 chiplets=s.arch.chiplets,
                 latency_cycles=cycles,
+                tiles=tiles,
             )
-            for s, cycles in zip(self.stages, self.stage_cycles, strict=True)
+            for s, cycles, tiles in zip(
+                self.stages, self.stage_cycles, self.stage_tiles, strict=True
+            )
         ]
         area = rec.area_mm2
         return rec.model_copy(

@@ -54,7 +54,7 @@ from pydantic import ConfigDict
 from magnet.strict import Strict
 
 #: The version of every record's shape (see the module docstring).
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 8
 #: Energy categories only some designs or workloads spend in, shown only when spent: a
 #: package's links (a chip's records have them at 0) and a post-processing unit's operations
 #: (0 for a network of MAC layers only).
@@ -95,7 +95,7 @@ class LayerRecord(_Record):
     """One layer under one mapping on one design (a post-processing layer: on the design's
     post-processing unit, without a mapping; ``unit_ops``: its operations by kind)."""
 
-    schema_version: Literal[7] = SCHEMA_VERSION
+    schema_version: Literal[8] = SCHEMA_VERSION
     record: Literal["layer"] = "layer"
     layer: str
     kind: str
@@ -161,13 +161,16 @@ class LayerRow(_Record):
 
 class PipelineStage(_Record):
     """One stage of a network pipelined across a package's chiplets: its layers (``first``
-    to ``last``, in network order), the chiplets they run on, and its time per batch."""
+    to ``last``, in network order), the chiplets they run on, its time per batch, and the
+    tiles it passes a batch on in (1: whole; more when the stages are fused depth-first, a
+    tile being one output row of its smallest entry)."""
 
     first: str
     last: str
     layers: int
     chiplets: int
     latency_cycles: int
+    tiles: int = 1
 
 
 class NetworkRecord(_Record):
@@ -182,7 +185,7 @@ class NetworkRecord(_Record):
     bandwidth at its word width; None when unlimited: ``Arch.dram_bytes_per_cycle``).
     """
 
-    schema_version: Literal[7] = SCHEMA_VERSION
+    schema_version: Literal[8] = SCHEMA_VERSION
     record: Literal["network"] = "network"
     network: str
     arch: str

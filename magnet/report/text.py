@@ -197,11 +197,17 @@ def network_table(record: NetworkRecord) -> str:
             "it; its cycles are those it adds)"
         )
     if r.pipeline:
-        lines += ["", f"{'pipeline stage':<44}{'layers':>8}{'chiplets':>10}{'cycles':>14}"]
+        fused = any(s.tiles > 1 for s in r.pipeline)
+        head = "fused stage (depth-first)" if fused else "pipeline stage"
+        lines += [
+            "",
+            f"{head:<44}{'layers':>8}{'chiplets':>10}{'cycles':>14}"
+            + (f"{'tiles':>8}" if fused else ""),
+        ]
         for s in r.pipeline:
             lines.append(
                 f"{s.first + ' .. ' + s.last:<44}{s.layers:>8}{s.chiplets:>10}"
-                f"{s.latency_cycles:>14,}"
+                f"{s.latency_cycles:>14,}" + (f"{s.tiles:>8}" if fused else "")
             )
     lines += _category_shares(r)
     lines += _shares("level (all costs)", r.energy_pj_by_level, r.energy_pj)

@@ -191,7 +191,8 @@ def evaluate_design(job: DesignJob) -> DesignResult:
 def _evaluate(job: DesignJob) -> DesignResult:
     """``evaluate_design`` without the bookkeeping: the design mapped on every workload."""
     from magnet.mapper import map_network
-    from magnet.mapper.pipeline import map_pipeline
+    from magnet.mapper.network import NetworkOutcome
+    from magnet.mapper.pipeline import PipelineOutcome, map_pipeline
 
     design = design_of(job)
     if isinstance(design, DesignResult):
@@ -204,8 +205,14 @@ def _evaluate(job: DesignJob) -> DesignResult:
         network = load_network(
             spec["workload"], spec.get("batch"), spec.get("skip_unpriced_ops", False)
         )
-        run = map_pipeline if spec.get("pipeline") and design.arch.chiplets > 1 else map_network
-        out = run(network, design, mapper.get("name", "fast"), cache=MAPPING_CACHE, **options)
+        name = mapper.get("name", "fast")
+        staged = spec.get("pipeline") or spec.get("fuse")
+        out: PipelineOutcome | NetworkOutcome
+        if staged and design.arch.chiplets > 1:
+            fuse = bool(spec.get("fuse"))
+            out = map_pipeline(network, design, name, cache=MAPPING_CACHE, fuse=fuse, **options)
+        else:
+            out = map_network(network, design, name, cache=MAPPING_CACHE, **options)
         result.mappings_evaluated += out.mappings_evaluated
         result.cache_hits += out.cached
         mapped = out.result  # built on each access

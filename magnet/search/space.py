@@ -359,14 +359,17 @@ class WorkloadSpec(Strict):
     """A workload of a space (a zoo name, ONNX or YAML file), its batch and its weight in the
     metrics (weighted means over the workloads). ``pipeline``: on a design of several
     chiplets, its layers run as a pipeline across groups of them (``magnet.mapper.pipeline``;
-    ``images_per_s`` is then the pipeline's rate); on one chip, layer after layer.
-    ``skip_unpriced_ops``: an ONNX model's operators magnet does not price are left out
-    (each record lists them) instead of refused."""
+    ``images_per_s`` is then the pipeline's rate); on one chip, layer after layer. ``fuse``:
+    as ``pipeline``, the stages also fused depth-first, the plan best for the mapper's
+    objective taken (``magnet.mapper.pipeline.map_pipeline``). ``skip_unpriced_ops``: an
+    ONNX model's operators magnet does not price are left out (each record lists them)
+    instead of refused."""
 
     workload: str
     batch: Whole | None = Field(None, ge=1, le=MAX_EXTENT)  # a layer's N
     weight: Real = Field(1.0, gt=0)
     pipeline: bool = False
+    fuse: bool = False
     skip_unpriced_ops: bool = False  # an ONNX model's operators magnet does not price
 
 
@@ -546,8 +549,10 @@ def _check_chiplets(
     on a space whose designs are all one chip (a chip template, a package of 1 x 1) a
     pipeline is never run and ``nop_bytes`` is 0 for every design, so both are refused."""
     pipeline = "pipeline: true runs the layers across a package's chiplets"
+    fuse = "fuse: true runs the layers across a package's chiplets"
     nop = "nop_bytes counts the bytes over a package's chip-to-chip links (0 on one chip)"
     needs = [(f"workloads.{i}", pipeline) for i, w in enumerate(space.workloads) if w.pipeline]
+    needs += [(f"workloads.{i}", fuse) for i, w in enumerate(space.workloads) if w.fuse]
     named = {"objectives": [o.metric for o in space.objectives]}
     named["limits"] = [x.metric for x in space.limits]
     for field, metrics in named.items():
@@ -775,7 +780,7 @@ def _check_workloads(space: SearchSpace, source: str) -> None:
     from magnet.workload.load import check_skip_ops, load_workload
     from magnet.workload.network import Network
 
-    loaded: list[tuple[Network, bool]] = []
+    loaded: list[tuple[Network, bool, bool]] = []
     for i, w in enumerate(space.workloads):
         try:
             if w.skip_unpriced_ops:
@@ -783,15 +788,16 @@ def _check_workloads(space: SearchSpace, source: str) -> None:
             network = load_workload(w.workload, w.batch, skip_ops=w.skip_unpriced_ops)
         except MagnetError as exc:
             raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
-        if (network, w.pipeline) in loaded:
+        if (network, w.pipeline, w.fuse) in loaded:
+            again = loaded.index((network, w.pipeline, w.fuse))
             raise MagnetError(
-                f"{w.workload!r} is workloads.{loaded.index((network, w.pipeline))} again (the "
-                "same network at the same batch, pipelined alike); list each workload once, "
+                f"{w.workload!r} is workloads.{again} again (the same network at the same "
+                "batch, pipelined and fused alike); list each workload once, "
                 "with a weight to make it count more",
                 source=source,
                 field=f"workloads.{i}",
             )
-        loaded.append((network, w.pipeline))
+        loaded.append((network, w.pipeline, w.fuse))
 
 
 #: Functions a derived constraint may call.

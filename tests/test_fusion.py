@@ -1,0 +1,140 @@
+"""Stages fused depth-first (issue 31, item 4): a batch passed from stage to stage a tile at a
+time, as Stream schedules a fused group of layers; the plan, fused or not, chosen by the
+objective, layer after layer among the plans."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from click.testing import CliRunner
+
+import magnet as mg
+from magnet.api import evaluate
+from magnet.cli import main
+from magnet.errors import MagnetError
+from magnet.mapping.pipeline import flow_cycles
+from magnet.report.text import network_table
+from tests.test_pipeline import CONV, FAST, _chain, _package_4
+from tests.test_pipeline_never_slower import _arch, _mini_resnet
+
+
+@pytest.mark.parametrize(
+    ("cycles", "tiles", "expected"),
+    [
+        # one tile each: a batch goes through the stages one after another
+        ([100, 200, 100], [1, 1, 1], 400),
+        # 4 tiles each: the sum over 4 and 3 more tiles of the slowest stage, 200 / 4:
+        # (400 + 3 x 200) / 4 = 250
+        ([100, 200, 100], [4, 4, 4], 250),
+        # a stage of one tile waits for all of the one before: 100 + 200
+        ([100, 200], [4, 1], 300),
+        # a stage of one tile, then 4 of 25 cycles: 200 + 4 x 25
+        ([200, 100], [1, 4], 300),
+        # 2 tiles of 50, then 4 of 25: tiles 0 and 1 of the second need the first's tile 0
+        # (done at 50): 75, 100; tiles 2 and 3 its tile 1 (done at 100): 125, 150
+        ([100, 100], [2, 4], 150),
+    ],
+)
+def test_stages_on_successive_tiles_by_hand(cycles, tiles, expected) -> None:
+    assert flow_cycles(cycles, tiles) == pytest.approx(expected)
+
+
+def _two_stages(monkeypatch, arch: mg.Arch, objective: str = "latency", **flags):
+    """The 4-layer chain on ``arch`` split into two stages of two layers, one row each."""
+    import magnet.mapper.pipeline as P
+
+    monkeypatch.setattr(P, "candidates", lambda *args, **kwargs: [[(0, 2, 1), (2, 4, 1)]])
+    return evaluate(_chain(4), arch, dataflow="ws", objective=objective, **FAST, **flags)
+
+
+def test_two_fused_stages_pass_a_batch_a_row_at_a_time(monkeypatch) -> None:
+    arch = _package_4(dram_bandwidth="stall-free")
+    piped = _two_stages(monkeypatch, arch, pipeline=True)
+    fused = _two_stages(monkeypatch, arch, fuse=True)
+    assert not piped.depth_first and fused.depth_first
+    # each layer's 32 x 32 x 3 x 3 = 9,216 weight bytes stay in its band's weight buffers,
+    # so each stage passes a batch on a row at a time: its layers' 14 output rows
+    assert fused.plan.resident == {0, 1, 2, 3}
+    assert fused.stage_tiles == [14, 14]
+    # the stages' times are the pipeline's (the same mappings, the same traffic: every
+    # activation, 6,272 bytes, fits the 64 KiB global buffers whole or a tile at a time)
+    assert fused.stage_cycles == piped.stage_cycles
+    a, b = fused.stage_cycles
+    # the second stage starts on a batch once the first has made its first row: the sum
+    # over 14 and 13 more rows of the slower stage
+    assert fused.latency_cycles == math.ceil((a + b + 13 * max(a, b)) / 14 - 1e-9)
+    assert fused.latency_cycles < piped.latency_cycles == a + b
+    # batches still leave one per slowest stage, at the pipeline's energy
+    assert fused.interval_cycles == piped.interval_cycles == max(a, b)
+    assert fused.energy_pj == pytest.approx(piped.energy_pj, rel=1e-12)
+    # an activation is held a row at a time: its own row and the 2 rows of overlap the
+    # next 3 x 3 layer needs, 3 of 14; the last, read by nobody, 1 of 14
+    assert fused.plan.shares == pytest.approx([3 / 14, 3 / 14, 3 / 14, 1 / 14])
+    record = fused.record()
+    assert record.pipeline is not None
+    assert [s.tiles for s in record.pipeline] == [14, 14]
+    assert record.latency_s == pytest.approx(fused.latency_cycles / 1.96e9)
+    assert record.images_per_s == pytest.approx(1.96e9 / fused.interval_cycles)
+    assert "fused stage (depth-first)" in network_table(record)
+
+
+def test_a_stage_whose_weights_do_not_stay_is_not_tiled(monkeypatch) -> None:
+    # 640-byte weight buffers: a 3 x 3 x 32 layer's 576-bit tile leaves 64 bits, no weight
+    # stays (tests/test_weights_stay.py), so a row at a time would read every weight again
+    # for every row: the stages pass whole batches, as a pipeline's
+    arch = _package_4(dram_bandwidth="stall-free", weight_buffer="640B")
+    fused = _two_stages(monkeypatch, arch, fuse=True)
+    assert fused.plan.resident == set()
+    assert fused.stage_tiles == [1, 1]
+    piped = _two_stages(monkeypatch, arch, pipeline=True)
+    assert fused.latency_cycles == piped.latency_cycles
+
+
+@pytest.mark.parametrize(
+    ("arch", "seed"),
+    [("simba-package-4", 4), ("simba-package-16", 16), ("random-4", 104), ("random-23", 123)],
+)
+def test_fused_is_never_slower_than_layer_by_layer(arch: str, seed: int) -> None:
+    # under the latency objective the planner takes the fastest batch of its plans, fused or
+    # not, the one stage on every chiplet (layer after layer) among them
+    net, design = _mini_resnet(seed), _arch(arch)
+    layered = evaluate(net, design, dataflow="os-local-ws", objective="latency", **FAST)
+    fused = evaluate(net, design, dataflow="os-local-ws", objective="latency", fuse=True, **FAST)
+    assert fused.latency_cycles <= layered.latency_cycles
+
+
+def test_fusion_needs_a_package_and_a_network() -> None:
+    with pytest.raises(MagnetError, match="is a chip: pipelining needs a package"):
+        evaluate(_chain(2), mg.load_arch("simba-chip"), dataflow="ws", fuse=True)
+    with pytest.raises(MagnetError, match="fuse: a network"):
+        evaluate(mg.parse_layer(CONV), mg.load_arch("simba-package-4"), fuse=True)
+    runner = CliRunner()
+    chip = ["evaluate", "--arch", "simba-chip", "--workload", "resnet18", "--dataflow", "ws"]
+    out = runner.invoke(main, [*chip, "--fuse"])
+    assert out.exit_code == 2 and "pipelining needs a package" in out.output
+    one = ["evaluate", "--arch", "simba-package-4", "--layer", CONV, "--fuse"]
+    out = runner.invoke(main, one)
+    assert out.exit_code == 2 and "--fuse applies to --workload" in out.output
+
+
+def test_a_search_can_fuse_its_package_designs(tmp_path) -> None:
+    import yaml
+
+    from magnet.search import search
+    from tests.conftest import DATA
+
+    space = yaml.safe_load((DATA / "search" / "small_space.yaml").read_text())
+    space.update(
+        name="fused",
+        template="package",
+        params={**space["params"], "chiplets_x": 2, "chiplets_y": 1},
+        workloads=[{"workload": str(DATA / "search" / "small_net.yaml"), "fuse": True}],
+    )
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
+    study = search(tmp_path / "space.yaml", n_trials=2, storage=str(tmp_path / "s.journal"))
+    records = [t.records[0] for t in study.feasible()]
+    assert records
+    for record in records:  # the plan taken, its stages and their tiles, on all 2 chiplets
+        stages = record["pipeline"]
+        assert sum(s["chiplets"] for s in stages) == 2 and all(s["tiles"] >= 1 for s in stages)
