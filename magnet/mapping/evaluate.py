@@ -487,6 +487,18 @@ def _without_dram(
     )
 
 
+def tile_bits(result: Result, li: int, operands: tuple[Operand, ...]) -> float:
+    """Bits of the tiles of ``operands`` each instance of level ``li`` keeps under
+    ``result``'s mapping (those it bypasses: none); each asked once per result (a network's
+    plan asks often, so its own code calls this, not the checked ``Result.tile_bits``)."""
+    key = (li, *sorted(operands))
+    known = result._tile_bits
+    if key not in known:
+        level, tiles = result.arch.inner_first[li], result.batch.counts.tile_words[li, :, 0]
+        known[key] = float(sum(tiles[o] * level.bits(o) for o in operands if result.keep[li, o]))
+    return known[key]
+
+
 def weight_home(arch: Arch, keep: BoolArray | None = None) -> int | None:
     """The level (index, innermost first) where a layer's weights stay across a stream of
     batches when they stay (``holds_weights``): the outermost on-chip level keeping them
@@ -808,18 +820,12 @@ class Result(OneRun):
     def held_weight_bits(self) -> float:
         """Bits of weights each instance of the weight home keeps (its tile; 0: none)."""
         home = self.weight_home
-        return 0.0 if home is None else self.tile_bits(home, (Operand.W,))
+        return 0.0 if home is None else tile_bits(self, home, (Operand.W,))
 
     def tile_bits(self, li: int, operands: Collection[Operand] = tuple(Operand)) -> float:
         """Bits of the tiles of ``operands`` each instance of level ``li`` keeps (those it
-        bypasses: none); each asked once (a network's plan asks often)."""
-        key = (li, *sorted(operands))
-        if key not in self._tile_bits:
-            level, tiles = self.arch.inner_first[li], self.batch.counts.tile_words[li, :, 0]
-            self._tile_bits[key] = float(
-                sum(tiles[o] * level.bits(o) for o in operands if self.keep[li, o])
-            )
-        return self._tile_bits[key]
+        bypasses: none): ``tile_bits``."""
+        return tile_bits(self, li, tuple(operands))
 
     @property
     def bound(self) -> Literal["compute", "memory"]:

@@ -26,7 +26,7 @@ from magnet.arguments import check_fields, checked_call, checked_methods
 from magnet.cost import ArchCosts
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
-from magnet.mapping.evaluate import Result, evaluate_mapping, not_a_result
+from magnet.mapping.evaluate import Result, evaluate_mapping, not_a_result, tile_bits
 from magnet.mapping.mapping import Mapping
 from magnet.mapping.postprocess import (
     Chain,
@@ -206,7 +206,7 @@ def _room(run: Result | None, li: int, level: StorageLevel, skip: Operand | None
     layer, which streams through the unit, or a streaming level, whose tiles pass)."""
     if run is None or level.streaming:
         return 0.0
-    return run.tile_bits(li, [o for o in Operand if o is not skip])
+    return tile_bits(run, li, tuple(o for o in Operand if o is not skip))
 
 
 def _homes(arch: Arch) -> list[tuple[int, StorageLevel]] | None:
