@@ -138,3 +138,49 @@ def test_a_search_can_fuse_its_package_designs(tmp_path) -> None:
     for record in records:  # the plan taken, its stages and their tiles, on all 2 chiplets
         stages = record["pipeline"]
         assert sum(s["chiplets"] for s in stages) == 2 and all(s["tiles"] >= 1 for s in stages)
+
+
+def test_fused_groups_run_one_after_another(monkeypatch) -> None:
+    import magnet.mapper.pipeline as P
+
+    # the 4-layer chain in two fused groups of two one-row stages each (a row per layer):
+    # each group has the package to itself, its stages passing a batch a row at a time
+    monkeypatch.setattr(P, "candidates", lambda *args, **kwargs: [[(0, 4, 2)]])
+    plan = [(0, 1, 1), (1, 2, 1), (2, 3, 1), (3, 4, 1)]
+    monkeypatch.setattr(P, "fused_groups", lambda *args: (plan, (0, 0, 1, 1)))
+    arch = _package_4(dram_bandwidth="stall-free")
+    result = evaluate(_chain(4), arch, dataflow="ws", objective="latency", fuse=True, **FAST)
+    assert result.groups == (0, 0, 1, 1) and result.grouped
+    assert result.stage_tiles == [14, 14, 14, 14]
+    c = result.stage_cycles
+    # each group a pipeline over 14 row tiles, the groups one after the other; a batch
+    # leaves before the next enters
+    groups = [(c[0] + c[1] + 13 * max(c[0], c[1])) / 14, (c[2] + c[3] + 13 * max(c[2], c[3])) / 14]
+    assert result.latency_cycles == math.ceil(sum(groups) - 1e-9)
+    assert result.interval_cycles == result.latency_cycles
+    # the groups share the chiplets, so no weight stays across batches: every batch reads
+    # the 4 x 9,216 weight bytes, with the chain's 16 x 16 x 32 input and 14 x 14 x 32
+    # output (the activations between stay on chip)
+    assert result.weights_on_chip_bytes == 0
+    assert result.record().dram_bytes == pytest.approx(4 * 9_216 + 8_192 + 6_272)
+    # each hand-over crosses one row: rows 0 -> 1, then back to row 0 for the second group,
+    # then 0 -> 1 again: 14 x 14 x 32 x 8 = 50,176 bits x 1 hop each
+    assert result.offsets == [0, 1, 0, 1]
+    assert result.handover_bits == [50_176, 50_176, 50_176]
+    assert [s.group for s in result.record().pipeline] == [0, 0, 1, 1]
+
+
+def test_the_network_is_cut_where_the_weights_stop_fitting() -> None:
+    from magnet.mapper.pipeline import _range_max, fused_groups
+
+    cycles = {1: [10.0, 10.0, 10.0, 10.0], 2: [5.0, 5.0, 5.0, 5.0]}
+    # at most two entries' weights fit the package: groups of entries 0-1 and 2-3, each one
+    # stage on both rows (an interval of 10 and a batch of 10, against 10 and 20 on a row
+    # each)
+    two = fused_groups(cycles, 2, lambda j, i, h: i - j <= 2)
+    assert two == ([(0, 2, 2), (2, 4, 2)], (0, 1))
+    # everything fits: one group, the planner's own plans; an entry fitting nowhere: none
+    assert fused_groups(cycles, 2, lambda j, i, h: True) is None
+    assert fused_groups(cycles, 2, lambda j, i, h: not (j <= 2 < i)) is None
+    widest = _range_max([3.0, 1.0, 4.0, 1.0, 5.0])
+    assert [widest(0, 2), widest(1, 4), widest(3, 5), widest(2, 2)] == [3.0, 4.0, 5.0, 0.0]

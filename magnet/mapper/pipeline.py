@@ -19,18 +19,19 @@ and the best of them by the same criterion (interval, then latency) is the resul
 one-stage plan prices as the network run layer after layer does, so a pipeline is never
 slower than the same design layer by layer.
 
-Fused (``fuse``): the splits whose every stage's weights fit its band (``weights_fit``) are
-added, every plan is priced both as a pipeline and fused depth-first (``PipelineResult``'s
-``depth_first``), and the plan minimising the mapper's objective for a batch is taken; one
-stage on every chiplet among them, so a fused result is never slower under the latency
-objective.
+Fused (``fuse``): the splits whose every stage's weights fit its band (``weights_fit``,
+``weights_fit_loosely``) are added, every plan is priced both as a pipeline and fused
+depth-first (``PipelineResult``'s ``depth_first``), so are Stream's fused groups one after
+another (``fused_groups``), and the plan minimising the mapper's objective for a batch is
+taken; one stage on every chiplet among them, so a fused result is never slower under the
+latency objective.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +40,7 @@ from magnet.cost import ArchCosts
 from magnet.design import Design, on_arch
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
 from magnet.mapper.network import LEAN_SHARE, map_network
-from magnet.mapping.evaluate import Result, weight_home
+from magnet.mapping.evaluate import Result, tile_bits, weight_home
 from magnet.mapping.network import NetworkResult, fused_heads
 from magnet.mapping.pipeline import PipelineResult, Stage, package_level
 from magnet.mapping.postprocess import price_postprocess, require_unit
@@ -107,9 +108,14 @@ def map_pipeline(
         lean[h] = {k: o.lean for k, o in out.outcomes.items() if o.lean is not None}
         evaluated, cached = evaluated + out.mappings_evaluated, cached + out.cached
     weights = (m.objective.energy, m.objective.latency)
-    allowed = weights_fit(network, archs) if fuse else None
+    fit = weights_fit(network, archs, holding)
+    # with fuse, also the splits whose stages' weights fit their bands: as the plan checks
+    # them, and by their size alone beside a lean mapping's share (a looser test, for the
+    # stages the plan can then fit with lean mappings streaming)
+    rules = (fit, weights_fit_loosely(network, archs)) if fuse else ()
+    found = estimates(network, design.arch, design.costs, archs, bands, holding, lean, weights)
     plans = candidates(
-        network, design.arch, design.costs, archs, bands, holding, lean, weights, allowed
+        network, design.arch, design.costs, archs, bands, holding, lean, weights, rules, found
     )
     if not plans:
         reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
@@ -122,15 +128,60 @@ def map_pipeline(
         _pipelined(network, design, archs, bands, holding, lean, weights, p, depth_first=True)
         for p in plans
     ]
+    for cycles in (found.kept, found.alone):
+        cut = fused_groups(cycles, max(archs), fit)
+        if cut is not None:
+            plan, groups = cut
+            fused.append(
+                _pipelined(
+                    network, design, archs, bands, holding, lean, weights, plan, True, groups
+                )
+            )
     result = min(priced + fused, key=lambda r: _score(r, weights))
     return PipelineOutcome(result, None, evaluated, cached)
 
 
-def weights_fit(network: Network, archs: dict[int, Arch]) -> Callable[[int, int, int], bool]:
-    """Whether entries j..i may be a fused stage on h rows: their weights fit in the band's
-    weight buffers (the outermost level keeping weights, all its instances) beside the
-    streaming tiles of a lean mapping (``LEAN_SHARE`` of each), so that a batch can pass a
-    tile at a time without reading them again (the plan, priced, says which stay)."""
+def weights_fit(
+    network: Network, archs: dict[int, Arch], holding: dict[int, dict[ShapeKey, Result]]
+) -> Callable[[int, int, int], bool]:
+    """Whether entries j..i may be a fused stage on h rows: each MAC entry has a mapping on
+    the band that holds its weights (``holding[h]``), and all of them fit each instance of
+    the band's weight home as the plan checks it (``magnet.mapping.network._weights_fit``):
+    beside a region for the largest tile any of them keeps there besides its weights, their
+    weights spread over the instances each uses, so that a batch can pass a tile at a time
+    without reading them again."""
+    entries = network.layers
+    checks: dict[int, Callable[[int, int], bool]] = {}
+    for h, arch in archs.items():
+        home = weight_home(arch)
+        level = None if home is None else arch.inner_first[home]
+        held, stream = [], []
+        for e in entries:
+            run = None if e.layer.is_postprocess else holding.get(h, {}).get(e.layer.shape_key())
+            if e.layer.is_postprocess:
+                held.append(0.0)
+                stream.append(0.0)
+            elif run is None or level is None or run.weight_home != home:
+                held.append(math.inf)
+                stream.append(0.0)
+            else:
+                assert home is not None
+                used = float(run.batch.counts.instances[home, 0]) / level.instances
+                held.append(run.held_weight_bits * used * e.repeat)
+                stream.append(tile_bits(run, home, tuple(Operand)) - run.held_weight_bits)
+        capacity = math.inf
+        if level is not None and level.capacity_bits is not None:
+            capacity = float(level.capacity_bits)
+        checks[h] = _fits(held, stream, capacity)
+    return lambda j, i, h: checks[h](j, i)
+
+
+def weights_fit_loosely(
+    network: Network, archs: dict[int, Arch]
+) -> Callable[[int, int, int], bool]:
+    """Whether entries j..i's weights, by their size alone, fit the band's weight buffers
+    (the outermost level keeping weights, all its instances) beside a lean mapping's share
+    of each (``LEAN_SHARE``)."""
     bits = [
         0.0 if e.layer.is_postprocess else e.layer.operand_size(Operand.W) * e.repeat
         for e in network.layers
@@ -148,6 +199,32 @@ def weights_fit(network: Network, archs: dict[int, Arch]) -> Callable[[int, int,
     return lambda j, i, h: total[i] - total[j] <= room[h]
 
 
+def _fits(held: list[float], stream: list[float], capacity: float) -> Callable[[int, int], bool]:
+    """Whether entries j..i's ``held`` bits fit beside the widest of their ``stream`` tiles."""
+    total = [0.0, *itertools.accumulate(held)]
+    widest = _range_max(stream)
+    return lambda j, i: total[i] - total[j] <= capacity - widest(j, i)
+
+
+def _range_max(values: list[float]) -> Callable[[int, int], float]:
+    """The largest of ``values[j:i]`` (0 for none), each asked in constant time (a sparse
+    table of the maxima of spans of 2^k)."""
+    table = [list(values)]
+    k = 1
+    while 2**k <= len(values):
+        prev, half = table[-1], 2 ** (k - 1)
+        table.append([max(prev[x], prev[x + half]) for x in range(len(values) - 2**k + 1)])
+        k += 1
+
+    def query(j: int, i: int) -> float:
+        if i <= j:
+            return 0.0
+        k = (i - j).bit_length() - 1
+        return float(max(table[k][j], table[k][i - 2**k]))
+
+    return query
+
+
 def _score(result: PipelineResult, weights: tuple[float, float]) -> tuple[float, int]:
     """The mapper's objective for a batch (its log): energy^e x latency^l, ties to fewer
     cycles between batches."""
@@ -156,7 +233,20 @@ def _score(result: PipelineResult, weights: tuple[float, float]) -> tuple[float,
     return value, result.interval_cycles
 
 
-def candidates(
+@dataclass
+class Estimates:
+    """Each entry's cycles on each band height, two ways (``candidates``): mapped alone
+    (``alone``), and as it runs when the whole network runs on that band (``kept``); the
+    shared DRAM's time for a batch (``floor``); whether every layer fits the whole package
+    (``whole``)."""
+
+    alone: Cycles
+    kept: Cycles
+    floor: float
+    whole: bool
+
+
+def estimates(
     network: Network,
     arch: Arch,
     costs: ArchCosts,
@@ -165,14 +255,9 @@ def candidates(
     holding: dict[int, dict[ShapeKey, Result]] | None = None,
     lean: dict[int, dict[ShapeKey, Result]] | None = None,
     objective: tuple[float, float] = (1.0, 1.0),
-    allowed: Callable[[int, int, int], bool] | None = None,
-) -> list[Plan]:
-    """The plans the planner prices as they run, each once (see the module docstring): the
-    ``FRONTIER`` best by each estimate (and, with ``allowed``, the best by each of the splits
-    whose every stage it allows: ``frontier``), and one stage on all of ``arch``'s rows when
-    every layer fits them. ``archs[h]``: the band of ``h`` rows; ``bands[h]``: its results;
-    ``holding[h]`` and ``lean[h]``: its mappings that hold their weights and its lean ones;
-    ``objective``: the mapper's, as (energy, latency) weights."""
+) -> Estimates:
+    """The planner's two estimates of each entry's cycles on each band (see ``candidates``
+    for the arguments)."""
     rows = max(archs)
     shapes = len(network.unique_layers(mapped=True))
     # each band running the whole network layer after layer, activations on chip where
@@ -199,13 +284,76 @@ def candidates(
     post = {h: post_cycles(network, archs[h], costs) for h in bands}
     alone = entry_cycles(network, bands, post)
     kept = {h: on_chip_cycles(runs[h]) if h in runs else alone[h] for h in bands}
+    return Estimates(alone, kept, floor, rows in runs)
+
+
+def candidates(
+    network: Network,
+    arch: Arch,
+    costs: ArchCosts,
+    archs: dict[int, Arch],
+    bands: dict[int, dict[ShapeKey, Result]],
+    holding: dict[int, dict[ShapeKey, Result]] | None = None,
+    lean: dict[int, dict[ShapeKey, Result]] | None = None,
+    objective: tuple[float, float] = (1.0, 1.0),
+    allowed: Sequence[Callable[[int, int, int], bool]] = (),
+    found: Estimates | None = None,
+) -> list[Plan]:
+    """The plans the planner prices as they run, each once (see the module docstring): the
+    ``FRONTIER`` best by each estimate (and, for each of ``allowed``, the best by each of the
+    splits whose every stage it allows: ``frontier``), and one stage on all of ``arch``'s rows when
+    every layer fits them. ``archs[h]``: the band of ``h`` rows; ``bands[h]``: its results;
+    ``holding[h]`` and ``lean[h]``: its mappings that hold their weights and its lean ones;
+    ``objective``: the mapper's, as (energy, latency) weights; ``found``: the estimates, if
+    made (``estimates``)."""
+    rows = max(archs)
+    est = found or estimates(network, arch, costs, archs, bands, holding, lean, objective)
+    alone, kept, floor = est.alone, est.kept, est.floor
     plans = frontier(alone, rows, floor, FRONTIER) + frontier(kept, rows, floor, FRONTIER)
-    if allowed is not None:
-        plans += frontier(alone, rows, floor, FRONTIER, allowed)
-        plans += frontier(kept, rows, floor, FRONTIER, allowed)
-    if rows in runs:
+    for rule in allowed:
+        plans += frontier(alone, rows, floor, FRONTIER, rule)
+        plans += frontier(kept, rows, floor, FRONTIER, rule)
+    if est.whole:
         plans.append([(0, len(network.layers), rows)])  # layer after layer on every chiplet
     return list({tuple(p): p for p in plans}.values())
+
+
+def fused_groups(
+    cycles: Cycles, rows: int, allowed: Callable[[int, int, int], bool]
+) -> tuple[Plan, tuple[int, ...]] | None:
+    """Stream's cut of a network into fused groups: from the first entry, each group as
+    long as its weights fit the whole package's weight buffers (``allowed(j, i, rows)``),
+    each group then split into stages by ``frontier`` on its entries' ``cycles``, every
+    stage's weights fitting its band. The plan and each stage's group; None when the network
+    is one group (a plan ``candidates`` has) or some entry fits nowhere."""
+    n = len(next(iter(cycles.values()), []))
+    cuts: list[tuple[int, int]] = []
+    start = 0
+    while start < n:
+        end = start + 1
+        if not allowed(start, end, rows):
+            return None
+        while end < n and allowed(start, end + 1, rows):
+            end += 1
+        cuts.append((start, end))
+        start = end
+    if len(cuts) < 2:
+        return None
+    plan: Plan = []
+    groups: list[int] = []
+    for g, (a, b) in enumerate(cuts):
+        part = {h: t[a:b] for h, t in cycles.items()}
+
+        def inside(j: int, i: int, h: int, a: int = a) -> bool:
+            return allowed(j + a, i + a, h)
+
+        best = frontier(part, rows, 0.0, 1, inside)
+        if not best:
+            return None
+        for j, i, h in best[0]:
+            plan.append((j + a, i + a, h))
+            groups.append(g)
+    return plan, tuple(groups)
 
 
 def _pipelined(
@@ -218,9 +366,11 @@ def _pipelined(
     objective: tuple[float, float],
     plan: Plan,
     depth_first: bool = False,
+    groups: tuple[int, ...] = (),
 ) -> PipelineResult:
     """``plan`` priced as it runs: each stage's layers on its band's mappings
-    (``depth_first``: fused, a batch passed on a tile at a time)."""
+    (``depth_first``: fused, a batch passed on a tile at a time; ``groups``: each stage's
+    fused group)."""
     by_shape: dict[ShapeKey, Result] = {}  # each shape as it first runs (its stage's band)
     for a, b, h in plan:
         for e in network.layers[a:b]:
@@ -239,6 +389,7 @@ def _pipelined(
         band_lean=lean,
         objective=objective,
         depth_first=depth_first,
+        groups=groups,
     )
 
 

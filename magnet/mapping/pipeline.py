@@ -33,7 +33,10 @@ Fused depth-first (``depth_first``, Stream's layer fusion): the stages pass a ba
 tile at a time (``stage_tiles``: one output row of a stage's entry with the fewest, where
 its weights stay on chip), so that they work on one batch at once; a batch's latency is
 then ``flow_cycles`` of the stages' times, and each activation is held on chip a tile at a
-time (``RunPlan.shares``). Batches still leave one per interval.
+time (``RunPlan.shares``). Batches still leave one per interval. Several fused groups
+(``groups``) run one after another, each on bands of the whole package: a batch's latency is
+the sum of theirs, the next batch enters when it leaves, and every batch loads each group's
+weights (``grouped``).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from magnet.arch.spec import Arch, StorageLevel
 from magnet.errors import MagnetError
 from magnet.mapping.evaluate import Result
 from magnet.mapping.mesh import named_ports
-from magnet.mapping.network import NetworkResult, RunPlan, plan_runs
+from magnet.mapping.network import NetworkResult, Run, RunPlan, plan_runs, price_plan
 from magnet.mapping.records import NetworkRecord, PipelineStage
 from magnet.workload.dims import Operand
 from magnet.workload.layer import ShapeKey
@@ -105,6 +108,9 @@ class PipelineResult(NetworkResult):
     band_lean: dict[int, dict[ShapeKey, Result]] = field(default_factory=dict)
     #: fused depth-first: each stage passes a batch on a tile at a time (``stage_tiles``)
     depth_first: bool = False
+    #: each stage's fused group (empty: one group): groups run one after another, each on
+    #: bands of the whole package, a batch's weights loaded for each (``grouped``)
+    groups: tuple[int, ...] = ()
     _plans: dict[tuple[float, ...] | None, RunPlan] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -184,6 +190,50 @@ class PipelineResult(NetworkResult):
         self._plans[key] = plan
         return plan
 
+    @property
+    def grouped(self) -> bool:
+        """Several fused groups one after another: their stages share the package's
+        chiplets, so no weight stays on chip across batches (each group loads its stages'
+        weights once a batch and holds them across its tiles), and a batch leaves before the
+        next one enters."""
+        return len(set(self.groups)) > 1
+
+    def _group(self, s: int) -> int:
+        return self.groups[s] if self.groups else 0
+
+    @cached_property
+    def offsets(self) -> list[int]:
+        """Each stage's first row (or column) of the package: its group's bands in order."""
+        out, first = [], 0
+        for s in range(len(self.stages)):
+            if s and self._group(s) != self._group(s - 1):
+                first = 0
+            out.append(first)
+            first += self.stages[s].rows
+        return out
+
+    @cached_property
+    def runs(self) -> list[Run]:
+        """Each entry as it runs (``NetworkResult.runs``); in fused groups one after another,
+        every batch loading its weights (``grouped``)."""
+        return price_plan(self.plan, self.costs, first=self.grouped)
+
+    @property
+    def weights_on_chip_bytes(self) -> float:
+        """Bytes of weights that stay on chip across batches (none in fused groups)."""
+        return 0.0 if self.grouped else super().weights_on_chip_bytes
+
+    @cached_property
+    def group_cycles(self) -> list[float]:
+        """Each stage's group's cycles for a batch (``flow_cycles`` of its stages)."""
+        spans: dict[int, float] = {}
+        for g in dict.fromkeys(self._group(s) for s in range(len(self.stages))):
+            mine = [s for s in range(len(self.stages)) if self._group(s) == g]
+            spans[g] = flow_cycles(
+                [self.stage_cycles[s] for s in mine], [self.stage_tiles[s] for s in mine]
+            )
+        return [spans[self._group(s)] for s in range(len(self.stages))]
+
     @cached_property
     def stage_cycles(self) -> list[int]:
         """Cycles of each stage per batch: its entries as they run, times their repeats."""
@@ -196,10 +246,12 @@ class PipelineResult(NetworkResult):
     @property
     def latency_cycles(self) -> int:
         """Cycles of one batch through every stage: their sum, or, fused depth-first, the
-        stages working on successive tiles at once (``flow_cycles``)."""
+        stages of each group working on successive tiles at once (``flow_cycles``), the
+        groups one after another."""
         if not self.depth_first:
             return super().latency_cycles
-        return math.ceil(flow_cycles(self.stage_cycles, self.stage_tiles) - 1e-9)
+        by_group = {self._group(s): span for s, span in enumerate(self.group_cycles)}
+        return math.ceil(sum(by_group.values()) - 1e-9)
 
     @property
     def dram_cycles(self) -> float:
@@ -219,6 +271,8 @@ class PipelineResult(NetworkResult):
         slowest = max(self.stage_cycles)
         if len(self.stages) == 1:
             return slowest
+        if self.grouped:  # the package is one batch's until its last group is done
+            slowest = self.latency_cycles
         return max(slowest, math.ceil(self.dram_cycles - 1e-9))
 
     @property
@@ -236,7 +290,9 @@ class PipelineResult(NetworkResult):
                 out.append(0.0)
                 continue
             bits = producer.layer.operand_size(Operand.O) * self.arch.compute.activation_bits
-            out.append(bits * (s.rows + then.rows) / 2)
+            a, b = self.stages.index(s), self.stages.index(then)
+            centres = [self.offsets[k] + self.stages[k].rows / 2 for k in (a, b)]
+            out.append(bits * abs(centres[1] - centres[0]))
         return out
 
     @cached_property
@@ -249,8 +305,8 @@ class PipelineResult(NetworkResult):
         level = package_level(self.arch)
         ports = level.fanout.ports or named_ports("edge", fx, fy)
         along = [p[1] for p in ports] if fy >= fx else [p[0] for p in ports]
-        out, first = [], 0
-        for s in self.stages:
+        out = []
+        for s, first in zip(self.stages, self.offsets, strict=True):
             last = first + s.rows - 1
             hops = min(max(first - at, at - last, 0) for at in along)
             dram_bits = sum(
@@ -258,7 +314,6 @@ class PipelineResult(NetworkResult):
                 for i in range(s.start, s.end)
             )
             out.append(dram_bits * hops)
-            first = last + 1
         return out
 
     @property
@@ -276,8 +331,9 @@ class PipelineResult(NetworkResult):
         MACs' under the compute level's name)."""
         extra = {lvl.name: 0.0 for lvl in self.arch.levels}
         extra[self.arch.compute.name] = 0.0
-        for s, cycles in zip(self.stages, self.stage_cycles, strict=True):
-            wait = (self.interval_cycles - cycles) / cycles
+        spans = self.group_cycles if self.grouped else [self.interval_cycles] * len(self.stages)
+        for s, cycles, span in zip(self.stages, self.stage_cycles, spans, strict=True):
+            wait = (span - cycles) / cycles
             for i in range(s.start, s.end):
                 r, repeat = self.runs[i], self.network.layers[i].repeat
                 for li, lvl in enumerate(r.arch.inner_first):
@@ -321,9 +377,10 @@ class PipelineResult(NetworkResult):
                 chiplets=s.arch.chiplets,
                 latency_cycles=cycles,
                 tiles=tiles,
+                group=self._group(k),
             )
-            for s, cycles, tiles in zip(
-                self.stages, self.stage_cycles, self.stage_tiles, strict=True
+            for k, (s, cycles, tiles) in enumerate(
+                zip(self.stages, self.stage_cycles, self.stage_tiles, strict=True)
             )
         ]
         area = rec.area_mm2

@@ -163,7 +163,8 @@ class PipelineStage(_Record):
     """One stage of a network pipelined across a package's chiplets: its layers (``first``
     to ``last``, in network order), the chiplets they run on, its time per batch, and the
     tiles it passes a batch on in (1: whole; more when the stages are fused depth-first, a
-    tile being one output row of its smallest entry)."""
+    tile being one output row of its smallest entry), and its fused group (groups run one
+    after another on the whole package)."""
 
     first: str
     last: str
@@ -171,6 +172,7 @@ class PipelineStage(_Record):
     chiplets: int
     latency_cycles: int
     tiles: int = 1
+    group: int = 0
 
 
 class NetworkRecord(_Record):
