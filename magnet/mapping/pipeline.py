@@ -282,17 +282,17 @@ class PipelineResult(NetworkResult):
 
     @cached_property
     def handover_bits(self) -> list[float]:
-        """Bits x hops each stage boundary sends over the links (0: through DRAM)."""
+        """Bits x hops each stage boundary sends over the links (0: through DRAM): the
+        activation's bits x the rows between the two bands' centres."""
         runs, out = self.runs, []
-        for s, then in zip(self.stages, self.stages[1:], strict=False):
+        centres = [first + s.rows / 2 for s, first in zip(self.stages, self.offsets, strict=True)]
+        for k, (s, then) in enumerate(zip(self.stages, self.stages[1:], strict=False)):
             producer, consumer = runs[s.end - 1], runs[then.start]
             if "inputs" not in consumer.on_chip:
                 out.append(0.0)
                 continue
             bits = producer.layer.operand_size(Operand.O) * self.arch.compute.activation_bits
-            a, b = self.stages.index(s), self.stages.index(then)
-            centres = [self.offsets[k] + self.stages[k].rows / 2 for k in (a, b)]
-            out.append(bits * abs(centres[1] - centres[0]))
+            out.append(bits * abs(centres[k + 1] - centres[k]))
         return out
 
     @cached_property
