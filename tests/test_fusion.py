@@ -13,31 +13,31 @@ import magnet as mg
 from magnet.api import evaluate
 from magnet.cli import main
 from magnet.errors import MagnetError
-from magnet.mapping.pipeline import flow_cycles
+from magnet.mapping.pipeline import flow_cycles, rows_at_once
 from magnet.report.text import network_table
 from tests.test_pipeline import CONV, FAST, _chain, _package_4
 from tests.test_pipeline_never_slower import _arch, _mini_resnet
 
 
 @pytest.mark.parametrize(
-    ("cycles", "tiles", "expected"),
+    ("tile_cycles", "tiles", "expected"),
     [
         # one tile each: a batch goes through the stages one after another
         ([100, 200, 100], [1, 1, 1], 400),
-        # 4 tiles each: the sum over 4 and 3 more tiles of the slowest stage, 200 / 4:
-        # (400 + 3 x 200) / 4 = 250
-        ([100, 200, 100], [4, 4, 4], 250),
-        # a stage of one tile waits for all of the one before: 100 + 200
-        ([100, 200], [4, 1], 300),
+        # 4 tiles each of stages of 100, 200 and 100 cycles: the sum over 4 and 3 more
+        # tiles of the slowest stage: (400 + 3 x 200) / 4 = 250
+        ([25, 50, 25], [4, 4, 4], 250),
+        # a stage of one tile waits for all of the one before: 4 x 25 + 200
+        ([25, 200], [4, 1], 300),
         # a stage of one tile, then 4 of 25 cycles: 200 + 4 x 25
-        ([200, 100], [1, 4], 300),
+        ([200, 25], [1, 4], 300),
         # 2 tiles of 50, then 4 of 25: tiles 0 and 1 of the second need the first's tile 0
         # (done at 50): 75, 100; tiles 2 and 3 its tile 1 (done at 100): 125, 150
-        ([100, 100], [2, 4], 150),
+        ([50, 25], [2, 4], 150),
     ],
 )
-def test_stages_on_successive_tiles_by_hand(cycles, tiles, expected) -> None:
-    assert flow_cycles(cycles, tiles) == pytest.approx(expected)
+def test_stages_on_successive_tiles_by_hand(tile_cycles, tiles, expected) -> None:
+    assert flow_cycles(tile_cycles, tiles) == pytest.approx(expected)
 
 
 def _two_stages(monkeypatch, arch: mg.Arch, objective: str = "latency", **flags):
@@ -48,35 +48,57 @@ def _two_stages(monkeypatch, arch: mg.Arch, objective: str = "latency", **flags)
     return evaluate(_chain(4), arch, dataflow="ws", objective=objective, **FAST, **flags)
 
 
-def test_two_fused_stages_pass_a_batch_a_row_at_a_time(monkeypatch) -> None:
+def test_two_fused_stages_pass_a_batch_a_step_at_a_time(monkeypatch) -> None:
     arch = _package_4(dram_bandwidth="stall-free")
     piped = _two_stages(monkeypatch, arch, pipeline=True)
     fused = _two_stages(monkeypatch, arch, fuse=True)
     assert not piped.depth_first and fused.depth_first
     # each layer's 32 x 32 x 3 x 3 = 9,216 weight bytes stay in its band's weight buffers,
-    # so each stage passes a batch on a row at a time: its layers' 14 output rows
+    # so each stage passes a batch on a step at a time: the rows its layers' mappings
+    # compute at once (their spatial factors over P), 14 rows in 14 / step tiles
     assert fused.plan.resident == {0, 1, 2, 3}
-    assert fused.stage_tiles == [14, 14]
+    steps = [rows_at_once(r) for r in fused.runs]
+    assert len(set(steps)) == 1 and 14 % steps[0] == 0
+    tiles = 14 // steps[0]
+    assert fused.stage_tiles == [tiles, tiles]
     # the stages' times are the pipeline's (the same mappings, the same traffic: every
     # activation, 6,272 bytes, fits the 64 KiB global buffers whole or a tile at a time)
     assert fused.stage_cycles == piped.stage_cycles
     a, b = fused.stage_cycles
-    # the second stage starts on a batch once the first has made its first row: the sum
-    # over 14 and 13 more rows of the slower stage
-    assert fused.latency_cycles == math.ceil((a + b + 13 * max(a, b)) / 14 - 1e-9)
+    assert fused.tile_cycles == pytest.approx([a / tiles, b / tiles])
+    # the second stage starts on a batch once the first has made its first tile: the sum
+    # over the tiles and the slower stage's tile for each further one
+    assert fused.latency_cycles == math.ceil((a + b + (tiles - 1) * max(a, b)) / tiles - 1e-9)
     assert fused.latency_cycles < piped.latency_cycles == a + b
     # batches still leave one per slowest stage, at the pipeline's energy
     assert fused.interval_cycles == piped.interval_cycles == max(a, b)
     assert fused.energy_pj == pytest.approx(piped.energy_pj, rel=1e-12)
-    # an activation is held a row at a time: its own row and the 2 rows of overlap the
-    # next 3 x 3 layer needs, 3 of 14; the last, read by nobody, 1 of 14
-    assert fused.plan.shares == pytest.approx([3 / 14, 3 / 14, 3 / 14, 1 / 14])
+    # an activation is held a tile at a time: its rows and the 2 rows of overlap the next
+    # 3 x 3 layer needs; the last, read by nobody, its rows alone
+    rows = 14 // tiles
+    share = [(rows + 2) / 14] * 3 + [rows / 14]
+    assert fused.plan.shares == pytest.approx(share)
     record = fused.record()
     assert record.pipeline is not None
-    assert [s.tiles for s in record.pipeline] == [14, 14]
+    assert [s.tiles for s in record.pipeline] == [tiles, tiles]
     assert record.latency_s == pytest.approx(fused.latency_cycles / 1.96e9)
     assert record.images_per_s == pytest.approx(1.96e9 / fused.interval_cycles)
     assert "fused stage (depth-first)" in network_table(record)
+
+
+def test_a_tile_smaller_than_a_step_leaves_chiplets_idle(monkeypatch) -> None:
+    # a stage's tile takes, for each entry, the steps (rows computed at once) its rows
+    # need: cut into one-row tiles (Stream's tiling), a mapping computing 2 rows at once
+    # still takes a step of c / 7 for each of the 14 tiles: 2c, half its chiplets idle
+    fused = _two_stages(monkeypatch, _package_4(dram_bandwidth="stall-free"), fuse=True)
+    step = rows_at_once(fused.runs[0])
+    assert step == 2  # the mapper splits the 14 output rows over the band's 2 chiplets
+    a, b = fused.stage_cycles
+    for cached in ("tile_cycles", "interval_cycles", "group_cycles"):
+        fused.__dict__.pop(cached, None)
+    fused.__dict__["stage_tiles"] = [14, 14]  # a row at a time
+    assert fused.tile_cycles == pytest.approx([a / 7, b / 7])
+    assert fused.interval_cycles == round(2 * max(a, b))  # each stage busy for 14 steps
 
 
 def test_a_stage_whose_weights_do_not_stay_is_not_tiled(monkeypatch) -> None:
@@ -151,11 +173,13 @@ def test_fused_groups_run_one_after_another(monkeypatch) -> None:
     arch = _package_4(dram_bandwidth="stall-free")
     result = evaluate(_chain(4), arch, dataflow="ws", objective="latency", fuse=True, **FAST)
     assert result.groups == (0, 0, 1, 1) and result.grouped
-    assert result.stage_tiles == [14, 14, 14, 14]
+    t = result.stage_tiles[0]
+    assert result.stage_tiles == [t] * 4 and t > 1
     c = result.stage_cycles
-    # each group a pipeline over 14 row tiles, the groups one after the other; a batch
+    # each group a pipeline over its tiles, the groups one after the other; a batch
     # leaves before the next enters
-    groups = [(c[0] + c[1] + 13 * max(c[0], c[1])) / 14, (c[2] + c[3] + 13 * max(c[2], c[3])) / 14]
+    groups = [(c[0] + c[1] + (t - 1) * max(c[0], c[1])) / t]
+    groups.append((c[2] + c[3] + (t - 1) * max(c[2], c[3])) / t)
     assert result.latency_cycles == math.ceil(sum(groups) - 1e-9)
     assert result.interval_cycles == result.latency_cycles
     # the groups share the chiplets, so no weight stays across batches: every batch reads

@@ -66,22 +66,33 @@ class Stage:
     arch: Arch = field(repr=False)
 
 
-def flow_cycles(stage_cycles: list[int], tiles: list[int]) -> float:
+def flow_cycles(tile_cycles: list[float], tiles: list[int]) -> float:
     """Cycles of one batch through stages working on successive tiles at once: stage ``s``
-    takes ``stage_cycles[s] / tiles[s]`` a tile and starts its tile ``k`` once it has
-    finished tile ``k - 1`` and the stage before has made the part of its output that tile
-    needs, the first ``(k + 1) / tiles[s]`` of it (the window's overlap left out). With
-    one tile each it is the stages' sum; with ``t`` tiles everywhere, the sum over ``t`` plus
+    takes ``tile_cycles[s]`` a tile and starts its tile ``k`` once it has finished tile
+    ``k - 1`` and the stage before has made the part of its output that tile needs, the
+    first ``(k + 1) / tiles[s]`` of it (the window's overlap left out). With one tile each it
+    is the stages' sum; with ``t`` tiles of ``c / t`` everywhere, the sum over ``t`` plus
     ``t - 1`` times the slowest stage's tile."""
     done: list[float] = []  # when the stage before finished each of its tiles
-    for cycles, count in zip(stage_cycles, tiles, strict=True):
-        each, now, mine = cycles / count, 0.0, []
+    for each, count in zip(tile_cycles, tiles, strict=True):
+        now, mine = 0.0, []
         for k in range(count):
             ready = done[math.ceil((k + 1) * len(done) / count) - 1] if done else 0.0
             now = max(now, ready) + each
             mine.append(now)
         done = mine
     return done[-1] if done else 0.0
+
+
+def rows_at_once(run: Run) -> int:
+    """How many output rows (P) a MAC layer's mapping computes at once: its spatial factors
+    over P at every level (1 for a post-processing layer, which streams)."""
+    if not isinstance(run, Result):
+        return 1
+    rows = 1
+    for level in run.mapping.levels:
+        rows *= level.spatial_x.get("P", 1) * level.spatial_y.get("P", 1)
+    return rows
 
 
 def package_level(arch: Arch) -> StorageLevel:
@@ -117,20 +128,30 @@ class PipelineResult(NetworkResult):
 
     @cached_property
     def stage_tiles(self) -> list[int]:
-        """The tiles each stage passes a batch on in: 1 each, or, fused depth-first, one
-        output row of the stage's entry with the fewest (Stream's tiling of its ``simba``
-        example: a row per tile), where every weight of the stage's MAC entries stays on
-        chip (else 1: a tile at a time would read them again for every tile); every weight
-        that fits stays (``plan_runs(eager=True)``). Which weights stay does not depend on
-        how much of each activation is held at once."""
+        """The tiles each stage passes a batch on in: 1 each, or, fused depth-first, one step
+        of the stage's entry with the fewest: a step being the output rows its mapping
+        computes at once (``rows_at_once``; Stream tiles its ``simba`` example a row at a
+        time, which leaves a mapping computing several rows at once idle in part), where
+        every weight of the stage's MAC entries stays on chip (else 1: a tile at a time would
+        read them again for every tile); every weight that fits stays (``plan_runs(eager=
+        True)``). Which weights stay, and under which mappings, does not depend on how much
+        of each activation is held at once."""
         if not self.depth_first:
             return [1] * len(self.stages)
-        entries, resident = self.network.layers, self._plan_for(None).resident
-        out = []
+        plan = self._plan_for(None)
+        entries, out = self.network.layers, []
         for s in self.stages:
             mac = [i for i in range(s.start, s.end) if not entries[i].layer.is_postprocess]
-            held = all(i in resident for i in mac)
-            out.append(min(entries[i].layer.P for i in range(s.start, s.end)) if held else 1)
+            if not all(i in plan.resident for i in mac):
+                out.append(1)
+                continue
+            steps = []
+            for i in range(s.start, s.end):
+                run = plan.base[i]
+                steps.append(
+                    math.ceil(entries[i].layer.P / (1 if run is None else rows_at_once(run)))
+                )
+            out.append(min(steps))
         return out
 
     def _shares(self) -> list[float] | None:
@@ -224,13 +245,29 @@ class PipelineResult(NetworkResult):
         return 0.0 if self.grouped else super().weights_on_chip_bytes
 
     @cached_property
+    def tile_cycles(self) -> list[float]:
+        """Each stage's cycles for one of its tiles (``stage_tiles``): each entry's steps
+        over its output rows for the tile's rows, a step being the rows its mapping computes
+        at once (``rows_at_once``): a tile of fewer rows than a step still takes the step,
+        its chiplets idle in part. One tile: the stage's cycles."""
+        runs, entries, out = self.runs, self.network.layers, []
+        for s, tiles in zip(self.stages, self.stage_tiles, strict=True):
+            total = 0.0
+            for i in range(s.start, s.end):
+                cycles = runs[i].latency_cycles * entries[i].repeat
+                rows, step = entries[i].layer.P, rows_at_once(runs[i])
+                total += cycles * math.ceil(rows / (tiles * step)) / math.ceil(rows / step)
+            out.append(total)
+        return out
+
+    @cached_property
     def group_cycles(self) -> list[float]:
-        """Each stage's group's cycles for a batch (``flow_cycles`` of its stages)."""
+        """Each stage's group's cycles for a batch (``flow_cycles`` of its stages' tiles)."""
         spans: dict[int, float] = {}
         for g in dict.fromkeys(self._group(s) for s in range(len(self.stages))):
             mine = [s for s in range(len(self.stages)) if self._group(s) == g]
             spans[g] = flow_cycles(
-                [self.stage_cycles[s] for s in mine], [self.stage_tiles[s] for s in mine]
+                [self.tile_cycles[s] for s in mine], [self.stage_tiles[s] for s in mine]
             )
         return [spans[self._group(s)] for s in range(len(self.stages))]
 
@@ -268,12 +305,14 @@ class PipelineResult(NetworkResult):
         layer, each layer's time already waiting for its own DRAM traffic: its cycles (the
         same images/s and energy as ``NetworkResult``'s, not a cycle more for the rounding
         of the layers' DRAM times)."""
-        slowest = max(self.stage_cycles)
+        # a stage is busy for its tiles' steps (more than its cycles where a tile has fewer
+        # rows than its mappings compute at once)
+        slowest = max(t * c for t, c in zip(self.stage_tiles, self.tile_cycles, strict=True))
         if len(self.stages) == 1:
-            return slowest
+            return round(slowest)
         if self.grouped:  # the package is one batch's until its last group is done
             slowest = self.latency_cycles
-        return max(slowest, math.ceil(self.dram_cycles - 1e-9))
+        return max(math.ceil(slowest - 1e-9), math.ceil(self.dram_cycles - 1e-9))
 
     @property
     def utilization(self) -> float:
