@@ -205,7 +205,9 @@ def test_fused_groups_run_one_after_another(monkeypatch) -> None:
     # the groups share the chiplets, so no weight stays across batches: every batch reads
     # the 4 x 9,216 weight bytes, with the chain's 16 x 16 x 32 input and 14 x 14 x 32
     # output (the activations between stay on chip)
-    assert result.weights_on_chip_bytes == 0
+    assert result.weights_on_chip_bytes == 0 and not result.weights_stay
+    assert {row.weights_at for row in result.record().layers} == {"DRAM"}
+    assert "keep theirs on chip" not in network_table(result.record())
     assert result.record().dram_bytes == pytest.approx(4 * 9_216 + 8_192 + 6_272)
     # each hand-over crosses one row: rows 0 -> 1, then back to row 0 for the second group,
     # then 0 -> 1 again: 14 x 14 x 32 x 8 = 50,176 bits x 1 hop each

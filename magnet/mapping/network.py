@@ -655,12 +655,19 @@ class NetworkResult:
         return self.energy_pj + self._loading("energy_pj")
 
     @property
+    def weights_stay(self) -> bool:
+        """Whether the weights the plan holds (``RunPlan.resident``) stay on chip from one
+        batch to the next (a design whose chiplets other work reuses between batches loads
+        them every batch)."""
+        return True
+
+    @property
     def weights_on_chip_bytes(self) -> float:
         """Bytes of weights that stay on chip across batches (every copy: a weight held by
         several instances counts once per instance)."""
         plan, entries = self.plan, self.network.layers
         total = 0.0
-        for i in plan.resident:
+        for i in plan.resident if self.weights_stay else ():
             run = plan.base[i]
             assert run is not None and run.weight_home is not None
             instances = run.batch.counts.instances[run.weight_home, 0]
@@ -766,7 +773,7 @@ class NetworkResult:
         if run is None:
             return None
         home = run.weight_home
-        if i in self.plan.resident and home is not None:
+        if i in self.plan.resident and home is not None and self.weights_stay:
             return self.arch.inner_first[home].name
         return self.arch.levels[0].name
 

@@ -240,9 +240,10 @@ class PipelineResult(NetworkResult):
         return price_plan(self.plan, self.costs, first=self.grouped)
 
     @property
-    def weights_on_chip_bytes(self) -> float:
-        """Bytes of weights that stay on chip across batches (none in fused groups)."""
-        return 0.0 if self.grouped else super().weights_on_chip_bytes
+    def weights_stay(self) -> bool:
+        """Whether held weights stay across batches: not in fused groups one after another,
+        whose stages share the chiplets (``grouped``)."""
+        return not self.grouped
 
     @cached_property
     def tile_cycles(self) -> list[float]:
