@@ -222,3 +222,24 @@ def test_a_search_can_pipeline_its_package_designs(tmp_path) -> None:
     assert "<th>pipeline stage</th>" in page
     for s in stages:
         assert f"<td>{s['first']} .. {s['last']}</td>" in page
+
+
+def test_the_stages_share_the_links_from_dram(monkeypatch) -> None:
+    import magnet.mapper.pipeline as P
+
+    # the chain's two stages of two layers, one row each, DRAM unlimited, its two edge links
+    # at 0.1 GB/s each: every batch's DRAM traffic, c0's 8,192 input bytes and c3's 6,272
+    # output bytes (the weights stay, the activations between stay on chip), enters or
+    # leaves the package through those two links whichever stage moves it: 115,712 bits at
+    # 2 x 0.1 x 8 / 1.96 = 0.8163 bits a cycle, 141,747.2 cycles
+    monkeypatch.setattr(P, "candidates", lambda *args, **kwargs: [[(0, 2, 1), (2, 4, 1)]])
+    arch = _package_4(dram_bandwidth="stall-free", link_gb_per_s=0.1)
+    result = evaluate(_chain(4), arch, dataflow="ws", pipeline=True, **FAST)
+    assert result.dram_bytes == pytest.approx(8_192 + 6_272)
+    assert result.port_cycles == pytest.approx(115_712 / (2 * 0.1 * 8 / 1.96))
+    # here each stage's own link traffic (its layers' fills cross the links too) is longer
+    assert result.interval_cycles == max(result.stage_cycles) > result.port_cycles
+    # stages faster than the ports would wait for them: a batch every 141,748 cycles
+    result.__dict__.pop("interval_cycles")
+    result.__dict__["tile_cycles"] = [1.0, 1.0]
+    assert result.interval_cycles == 141_748

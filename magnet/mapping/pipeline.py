@@ -5,8 +5,9 @@ leaves before the next one enters. Pipelined, consecutive layers run on disjoint
 chiplets (stages), a batch passes from stage to stage, and the next batch enters the first
 stage as soon as that stage is free. Then one batch is done every *interval* and each batch
 takes the sum of the stages' times (``latency_cycles``). The interval is the slowest stage's
-time, or longer: the stages run at once and share the package's DRAM, which must move a
-whole batch's traffic (every stage's) each interval. One stage on every chiplet is the
+time, or longer: the stages run at once and share the package's DRAM and its links into the
+package (``port_cycles``), which must move a whole batch's traffic (every stage's) each
+interval. One stage on every chiplet is the
 network run layer after layer, and prices exactly as ``NetworkResult`` does (same
 images/s, latency and energy).
 
@@ -299,13 +300,26 @@ class PipelineResult(NetworkResult):
             return 0.0
         return self.dram_bytes / per_cycle
 
+    @property
+    def port_cycles(self) -> float:
+        """Cycles the links from DRAM into the package (its ports, ``Fanout.ports``) need for
+        one batch's DRAM traffic, all stages', the ports sharing it evenly (0: links without
+        a bandwidth): every stage's DRAM words enter the mesh through them."""
+        level = package_level(self.arch)
+        gb_per_s = level.fanout.link_gb_per_s
+        if gb_per_s is None:
+            return 0.0
+        fx, fy = self.arch.chiplet_grid
+        ports = len(level.fanout.ports or named_ports("edge", fx, fy))
+        return self.dram_bytes * 8 / (ports * gb_per_s * 8 / self.arch.clock_ghz)
+
     @cached_property
     def interval_cycles(self) -> int:
-        """Cycles between two batches leaving the pipeline: the slowest stage's, or the
-        shared DRAM's for a batch when longer. One stage is the network run layer after
-        layer, each layer's time already waiting for its own DRAM traffic: its cycles (the
-        same images/s and energy as ``NetworkResult``'s, not a cycle more for the rounding
-        of the layers' DRAM times)."""
+        """Cycles between two batches leaving the pipeline: the slowest stage's, or, when
+        longer, the shared DRAM's for a batch, or the DRAM ports' links' (``port_cycles``).
+        One stage is the network run layer after layer, each layer's time already waiting
+        for its own DRAM traffic: its cycles (the same images/s and energy as
+        ``NetworkResult``'s, not a cycle more for the rounding of the layers' DRAM times)."""
         # a stage is busy for its tiles' steps (more than its cycles where a tile has fewer
         # rows than its mappings compute at once)
         slowest = max(t * c for t, c in zip(self.stage_tiles, self.tile_cycles, strict=True))
@@ -313,7 +327,8 @@ class PipelineResult(NetworkResult):
             return round(slowest)
         if self.grouped:  # the package is one batch's until its last group is done
             slowest = self.latency_cycles
-        return max(math.ceil(slowest - 1e-9), math.ceil(self.dram_cycles - 1e-9))
+        shared = max(self.dram_cycles, self.port_cycles)
+        return max(math.ceil(slowest - 1e-9), math.ceil(shared - 1e-9))
 
     @property
     def utilization(self) -> float:
