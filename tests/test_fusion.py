@@ -7,15 +7,12 @@ from __future__ import annotations
 import math
 
 import pytest
-from click.testing import CliRunner
 
 import magnet as mg
 from magnet.api import evaluate
-from magnet.cli import main
-from magnet.errors import MagnetError
 from magnet.mapping.pipeline import flow_cycles, rows_at_once
 from magnet.report.text import network_table
-from tests.test_pipeline import CONV, FAST, _chain, _package_4
+from tests.test_pipeline import FAST, _chain, _package_4
 from tests.test_pipeline_never_slower import _arch, _mini_resnet
 
 
@@ -124,20 +121,6 @@ def test_fused_is_never_slower_than_layer_by_layer(arch: str, seed: int) -> None
     layered = evaluate(net, design, dataflow="os-local-ws", objective="latency", **FAST)
     fused = evaluate(net, design, dataflow="os-local-ws", objective="latency", fuse=True, **FAST)
     assert fused.latency_cycles <= layered.latency_cycles
-
-
-def test_fusion_needs_a_package_and_a_network() -> None:
-    with pytest.raises(MagnetError, match="is a chip: pipelining needs a package"):
-        evaluate(_chain(2), mg.load_arch("simba-chip"), dataflow="ws", fuse=True)
-    with pytest.raises(MagnetError, match="fuse: a network"):
-        evaluate(mg.parse_layer(CONV), mg.load_arch("simba-package-4"), fuse=True)
-    runner = CliRunner()
-    chip = ["evaluate", "--arch", "simba-chip", "--workload", "resnet18", "--dataflow", "ws"]
-    out = runner.invoke(main, [*chip, "--fuse"])
-    assert out.exit_code == 2 and "pipelining needs a package" in out.output
-    one = ["evaluate", "--arch", "simba-package-4", "--layer", CONV, "--fuse"]
-    out = runner.invoke(main, one)
-    assert out.exit_code == 2 and "--fuse applies to --workload" in out.output
 
 
 def test_a_search_can_fuse_its_package_designs(tmp_path) -> None:

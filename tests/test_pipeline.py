@@ -163,19 +163,21 @@ def test_a_faster_stage_leaks_while_it_waits() -> None:
     assert static == pytest.approx(runs_static + leak * waits, rel=1e-9)
 
 
-def test_pipelining_needs_a_package_and_a_network() -> None:
+@pytest.mark.parametrize("flag", ["pipeline", "fuse"])
+def test_pipelining_needs_a_package_and_a_network(flag: str) -> None:
+    # a pipeline and a fused one (tests/test_fusion.py) alike
     net = _chain(2)
     with pytest.raises(MagnetError, match="is a chip: pipelining needs a package"):
-        evaluate(net, mg.load_arch("simba-chip"), dataflow="ws", pipeline=True)
-    with pytest.raises(MagnetError, match="pipeline: a network"):
-        evaluate(mg.parse_layer(CONV), mg.load_arch("simba-package-4"), pipeline=True)
+        evaluate(net, mg.load_arch("simba-chip"), dataflow="ws", **{flag: True})
+    with pytest.raises(MagnetError, match=f"{flag}: a network"):
+        evaluate(mg.parse_layer(CONV), mg.load_arch("simba-package-4"), **{flag: True})
     runner = CliRunner()
     chip = ["evaluate", "--arch", "simba-chip", "--workload", "resnet18", "--dataflow", "ws"]
-    out = runner.invoke(main, [*chip, "--pipeline"])
+    out = runner.invoke(main, [*chip, f"--{flag}"])
     assert out.exit_code == 2 and "pipelining needs a package" in out.output
-    one = ["evaluate", "--arch", "simba-package-4", "--layer", CONV, "--pipeline"]
+    one = ["evaluate", "--arch", "simba-package-4", "--layer", CONV, f"--{flag}"]
     out = runner.invoke(main, one)
-    assert out.exit_code == 2 and "--pipeline applies to --workload" in out.output
+    assert out.exit_code == 2 and f"--{flag} applies to --workload" in out.output
 
 
 def test_a_search_can_pipeline_its_package_designs(tmp_path) -> None:

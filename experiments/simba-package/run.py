@@ -64,6 +64,18 @@ def partitions(record: mg.NetworkRecord, net: mg.Network) -> dict[str, Any]:
     }
 
 
+def mapped(cfg: dict[str, Any], net: mg.Network, arch: mg.Arch) -> Any:
+    """``net`` on ``arch`` mapped under the config's dataflow, objective, seed and mapper."""
+    return mg.evaluate(
+        net,
+        arch,
+        dataflow=cfg["dataflow"],
+        objective=cfg["objective"],
+        seed=cfg["seed"],
+        **cfg["mapper"],
+    )
+
+
 def run(
     cfg: dict[str, Any],
     net: mg.Network,
@@ -78,15 +90,7 @@ def run(
     if clock_ghz is not None:
         extra["clock_ghz"] = clock_ghz
     arch = package(cfg, mesh, extra)
-    result = mg.evaluate(
-        net,
-        arch,
-        dataflow=cfg["dataflow"],
-        objective=cfg["objective"],
-        seed=cfg["seed"],
-        **cfg["mapper"],
-    )
-    record = result.record()
+    record = mapped(cfg, net, arch).record()
     by_cat = record.energy_pj_by_category  # "network": the chips' own; "nop": the links
     nop = by_cat["nop"]
     package_pj = record.energy_pj - by_cat["dram"]
@@ -146,14 +150,7 @@ def non_uniform(cfg: dict[str, Any], net: mg.Network) -> list[dict[str, Any]]:
             extra = {**cfg["series"][series], "link_hop_ns": hop_ns}
             uniform = package(cfg, sweep["mesh"], {**extra, "partitioning": "uniform"})
             balanced = package(cfg, sweep["mesh"], {**extra, "partitioning": "non-uniform"})
-            result = mg.evaluate(
-                net,
-                uniform,
-                dataflow=cfg["dataflow"],
-                objective=cfg["objective"],
-                seed=cfg["seed"],
-                **cfg["mapper"],
-            )
+            result = mapped(cfg, net, uniform)
             cycles = {"uniform": result.latency_cycles, "non-uniform": 0}
             for run, entry in zip(result.runs, net.layers, strict=True):
                 again = run if entry.layer.is_postprocess else on_arch(run, balanced)

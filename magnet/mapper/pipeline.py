@@ -35,7 +35,7 @@ from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from magnet.arch.spec import Arch
+from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost import ArchCosts
 from magnet.design import Design, on_arch
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
@@ -108,11 +108,11 @@ def map_pipeline(
         lean[h] = {k: o.lean for k, o in out.outcomes.items() if o.lean is not None}
         evaluated, cached = evaluated + out.mappings_evaluated, cached + out.cached
     weights = (m.objective.energy, m.objective.latency)
-    fit = weights_fit(network, archs, holding)
     # with fuse, also the splits whose stages' weights fit their bands: as the plan checks
     # them, and by their size alone beside a lean mapping's share (a looser test, for the
     # stages the plan can then fit with lean mappings streaming)
-    rules = (fit, weights_fit_loosely(network, archs)) if fuse else ()
+    fit = weights_fit(network, archs, holding) if fuse else None
+    rules = (fit, weights_fit_loosely(network, archs)) if fit is not None else ()
     found = estimates(network, design.arch, design.costs, archs, bands, holding, lean, weights)
     plans = candidates(
         network, design.arch, design.costs, archs, bands, holding, lean, weights, rules, found
@@ -121,7 +121,7 @@ def map_pipeline(
         reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
         return PipelineOutcome(None, reason, evaluated, cached)
     priced = [_pipelined(network, design, archs, bands, holding, lean, weights, p) for p in plans]
-    if not fuse:
+    if fit is None:
         result = min(priced, key=lambda r: (r.interval_cycles, r.latency_cycles))
         return PipelineOutcome(result, None, evaluated, cached)
     fused = [
@@ -150,22 +150,19 @@ def weights_fit(
     beside a region for the largest tile any of them keeps there besides its weights, their
     weights spread over the instances each uses, so that a batch can pass a tile at a time
     without reading them again."""
-    entries = network.layers
     checks: dict[int, Callable[[int, int], bool]] = {}
     for h, arch in archs.items():
-        home = weight_home(arch)
-        level = None if home is None else arch.inner_first[home]
+        home, level = _weight_level(arch)
         held, stream = [], []
-        for e in entries:
-            run = None if e.layer.is_postprocess else holding.get(h, {}).get(e.layer.shape_key())
+        for e in network.layers:
+            run = holding.get(h, {}).get(e.layer.shape_key())
             if e.layer.is_postprocess:
                 held.append(0.0)
                 stream.append(0.0)
-            elif run is None or level is None or run.weight_home != home:
+            elif run is None or home is None or level is None or run.weight_home != home:
                 held.append(math.inf)
                 stream.append(0.0)
             else:
-                assert home is not None
                 used = float(run.batch.counts.instances[home, 0]) / level.instances
                 held.append(run.held_weight_bits * used * e.repeat)
                 stream.append(tile_bits(run, home, tuple(Operand)) - run.held_weight_bits)
@@ -189,14 +186,19 @@ def weights_fit_loosely(
     total = [0.0, *itertools.accumulate(bits)]
     room = {}
     for h, arch in archs.items():
-        home = weight_home(arch)
-        level = None if home is None else arch.inner_first[home]
+        _, level = _weight_level(arch)
         if level is None or level.capacity_bits is None:
             room[h] = 0.0 if level is None else math.inf
             continue
         words = level.capacity_bits * (1 - LEAN_SHARE) / level.bits(Operand.W)
         room[h] = words * level.instances
     return lambda j, i, h: total[i] - total[j] <= room[h]
+
+
+def _weight_level(arch: Arch) -> tuple[int | None, StorageLevel | None]:
+    """The level weights stay in on ``arch`` (``weight_home``): its index and itself."""
+    home = weight_home(arch)
+    return home, None if home is None else arch.inner_first[home]
 
 
 def _fits(held: list[float], stream: list[float], capacity: float) -> Callable[[int, int], bool]:

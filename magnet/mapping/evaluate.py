@@ -318,10 +318,10 @@ class Routes(NamedTuple):
 _MULTICAST_DIMS = {op: [d for d in range(NUM_DIMS) if d not in RELEVANT[op]] for op in Operand}
 
 
-def _routes(arch: Arch, batch: MappingBatch | None, n: int = 1) -> dict[int, Routes]:
+def _routes(arch: Arch, batch: MappingBatch | None) -> dict[int, Routes]:
     """{level: its fan-out's routes} for every chip-to-chip fan-out, per mapping of
     ``batch``: the block of chiplets each uses and each operand's multicast groups, from its
-    spatial factors there. ``batch`` None: ``n`` passes over every chiplet, one word to one
+    spatial factors there. ``batch`` None: one pass over every chiplet, one word to one
     chiplet (a post-processing layer's)."""
     out = {}
     for li, lvl in enumerate(arch.inner_first):
@@ -329,7 +329,7 @@ def _routes(arch: Arch, batch: MappingBatch | None, n: int = 1) -> dict[int, Rou
         if not lvl.fanout.chip_to_chip or fx * fy == 1:
             continue
         if batch is None:
-            keys = np.tile(np.array([[fx, fy, 1, 1, 1, 1, 1, 1]]), (n, 1))
+            keys = np.array([[fx, fy, 1, 1, 1, 1, 1, 1]])
         else:
             sx, sy = batch.spatial_x[li], batch.spatial_y[li]  # [dim, batch]
             # (an invalid mapping may ask for more than the mesh: priced on all of it)

@@ -364,13 +364,13 @@ def _stay(
     energy, cycles = _totals(plan)
     per_energy, per_cycle = objective
 
-    def twins(i: int) -> list[int]:  # the entries of i's shape on i's design: one mapping
-        key = entries[i].layer.shape_key()
-        return [
-            j
-            for j in runs
-            if plan.archs[j] is plan.archs[i] and entries[j].layer.shape_key() == key
-        ]
+    # the entries of each shape on each design: they run under one mapping
+    alike: dict[tuple[int, ShapeKey], list[int]] = {}
+    for j in runs:
+        alike.setdefault((id(plan.archs[j]), entries[j].layer.shape_key()), []).append(j)
+
+    def twins(i: int) -> list[int]:
+        return alike[id(plan.archs[i]), entries[i].layer.shape_key()]
 
     def priced(run: Result, stays: bool) -> Result:
         return run.with_on_chip(("weights",)) if stays else run

@@ -49,7 +49,7 @@ from functools import cached_property
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.errors import MagnetError
 from magnet.mapping.evaluate import Result
-from magnet.mapping.mesh import named_ports
+from magnet.mapping.mesh import Mesh, mesh_below
 from magnet.mapping.network import NetworkResult, Run, RunPlan, plan_runs, price_plan
 from magnet.mapping.records import NetworkRecord, PipelineStage
 from magnet.workload.dims import Operand
@@ -252,15 +252,19 @@ class PipelineResult(NetworkResult):
         over its output rows for the tile's rows, a step being the rows its mapping computes
         at once (``rows_at_once``): a tile of fewer rows than a step still takes the step,
         its chiplets idle in part. One tile: the stage's cycles."""
-        runs, entries, out = self.runs, self.network.layers, []
+        out = []
         for s, tiles in zip(self.stages, self.stage_tiles, strict=True):
             total = 0.0
             for i in range(s.start, s.end):
-                cycles = runs[i].latency_cycles * entries[i].repeat
-                rows, step = entries[i].layer.P, rows_at_once(runs[i])
-                total += cycles * math.ceil(rows / (tiles * step)) / math.ceil(rows / step)
+                rows, step = self.network.layers[i].layer.P, rows_at_once(self.runs[i])
+                steps = math.ceil(rows / (tiles * step)) / math.ceil(rows / step)
+                total += self._entry_cycles(i) * steps
             out.append(total)
         return out
+
+    def _entry_cycles(self, i: int) -> int:
+        """Cycles of entry ``i`` as it runs, its repeats included."""
+        return self.runs[i].latency_cycles * self.network.layers[i].repeat
 
     @cached_property
     def group_cycles(self) -> list[float]:
@@ -276,11 +280,7 @@ class PipelineResult(NetworkResult):
     @cached_property
     def stage_cycles(self) -> list[int]:
         """Cycles of each stage per batch: its entries as they run, times their repeats."""
-        runs, entries = self.runs, self.network.layers
-        return [
-            sum(runs[i].latency_cycles * entries[i].repeat for i in range(s.start, s.end))
-            for s in self.stages
-        ]
+        return [sum(self._entry_cycles(i) for i in range(s.start, s.end)) for s in self.stages]
 
     @property
     def latency_cycles(self) -> int:
@@ -305,13 +305,16 @@ class PipelineResult(NetworkResult):
         """Cycles the links from DRAM into the package (its ports, ``Fanout.ports``) need for
         one batch's DRAM traffic, all stages', the ports sharing it evenly (0: links without
         a bandwidth): every stage's DRAM words enter the mesh through them."""
-        level = package_level(self.arch)
-        gb_per_s = level.fanout.link_gb_per_s
+        gb_per_s = package_level(self.arch).fanout.link_gb_per_s
         if gb_per_s is None:
             return 0.0
-        fx, fy = self.arch.chiplet_grid
-        ports = len(level.fanout.ports or named_ports("edge", fx, fy))
+        ports = len(self._mesh.ports)
         return self.dram_bytes * 8 / (ports * gb_per_s * 8 / self.arch.clock_ghz)
+
+    @property
+    def _mesh(self) -> Mesh:
+        """The package's mesh of chiplets and DRAM's ports into it (``mesh_below``)."""
+        return mesh_below(self.arch, self.arch.inner_first.index(package_level(self.arch)))
 
     @cached_property
     def interval_cycles(self) -> int:
@@ -357,8 +360,7 @@ class PipelineResult(NetworkResult):
         (``Arch.with_chiplets``), this is the rest of the trip, along the axis the bands
         are cut on."""
         fx, fy = self.arch.chiplet_grid
-        level = package_level(self.arch)
-        ports = level.fanout.ports or named_ports("edge", fx, fy)
+        ports = self._mesh.ports
         along = [p[1] for p in ports] if fy >= fx else [p[0] for p in ports]
         out = []
         for s, first in zip(self.stages, self.offsets, strict=True):
