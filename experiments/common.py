@@ -50,15 +50,40 @@ def arguments(doc: str) -> argparse.ArgumentParser:
 
 
 def results_dir(script: str, args: argparse.Namespace) -> Path:
-    """Where this run writes: ``--out``, else ``results/`` (``results/quick/`` if quick)."""
+    """Where this run writes: ``--out``, else ``results/`` (``results/quick/`` if quick).
+    An ``--out`` that is a file, or a folder holding files and no summary of this
+    experiment's, is refused (one line, exit 2): a run never writes over what it did not
+    write."""
     if args.out is not None:
         out = Path(args.out)
+        name = Path(script).resolve().parent.name
+        if out.exists() and not out.is_dir():
+            _refuse(f"--out {out}: a file is there; give a folder (new or empty)")
+        if out.is_dir() and any(out.iterdir()) and _experiment_of(out) != name:
+            _refuse(
+                f"--out {out}: the folder holds files {name} did not write; give a new or "
+                "empty folder"
+            )
     else:
         out = Path(script).resolve().parent / "results"
         if args.quick:
             out = out / "quick"
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def _refuse(message: str) -> None:
+    """Bad input: one line on stderr, exit 2, nothing written."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _experiment_of(folder: Path) -> str | None:
+    """The experiment whose summary ``folder`` holds (None: none, or not one of ours)."""
+    try:
+        return str(json.loads((folder / "summary.json").read_text())["experiment"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 class Clock:

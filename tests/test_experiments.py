@@ -265,3 +265,51 @@ def test_stream_comparison(tmp_path: Path) -> None:
     assert lbl["dram_cycles"] >= 0.8 * lbl["latency_cycles"]
     assert rows["pipelined"]["images_per_s"] >= lbl["images_per_s"] * (1 - 1e-12)
     assert rows["fused"]["latency_cycles"] <= lbl["latency_cycles"]
+
+
+def test_an_out_folder_in_the_way_is_refused(tmp_path: Path) -> None:
+    # --out on a file, or on a folder holding files the experiment did not write: one line,
+    # exit 2, the user's files as they were
+    mine = tmp_path / "notes.txt"
+    mine.write_text("mine")
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    (folder / "table.md").write_text("theirs")
+    script = str(EXPERIMENTS / "stream-comparison" / "run.py")
+    for out, says in ((mine, "a file is there"), (folder, "holds files stream-comparison")):
+        done = subprocess.run(
+            [sys.executable, script, "--quick", "--no-png", "--out", str(out)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.strip().splitlines() == [done.stderr.strip()]  # one line
+        assert says in done.stderr and "Traceback" not in done.stderr
+    assert mine.read_text() == "mine" and (folder / "table.md").read_text() == "theirs"
+    assert [p.name for p in folder.iterdir()] == ["table.md"]
+
+
+def test_the_stream_comparison_figure_draws_a_bar_per_run() -> None:
+    # the committed figure.png as a reader sees it: three bars in plotly's bar colour, in the
+    # order of the table, their drawn heights in the ratio of the runs' cycles a batch
+    results = EXPERIMENTS / "stream-comparison" / "results"
+    rows = json.loads((results / "summary.json").read_text())["resnet18"]
+    bar = np.all(read_png(results / "figure.png")[..., :3] == (0x63, 0x6E, 0xFA), axis=-1)
+    cols = np.flatnonzero(bar.any(axis=0))
+    spans = np.split(cols, np.flatnonzero(np.diff(cols) > 1) + 1)
+    assert len(spans) == len(rows) == 3
+    heights = [int(bar[:, s[0] : s[-1] + 1].any(axis=1).sum()) for s in spans]
+    for h, r in zip(heights, rows, strict=True):
+        assert h / heights[0] == pytest.approx(
+            r["latency_cycles"] / rows[0]["latency_cycles"], rel=0.01
+        )
+
+
+def test_the_simba_package_figure_draws_every_series_and_simba() -> None:
+    # the committed figure.png: each DRAM series' line in its colour (run.py SERIES_COLORS)
+    # and Simba's published figures as red markers (common.PUBLISHED_COLOR), each drawn
+    rgb = read_png(EXPERIMENTS / "simba-package" / "results" / "figure.png")[..., :3]
+    for colour in [(0x4C, 0x78, 0xA8), (0xF5, 0x85, 0x18), (0x54, 0xA2, 0x4B), (0xE4, 0x57, 0x56)]:
+        assert int(np.all(rgb == colour, axis=-1).sum()) > 500, colour

@@ -204,7 +204,9 @@ def test_a_named_kind_and_a_number_both_are_refused(tmp_path: Path) -> None:
     ("value", "pattern"),
     [
         ("[[2, 0]]", r"dram_at \[2, 0\] is outside the 2 x 2 mesh: x in 0\.\.1, y in 0\.\.1"),
-        ("[[0, -1]]", r"dram_at"),
+        ("[[0, -1]]", r"dram_at \[0, -1\] is outside the 2 x 2 mesh"),
+        ("5", r"dram_at: 5 is not a place; allowed: edge, corner, centre, or a list"),
+        ("[[0.5, 0]]", r"dram_at: chiplet \[0.5, 0\] is not \[x, y\] \(two whole numbers\)"),
         ("middle", r"'middle' is not a place; allowed: edge, corner, centre"),
         ("[]", r"dram_at: give at least one chiplet"),
     ],

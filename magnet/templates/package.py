@@ -106,12 +106,18 @@ class PackageParams(SimbaParams):
     @field_validator("dram_at", mode="before")
     @classmethod
     def _a_place(cls, value: Any) -> Any:
-        if isinstance(value, str) and value not in PLACES:
-            raise ValueError(
-                f"{value!r} is not a place; allowed: {', '.join(PLACES)}, or a list "
-                "of chiplets [[x, y], ...]"
-            )
-        return value
+        allowed = f"allowed: {', '.join(PLACES)}, or a list of chiplets [[x, y], ...]"
+        if isinstance(value, str):
+            if value not in PLACES:
+                raise ValueError(f"{value!r} is not a place; {allowed}")
+            return value
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"{value!r} is not a place; {allowed}")
+        for item in value:
+            pair = isinstance(item, list | tuple) and len(item) == 2
+            if not pair or not all(isinstance(v, int) and not isinstance(v, bool) for v in item):
+                raise ValueError(f"chiplet {item!r} is not [x, y] (two whole numbers); {allowed}")
+        return [list(item) for item in value]
 
     @model_validator(mode="after")
     def _one_link_energy(self) -> PackageParams:
