@@ -398,6 +398,14 @@ def _print(record: BaseModel, as_json: bool, text: Callable[[], str]) -> None:
     help="An .onnx --workload: leave out the operators magnet does not price (else refused, "
     "naming the first); the record lists what was skipped.",
 )
+@click.option(
+    "--densities",
+    type=str,
+    default=None,
+    help="Densities of the layers' tensors: weights=2:4,inputs=0.5 (a density in (0, 1] or "
+    "N:M) for every MAC layer, a YAML file (default: and named layers:) or a table magnet "
+    "ships (alexnet-eyeriss). Default: dense.",
+)
 @SEARCH_OPTIONS
 @COMMON_OPTIONS
 @_friendly
@@ -412,6 +420,7 @@ def evaluate_command(
     pipeline: bool,
     fuse: bool,
     skip_ops: bool,
+    densities: str | None,
     dataflow: str | None,
     mapper: str,
     objective: str,
@@ -448,6 +457,7 @@ def evaluate_command(
             pipeline=pipeline,
             fuse=fuse,
             skip_ops=skip_ops,
+            densities=densities,
         )
         record = network.record()
         _print(record, as_json, lambda: network_table(record))
@@ -464,6 +474,10 @@ def evaluate_command(
     layer, design, mapping, source = _layer_and_mapping(
         arch_spec, layer_text, mapping_file, timeloop_file, cost_model, noc
     )
+    if densities is not None:
+        from magnet.workload.load import density_table
+
+        layer = layer.model_copy(update={"densities": density_table(densities).default})
     result = evaluate(layer, design, mapping, source=source)
     layer_record = result.record()
     _print(layer_record, as_json, lambda: layer_table(layer_record, mapping.loop_nest(design.arch)))
@@ -483,6 +497,7 @@ def _evaluate_network(
     pipeline: bool = False,
     fuse: bool = False,
     skip_ops: bool = False,
+    densities: str | None = None,
 ) -> NetworkResult:
     """``magnet evaluate --workload``: the network on ``--arch`` under its per-layer mappings
     (``--mapping-file``) or mapped under ``--dataflow`` (free, the hardware's rules only, when
@@ -503,8 +518,8 @@ def _evaluate_network(
             raise MagnetError(
                 f"{flag} maps the layers on its stages: give --dataflow, not --mapping-file"
             )
-    network = load_workload(workload, batch, skip_ops=skip_ops)
     design = _design(arch_spec, dataflow, cost_model, noc)
+    network = load_workload(workload, batch, skip_ops=skip_ops, densities=densities)
     if mappings_file:
         return evaluate(network, design, LayerMappings.from_yaml(mappings_file))
     on_layer = None if quiet else _layer_lines()

@@ -110,7 +110,19 @@ def test_eyeriss_chip() -> None:
     assert level(a, "GlobalBuffer").capacity_bits == 108 * KIB_BITS
     # the PE array is one fan-out of 14 x 12 below the global buffer
     assert a.fanouts[[lvl.name for lvl in a.inner_first].index("GlobalBuffer")] == (14, 12)
-    assert load_arch("eyeriss-chip") == eyeriss("eyeriss-chip")
+    # its zeros (JSSC 2017): PE data gating on zero inputs (the weight read, the MAC and the
+    # psum update), feature maps run-length coded in DRAM (5-bit run, 16-bit value)
+    assert a.compute.zeros.action == "gating" and a.compute.zeros.on == ("inputs",)
+    for name in ("WeightSpad", "PsumSpad"):
+        spec = next(iter(level(a, name).sparse.values()))
+        assert (spec.action, spec.condition_on) == ("gating", ("inputs",)), name
+    dram = level(a, "DRAM").sparse
+    assert {k: (v.format, v.metadata_bits) for k, v in dram.items()} == {
+        "inputs": ("rle", 5),
+        "outputs": ("rle", 5),
+    }
+    zeros = {"zeros": "gating", "zeros_on": "inputs", "dram_format": "rle", "metadata_bits": 5}
+    assert load_arch("eyeriss-chip") == eyeriss("eyeriss-chip", **zeros)
 
 
 # ---- systolic-128: SCALE-Sim configuration, tests/data/reference/README.md (scalesim/) -----

@@ -46,7 +46,9 @@ def build(spec: dict[str, Any]) -> mg.Arch:
 
 
 def workload(spec: dict[str, Any]) -> mg.Network:
-    net = mg.load_workload(spec["workload"], batch=spec.get("batch"))
+    net = mg.load_workload(
+        spec["workload"], batch=spec.get("batch"), densities=spec.get("densities")
+    )
     if spec.get("layers") == "conv":
         kept = tuple(e for e in net.layers if e.layer.kind == "conv")
         net = mg.Network(name=f"{net.name}-conv", layers=kept)

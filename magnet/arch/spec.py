@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
+from magnet.arch.sparse import ComputeZeros, TensorSparsity
 from magnet.strict import Strict
 from magnet.units import Real, Whole, format_bytes, real_number
 from magnet.workload.dims import OPERANDS, Operand, parse_operand
@@ -183,12 +184,32 @@ class StorageLevel(Strict):
     mesh_y: Whole = Field(1, ge=1, le=MAX_MESH_SIDE)
     fanout: Fanout = Fanout()
     streaming: bool = False
+    sparse: dict[str, TensorSparsity] = Field(default_factory=dict)
     attributes: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _bounded(self) -> StorageLevel:
         _check_mesh(self)
+        for name, spec in self.sparse.items():
+            if name not in self.keeps:
+                raise ValueError(
+                    f"sparse.{name}: the level does not keep {name} (it keeps "
+                    f"{', '.join(self.keeps) or 'nothing'}): a format or an action is for a "
+                    "tensor the level keeps"
+                )
+            if spec.condition_on and name in spec.condition_on:
+                raise ValueError(
+                    f"sparse.{name}.condition_on: a tensor's accesses are conditioned on other "
+                    f"tensors' zeros (its own are left out by its format), got {name}"
+                )
         return self
+
+    @field_validator("sparse", mode="before")
+    @classmethod
+    def _sparse_operands(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {OPERANDS[parse_operand(str(k))]: v for k, v in value.items()}
 
     @field_validator("component")
     @classmethod
@@ -282,6 +303,7 @@ class ComputeLevel(Strict):
     accum_bits: int = Field(24, ge=1, le=128)
     format: str | None = None
     macs_per_input_register: Whole = Field(1, ge=1, le=MAX_MESH_SIDE)
+    zeros: ComputeZeros = ComputeZeros()
     attributes: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -394,7 +416,11 @@ class Arch(Strict):
     processor of each chip (``Controller``; area only). ``layer_view``: ``gemm`` maps
     every layer as SCALE-Sim's GEMM (output pixels N*P*Q as one dimension, the window C*R*S
     as another, inputs as the im2col matrix),
-    so that a spatial fan-out spreads a flattened product of dimensions. ``template`` and
+    so that a spatial fan-out spreads a flattened product of dimensions. Zeros
+    (``magnet.arch.sparse``): each level's ``sparse`` formats and actions, the MACs'
+    ``zeros``; ``sparse_capacity``: compressed tiles must fit by their ``expected`` size
+    (Sparseloop's default) or their ``worst`` (a uniform tensor's non-zeros may gather in one
+    tile: its dense size). ``template`` and
     ``params`` record what built the architecture, so that it can be rebuilt (and its named
     dataflows found). ``postprocess``: the unit that runs a network's post-processing
     layers (None: the design has none, and a network with such layers is refused).
@@ -412,8 +438,30 @@ class Arch(Strict):
     pipeline: SystolicPipeline | None = None
     postprocess: PostProcessor | None = None
     layer_view: Literal["loop_nest", "gemm"] = "loop_nest"
+    sparse_capacity: Literal["expected", "worst"] = "expected"
     template: str | None = None
     params: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _zeros_seen(self) -> Arch:
+        """A level's gating or skipping is conditioned on tensors an on-chip level keeps
+        (their zeros known on chip); a dummy level keeps nothing to compress."""
+        on_chip = {op for lvl in self.levels if not lvl.is_dram for op in lvl.keeps}
+        for lvl in self.levels:
+            for name, spec in lvl.sparse.items():
+                unseen = [t for t in spec.condition_on if t not in on_chip]
+                if unseen:
+                    raise ValueError(
+                        f"level {lvl.name!r}: sparse.{name}.condition_on: no on-chip level "
+                        f"keeps {', '.join(unseen)}, so its zeros are not seen; allowed: "
+                        f"{', '.join(sorted(on_chip - {name})) or 'none'}"
+                    )
+        return self
+
+    @property
+    def sparse(self) -> bool:
+        """Some level has a format or an action for zeros, or the MACs have one."""
+        return self.compute.zeros.action != "none" or any(lvl.sparse for lvl in self.levels)
 
     @model_validator(mode="after")
     def _tree_is_consistent(self) -> Arch:

@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError
 
+from magnet.arch.sparse import ComputeZeros, TensorSparsity
 from magnet.arch.spec import (
     Arch,
     ComputeLevel,
@@ -58,6 +59,7 @@ from magnet.mapping.mapping import LevelMapping, Mapping
 from magnet.strict import Strict
 from magnet.workload.dims import DIMS, MAX_EXTENT, parse_dim, parse_factors
 from magnet.workload.layer import GemmView, Layer
+from magnet.workload.sparsity import Densities
 
 #: The versions of Timeloop's architecture format this reader implements.
 VERSIONS = ("0.4",)
@@ -217,6 +219,8 @@ def _parse(data: Any, src: str) -> TimeloopInput:
     layer = _problem(data["problem"], src)
     keeps = _keeps(data.get("mapping") or [], src)
     extra = _extensions(data.get("magnet"), src)
+    if extra.densities is not None:
+        layer = layer.model_copy(update={"densities": extra.densities})
     if extra.im2col_input_words is not None:  # the GEMM view of a layer (magnet's systolic)
         layer = GemmView(**layer.model_dump(), input_tensor_words=extra.im2col_input_words)
     tree_name = str((data["architecture"].get("subtree") or [{}])[0].get("name", "timeloop"))
@@ -343,6 +347,10 @@ class MagnetExtensions(Strict):
     streaming: list[str] = Field(default_factory=list)
     fanout: dict[str, Fanout] = Field(default_factory=dict)
     pipeline: SystolicPipeline | None = None
+    densities: Densities | None = None
+    sparse: dict[str, dict[str, TensorSparsity]] = Field(default_factory=dict)
+    zeros: ComputeZeros = ComputeZeros()
+    sparse_capacity: Literal["expected", "worst"] = "expected"
     postprocess: PostProcessor | None = None
     postprocess_area_um2: dict[str, Annotated[Price, Field(ge=0)]] = Field(default_factory=dict)
     router_area_um2: Price | None = Field(None, ge=0)
@@ -386,7 +394,7 @@ def _arch(
         level, tech = _storage_level(comp, keeps, src, extra)
         levels.append(level)
         technology = technology or tech
-    compute = _compute_level(components[-1], src)
+    compute = _compute_level(components[-1], src).model_copy(update={"zeros": extra.zeros})
     return _validated(
         Arch,
         src,
@@ -399,12 +407,14 @@ def _arch(
         power_gating="idle-units",  # Timeloop charges leakage of the instances in use
         pipeline=extra.pipeline,
         postprocess=extra.postprocess,
+        sparse_capacity=extra.sparse_capacity,
     )
 
 
 def _check_extension_levels(extra: MagnetExtensions, names: set[str], src: str) -> None:
     """The ``magnet`` block names only levels the architecture has."""
-    for key in ("operand_bits", "capacity_bits", "shared_bandwidth", "streaming", "fanout"):
+    keys = ("operand_bits", "capacity_bits", "shared_bandwidth", "streaming", "fanout", "sparse")
+    for key in keys:
         unknown = sorted(set(getattr(extra, key)) - names)
         if unknown:
             raise MagnetError(
@@ -458,6 +468,7 @@ def _storage_level(
         operand_bits=extra.operand_bits.get(base, {}),
         streaming=base in extra.streaming,
         fanout=extra.fanout.get(base, Fanout()),
+        sparse=extra.sparse.get(base, {}),
         attributes={
             "banks": int(_number(attrs, "n_banks", src, where) or 1),
             "timeloop_class": comp["class"],

@@ -26,6 +26,9 @@ What Timeloop has no place for is written so that the energy still adds up:
 * a package's chip-to-chip links (their energy per bit per hop, and the halo neighbouring
   chiplets exchange, which changes DRAM's reads) are in that block only: Timeloop, which
   has no chip-to-chip links, counts each chiplet's window from DRAM and no link energy;
+* zeros (the layer's densities, each level's formats and gating or skipping, the MACs'
+  zeros: ``magnet.arch.sparse``) are in that block only: Sparseloop's
+  ``sparse_optimizations`` are not written, so Timeloop prices the dense layer;
 * a mapping that spreads one dimension over both X and Y of one fan-out gets a dummy level
   (``NAME_y``) for the Y half, as one Timeloop spatial directive puts a dimension on one axis.
 
@@ -431,6 +434,15 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
             if lvl.fanout != Fanout()
         },
         "pipeline": None if arch.pipeline is None else arch.pipeline.model_dump(),
+        # zeros: the layer's densities, each level's formats and actions, the MACs'
+        "densities": None if layer.densities.dense else layer.densities.model_dump(),
+        "sparse": {
+            lvl.name: {k: v.model_dump(exclude_defaults=True) for k, v in lvl.sparse.items()}
+            for lvl in arch.levels
+            if lvl.sparse
+        },
+        "zeros": arch.compute.zeros.model_dump(),
+        "sparse_capacity": arch.sparse_capacity,
         # the post-processing unit and the area of its parts (its layers are not written)
         "postprocess": None if arch.postprocess is None else arch.postprocess.model_dump(),
         "postprocess_area_um2": (

@@ -21,8 +21,9 @@ import numpy as np
 from magnet.arch.spec import Arch
 from magnet.dataflow import Dataflow
 from magnet.errors import DesignInfeasible
-from magnet.mapping.analysis import operand_bits, tile_capacity_bits
+from magnet.mapping.analysis import tile_capacity_bits
 from magnet.mapping.mapping import MappingBatch, default_keep
+from magnet.mapping.sparse import stored_bits
 from magnet.workload.dims import (
     DIMS,
     NUM_DIMS,
@@ -91,7 +92,7 @@ class Space:
                 self.reuse.append((li, parse_operand(op)))
         self.fanouts = arch.fanouts
         self.cap_bits = tile_capacity_bits(arch)
-        self.bits = operand_bits(arch)
+        self.bits = stored_bits(self.layer, arch, capacity=True)  # compressed tiles as they fit
         self._check_feasible()
 
     # ---- feasibility ------------------------------------------------------------------

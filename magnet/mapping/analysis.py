@@ -96,6 +96,10 @@ class Counts:
     # the fan-out below a level from a neighbouring child (the halo), every copy counted
     macs: int  # real MACs of the layer
     padded_macs: FloatArray  # [batch]
+    # zeros (``magnet.mapping.sparse``; None: dense): the share of each access made, not
+    # gated, [level, operand, action (read, fill, update), batch]; the MACs done [batch]
+    made: FloatArray | None = None
+    effectual_macs: FloatArray | None = None
 
     def take(self, index: list[int] | npt.NDArray[np.integer[Any]]) -> Counts:
         """The counts of the mappings at ``index`` (a batch of them)."""
@@ -115,6 +119,8 @@ def take_batch(
         if f.name in keep:
             continue
         value = getattr(obj, f.name)
+        if value is None:
+            continue
         changes[f.name] = (
             value.take(index)
             if hasattr(value, "take") and not isinstance(value, np.ndarray)

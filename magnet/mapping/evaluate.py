@@ -59,7 +59,8 @@ from magnet.mapping.analysis import (
 )
 from magnet.mapping.mapping import Mapping, MappingBatch, check_coverage, to_batch
 from magnet.mapping.mesh import mesh_below
-from magnet.mapping.records import LayerRecord, MapperStats
+from magnet.mapping.records import LayerRecord, MapperStats, ZeroSaving
+from magnet.mapping.sparse import with_zeros, without_each
 from magnet.workload.dims import NUM_DIMS, OPERANDS, RELEVANT, Operand
 from magnet.workload.layer import Layer
 
@@ -178,7 +179,7 @@ def evaluate_batch(
     point has called ``magnet.perf.tune_allocator``."""
     dram = np.array([lvl.is_dram for lvl in arch.inner_first])
     if counts is None:
-        counts = analyze(layer, arch, batch)
+        counts = with_zeros(layer, arch, batch, analyze(layer, arch, batch))
     if on_chip:
         counts = _without_dram(counts, dram, on_chip, weight_home(arch, batch.keep))
     accesses = _accesses(arch, counts, costs)
@@ -189,7 +190,8 @@ def evaluate_batch(
     upkeep = _upkeep(arch, counts, costs, latency, accesses.writes)
     fanouts = _fanouts(arch, counts, costs, routes)
     network = fanouts.network_pj
-    math = counts.macs * costs.mac_pj + fanouts.tree_pj
+    done = counts.macs if counts.effectual_macs is None else counts.effectual_macs
+    math = done * costs.mac_pj + fanouts.tree_pj
     energy = (
         _sum_rows(access_energy)
         + _sum_rows(upkeep.clock_pj)
@@ -219,7 +221,7 @@ def evaluate_batch(
         level_cycles=timing.level_cycles,
         link_cycles=timing.link_cycles,
         bottleneck=timing.bottleneck,
-        utilization=counts.macs / (latency * arch.mac_count),
+        utilization=done / (latency * arch.mac_count),
     )
 
 
@@ -281,6 +283,8 @@ def _accesses(arch: Arch, counts: Counts, costs: ArchCosts) -> _Accesses:
     for a, count in enumerate((counts.reads, counts.fills, counts.updates)):
         each = np.ceil(count / block[:, :, None] - 1e-9)  # [level, operand, batch]
         access_energy[:, :, a] = each * counts.instances[:, None] * action_pj[:, a, None, None]
+        if counts.made is not None:  # gated accesses take their slots but cost nothing
+            access_energy[:, :, a] *= counts.made[:, :, a]
         per_instance[a] = each.sum(axis=1)
     control = costs.control_pj_per_access[:, None] * per_instance.sum(axis=0) * counts.instances
     return _Accesses(access_energy, control, per_instance[1] + per_instance[2])
@@ -437,7 +441,10 @@ def _upkeep(
         loads = np.minimum(writes, latency)  # [level, batch]: cycles an instance loads
         gates = costs.gated[:, None] * costs.gate_clock_pj_per_cycle * latency
         clock = (costs.clock_pj_per_cycle[:, None] * loads + gates) * counts.instances
-        mac_loads = np.minimum(counts.padded_macs / shared, registers * latency)
+        done = counts.padded_macs
+        if counts.effectual_macs is not None:  # a gated or skipped MAC loads no register
+            done = done * counts.effectual_macs / counts.macs
+        mac_loads = np.minimum(done / shared, registers * latency)
         mac_gated = costs.gate_clock_pj_per_cycle if costs.mac_clock_pj_per_cycle else 0.0
         mac_clock = costs.mac_clock_pj_per_cycle * mac_loads
         mac_clock = mac_clock + mac_gated * registers * latency
@@ -891,6 +898,38 @@ class Result(OneRun):
                     split[dim] = split.get(dim, 1) * f
         return {d: f for d, f in split.items() if f > 1}
 
+    @property
+    def densities(self) -> dict[str, str] | None:
+        """The densities of the layer's tensors that are not dense (None: all dense)."""
+        d = self.layer.densities
+        shown = {OPERANDS[op]: d.of(op).describe() for op in Operand if not d.of(op).dense}
+        return shown or None
+
+    @property
+    def effectual_macs(self) -> float | None:
+        """The MACs done when the MACs gate or skip zeros (None: every MAC)."""
+        done = self.batch.counts.effectual_macs
+        return None if done is None else float(done[0])
+
+    @property
+    def zeros_saved(self) -> dict[str, ZeroSaving] | None:
+        """What each way the design handles zeros saves on this mapping (``without_each``):
+        the energy and cycles without it, less those with it (None: the design handles no
+        zeros)."""
+        if not self.arch.sparse:
+            return None
+        view = layer_view(self.layer, self.arch)
+        batch = to_batch(self.mapping, self.arch)
+        codes = [Operand(OPERANDS.index(o)) for o in self.on_chip]
+        out = {}
+        for feature, arch in without_each(self.arch).items():
+            other = evaluate_batch(view, arch, batch, self.costs, on_chip=codes)
+            out[feature] = ZeroSaving(
+                energy_pj=float(other.energy_pj[0]) - self.energy_pj,
+                cycles=round(float(other.latency_cycles[0])) - self.latency_cycles,
+            )
+        return out
+
     def record(self, dataflow: str | None = None, mapper: MapperStats | None = None) -> LayerRecord:
         """This result as a ``LayerRecord`` (what ``--json`` prints)."""
         return self._record(
@@ -901,6 +940,9 @@ class Result(OneRun):
             partition=self.partition,
             mapping=self.mapping.to_data()["mapping"],
             mapper=mapper,
+            densities=self.densities,
+            effectual_macs=self.effectual_macs,
+            zeros_saved=self.zeros_saved,
         )
 
 

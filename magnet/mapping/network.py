@@ -36,7 +36,7 @@ from magnet.mapping.postprocess import (
     price_postprocess,
     require_unit,
 )
-from magnet.mapping.records import LayerRow, NetworkRecord
+from magnet.mapping.records import LayerRow, NetworkRecord, add_savings
 from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer, ShapeKey
 from magnet.workload.network import Network, NetworkLayer
@@ -533,6 +533,18 @@ def price_plan(plan: RunPlan, costs: ArchCosts, first: bool = False) -> list[Run
     return runs
 
 
+def _zeros(run: Run) -> dict[str, Any]:
+    """A row's densities, effectual MACs and savings on zeros (``Result``'s; none for a
+    post-processing layer)."""
+    if not isinstance(run, Result):
+        return {}
+    return {
+        "densities": run.densities,
+        "effectual_macs": run.effectual_macs,
+        "zeros_saved": run.zeros_saved,
+    }
+
+
 @checked_methods()
 @dataclass
 class NetworkResult:
@@ -762,6 +774,7 @@ class NetworkResult:
                 partition=r.partition,
                 nop_bytes=r.nop_bytes,
                 weights_at=self._weights_at(i),
+                **_zeros(r),
             )
             for i, (r, e) in enumerate(self._entries())
         ]
@@ -780,6 +793,7 @@ class NetworkResult:
     def record(self) -> NetworkRecord:
         """The network as a ``NetworkRecord`` (what ``--json`` prints and a search stores)."""
         energy, latency = self.energy_pj, self.latency_cycles  # sums over every layer
+        rows = self.rows()
         latency_s = latency / (self.arch.clock_ghz * 1e9)
         energy_j = energy * 1e-12
         ops = 2 * self.macs
@@ -825,7 +839,8 @@ class NetworkResult:
             energy_pj_by_category=self.energy_pj_by_category,
             area_mm2=area,
             area_mm2_by_component=self.costs.area_mm2_by_component,
-            layers=self.rows(),
+            layers=rows,
+            zeros_saved=add_savings((row.zeros_saved, row.count) for row in rows),
             mappings={
                 r.layer.shape_str(): r.mapping.to_data()["mapping"]
                 for r in reversed(self.plan.base)  # each shape's mapping as it runs

@@ -42,6 +42,13 @@ which loads the weights that stay; ``latency_s`` and ``energy_pj`` are a batch's
 state, with them on chip) and ``weights_on_chip_bytes`` (the weights that stay, every copy);
 ``mappings`` holds the mapping each shape runs under (the one holding its weights, when
 some of its layers keep them).
+Version 8 (fused pipelines): a pipeline stage's ``tiles`` and ``group``.
+Version 9 (zeros, ``magnet.mapping.sparse``): a layer's ``densities`` (each tensor's that is
+not dense: ``0.5``, ``2:4``), ``effectual_macs`` (the MACs done when the MACs gate or skip
+zeros; None: every MAC) and ``zeros_saved`` (what each way the design handles zeros saves on
+the layer: ``compute``, ``accesses``, ``formats``, each the energy and cycles of the same
+mapping without it less those with it; None when nothing is sparse); a row's and a
+network's the same (a network's summed over its layers and their repeats).
 """
 
 from __future__ import annotations
@@ -54,7 +61,7 @@ from pydantic import ConfigDict
 from magnet.strict import Strict
 
 #: The version of every record's shape (see the module docstring).
-SCHEMA_VERSION: Final = 8
+SCHEMA_VERSION: Final = 9
 #: Energy categories only some designs or workloads spend in, shown only when spent: a
 #: package's links (a chip's records have them at 0) and a post-processing unit's operations
 #: (0 for a network of MAC layers only).
@@ -91,11 +98,34 @@ class MapperStats(_Record):
     mapspace_size: float
 
 
+class ZeroSaving(_Record):
+    """What one way of handling zeros saves (``zeros_saved``): energy and cycles of the same
+    mapping without it, less those with it."""
+
+    energy_pj: float
+    cycles: int
+
+
+def add_savings(
+    parts: Iterable[tuple[dict[str, ZeroSaving] | None, int]],
+) -> dict[str, ZeroSaving] | None:
+    """The savings of ``parts`` (a layer's and its repeats) summed by feature; None when
+    none has any."""
+    total: dict[str, tuple[float, int]] = {}
+    for saved, count in parts:
+        for name, s in (saved or {}).items():
+            e, c = total.get(name, (0.0, 0))
+            total[name] = (e + s.energy_pj * count, c + s.cycles * count)
+    if not total:
+        return None
+    return {name: ZeroSaving(energy_pj=e, cycles=c) for name, (e, c) in total.items()}
+
+
 class LayerRecord(_Record):
     """One layer under one mapping on one design (a post-processing layer: on the design's
     post-processing unit, without a mapping; ``unit_ops``: its operations by kind)."""
 
-    schema_version: Literal[8] = SCHEMA_VERSION
+    schema_version: Literal[9] = SCHEMA_VERSION
     record: Literal["layer"] = "layer"
     layer: str
     kind: str
@@ -128,6 +158,9 @@ class LayerRecord(_Record):
     mapping: list[dict[str, Any]]
     mapper: MapperStats | None = None
     unit_ops: dict[str, float] | None = None
+    densities: dict[str, str] | None = None
+    effectual_macs: float | None = None
+    zeros_saved: dict[str, ZeroSaving] | None = None
 
 
 class LayerRow(_Record):
@@ -157,6 +190,9 @@ class LayerRow(_Record):
     partition: dict[str, int]
     nop_bytes: float
     weights_at: str | None = None
+    densities: dict[str, str] | None = None
+    effectual_macs: float | None = None
+    zeros_saved: dict[str, ZeroSaving] | None = None
 
 
 class PipelineStage(_Record):
@@ -187,7 +223,7 @@ class NetworkRecord(_Record):
     bandwidth at its word width; None when unlimited: ``Arch.dram_bytes_per_cycle``).
     """
 
-    schema_version: Literal[8] = SCHEMA_VERSION
+    schema_version: Literal[9] = SCHEMA_VERSION
     record: Literal["network"] = "network"
     network: str
     arch: str
@@ -227,3 +263,4 @@ class NetworkRecord(_Record):
     first_latency_s: float | None = None
     first_energy_pj: float | None = None
     weights_on_chip_bytes: float = 0.0
+    zeros_saved: dict[str, ZeroSaving] | None = None

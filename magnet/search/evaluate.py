@@ -202,8 +202,12 @@ def _evaluate(job: DesignJob) -> DesignResult:
     weights: list[float] = []
     per_workload: list[dict[str, float]] = []
     for spec in job.workloads:
+        densities = spec.get("densities")
         network = load_network(
-            spec["workload"], spec.get("batch"), spec.get("skip_unpriced_ops", False)
+            spec["workload"],
+            spec.get("batch"),
+            spec.get("skip_unpriced_ops", False),
+            None if densities is None else json.dumps(densities, sort_keys=True),
         )
         name = mapper.get("name", "fast")
         staged = spec.get("pipeline") or spec.get("fuse")
@@ -277,7 +281,9 @@ def preflight(space: SearchSpace, source: str) -> None:
     networks = []
     for i, spec in enumerate(space.workloads):
         try:
-            networks.append(load_network(spec.workload, spec.batch, spec.skip_unpriced_ops))
+            networks.append(
+                load_network(spec.workload, spec.batch, spec.skip_unpriced_ops, spec.densities_json)
+            )
         except MagnetError as exc:
             raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
     params = space.design({n: r.first() for n, r in space.ranges().items()})
@@ -310,9 +316,13 @@ def preflight(space: SearchSpace, source: str) -> None:
 
 
 @functools.cache
-def load_network(spec: str, batch: int | None, skip_ops: bool = False) -> Network:
+def load_network(
+    spec: str, batch: int | None, skip_ops: bool = False, densities: str | None = None
+) -> Network:
     """The network ``spec`` names, loaded once per process (``skip_ops``: an ONNX model's
-    operators magnet does not price left out)."""
+    operators magnet does not price left out; ``densities``: its layers' densities as the
+    JSON of a ``DensityTable``)."""
     from magnet.workload.load import load_workload
 
-    return load_workload(spec, batch, skip_ops=skip_ops)
+    table = None if densities is None else json.loads(densities)
+    return load_workload(spec, batch, skip_ops=skip_ops, densities=table)

@@ -60,6 +60,7 @@ from magnet.mapper import Budget
 from magnet.strict import Strict
 from magnet.units import Real, Whole, parse_bytes, real_number
 from magnet.workload.dims import MAX_EXTENT
+from magnet.workload.sparsity import DensityTable
 
 if TYPE_CHECKING:
     from magnet.templates.base import Template
@@ -363,7 +364,9 @@ class WorkloadSpec(Strict):
     as ``pipeline``, the stages also fused depth-first, the plan best for the mapper's
     objective taken (``magnet.mapper.pipeline.map_pipeline``). ``skip_unpriced_ops``: an
     ONNX model's operators magnet does not price are left out (each record lists them)
-    instead of refused."""
+    instead of refused. ``densities``: the layers' densities (a ``DensityTable``: ``{weights:
+    "2:4", inputs: 0.4}`` for every MAC layer, or ``default`` and named ``layers``), so that
+    a study asks which design is best at a density."""
 
     workload: str
     batch: Whole | None = Field(None, ge=1, le=MAX_EXTENT)  # a layer's N
@@ -371,6 +374,12 @@ class WorkloadSpec(Strict):
     pipeline: bool = False
     fuse: bool = False
     skip_unpriced_ops: bool = False  # an ONNX model's operators magnet does not price
+    densities: DensityTable | None = None
+
+    @property
+    def densities_json(self) -> str | None:
+        """The densities as JSON (None: as the workload has them), a key of a cache."""
+        return None if self.densities is None else self.densities.model_dump_json()
 
 
 class MapperSpec(Strict):
@@ -785,7 +794,9 @@ def _check_workloads(space: SearchSpace, source: str) -> None:
         try:
             if w.skip_unpriced_ops:
                 check_skip_ops(w.workload, "skip_unpriced_ops")
-            network = load_workload(w.workload, w.batch, skip_ops=w.skip_unpriced_ops)
+            network = load_workload(
+                w.workload, w.batch, skip_ops=w.skip_unpriced_ops, densities=w.densities
+            )
         except MagnetError as exc:
             raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
         if (network, w.pipeline, w.fuse) in loaded:

@@ -29,6 +29,7 @@ from pydantic import (
     field_validator,
 )
 
+from magnet.arch.sparse import Format, ZeroAction
 from magnet.arch.spec import Arch, ClockGating, Controller, PowerGating
 from magnet.arguments import checked_call
 from magnet.cost.operating_point import ClockReference, OperatingPoint, resolve
@@ -153,6 +154,34 @@ class TemplateParams(Strict):
         None,
         description="DRAM bandwidth [GB/s] overriding channels x technology; 'stall-free': "
         "unlimited (SCALE-Sim's stall-free interface); None: from the technology",
+    )
+    # zeros (magnet.arch.sparse): what the design does with zero weights and activations
+    zeros: ZeroAction = Field(
+        "none",
+        description="the MACs on a zero operand (zeros_on): none; gating (the multiply, the "
+        "weight read feeding it and the partial-sum update are not done: energy saved, "
+        "cycles kept); skipping (their cycles saved too, the lanes of a vector unit or "
+        "systolic array stepping together)",
+    )
+    zeros_on: Literal["weights", "inputs", "both"] = Field(
+        "both", description="whose zeros the MACs gate or skip on"
+    )
+    dram_format: Format = Field(
+        "uncompressed",
+        description="format of activations (inputs, outputs) in DRAM: uncompressed, bitmask, "
+        "rle (run-length), cp (coordinates) or csr; compressed DRAM traffic",
+    )
+    weight_format: Format = Field(
+        "uncompressed",
+        description="format of weights in DRAM and in every on-chip level keeping them "
+        "(compressed storage: more weights fit, fewer words move)",
+    )
+    metadata_bits: Int | None = Field(
+        None,
+        ge=0,
+        le=64,
+        description="metadata bits of a compressed format (a run, a coordinate; None: the "
+        "format's default, magnet.arch.sparse)",
     )
 
     @field_validator("dram_technology")

@@ -102,8 +102,18 @@ class Eyeriss(Template[EyerissParams]):
     )
     Params = EyerissParams
     dataflows: ClassVar[dict[str, str]] = {name: text for name, (text, _) in _DATAFLOWS.items()}
-    # Eyeriss (ISCA 2016): 12 x 14 PEs, 12 / 224 / 24-word spads, 108 KiB GLB, 16-bit, 65 nm.
-    presets: ClassVar[dict[str, dict[str, Any]]] = {"eyeriss-chip": {}}
+    # Eyeriss (ISCA 2016): 12 x 14 PEs, 12 / 224 / 24-word spads, 108 KiB GLB, 16-bit, 65 nm;
+    # and its zeros (JSSC 2017): PE data gating on zero input activations ("it can save the
+    # PE power consumption by 45%"), run-length compressed feature maps in DRAM (a 5-bit
+    # run and a 16-bit value; weights not compressed)
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        "eyeriss-chip": {
+            "zeros": "gating",
+            "zeros_on": "inputs",
+            "dram_format": "rle",
+            "metadata_bits": 5,
+        }
+    }
 
     def assemble(self, p: EyerissParams, name: str) -> Arch:
         """DRAM, the global buffer, each PE's ifmap, weight and psum scratchpads, the MACs."""

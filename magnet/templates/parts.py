@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from magnet.arch.sparse import ComputeZeros, TensorSparsity
 from magnet.arch.spec import Arch, ComputeLevel, PostProcessor, StorageLevel
 from magnet.templates.base import Bytes, Int, TemplateParams
 from magnet.units import Real
@@ -45,11 +46,13 @@ def assemble(
     compute: dict[str, Any],
     **arch: Any,
 ) -> Arch:
-    """The architecture from its storage levels (outermost first) and the MAC array."""
+    """The architecture from its storage levels (outermost first) and the MAC array, with
+    the parameters' zeros (``with_zeros``)."""
+    levels, zeros = with_zeros(levels, p)
     return Arch(
         name=name,
         levels=tuple(levels),
-        compute=ComputeLevel(name="MAC", mesh_x=mesh[0], mesh_y=mesh[1], **compute),
+        compute=ComputeLevel(name="MAC", mesh_x=mesh[0], mesh_y=mesh[1], zeros=zeros, **compute),
         clock_ghz=p.clock_ghz,
         technology_nm=p.technology_nm,
         voltage_v=p.voltage_v,
@@ -58,6 +61,48 @@ def assemble(
         controller=p.controller,
         **arch,
     )
+
+
+def with_zeros(
+    levels: list[StorageLevel], p: TemplateParams
+) -> tuple[list[StorageLevel], ComputeZeros]:
+    """``levels`` (outermost first) with the parameters' formats and actions, and the MACs'
+    ``zeros``: activations in DRAM in ``dram_format``; weights in ``weight_format`` in DRAM
+    and every on-chip level keeping them; with ``zeros`` gating or skipping on the
+    ``zeros_on`` operands, the innermost level keeping weights does the same to its reads
+    (conditioned on inputs), the innermost keeping inputs to its reads (on weights), the
+    innermost keeping outputs to its reads and updates (on both): the operand that would
+    meet a zero is not read, the partial sum it would make not updated (Eyeriss's data
+    gating, JSSC 2017: the filter scratchpad read disabled, the MAC kept from switching)."""
+    on = ("weights", "inputs") if p.zeros_on == "both" else (p.zeros_on,)
+    specs: list[dict[str, dict[str, Any]]] = [{} for _ in levels]
+    meta = {} if p.metadata_bits is None else {"metadata_bits": p.metadata_bits}
+    for i, lvl in enumerate(levels):
+        activations = ("inputs", "outputs") if lvl.is_dram else ()
+        for name in lvl.keeps:
+            if name in activations and p.dram_format != "uncompressed":
+                specs[i][name] = {"format": p.dram_format, **meta}
+            if name == "weights" and p.weight_format != "uncompressed":
+                specs[i][name] = {"format": p.weight_format, **meta}
+    if p.zeros != "none":
+        for target, condition in (
+            ("weights", [o for o in on if o == "inputs"]),
+            ("inputs", [o for o in on if o == "weights"]),
+            ("outputs", list(on)),
+        ):
+            inner = [i for i, lvl in enumerate(levels) if target in lvl.keeps and not lvl.is_dram]
+            if inner and condition:
+                spec = specs[inner[-1]].setdefault(target, {})
+                spec.update(action=p.zeros, condition_on=condition)
+    out = [
+        lvl if not spec else lvl.model_copy(update={"sparse": _sparse(spec)})
+        for lvl, spec in zip(levels, specs, strict=True)
+    ]
+    return out, ComputeZeros(action=p.zeros, on=on)
+
+
+def _sparse(spec: dict[str, dict[str, Any]]) -> dict[str, TensorSparsity]:
+    return {name: TensorSparsity(**fields) for name, fields in spec.items()}
 
 
 #: NVDLA's large configuration (nvdla/hw, ``nvdla_config_large.h``): its single-point data

@@ -17,6 +17,7 @@ from magnet.errors import MagnetError
 from magnet.strict import Public
 from magnet.units import Whole, number_text
 from magnet.workload.dims import DIMS, MAX_EXTENT, Dim, Operand
+from magnet.workload.sparsity import DENSE, Densities
 
 LayerKind = Literal[
     "conv", "depthwise", "fc", "matmul", "eltwise", "activation", "pool", "softmax", "norm"
@@ -58,7 +59,8 @@ class Layer(Public):
     dilation is a whole number in 1..``MAX_EXTENT`` (``true`` is not 1). A layer its kind
     cannot be is refused: a ``depthwise`` layer has one filter per channel (``K = C = 1`` per
     group, the channels in ``G``); an ``fc`` or ``matmul`` layer has no filter window
-    (``R = S = 1``, strides and dilations 1).
+    (``R = S = 1``, strides and dilations 1). ``densities``: how many of each operand's words
+    are not zero (``magnet.workload.sparsity``; dense by default).
 
     A post-processing layer (``kind`` in ``POSTPROCESS_OPS``: ``eltwise``, ``activation``,
     ``pool``, ``softmax``, ``norm``) names its operation in ``op`` and has no MACs: its
@@ -83,6 +85,7 @@ class Layer(Public):
     hstride: Whole = Field(1, ge=1, le=MAX_EXTENT)
     wdilation: Whole = Field(1, ge=1, le=MAX_EXTENT)
     hdilation: Whole = Field(1, ge=1, le=MAX_EXTENT)
+    densities: Densities = DENSE
 
     @field_validator("name")
     @classmethod
@@ -102,6 +105,14 @@ class Layer(Public):
     @model_validator(mode="after")
     def _possible(self) -> Layer:
         """Refuse a layer its kind cannot be, naming it and why."""
+        for op in Operand:
+            channels = self.densities.of(op).channels
+            if channels is not None and op is not Operand.O and len(channels) != self.G * self.C:
+                raise ValueError(
+                    f"layer {self.name!r}: densities.{('weights', 'inputs')[op]}.channels gives "
+                    f"{len(channels)} channel densities; the layer has G x C = "
+                    f"{self.G * self.C} input channels"
+                )
         if self.kind in POSTPROCESS_OPS:
             return self._possible_postprocess()
         if self.op is not None:
@@ -245,6 +256,7 @@ class Layer(Public):
             C=self.C * self.R * self.S,
             P=self.N * self.P * self.Q,
             input_tensor_words=self.operand_size(Operand.I),
+            densities=self.densities,
         )
 
     def shape_key(self) -> ShapeKey:
@@ -257,7 +269,11 @@ class Layer(Public):
             self.wdilation,
             self.hdilation,
         )
-        return key if self.op is None else (*key, self.op)
+        if self.op is not None:
+            key = (*key, self.op)
+        if not self.densities.dense:
+            key = (*key, self.densities.model_dump_json())
+        return key
 
 
 class GemmView(Layer):

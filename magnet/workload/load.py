@@ -15,6 +15,7 @@ from magnet.units import Whole, number_text, whole_number
 from magnet.workload.dims import MAX_EXTENT
 from magnet.workload.layer import Layer, parse_layer
 from magnet.workload.network import Network, NetworkLayer
+from magnet.workload.sparsity import DensityTable, parse_densities
 
 
 class _LayerEntry(Layer):
@@ -141,15 +142,101 @@ def check_skip_ops(spec: str, field: str = "--skip-unpriced-ops") -> None:
 
 @checked_call
 def load_workload(
-    spec: str | Path, batch: Count | None = None, skip_ops: bool = False, **params: object
+    spec: str | Path,
+    batch: Count | None = None,
+    skip_ops: bool = False,
+    densities: DensityTable | dict[str, Any] | str | Path | None = None,
+    **params: object,
 ) -> Network:
     """A zoo name (``resnet50``, with parameters as ``gpt2-small:mode=decode,kv_len=1024`` or
     keyword arguments), an ``.onnx`` file or a network ``.yaml`` file. ``skip_ops``: an ONNX
     model's operators magnet does not price are left out (listed in ``Network.skipped``)
-    instead of refused; only for an ``.onnx`` file."""
+    instead of refused; only for an ``.onnx`` file. ``densities``: the layers' densities
+    (``with_densities``)."""
+    network = _load(str(spec), batch, skip_ops, **params)
+    return network if densities is None else with_densities(network, densities)
+
+
+def with_densities(
+    network: Network, densities: DensityTable | dict[str, Any] | str | Path
+) -> Network:
+    """``network`` with its MAC layers' densities (``magnet.workload.sparsity``): a
+    ``DensityTable`` (or its mapping), a YAML file of one, or ``weights=2:4,inputs=0.5``
+    inline. A table naming a layer the network does not have is bad input (the names it has
+    are listed)."""
+    table = density_table(densities)
+    source = _density_source(densities)
+    names = [e.layer.name for e in network.layers if not e.layer.is_postprocess]
+    unknown = sorted(set(table.layers) - set(names))
+    if unknown:
+        shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+        raise MagnetError(
+            f"layers: {', '.join(unknown)} not a MAC layer of {network.name!r} (its MAC layers: "
+            f"{shown})",
+            source=source,
+        )
+    entries = []
+    for e in network.layers:
+        if e.layer.is_postprocess:
+            entries.append(e)
+            continue
+        own = table.layers.get(e.layer.name)
+        chosen = table.default
+        if own is not None:
+            chosen = chosen.model_copy(update={k: getattr(own, k) for k in own.model_fields_set})
+        entries.append(
+            e.model_copy(update={"layer": e.layer.model_copy(update={"densities": chosen})})
+        )
+    return network.model_copy(update={"layers": tuple(entries)})
+
+
+#: Density tables magnet ships (``magnet/workload/densities/NAME.yaml``, each citing its source).
+SHIPPED_DENSITIES = Path(__file__).resolve().parent / "densities"
+
+
+def shipped_densities() -> list[str]:
+    """The names of the density tables magnet ships."""
+    return sorted(p.stem for p in SHIPPED_DENSITIES.glob("*.yaml"))
+
+
+def density_table(densities: DensityTable | dict[str, Any] | str | Path) -> DensityTable:
+    """A ``DensityTable`` from itself, its mapping, a YAML file, a table magnet ships (by
+    name: ``shipped_densities``) or ``weights=2:4,...``; bad input names the file (or
+    ``--densities``) and the field."""
+    if isinstance(densities, DensityTable):
+        return densities
+    if isinstance(densities, str) and densities in shipped_densities():
+        densities = SHIPPED_DENSITIES / f"{densities}.yaml"
+    source = _density_source(densities)
+    if isinstance(densities, str | Path) and source != "--densities":
+        densities = read_yaml(densities)
+    elif isinstance(densities, str):
+        try:
+            densities = parse_densities(densities)
+        except ValueError as exc:
+            shipped = ", ".join(shipped_densities())
+            raise MagnetError(
+                f"{exc}; or a table magnet ships: {shipped}", field="--densities"
+            ) from None
+    try:
+        return DensityTable.model_validate(densities)
+    except ValidationError as exc:
+        raise MagnetError(validation_message(exc, DensityTable), source=source) from None
+
+
+def _density_source(densities: object) -> str:
+    """The file densities come from, else ``--densities``."""
+    if isinstance(densities, Path) or (
+        isinstance(densities, str) and Path(densities).suffix.lower() in (".yaml", ".yml")
+    ):
+        return str(densities)
+    return "--densities"
+
+
+def _load(spec: str, batch: Count | None, skip_ops: bool, **params: object) -> Network:
+    """``load_workload`` but for the densities."""
     from magnet.workload.zoo import ZOO, load_zoo
 
-    spec = str(spec)
     if skip_ops:
         check_skip_ops(spec)
     name, given = parse_workload_spec(spec) if spec not in ZOO else (spec, {})
