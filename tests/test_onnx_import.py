@@ -409,3 +409,24 @@ def test_nothing_to_price(tmp_path: Path) -> None:
                  [_value("y", [1, 4])])  # fmt: skip
     with pytest.raises(MagnetError, match=r"no layer to price.*free.*Identity x 1"):
         load_onnx(path)
+
+
+def test_a_pruned_weight_gives_its_measured_density_per_input_channel(tmp_path: Path) -> None:
+    # 4 -> 2 channels, 1x1, in 2 groups: weight [2, 2, 1, 1]; group 0's filter keeps its
+    # first input channel (1, 0), group 1's both (1, 1): input channels 0..3 are non-zero in
+    # 1, 0, 1, 1 of their filters' words -> densities [1, 0, 1, 1], mean 0.75
+    w = numpy_helper.from_array(
+        np.array([1.0, 0.0, 2.0, 3.0], dtype=np.float32).reshape(2, 2, 1, 1), "w"
+    )
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="g2", group=2)
+    path = _save(tmp_path, [node], [_value("x", [1, 4, 8, 8])], [_value("y", [1, 2, 8, 8])], [w])
+    layer, _ = _only(path)
+    weights = layer.densities.weights
+    assert weights.distribution == "measured" and weights.channels == (1.0, 0.0, 1.0, 1.0)
+    assert weights.density == 0.75
+    # a Gemm's B [K=3, N=2] with one zero: per input channel (row) 1, 0.5, 1
+    b = numpy_helper.from_array(np.array([[1, 2], [0, 3], [4, 5]], dtype=np.float32), "b")
+    gemm = helper.make_node("Gemm", ["a", "b"], ["c"], name="fc")
+    path = _save(tmp_path, [gemm], [_value("a", [1, 3])], [_value("c", [1, 2])], [b])
+    layer, _ = _only(path)
+    assert layer.densities.weights.channels == (1.0, 0.5, 1.0)

@@ -424,3 +424,63 @@ def test_a_search_space_workload_takes_densities(tmp_path: Path) -> None:
     )
     with pytest.raises(mg.MagnetError, match="N:M needs 1 <= N <= M"):
         load_space(bad)
+
+
+def test_a_search_over_ways_of_handling_zeros_reports_what_each_saves(tmp_path: Path) -> None:
+    from magnet.report.html import render_report
+    from magnet.search import load_space, search
+
+    space = load_space("sparse")
+    data = space.model_dump(mode="json")
+    data["workloads"] = [{"workload": "resnet18", "densities": {"weights": 0.4, "inputs": 0.5}}]
+    data["mapper"]["options"] = {"samples": 200, "rounds": 2}
+    data["params"] = {**data["params"], "zeros": "skipping", "vector_units": 4, "vector_width": 8}
+    path = tmp_path / "sparse.yaml"
+    path.write_text(yaml.safe_dump(data))
+    study = search(path, n_trials=2, storage=str(tmp_path / "s.journal"), seed=0)
+    trial = study.trials()[0]
+    record = trial.records[0]
+    conv = next(row for row in record["layers"] if row["name"] == "layer1.0.conv1")
+    assert conv["densities"] == {"weights": "0.4", "inputs": "0.5"}
+    assert conv["zeros_saved"]["compute"]["cycles"] > 0
+    html = render_report(study)
+    assert "Zeros: densities and what each way of handling them saves" in html
+    assert "compute cycles saved" in html
+
+
+def test_lanes_fed_compressed_weights_take_a_step_per_non_zero() -> None:
+    # 4 lanes over K, C = 64, weights 2:4: stored uncompressed, a step of the 4 lanes is
+    # skipped only when all 4 weights are zero: each lane's weight is zero with probability
+    # 1/2 (one word of a 2:4 block), so 1 - (1/2)^4 = 15/16 of 64 steps remain: 60. In a
+    # bitmask at the Buffer the lanes get the non-zeros alone: 64 x 2/4 = 32 steps
+    layer = mg.Layer(kind="fc", K=4, C=64, densities={"weights": "2:4"})
+    mapping = mg.Mapping.model_validate(
+        {
+            "levels": [
+                {"target": "DRAM"},
+                {"target": "Buffer", "temporal": {"C": 64}, "spatial_x": {"K": 4}},
+            ]
+        }
+    )
+    cycles = {}
+    for fmt in ("uncompressed", "bitmask"):
+        a = mg.Arch.model_validate(
+            {
+                "name": "stc",
+                "levels": [
+                    {"name": "DRAM", "component": "dram"},
+                    {
+                        "name": "Buffer",
+                        "capacity_bits": 8192,
+                        "sparse": {"weights": {"format": fmt}},
+                    },
+                ],
+                "compute": {
+                    "name": "MAC",
+                    "mesh_x": 4,
+                    "zeros": {"action": "skipping", "on": ["weights"]},
+                },
+            }
+        )
+        cycles[fmt] = mg.evaluate(layer, a, mapping).latency_cycles
+    assert cycles == {"uncompressed": 60, "bitmask": 32}

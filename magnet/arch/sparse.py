@@ -22,9 +22,11 @@ zero. The model is ``magnet.mapping.sparse``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, GetJsonSchemaHandler, field_validator, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from magnet.strict import Strict
 from magnet.workload.dims import OPERANDS, parse_operand
@@ -93,6 +95,13 @@ class ComputeZeros(Strict):
     @classmethod
     def _shorthand(cls, data: object) -> object:
         return {"action": data} if isinstance(data, str) else data
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The action alone too (``zeros: skipping``)."""
+        return {"anyOf": [{"enum": list(get_args(ZeroAction))}, handler(core_schema)]}
 
     @field_validator("on")
     @classmethod

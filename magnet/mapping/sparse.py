@@ -22,7 +22,10 @@ as they are.
   ``on`` operands are zero: effectual MACs = MACs x the product of those densities. Skipping
   pays for load imbalance: the MACs below the innermost fan-out (a vector unit's lanes, a
   systolic array) step together, so a step is skipped only when every lane's operands are
-  zero (1 - (1 - p)^lanes of the steps remain); instances of the fan-outs above it run their
+  zero (1 - (1 - p)^lanes of the steps remain), but for an operand the innermost level
+  keeping it holds compressed: its non-zeros alone reach the lanes (a sparse tensor core's
+  2:4 weights), so its density scales the steps outright (for a uniform one, an optimistic
+  bound: its fibers' counts differ); instances of the fan-outs above it run their
   own loops between the iterations of the outermost fan-out's level, each its own count of
   effectual steps, and wait for the slowest: the expected maximum of ``instances``
   binomial(steps, p) counts, by the normal approximation (mean + Blom's expected maximum of
@@ -41,7 +44,7 @@ from magnet.arch.sparse import ComputeZeros
 from magnet.arch.spec import Arch
 from magnet.mapping.analysis import Counts, FloatArray, operand_bits, tile_capacity_bits
 from magnet.mapping.mapping import MappingBatch
-from magnet.workload.dims import Operand, parse_operand
+from magnet.workload.dims import OPERANDS, Operand, parse_operand
 from magnet.workload.layer import Layer
 
 
@@ -142,19 +145,28 @@ def _compute(
     effectual = np.full(counts.compute_cycles.shape, counts.macs * p)
     if zeros.action == "gating" or p >= 1.0:
         return effectual, counts.compute_cycles
+    # operands the innermost level keeping them holds compressed reach the MACs as their
+    # non-zeros alone (a sparse tensor core's 2:4 weights): their zeros take no step
+    fed = 1.0
+    for op in on:
+        inner = next((lvl for lvl in arch.inner_first if OPERANDS[op] in lvl.keeps), None)
+        spec = None if inner is None else inner.sparse.get(OPERANDS[op])
+        if spec is not None and spec.compressed:
+            fed *= layer.densities.of(op).expected(layer.operand_size(op))
+    rest = p / fed  # a lane's chance that its other operands are non-zero
     spatial = (batch.spatial_x * batch.spatial_y).prod(axis=1).astype(float)  # [level, batch]
     temporal = batch.factors_t.prod(axis=1).astype(float)  # [level, batch]
-    step = 1.0 - (1.0 - p) ** spatial[0]  # the lanes below the innermost fan-out, together
-    cycles = counts.compute_cycles * step
+    step = 1.0 - (1.0 - rest) ** spatial[0]  # the lanes below the innermost fan-out, together
+    cycles = counts.compute_cycles * fed * step
     spread = spatial[1:] > 1  # [level above 0, batch]: fan-outs of independent instances
     if spread.any():
         nl = spatial.shape[0]
         top = np.where(spread.any(axis=0), nl - 1 - np.argmax(spread[::-1], axis=0), 0)
         below = np.arange(nl)[:, None] < top[None, :]  # levels whose loops each instance runs
-        steps = np.where(below, temporal, 1.0).prod(axis=0)  # each instance's, between syncs
+        steps = np.where(below, temporal, 1.0).prod(axis=0) * fed  # each instance's, between syncs
         level = np.arange(nl)[:, None]
         instances = np.where((level >= 1) & (level <= top), spatial, 1.0).prod(axis=0)
-        syncs = counts.compute_cycles / steps
+        syncs = counts.compute_cycles * fed / steps
         mean = steps * step
         slowest = mean + _expected_max(instances) * np.sqrt(mean * (1.0 - step))
         cycles = np.where(top > 0, syncs * np.minimum(steps, slowest), cycles)

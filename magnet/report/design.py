@@ -179,6 +179,60 @@ class WorkloadView:
         """What the page says instead of the operand energies of an older record."""
         return None if self.operands is not None else OLD_RECORD
 
+    @property
+    def zeros(self) -> ZerosView:
+        """The layers with densities or savings on zeros, and the network's total (none in
+        a dense record, or one older than version 9)."""
+        total = self.record.get("zeros_saved") or {}
+        features = list(total)
+        rows = []
+        for row in self.record.get("layers", []):
+            dens, saved = row.get("densities"), row.get("zeros_saved")
+            if not dens and not saved:
+                continue
+            features += [f for f in saved or {} if f not in features]
+            rows.append((row, dens, saved or {}))
+        out = ZerosView(features)
+        for row, dens, saved in rows:
+            out.rows.append(
+                ZerosRow(
+                    row["name"],
+                    ", ".join(f"{k} {v}" for k, v in (dens or {}).items()) or "dense",
+                    row.get("effectual_macs"),
+                    [_pair(saved.get(f)) for f in features],
+                )
+            )
+        if total:
+            out.rows.append(
+                ZerosRow(
+                    "all layers, their repeats", "", None, [_pair(total.get(f)) for f in features]
+                )
+            )
+        return out
+
+
+@dataclass
+class ZerosRow:
+    """A layer's row of the zeros table: its densities, MACs done, and per feature (energy
+    pJ, cycles) saved (None: not saved on it)."""
+
+    name: str
+    densities: str
+    macs_done: float | None
+    saved: list[tuple[float, int] | None]
+
+
+@dataclass
+class ZerosView:
+    """The zeros table: the features a record's layers save by, and its rows."""
+
+    features: list[str]
+    rows: list[ZerosRow] = field(default_factory=list)
+
+
+def _pair(saved: dict[str, Any] | None) -> tuple[float, int] | None:
+    return None if saved is None else (saved["energy_pj"], saved["cycles"])
+
 
 @dataclass
 class DesignView:

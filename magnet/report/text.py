@@ -5,7 +5,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from magnet.mapping.records import LayerRecord, LayerRow, NetworkRecord, shown_categories
+from magnet.mapping.records import (
+    LayerRecord,
+    LayerRow,
+    NetworkRecord,
+    ZeroSaving,
+    shown_categories,
+)
 
 if TYPE_CHECKING:
     from magnet.search.study import FrontRow
@@ -110,6 +116,12 @@ def layer_table(record: LayerRecord, loop_nest: str) -> str:
             f"{m.mappings_evaluated:,} mappings priced ({m.valid_mappings:,} valid) in "
             f"{m.seconds:.2f}s; mapspace {m.mapspace_size:.3g}"
         )
+    if r.densities or r.zeros_saved:
+        dens = ", ".join(f"{k} {v}" for k, v in (r.densities or {}).items()) or "dense"
+        done = "" if r.effectual_macs is None else f"; {r.effectual_macs:,.0f} MACs done"
+        lines.append(f"zeros        {dens}{done}")
+        if r.zeros_saved:
+            lines.append(f"saved        {_saved_text(r.zeros_saved)}")
     lines += _category_shares(r)
     lines += [
         "",
@@ -124,6 +136,33 @@ def layer_table(record: LayerRecord, loop_nest: str) -> str:
     lines += _shares("level (all costs)", r.energy_pj_by_level, r.energy_pj)
     lines += ["", "mapping (per instance of each level):", loop_nest]
     return "\n".join(lines)
+
+
+def _saved_text(saved: dict[str, ZeroSaving] | None) -> str:
+    """``compute -1.2e+06 pJ, 0 cycles; formats ...``: what each way of handling zeros saves."""
+    return "; ".join(
+        f"{name} {_fmt(s.energy_pj)} pJ, {s.cycles:,} cycles" for name, s in (saved or {}).items()
+    )
+
+
+def _zeros_lines(r: NetworkRecord) -> list[str]:
+    """Each layer's densities and what the design's ways of handling zeros save on it, and
+    their totals (none: every layer dense on a design that handles no zeros)."""
+    rows = [row for row in r.layers if row.densities or row.zeros_saved]
+    if not rows:
+        return []
+    lines = [
+        "",
+        f"{'zeros: layer':<28}{'densities':<32}{'MACs done':>14}  "
+        "saved (energy, cycles; one repeat)",
+    ]
+    for row in rows:
+        dens = ", ".join(f"{k[0].upper()} {v}" for k, v in (row.densities or {}).items()) or "dense"
+        done = "all" if row.effectual_macs is None else f"{row.effectual_macs:,.0f}"
+        lines.append(f"{row.name:<28}{dens:<32}{done:>14}  {_saved_text(row.zeros_saved) or '-'}")
+    if r.zeros_saved:
+        lines.append(f"{'all layers':<74}  {_saved_text(r.zeros_saved)}")
+    return lines
 
 
 def _stay_lines(r: NetworkRecord) -> list[str]:
@@ -209,6 +248,7 @@ def network_table(record: NetworkRecord) -> str:
                 f"{s.first + ' .. ' + s.last:<44}{s.layers:>8}{s.chiplets:>10}"
                 f"{s.latency_cycles:>14,}" + (f"{s.tiles:>8}" if fused else "")
             )
+    lines += _zeros_lines(r)
     lines += _category_shares(r)
     lines += _shares("level (all costs)", r.energy_pj_by_level, r.energy_pj)
     if r.area_mm2_by_component:

@@ -40,7 +40,11 @@ are left alone; a priced node that needs one raises :class:`MagnetError`.
 
 **Weights.** An operand is a weight when it is *constant*: an initializer, the output of a
 ``Constant`` node, or the output of a node all of whose inputs are constant (a weight behind
-``DequantizeLinear``, ``Transpose`` or ``Cast`` still counts as one).
+``DequantizeLinear``, ``Transpose`` or ``Cast`` still counts as one). **Their zeros**: a
+``Conv``'s or a weighted ``Gemm`` / ``MatMul``'s weight held in the file (an initializer)
+with zeros in it (a pruned model) gives the layer's measured weight density, per input
+channel (``magnet.workload.sparsity``); a dense one, or one whose data is kept outside the
+file, or one of zeros only (a placeholder), leaves the layer dense.
 
 **Mapping onto the loop nest** (see :mod:`magnet.workload.layer`):
 
@@ -89,6 +93,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import onnx
 from pydantic import Field
 
@@ -97,6 +102,7 @@ from magnet.files import path_kind
 from magnet.strict import Strict
 from magnet.workload.layer import Layer, conv2d, gemm, matmul, pool, postprocess
 from magnet.workload.network import Network
+from magnet.workload.sparsity import Densities, Density
 
 __all__ = ["FREE_OPS", "POSTPROCESS_ONNX", "PRICED_OPS", "ImportSummary", "load_onnx"]
 
@@ -895,7 +901,7 @@ class _Importer:
         if spatial == 1:
             # a 1-D conv runs along the width: height extents, strides and dilations are 1
             kernel, strides, dilations, out = ([1, *v] for v in (kernel, strides, dilations, out))
-        return self.built(
+        layer = self.built(
             name,
             lambda: conv2d(
                 name,
@@ -910,6 +916,22 @@ class _Importer:
                 batch=batch,
             ),
         )
+        weight = self.array(node.input[1])
+        if weight is None:
+            return layer
+        # [K, C / group, kernel...]: each group's filters read its own input channels
+        filters = weight.reshape(conv.group, out_channels // conv.group, w[1], -1) != 0
+        return _with_weight_zeros(layer, filters.mean(axis=(1, 3)).reshape(-1))
+
+    def array(self, tensor: str) -> np.ndarray | None:
+        """The values of a constant tensor held in the file (None: not a constant, or its
+        data kept outside the file)."""
+        if tensor not in self.values:
+            return None
+        try:
+            return np.asarray(onnx.numpy_helper.to_array(self.values[tensor]))
+        except Exception:  # external data not loaded, a type numpy cannot hold
+            return None
 
     def built(self, name: str, build: Callable[[], Layer]) -> Layer:
         """``build()`` (a layer builder's call), what the builder refuses (a size beyond its
@@ -1040,7 +1062,13 @@ class _Importer:
             return self.weighted(name, m=n, k=k, n=m, batch=batch, heads=heads)
         batch, heads = _batch_heads(lead, b_lead)
         if b_const:
-            return self.weighted(name, m=m, k=k, n=n, batch=batch, heads=heads)
+            layer = self.weighted(name, m=m, k=k, n=n, batch=batch, heads=heads)
+            weight = self.array(node.input[1])
+            if weight is None or heads != 1 or weight.ndim != 2:
+                return layer
+            attrs = {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}
+            rows = weight.T if node.op_type == "Gemm" and attrs.get("transB", 0) else weight
+            return _with_weight_zeros(layer, (rows != 0).mean(axis=1))  # [K, N]: per K
         return matmul(name, m=m, k=k, n=n, heads=heads, batch=batch)
 
     @staticmethod
@@ -1048,6 +1076,18 @@ class _Importer:
         """A product with a constant weight: a GEMM, its heads as groups."""
         layer = gemm(name, m=m, k=k, n=n, batch=batch)
         return layer if heads == 1 else Layer(**{**layer.model_dump(), "G": heads})
+
+
+def _with_weight_zeros(layer: Layer, channels: np.ndarray) -> Layer:
+    """``layer`` with its weights' measured density per input channel (``channels``, one
+    per input channel, the groups' in order), when some weight is zero; else as it is (and
+    for a weight of zeros only: a placeholder, a graph exported without its values)."""
+    if channels.size != layer.G * layer.C or bool((channels >= 1.0).all()):
+        return layer
+    if not channels.any():
+        return layer
+    measured = Density.model_validate({"channels": [float(c) for c in channels]})
+    return layer.model_copy(update={"densities": Densities(weights=measured)})
 
 
 def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:

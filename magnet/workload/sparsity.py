@@ -31,7 +31,9 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import Field, model_validator
+from pydantic import Field, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from magnet.strict import Public
 from magnet.units import Whole
@@ -98,6 +100,19 @@ class Density(Public):
         if (self.distribution == "measured") != (self.channels is not None):
             raise ValueError("a measured density gives channels (each input channel's density)")
         return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The shorthands too: a number in (0, 1], ``"N:M"``."""
+        return {
+            "anyOf": [
+                {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                {"type": "string", "pattern": _N_OF_M.pattern},
+                handler(core_schema),
+            ]
+        }
 
     @property
     def dense(self) -> bool:
@@ -207,6 +222,13 @@ class DensityTable(Public):
 
     default: Densities = Densities()
     layers: dict[str, Densities] = Field(default_factory=dict)
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """A mapping of tensors alone too (the default)."""
+        return {"anyOf": [handler(core_schema), handler(Densities.__pydantic_core_schema__)]}
 
     @model_validator(mode="before")
     @classmethod
