@@ -105,3 +105,28 @@ def test_ci_installs_and_tests_exactly_as_the_readme_says() -> None:
     assert test == [*venv, 'pip install -e ".[dev]"', "python -m pytest -q -n 2"]
     at = [ci.index(step) for step in test]  # each a line of its own
     assert at == sorted(at)
+
+
+def test_the_sparse_architecture_example_skips_half_the_weights(tmp_path) -> None:
+    # its 16 lanes fed the weights' non-zeros packed: a 2:4 tile of 16 x k words takes k / 2
+    # steps, so cycles fall to half where the MACs set the pace (the weights-only layer
+    # below: K = 16 lanes, C = 256 -> 256 steps dense, 128 sparse)
+    path = tmp_path / "my-sparse-core.yaml"
+    path.write_text(block_with("yaml", "name: my-sparse-core"))
+    arch = mg.load_arch(str(path))
+    layer = mg.Layer(kind="fc", K=16, C=256)
+    mapping = mg.Mapping.model_validate(
+        {
+            "levels": [
+                {"target": "DRAM"},
+                {"target": "Buffer", "temporal": {"C": 256}, "spatial_x": {"K": 16}},
+            ]
+        }
+    )
+    dense = mg.evaluate(layer, arch, mapping)
+    sparse = mg.evaluate(
+        layer.model_copy(update={"densities": mg.Layer(densities={"weights": "2:4"}).densities}),
+        arch,
+        mapping,
+    )
+    assert dense.compute_cycles == 256 and sparse.latency_cycles == 128

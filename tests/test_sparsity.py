@@ -20,7 +20,7 @@ from magnet.cli import main
 from magnet.interop.timeloop import load_timeloop
 from magnet.interop.timeloop_writer import write_timeloop
 from magnet.mapper.space import Space
-from magnet.mapping.sparse import stored_bits, without_each
+from magnet.mapping.sparse import fiber_bits, stored_bits, without_each
 from magnet.workload.dims import Operand
 from magnet.workload.sparsity import Density
 from tests.conftest import REPO
@@ -250,16 +250,49 @@ def test_a_compressed_tile_fits_where_the_dense_one_does_not() -> None:
 
 
 def test_formats_price_their_metadata() -> None:
-    # bits a level stores per dense word at density 0.25 with 8-bit words
+    # bits a level stores per dense word at density 0.25 with 8-bit words, one rank
+    d = Density.model_validate(0.25)
     cases = {
         ("bitmask", None): 0.25 * 8 + 1,
         ("rle", None): 0.25 * (8 + 4),
         ("cp", 5): 0.25 * (8 + 5),
-        ("csr", None): 0.25 * (8 + 16) + 16 / 16,
         ("uncompressed", None): 8,
     }
     for (fmt, meta), bits in cases.items():
-        assert TensorSparsity(format=fmt, metadata_bits=meta).bits_per_word(8, 0.25) == bits
+        ranks = TensorSparsity(format=fmt, metadata_bits=meta).fiber_ranks("weights")
+        assert fiber_bits(ranks, [np.ones(1)], 8, d, 0.25)[0] == pytest.approx(bits)
+    # CSR of a weight tile of 4 filters (rows, K) x 16 words each (C x R x S): offsets
+    # (4 + 1) x 16 bits, 64 x 0.25 = 16 non-zeros of 8 bits and 8-bit coordinates:
+    # (80 + 128 + 128) / 64 = 5.25 bits a word
+    ranks = TensorSparsity(format="csr", metadata_bits=8).fiber_ranks("weights")
+    assert [r.format for r in ranks] == ["uop", "cp"]
+    shapes = [np.array([4.0]), np.array([16.0])]
+    assert fiber_bits(ranks, shapes, 8, d, 0.25)[0] == pytest.approx(5.25)
+    # a bitmask over the filters above a bitmask over their words: a filter of 16 words
+    # at 0.25 is empty with probability 0.75^16 = 0.01002, so 4 x 0.98998 filters are kept,
+    # each with its 16-bit mask, and the 16 non-zeros: (4 + 3.96 x 16 + 16 x 8) / 64 =
+    # 3.0525 bits a word
+    ranks = TensorSparsity(
+        ranks=[{"format": "bitmask", "dims": ["K"]}, {"format": "bitmask"}]
+    ).fiber_ranks("weights")
+    kept = 4 * (1 - 0.75**16)
+    expect = (4 + kept * 16 + 16 * 8) / 64
+    assert fiber_bits(ranks, shapes, 8, d, 0.25)[0] == pytest.approx(expect)
+
+
+def test_a_tree_of_ranks_is_priced_on_each_mappings_tiles() -> None:
+    # weights K=4 x C=16 kept whole in the Buffer as CSR (rows K): 5.25 bits a word (above),
+    # so its 64 weights fill 336 bits, and their DRAM fill of the Buffer moves 336 bits
+    layer = mg.Layer(kind="fc", K=4, C=16, densities={"weights": 0.25})
+    a = arch({"weights": {"format": "csr", "metadata_bits": 8}}, capacity_bits=4096)
+    mapping = mg.Mapping.model_validate(
+        {"levels": [{"target": "DRAM"}, {"target": "Buffer", "temporal": {"K": 4, "C": 16}}]}
+    )
+    r = mg.evaluate(layer, a, mapping)
+    assert r.accesses["Buffer"]["weights"]["fills"] * 8 == pytest.approx(336)
+    # a rank naming a dim weights do not have is refused, naming it
+    with pytest.raises(ValidationError, match="'P' does not index weights; its dims: G K C S R"):
+        arch({"weights": {"ranks": [{"format": "uop", "dims": ["P"]}, {"format": "cp"}]}})
 
 
 def test_eyeriss_chip_gates_zero_inputs_and_codes_its_feature_maps() -> None:
@@ -484,3 +517,25 @@ def test_lanes_fed_compressed_weights_take_a_step_per_non_zero() -> None:
         )
         cycles[fmt] = mg.evaluate(layer, a, mapping).latency_cycles
     assert cycles == {"uncompressed": 60, "bitmask": 32}
+
+
+def test_a_sparse_tensor_core_packs_a_tiles_non_zeros_onto_its_lanes() -> None:
+    # the dual-side sparse tensor core (experiments/sparseloop-validation): B (weights) at
+    # 0.4, uniform, A dense; each step of the Buffer's K loop passes a 32-long B row over 16
+    # lanes (2 steps dense); packed, ceil(X / 16) steps with X ~ binomial(32, 0.4):
+    # E = sum_x C(32, x) 0.4^x 0.6^(32 - x) ceil(x / 16) = 1 + P(X > 16) = 1.0920; A's 32-long
+    # column on 8 lanes keeps its 4 steps: cycles / dense = 1.0920 / 2 = 0.546 (the DSTC
+    # paper: 2,500 / 4,600 = 0.543)
+    cfg = mg.files.read_yaml(REPO / "experiments" / "sparseloop-validation" / "config.yaml")
+    spec = cfg["dstc"]
+    a, mapping = mg.Arch.model_validate(spec["arch"]), mg.Mapping.model_validate(spec["mapping"])
+
+    def cycles(densities: dict) -> int:
+        return mg.evaluate(
+            mg.Layer(**spec["layer"], densities=densities), a, mapping
+        ).latency_cycles
+
+    expect = sum(math.comb(32, x) * 0.4**x * 0.6 ** (32 - x) * math.ceil(x / 16) for x in range(33))
+    assert expect == pytest.approx(1.0920, abs=1e-4)
+    ratio = cycles({"weights": 0.4}) / cycles({})
+    assert ratio == pytest.approx(expect / 2, rel=1e-6)

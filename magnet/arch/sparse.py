@@ -3,14 +3,16 @@
 Sparseloop's abstractions (Wu et al., MICRO 2022; Timeloop ``src/model/sparse-optimization-
 parser.cpp`` and ``src/workload/format-models``), per storage level and tensor:
 
-* ``format``: how the level stores the tensor and moves it. ``uncompressed`` (every word);
-  the compressed ones keep only the non-zeros and add metadata: ``bitmask`` (``metadata_bits``
-  per word, non-zero or not; default 1), ``rle`` (run-length: ``metadata_bits`` per non-zero,
-  the zeros before it; default 4, Eyeriss v2's), ``cp`` (coordinate-payload: a coordinate of
-  ``metadata_bits`` per non-zero; default 8, an assumption), ``csr`` (offset pairs over rows
-  of ``row_words`` words, ``offset_bits`` each, then coordinates as ``cp``: Sparseloop's UOP
-  then CP; defaults 16 and 16 bits, assumptions). Metadata is stored and moved with the data
-  at the level's own price per bit.
+* ``ranks`` (or ``format``, one rank): how the level stores the tensor and moves it, as a
+  fiber tree of ranks, outer to inner, each over some of the tensor's coordinates
+  (flattened). A rank is ``uncompressed`` (every coordinate, no metadata), ``uop`` (offset
+  pairs: every coordinate, an offset of ``metadata_bits`` per coordinate plus one per fiber;
+  default 16, an assumption), or compressed, keeping only the coordinates whose subtree
+  holds a non-zero: ``bitmask`` (``metadata_bits`` per coordinate, kept or not; default 1),
+  ``rle`` (run-length: ``metadata_bits`` per kept coordinate; default 4, Eyeriss v2's),
+  ``cp`` (coordinate-payload: a coordinate of ``metadata_bits`` per kept one; default 8, an
+  assumption). ``format: csr`` is Sparseloop's UOP over the rows then CP. Metadata is
+  stored and moved with the data at the level's own price per bit.
 * ``action``: ``gating`` (an access whose ``condition_on`` tensors are zero is not made, its
   slot is kept: energy saved, cycles not) or ``skipping`` (nor its slot: both saved) of the
   level's reads of the tensor (of outputs, their reads and updates), Sparseloop's
@@ -32,19 +34,53 @@ from magnet.strict import Strict
 from magnet.workload.dims import OPERANDS, parse_operand
 
 Format = Literal["uncompressed", "bitmask", "rle", "cp", "csr"]
-#: Default metadata bits of each compressed format (see the module docstring).
-METADATA_BITS = {"bitmask": 1, "rle": 4, "cp": 8, "csr": 16}
+RankFormat = Literal["uncompressed", "bitmask", "rle", "cp", "uop"]
+#: Default metadata bits of each rank format (see the module docstring); ``uop``'s are its
+#: offsets' bits.
+METADATA_BITS = {"uncompressed": 0, "bitmask": 1, "rle": 4, "cp": 8, "uop": 16}
+#: Each tensor's coordinates, outer to inner, each named by the layer dims that index it (an
+#: input's height by Q and S, its width by P and R).
+COORDINATES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "weights": (("G",), ("K",), ("C",), ("S",), ("R",)),
+    "inputs": (("N",), ("G",), ("C",), ("Q", "S"), ("P", "R")),
+    "outputs": (("N",), ("G",), ("K",), ("Q",), ("P",)),
+}
+#: CSR's rows (offset pairs over them), per tensor; its columns (coordinates) are the rest.
+CSR_ROWS = {"weights": ("G", "K"), "inputs": ("N", "G", "Q", "P"), "outputs": ("N", "G", "Q", "P")}
 ZeroAction = Literal["none", "gating", "skipping"]
+
+
+class Rank(Strict):
+    """One rank of a tensor's fiber tree at a level (Sparseloop's per-rank format): its
+    ``format`` (``uncompressed``; ``uop``, an offset of ``metadata_bits`` per coordinate and
+    one more per fiber, its coordinates all kept; the compressed ``bitmask``, ``rle`` and
+    ``cp``, which keep the coordinates whose subtree holds a non-zero), over the tensor's
+    coordinates its ``dims`` name (flattened; empty: those no other rank names)."""
+
+    format: RankFormat
+    metadata_bits: int | None = Field(None, ge=0, le=64)
+    dims: tuple[str, ...] = ()
+
+    @property
+    def compressed(self) -> bool:
+        """It keeps only the coordinates whose subtree holds a non-zero."""
+        return self.format in ("bitmask", "rle", "cp")
+
+    @property
+    def bits(self) -> int:
+        """Its metadata bits (per coordinate, or per offset for ``uop``)."""
+        return METADATA_BITS[self.format] if self.metadata_bits is None else self.metadata_bits
 
 
 class TensorSparsity(Strict):
     """A level's format for one tensor and what it does with zero accesses (see the module
-    docstring)."""
+    docstring). ``ranks``: the tensor's fiber tree, outer to inner (``Rank``); ``format``:
+    the same for one rank over the whole tile (``csr``: offset pairs over its rows, then
+    coordinates, ``CSR_ROWS``), with ``metadata_bits``."""
 
     format: Format = "uncompressed"
     metadata_bits: int | None = Field(None, ge=0, le=64)
-    offset_bits: int = Field(16, ge=0, le=64)
-    row_words: int = Field(16, ge=1, le=1 << 20)
+    ranks: tuple[Rank, ...] = ()
     action: ZeroAction = "none"
     condition_on: tuple[str, ...] = ()
 
@@ -62,25 +98,49 @@ class TensorSparsity(Strict):
             )
         if self.action == "none" and self.condition_on:
             raise ValueError("condition_on needs an action (gating or skipping)")
+        if self.ranks and (self.format != "uncompressed" or self.metadata_bits is not None):
+            raise ValueError(
+                "give format (one rank over the whole tile) or ranks (each its own), not both"
+            )
+        if sum(not r.dims for r in self.ranks) > 1:
+            raise ValueError("at most one rank leaves dims out (it takes the dims no other names)")
         return self
+
+    def fiber_ranks(self, tensor: str) -> tuple[Rank, ...]:
+        """The ranks, outer to inner (``format``'s: one, or CSR's two)."""
+        if self.ranks:
+            return self.ranks
+        if self.format == "csr":
+            return (
+                Rank(format="uop", dims=CSR_ROWS[tensor]),
+                Rank(format="cp", metadata_bits=self.metadata_bits),
+            )
+        return (Rank(format=self.format, metadata_bits=self.metadata_bits),)
 
     @property
     def compressed(self) -> bool:
-        """Only the non-zeros are stored and moved."""
-        return self.format != "uncompressed"
+        """Some rank keeps only the coordinates holding non-zeros."""
+        return self.format != "uncompressed" or any(r.compressed for r in self.ranks)
 
-    def bits_per_word(self, word_bits: int, density: float) -> float:
-        """Bits the level stores and moves per word of the dense tensor, metadata included,
-        for a tensor of ``density`` (``word_bits`` per word uncompressed)."""
-        if not self.compressed:
-            return float(word_bits)
-        meta = METADATA_BITS[self.format] if self.metadata_bits is None else self.metadata_bits
-        if self.format == "bitmask":
-            return density * word_bits + meta
-        per_word = density * (word_bits + meta)
-        if self.format == "csr":
-            per_word += self.offset_bits / self.row_words
-        return per_word
+    def check_dims(self, tensor: str) -> None:
+        """``ValueError`` for a rank naming a dim that does not index ``tensor``, or a
+        coordinate two ranks name."""
+        named: dict[int, int] = {}
+        allowed = [d for coord in COORDINATES[tensor] for d in coord]
+        for r, rank in enumerate(self.ranks):
+            for dim in rank.dims:
+                where = [i for i, coord in enumerate(COORDINATES[tensor]) if dim in coord]
+                if not where:
+                    raise ValueError(
+                        f"ranks.{r}.dims: {dim!r} does not index {tensor}; its dims: "
+                        f"{' '.join(allowed)}"
+                    )
+                if named.get(where[0], r) != r:
+                    raise ValueError(
+                        f"ranks.{r}.dims: {dim!r} names a coordinate rank {named[where[0]]} "
+                        "flattens too"
+                    )
+                named[where[0]] = r
 
 
 class ComputeZeros(Strict):

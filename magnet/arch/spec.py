@@ -197,6 +197,10 @@ class StorageLevel(Strict):
                     f"{', '.join(self.keeps) or 'nothing'}): a format or an action is for a "
                     "tensor the level keeps"
                 )
+            try:
+                spec.check_dims(name)
+            except ValueError as exc:
+                raise ValueError(f"sparse.{name}.{exc}") from None
             if spec.condition_on and name in spec.condition_on:
                 raise ValueError(
                     f"sparse.{name}.condition_on: a tensor's accesses are conditioned on other "

@@ -23,9 +23,10 @@ as they are.
   pays for load imbalance: the MACs below the innermost fan-out (a vector unit's lanes, a
   systolic array) step together, so a step is skipped only when every lane's operands are
   zero (1 - (1 - p)^lanes of the steps remain), but for an operand the innermost level
-  keeping it holds compressed: its non-zeros alone reach the lanes (a sparse tensor core's
-  2:4 weights), so its density scales the steps outright (for a uniform one, an optimistic
-  bound: its fibers' counts differ); instances of the fan-outs above it run their
+  keeping it holds compressed: its non-zeros alone reach the lanes, packed (a sparse tensor
+  core's), so a tile of n of its words over the lanes its loops spread on takes
+  ceil(non-zeros / lanes) steps, not n / lanes (binomial non-zeros for a uniform tensor,
+  exact for N:M); instances of the fan-outs above it run their
   own loops between the iterations of the outermost fan-out's level, each its own count of
   effectual steps, and wait for the slowest: the expected maximum of ``instances``
   binomial(steps, p) counts, by the normal approximation (mean + Blom's expected maximum of
@@ -34,18 +35,20 @@ as they are.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from functools import cache
 from statistics import NormalDist
 
 import numpy as np
 
-from magnet.arch.sparse import ComputeZeros
+from magnet.arch.sparse import COORDINATES, ComputeZeros, Rank
 from magnet.arch.spec import Arch
 from magnet.mapping.analysis import Counts, FloatArray, operand_bits, tile_capacity_bits
 from magnet.mapping.mapping import MappingBatch
-from magnet.workload.dims import OPERANDS, Operand, parse_operand
+from magnet.workload.dims import OPERANDS, RELEVANT, Dim, Operand, parse_operand
 from magnet.workload.layer import Layer
+from magnet.workload.sparsity import Density
 
 
 def is_sparse(layer: Layer, arch: Arch) -> bool:
@@ -55,18 +58,131 @@ def is_sparse(layer: Layer, arch: Arch) -> bool:
 
 def stored_bits(layer: Layer, arch: Arch, *, capacity: bool = False) -> FloatArray:
     """float[level, operand]: bits each level stores and moves per word of each dense
-    operand, metadata included (its word's bits when uncompressed); ``capacity``: as the
-    capacity check counts them (``Arch.sparse_capacity``)."""
+    operand, metadata included, for any tile (``tile_bits`` for a batch's own tiles): exact
+    for a format of one rank, whose bits per word do not depend on the tile's shape; for a
+    tree of ranks a lower bound, its non-zeros alone (what the mapper's capacity check may
+    prune by). ``capacity``: as the capacity check counts them (``Arch.sparse_capacity``)."""
     bits = operand_bits(arch)
     for li, lvl in enumerate(arch.inner_first):
         for name, spec in lvl.sparse.items():
             op = parse_operand(name)
-            density = layer.densities.of(op)
-            share = density.expected(layer.operand_size(op))
-            if capacity and arch.sparse_capacity == "worst":
-                share = density.worst()
-            bits[li, op] = spec.bits_per_word(int(bits[li, op]), share)
+            density, share = _share(layer, arch, op, capacity)
+            ranks = spec.fiber_ranks(name)
+            if len(ranks) == 1:
+                one = fiber_bits(ranks, [np.ones(1)], bits[li, op], density, share)
+                bits[li, op] = float(one[0])
+            else:
+                bits[li, op] *= share
     return bits
+
+
+def _share(layer: Layer, arch: Arch, op: Operand, capacity: bool) -> tuple[Density, float]:
+    """The operand's density and the share of its words that are not zero (``capacity``:
+    as the capacity check counts it)."""
+    density = layer.densities.of(op)
+    if capacity and arch.sparse_capacity == "worst":
+        return density, density.worst()
+    return density, density.expected(layer.operand_size(op))
+
+
+def fiber_bits(
+    ranks: tuple[Rank, ...],
+    shapes: list[FloatArray],
+    word_bits: float,
+    density: Density,
+    share: float,
+) -> FloatArray:
+    """Bits per dense word of a tile stored as the fiber tree ``ranks`` (outer to inner),
+    each rank ``shapes[r]`` coordinates a fiber (arrays, one per tile), Sparseloop's format
+    models: a rank's fibers are the coordinates the rank above kept; ``uncompressed`` and
+    ``uop`` keep all their coordinates (``uop`` with an offset per coordinate and one more per
+    fiber), ``bitmask`` keeps those whose subtree holds a non-zero with a bit per coordinate,
+    ``rle`` and ``cp`` with their metadata per kept coordinate; the leaves kept are words."""
+    words = np.prod(np.stack(shapes), axis=0)
+    fibers: FloatArray = np.ones_like(words)
+    meta: FloatArray = np.zeros_like(words)
+    below, positions = words, np.ones_like(words)
+    for rank, shape in zip(ranks, shapes, strict=True):
+        below, positions = below / shape, positions * shape
+        coords = fibers * shape
+        # a coordinate's subtree holds a non-zero (and so do its ancestors): of all the
+        # rank's positions, this share is kept
+        held = np.where(below <= 1, share, density.occupied(below))
+        kept = positions * held if rank.compressed else coords
+        if rank.format == "bitmask":
+            meta = meta + coords * rank.bits
+        elif rank.format in ("rle", "cp"):
+            meta = meta + kept * rank.bits
+        elif rank.format == "uop":
+            meta = meta + fibers * (shape + 1) * rank.bits
+        fibers = kept
+    out: FloatArray = (fibers * word_bits + meta) / words
+    return out
+
+
+def _coordinate_extents(layer: Layer, batch: MappingBatch) -> dict[str, list[FloatArray]]:
+    """Each tensor's coordinates' extents in each level's tiles (``COORDINATES``),
+    ``[level, batch]`` each."""
+    f = (batch.factors_t * batch.spatial_x * batch.spatial_y).astype(float)
+    ext = np.minimum(np.cumprod(f, axis=0), np.array(layer.dims, dtype=float)[None, :, None])
+    e = {d.name: ext[:, int(d)] for d in Dim}
+    height = layer.hstride * (e["Q"] - 1) + layer.hdilation * (e["S"] - 1) + 1
+    width = layer.wstride * (e["P"] - 1) + layer.wdilation * (e["R"] - 1) + 1
+    return {
+        "weights": [e["G"], e["K"], e["C"], e["S"], e["R"]],
+        "inputs": [e["N"], e["G"], e["C"], height, width],
+        "outputs": [e["N"], e["G"], e["K"], e["Q"], e["P"]],
+    }
+
+
+def tile_bits(
+    layer: Layer, arch: Arch, batch: MappingBatch, *, capacity: bool = False
+) -> FloatArray | None:
+    """float[level, operand, batch]: bits each level stores and moves per word of each dense
+    operand in each mapping's tiles (``fiber_bits`` over the ranks' shapes there); None when
+    every level's formats are of one rank (``stored_bits`` then says it for every tile)."""
+    if all(len(spec.fiber_ranks(n)) == 1 for lvl in arch.levels for n, spec in lvl.sparse.items()):
+        return None
+    bits = np.repeat(stored_bits(layer, arch, capacity=capacity)[:, :, None], batch.size, axis=2)
+    extents = _coordinate_extents(layer, batch)
+    word_bits = operand_bits(arch)
+    for li, lvl in enumerate(arch.inner_first):
+        for name, spec in lvl.sparse.items():
+            ranks = spec.fiber_ranks(name)
+            if len(ranks) == 1:
+                continue
+            op = parse_operand(name)
+            density, share = _share(layer, arch, op, capacity)
+            coords = [x[li] for x in extents[name]]
+            ranks = _whole(ranks)
+            shapes = _rank_shapes(ranks, name, coords)
+            bits[li, op] = fiber_bits(ranks, shapes, word_bits[li, op], density, share)
+    return bits
+
+
+def _rank_shapes(
+    ranks: tuple[Rank, ...], tensor: str, coords: list[FloatArray]
+) -> list[FloatArray]:
+    """Each rank's coordinates a fiber: the product of the extents of the tensor's
+    coordinates it names (the rank that names none: the rest)."""
+    owner: dict[int, int] = {}
+    for r, rank in enumerate(ranks):
+        for dim in rank.dims:
+            owner[next(i for i, c in enumerate(COORDINATES[tensor]) if dim in c)] = r
+    rest = next((r for r, rank in enumerate(ranks) if not rank.dims), 0)
+    shapes = [np.ones_like(coords[0]) for _ in ranks]
+    for i, extent in enumerate(coords):
+        r = owner.get(i, rest)
+        shapes[r] = shapes[r] * extent
+    return shapes
+
+
+def _whole(ranks: tuple[Rank, ...]) -> tuple[Rank, ...]:
+    """``ranks`` with an uncompressed outermost rank for the coordinates none names, when
+    every rank names its own (Sparseloop's implicit outer ranks)."""
+    if all(rank.dims for rank in ranks):
+        return (Rank(format="uncompressed"), *ranks)
+    return ranks
 
 
 def with_zeros(layer: Layer, arch: Arch, batch: MappingBatch, counts: Counts) -> Counts:
@@ -74,11 +190,15 @@ def with_zeros(layer: Layer, arch: Arch, batch: MappingBatch, counts: Counts) ->
     module docstring); the same object when nothing is sparse."""
     if not is_sparse(layer, arch):
         return counts
-    moved = (stored_bits(layer, arch) / operand_bits(arch))[:, :, None]
+    per_tile = tile_bits(layer, arch, batch)
+    moved = (stored_bits(layer, arch)[:, :, None] if per_tile is None else per_tile) / operand_bits(
+        arch
+    )[:, :, None]
     reads, fills, updates = counts.reads * moved, counts.fills * moved, counts.updates * moved
-    kept_bits = (
-        counts.tile_words * (batch.keep * stored_bits(layer, arch, capacity=True))[:, :, None]
-    ).sum(axis=1)
+    cap = tile_bits(layer, arch, batch, capacity=True)
+    if cap is None:
+        cap = stored_bits(layer, arch, capacity=True)[:, :, None]
+    kept_bits = (counts.tile_words * batch.keep[:, :, None] * cap).sum(axis=1)
     overflow = kept_bits - tile_capacity_bits(arch)[:, None]
     made = None
     for li, lvl in enumerate(arch.inner_first):
@@ -146,31 +266,79 @@ def _compute(
     if zeros.action == "gating" or p >= 1.0:
         return effectual, counts.compute_cycles
     # operands the innermost level keeping them holds compressed reach the MACs as their
-    # non-zeros alone (a sparse tensor core's 2:4 weights): their zeros take no step
-    fed = 1.0
+    # non-zeros alone, packed onto the lanes (a sparse tensor core's): their zeros take no
+    # step, but a tile's non-zeros fill whole steps of the lanes they spread over
+    fed, packed = 1.0, np.ones(counts.compute_cycles.shape)
+    looped = (batch.factors_t[0] * batch.spatial_x[0] * batch.spatial_y[0]) > 1  # [dim, batch]
+    used = np.zeros_like(looped)
     for op in on:
         inner = next((lvl for lvl in arch.inner_first if OPERANDS[op] in lvl.keeps), None)
         spec = None if inner is None else inner.sparse.get(OPERANDS[op])
-        if spec is not None and spec.compressed:
-            fed *= layer.densities.of(op).expected(layer.operand_size(op))
+        if spec is None or not spec.compressed:
+            continue
+        density = layer.densities.of(op)
+        share = density.expected(layer.operand_size(op))
+        fed *= share
+        dims = sorted(int(d) for d in RELEVANT[op])
+        mine = np.zeros_like(looped)
+        mine[dims] = looped[dims]
+        # where another packed operand's loops are its own too: its density alone
+        shared = (mine & used).any(axis=0)
+        packed = packed * np.where(shared, share, _packed_steps(batch, dims, density, share))
+        used |= mine
     rest = p / fed  # a lane's chance that its other operands are non-zero
     spatial = (batch.spatial_x * batch.spatial_y).prod(axis=1).astype(float)  # [level, batch]
     temporal = batch.factors_t.prod(axis=1).astype(float)  # [level, batch]
     step = 1.0 - (1.0 - rest) ** spatial[0]  # the lanes below the innermost fan-out, together
-    cycles = counts.compute_cycles * fed * step
+    cycles = counts.compute_cycles * packed * step
     spread = spatial[1:] > 1  # [level above 0, batch]: fan-outs of independent instances
     if spread.any():
         nl = spatial.shape[0]
         top = np.where(spread.any(axis=0), nl - 1 - np.argmax(spread[::-1], axis=0), 0)
         below = np.arange(nl)[:, None] < top[None, :]  # levels whose loops each instance runs
-        steps = np.where(below, temporal, 1.0).prod(axis=0) * fed  # each instance's, between syncs
+        steps = np.where(below, temporal, 1.0).prod(axis=0) * packed  # each one's, between syncs
         level = np.arange(nl)[:, None]
         instances = np.where((level >= 1) & (level <= top), spatial, 1.0).prod(axis=0)
-        syncs = counts.compute_cycles * fed / steps
+        syncs = counts.compute_cycles * packed / steps
         mean = steps * step
         slowest = mean + _expected_max(instances) * np.sqrt(mean * (1.0 - step))
         cycles = np.where(top > 0, syncs * np.minimum(steps, slowest), cycles)
-    return effectual, np.maximum(np.ceil(cycles - 1e-9), 1.0)
+    # whole cycles, the sums' rounding (a part in 1e12) not taken for a cycle more
+    return effectual, np.maximum(np.ceil(cycles * (1 - 1e-9)), 1.0)
+
+
+def _packed_steps(
+    batch: MappingBatch, dims: list[int], density: Density, share: float
+) -> FloatArray:
+    """float[batch]: the share of the innermost level's steps over ``dims`` (an operand's
+    loops) left when the operand's non-zeros are packed onto the lanes those dims spread
+    over: a tile of ``n`` words (its extent along ``dims`` at the innermost level, lanes
+    included) on ``lanes`` lanes takes ceil(non-zeros / lanes) steps, not n / lanes; its
+    non-zeros binomial(n, density) for a uniform or measured tensor, exactly n x density
+    for a structured one."""
+    lanes = (batch.spatial_x[0, dims] * batch.spatial_y[0, dims]).prod(axis=0).astype(int)
+    steps = batch.factors_t[0, dims].prod(axis=0).astype(int)
+    pairs, where = np.unique(np.stack([steps * lanes, lanes]), axis=1, return_inverse=True)
+    structured = density.distribution == "structured"
+    table = np.array([_ceil_steps(int(n), int(m), structured, share) for n, m in pairs.T])
+    table = table / pairs[0] * pairs[1]
+    out: FloatArray = table[where.ravel()]
+    return out
+
+
+@cache
+def _ceil_steps(words: int, lanes: int, structured: bool, share: float) -> float:
+    """E[ceil(non-zeros / lanes)] over a tile of ``words`` words (see ``_packed_steps``)."""
+    if structured:
+        return float(math.ceil(math.ceil(words * share - 1e-9) / lanes))
+    if lanes == 1:  # E[X] itself
+        return words * share
+    k = np.arange(words + 1)
+    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, words + 1)))])
+    p = min(max(share, 1e-12), 1.0 - 1e-12)
+    log_pmf = log_fact[-1] - log_fact - log_fact[::-1] + k * math.log(p)
+    log_pmf += (words - k) * math.log1p(-p)
+    return float((np.exp(log_pmf) * np.ceil(k / lanes)).sum())
 
 
 def _expected_max(instances: FloatArray) -> FloatArray:
@@ -198,7 +366,7 @@ def without_each(arch: Arch) -> dict[str, Arch]:
         out["compute"] = Arch.model_validate(data)
     drops: dict[str, dict[str, object]] = {
         "accesses": {"action": "none", "condition_on": ()},
-        "formats": {"format": "uncompressed", "metadata_bits": None},
+        "formats": {"format": "uncompressed", "metadata_bits": None, "ranks": ()},
     }
     for feature, drop in drops.items():
         data = arch.model_dump()
