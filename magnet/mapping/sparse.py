@@ -47,7 +47,7 @@ from magnet.arch.spec import Arch
 from magnet.mapping.analysis import Counts, FloatArray, operand_bits, tile_capacity_bits
 from magnet.mapping.mapping import MappingBatch
 from magnet.workload.dims import OPERANDS, RELEVANT, Dim, Operand, parse_operand
-from magnet.workload.layer import Layer
+from magnet.workload.layer import Layer, ShapeKey
 from magnet.workload.sparsity import Density
 
 
@@ -62,18 +62,30 @@ def stored_bits(layer: Layer, arch: Arch, *, capacity: bool = False) -> FloatArr
     for a format of one rank, whose bits per word do not depend on the tile's shape; for a
     tree of ranks a lower bound, its non-zeros alone (what the mapper's capacity check may
     prune by). ``capacity``: as the capacity check counts them (``Arch.sparse_capacity``)."""
-    bits = operand_bits(arch)
-    for li, lvl in enumerate(arch.inner_first):
-        for name, spec in lvl.sparse.items():
-            op = parse_operand(name)
-            density, share = _share(layer, arch, op, capacity)
-            ranks = spec.fiber_ranks(name)
-            if len(ranks) == 1:
-                one = fiber_bits(ranks, [np.ones(1)], bits[li, op], density, share)
-                bits[li, op] = float(one[0])
-            else:
-                bits[li, op] *= share
-    return bits
+    key = (id(arch), layer.shape_key(), capacity)
+    if key not in _STORED or _STORED[key][0] is not arch:
+        bits = operand_bits(arch)
+        shares = {op: _share(layer, arch, op, capacity) for op in Operand}
+        for li, lvl in enumerate(arch.inner_first):
+            for name, spec in lvl.sparse.items():
+                op = parse_operand(name)
+                density, share = shares[op]
+                ranks = spec.fiber_ranks(name)
+                if len(ranks) == 1:
+                    one = fiber_bits(ranks, [np.ones(1)], bits[li, op], density, share)
+                    bits[li, op] = float(one[0])
+                else:
+                    bits[li, op] *= share
+        if len(_STORED) > 256:
+            _STORED.clear()
+        bits.setflags(write=False)  # shared by every caller
+        _STORED[key] = (arch, bits)
+    return _STORED[key][1]
+
+
+#: ``stored_bits``'s answers by (architecture, layer shape, capacity), each with its
+#: architecture (an identity reused by another object is not taken for it).
+_STORED: dict[tuple[int, ShapeKey, bool], tuple[Arch, FloatArray]] = {}
 
 
 def _share(layer: Layer, arch: Arch, op: Operand, capacity: bool) -> tuple[Density, float]:
@@ -318,10 +330,12 @@ def _packed_steps(
     for a structured one."""
     lanes = (batch.spatial_x[0, dims] * batch.spatial_y[0, dims]).prod(axis=0).astype(int)
     steps = batch.factors_t[0, dims].prod(axis=0).astype(int)
-    pairs, where = np.unique(np.stack([steps * lanes, lanes]), axis=1, return_inverse=True)
+    keys, where = np.unique(steps.astype(np.int64) << 32 | lanes, return_inverse=True)
     structured = density.distribution == "structured"
-    table = np.array([_ceil_steps(int(n), int(m), structured, share) for n, m in pairs.T])
-    table = table / pairs[0] * pairs[1]
+    table = np.empty(keys.size)
+    for i, key in enumerate(keys.tolist()):
+        n, m = key >> 32, key & 0xFFFFFFFF
+        table[i] = _ceil_steps(n * m, m, structured, share) / n  # of its n steps dense
     out: FloatArray = table[where.ravel()]
     return out
 
