@@ -112,7 +112,7 @@ def test_eyeriss_chip() -> None:
     assert a.fanouts[[lvl.name for lvl in a.inner_first].index("GlobalBuffer")] == (14, 12)
     # its zeros (JSSC 2017): PE data gating on zero inputs (the weight read, the MAC and the
     # psum update), feature maps run-length coded in DRAM (5-bit run, 16-bit value)
-    assert a.compute.zeros.action == "gating" and a.compute.zeros.on == ("inputs",)
+    assert a.compute.zeros.action == "gating" and a.compute.zeros.operands == ("inputs",)
     for name in ("WeightSpad", "PsumSpad"):
         spec = next(iter(level(a, name).sparse.values()))
         assert (spec.action, spec.condition_on) == ("gating", ("inputs",)), name

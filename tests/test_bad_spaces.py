@@ -549,7 +549,7 @@ def test_an_empty_space_argument_is_named_as_such(tmp_path: Path, given: str) ->
         "error: SPACE: an empty value; give one\n"
         if given == ""
         else f"error: {given!r}: empty: give a space file or a built-in space (eyeriss, magnet, "
-        "package-fixed-macs, package, quickstart, simba, systolic)\n"
+        "package-fixed-macs, package, quickstart, simba, sparse, systolic)\n"
     )
     with pytest.raises(MagnetError, match="an empty path: give the path of a YAML file"):
         read_yaml(given)

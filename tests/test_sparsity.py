@@ -177,7 +177,7 @@ def test_lanes_that_step_together_skip_a_step_only_when_all_are_zero() -> None:
             "compute": {
                 "name": "MAC",
                 "mesh_x": 4,
-                "zeros": {"action": "skipping", "on": ["inputs"]},
+                "zeros": {"action": "skipping", "operands": ["inputs"]},
             },
         }
     )
@@ -210,7 +210,7 @@ def test_instances_that_run_their_own_loops_wait_for_the_slowest() -> None:
             "compute": {
                 "name": "MAC",
                 "mesh_x": 4,
-                "zeros": {"action": "skipping", "on": ["inputs"]},
+                "zeros": {"action": "skipping", "operands": ["inputs"]},
             },
         }
     )
@@ -440,7 +440,10 @@ def test_template_parameters_say_what_the_design_does_with_zeros() -> None:
         "inputs": "rle",
         "outputs": "rle",
     }
-    assert a.compute.zeros.action == "skipping" and a.compute.zeros.on == ("weights", "inputs")
+    assert a.compute.zeros.action == "skipping" and a.compute.zeros.operands == (
+        "weights",
+        "inputs",
+    )
 
 
 def test_a_search_space_workload_takes_densities(tmp_path: Path) -> None:
@@ -511,7 +514,7 @@ def test_lanes_fed_compressed_weights_take_a_step_per_non_zero() -> None:
                 "compute": {
                     "name": "MAC",
                     "mesh_x": 4,
-                    "zeros": {"action": "skipping", "on": ["weights"]},
+                    "zeros": {"action": "skipping", "operands": ["weights"]},
                 },
             }
         )

@@ -18,7 +18,7 @@ parser.cpp`` and ``src/workload/format-models``), per storage level and tensor:
   level's reads of the tensor (of outputs, their reads and updates), Sparseloop's
   "gating/skipping target conditioned on ...".
 
-The MACs (``ComputeLevel.zeros``) gate or skip a multiply whose ``zeros_on`` operands are
+The MACs (``ComputeLevel.zeros``) gate or skip a multiply whose ``operands`` are
 zero. The model is ``magnet.mapping.sparse``.
 """
 
@@ -146,10 +146,11 @@ class TensorSparsity(Strict):
 class ComputeZeros(Strict):
     """What the MACs do with a zero operand: ``none``, ``gating`` (the multiply is not done,
     its cycle kept: energy saved) or ``skipping`` (nor its cycle), conditioned on the
-    ``zeros_on`` operands (default both multiplier operands)."""
+    ``operands`` (default both multiplier operands; not ``on``: YAML 1.1 reads that key as
+    true)."""
 
     action: ZeroAction = "none"
-    on: tuple[str, ...] = ("weights", "inputs")
+    operands: tuple[str, ...] = ("weights", "inputs")
 
     @model_validator(mode="before")
     @classmethod
@@ -163,7 +164,7 @@ class ComputeZeros(Strict):
         """The action alone too (``zeros: skipping``)."""
         return {"anyOf": [{"enum": list(get_args(ZeroAction))}, handler(core_schema)]}
 
-    @field_validator("on")
+    @field_validator("operands")
     @classmethod
     def _operands(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         ops = tuple(OPERANDS[parse_operand(v)] for v in value)

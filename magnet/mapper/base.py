@@ -31,7 +31,7 @@ import inspect
 import math
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
@@ -192,6 +192,9 @@ class Tracker:
         self.last_invalid: tuple[MappingBatch, BatchResult] | None = None
         #: the budget ended the search (also when a mapper caught ``BudgetExhausted``)
         self.exhausted = False
+        #: mappings to start from (``magnet.mapper.warm``: the best of neighbouring designs,
+        #: re-validated when priced); None: search afresh
+        self.seeds: MappingBatch | None = None
 
     def room(self, wanted: int) -> int:
         """How many of ``wanted`` mappings the evaluation budget still allows (at least 1)."""
@@ -291,6 +294,7 @@ class MapOutcome:
             valid_mappings=self.valid_mappings,
             seconds=self.seconds,
             mapspace_size=self.mapspace_size,
+            start="searched" if self.result is None else self.result.start,
         )
 
     def record(self) -> LayerRecord:
@@ -348,11 +352,19 @@ class Mapper(ABC, Generic[OptionsT]):
         what a caller may pass it beside the objective, seed, budget and progress."""
         return tuple(cls.Options.model_fields)
 
-    def map(self, layer: Layer, design: Design, *, staying: bool = False) -> MapOutcome:
+    def map(
+        self,
+        layer: Layer,
+        design: Design,
+        *,
+        staying: bool = False,
+        seeds: Sequence[Mapping] = (),
+    ) -> MapOutcome:
         """The best mapping of ``layer`` on ``design`` (never raises for infeasibility);
         ``staying``: the best as the mapping runs with its weights on chip across batches
         (where it holds them: ``Result.holds_weights``; its ``result`` is priced as
-        alone)."""
+        alone); ``seeds``: mappings to start from (``magnet.mapper.warm``; a mapper may
+        ignore them)."""
         start = time.perf_counter()
         outcome = MapOutcome("infeasible", layer, design, self.name, self.objective)
         best_score = np.inf
@@ -366,7 +378,8 @@ class Mapper(ABC, Generic[OptionsT]):
             b if b.seconds is None else b.model_copy(update={"seconds": b.seconds / len(union)})
         )
         for searched in union:
-            run = self._search(layer, searched, budget, self._progress(outcome, start), staying)
+            progress = self._progress(outcome, start)
+            run = self._search(layer, searched, budget, progress, staying, seeds)
             outcome.mappings_evaluated += run.evaluated
             outcome.valid_mappings += run.valid
             outcome.mapspace_size += run.size
@@ -427,14 +440,20 @@ class Mapper(ABC, Generic[OptionsT]):
         budget: Budget,
         progress: Progress | None,
         staying: bool = False,
+        seeds: Sequence[Mapping] = (),
     ) -> _Run:
-        """The search of ``design``'s own mapspace (not its alternatives')."""
+        """The search of ``design``'s own mapspace (not its alternatives'), from ``seeds``
+        where they are its mappings."""
         try:
             space = Space(layer_view(layer, design.arch), design.arch, design.dataflow)
         except DesignInfeasible as exc:
             return _Run(reason=str(exc))
         self.prepare(space)
         tracker = Tracker(space, design, self.objective, budget, progress, staying)
+        if seeds:
+            from magnet.mapper.warm import seed_batch
+
+            tracker.seeds = seed_batch(seeds, space)
         with contextlib.suppress(BudgetExhausted):
             self.search(space, tracker, np.random.default_rng(self.seed))
         exhausted = tracker.exhausted
@@ -554,14 +573,26 @@ def get_mapper(name: str | Mapper[Any], **kwargs: Any) -> Mapper[Any]:
 
 
 def guarded_map(
-    mapper: Mapper[Any], layer: Layer, design: Design, *, staying: bool = False, why: str = ""
+    mapper: Mapper[Any],
+    layer: Layer,
+    design: Design,
+    *,
+    staying: bool = False,
+    why: str = "",
+    seeds: Sequence[Mapping] = (),
 ) -> MapOutcome:
-    """``mapper.map(layer, design)`` as magnet calls it (``staying``: ``Mapper.map``'s): an
-    exception raised in a plug-in mapper's code is a ``PluginError`` naming the mapper and
-    the layer (``magnet.registry.plugin_errors``; ``why``: which search of it, when not the
-    layer's own), never an infeasible layer or bad input."""
+    """``mapper.map(layer, design)`` as magnet calls it (``staying``, ``seeds``:
+    ``Mapper.map``'s): an exception raised in a plug-in mapper's code is a ``PluginError``
+    naming the mapper and the layer (``magnet.registry.plugin_errors``; ``why``: which
+    search of it, when not the layer's own), never an infeasible layer or bad input."""
     doing = f"mapping layer {layer.name!r} on {design.name!r}{why}"
-    # a plug-in mapper may override ``map`` as it was before ``staying``: it scores as alone
-    staying = staying and "staying" in inspect.signature(mapper.map).parameters
+    # a plug-in mapper may override ``map`` as it was before ``staying`` and ``seeds``: it
+    # scores as alone, and searches afresh
+    known = inspect.signature(mapper.map).parameters
+    extra: dict[str, Any] = {}
+    if staying and "staying" in known:
+        extra["staying"] = True
+    if seeds and "seeds" in known:
+        extra["seeds"] = seeds
     with plugin_errors("mapper", mapper, doing):
-        return mapper.map(layer, design, staying=True) if staying else mapper.map(layer, design)
+        return mapper.map(layer, design, **extra)

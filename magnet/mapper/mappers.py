@@ -4,11 +4,14 @@
   exact optimum. It refuses a space of more than ``EXHAUSTIVE_LIMIT`` tilings (stating the
   mapspace size) unless given a budget (then it prices until the budget ends).
 * ``random``: ``samples`` capacity-aware random mappings; the best one.
-* ``fast`` (default): exhaustive when the space has at most ``exact_below`` mappings;
-  otherwise a population search: ``samples`` capacity-aware random mappings, then rounds of
-  local moves (one prime factor from one slot to another, or one loop swap) from the
-  ``population`` best, keeping improvements, until ``patience`` rounds bring nothing or
-  ``rounds`` have run.
+* ``fast`` (default): exhaustive when the space has at most ``exact_below`` mappings (but
+  for a warm start, below); otherwise a population search: ``samples`` capacity-aware
+  random mappings, then rounds of local moves (one prime factor from one slot to another,
+  or one loop swap) from the ``population`` best, keeping improvements, until ``patience``
+  rounds bring nothing or ``rounds`` have run. Given seeds (a warm start,
+  ``magnet.mapper.warm``): the seeds and ``warm_samples`` random mappings, then at most
+  ``warm_rounds`` rounds from the ``warm_population`` best, until ``warm_patience`` bring
+  nothing.
 
 Every mapper is deterministic for a seed and never returns an invalid mapping.
 """
@@ -103,6 +106,17 @@ class FastOptions(_Options):
     population: int = Field(32, ge=1, le=10_000, description="mappings kept between rounds")
     children: int = Field(48, ge=1, le=10_000, description="moves tried per kept mapping")
     patience: int = Field(4, ge=1, le=1000, description="rounds without gain before stopping")
+    warm_samples: int = Field(
+        600,
+        ge=0,
+        le=10_000_000,
+        description="random mappings beside the seeds of a warm start (magnet.mapper.warm)",
+    )
+    warm_patience: int = Field(
+        2, ge=1, le=1000, description="rounds without gain before a warm start stops"
+    )
+    warm_rounds: int = Field(4, ge=0, le=10_000, description="at most this many rounds warm")
+    warm_population: int = Field(8, ge=1, le=10_000, description="mappings kept warm")
 
 
 class FastMapper(Mapper[FastOptions]):
@@ -115,6 +129,8 @@ class FastMapper(Mapper[FastOptions]):
         """The whole mapspace when it is small, else random mappings and rounds of moves
         from the best of them (see the module docstring)."""
         o = self.options
+        if tracker.seeds is not None and self._warm(space, tracker, rng):
+            return
         if space.size() <= o.exact_below:
             for batch in enumerate_space(space, CHUNK):
                 tracker.price(batch)
@@ -130,17 +146,53 @@ class FastMapper(Mapper[FastOptions]):
                 break
         else:
             return
-        parents, parent_scores = batch.take(pick), scores[pick]
+        rounds = (o.patience, o.rounds, o.population)
+        self._refine(space, tracker, rng, batch.take(pick), scores[pick], *rounds)
+
+    def _warm(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> bool:
+        """A warm start: the seeds (re-validated by pricing) and ``warm_samples`` random
+        mappings, refined until ``warm_patience`` rounds bring nothing; False when no seed
+        is valid (the search then starts afresh)."""
+        o = self.options
+        assert tracker.seeds is not None
+        seeds = tracker.seeds
+        scores = tracker.price(seeds)
+        if not np.isfinite(scores).any():
+            return False
+        if o.warm_samples:
+            fresh = sample(space, tracker.room(o.warm_samples), rng, blocks=8)
+            seeds = MappingBatch.concat([seeds, fresh])
+            scores = np.concatenate([scores, tracker.price(fresh)])
+        pick = _dedupe(seeds, scores, o.warm_population)
+        parents, parent_scores = seeds.take(pick), scores[pick]
+        rounds = (o.warm_patience, o.warm_rounds, o.warm_population)
+        self._refine(space, tracker, rng, parents, parent_scores, *rounds)
+        return True
+
+    def _refine(
+        self,
+        space: Space,
+        tracker: Tracker,
+        rng: np.random.Generator,
+        parents: MappingBatch,
+        parent_scores: npt.NDArray[np.float64],
+        patience: int,
+        rounds: int,
+        population: int,
+    ) -> None:
+        """Rounds of local moves from ``parents``, keeping the ``population`` best, until
+        ``patience`` rounds bring nothing or ``rounds`` have run."""
+        o = self.options
         stale = 0
-        for _ in range(o.rounds):
+        for _ in range(rounds):
             children = neighbours(space, parents, o.children, rng)
             merged = MappingBatch.concat([parents, children])
             merged_scores = np.concatenate([parent_scores, tracker.price(children)])
-            pick = _dedupe(merged, merged_scores, o.population)
+            pick = _dedupe(merged, merged_scores, population)
             improved = merged_scores[pick].min() < parent_scores.min() - 1e-12
             parents, parent_scores = merged.take(pick), merged_scores[pick]
             stale = 0 if improved else stale + 1
-            if stale >= o.patience:
+            if stale >= patience:
                 break
 
 

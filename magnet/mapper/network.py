@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from magnet.arch.spec import Arch
@@ -12,7 +12,9 @@ from magnet.arguments import checked_call
 from magnet.dataflow import Dataflow, Rule
 from magnet.design import Design, on_arch, with_dataflow
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
+from magnet.mapper.warm import Kind, Known, WarmStore
 from magnet.mapping.evaluate import Result, evaluate_mapping, layer_view, weight_home
+from magnet.mapping.mapping import Mapping
 from magnet.mapping.network import NetworkResult
 from magnet.mapping.postprocess import require_unit
 from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
@@ -91,6 +93,7 @@ def map_network(
     progress: Callable[[MapOutcome, int, int], None] | None = None,
     stop_on_failure: bool = True,
     cache: MutableMapping[tuple[Any, ...], MapOutcome] | None = None,
+    warm: WarmStore | None = None,
     **options: Any,
 ) -> NetworkOutcome:
     """Map every distinct MAC layer shape of ``network`` on ``design`` once (its
@@ -103,6 +106,9 @@ def map_network(
     ``cache`` keeps outcomes across calls, keyed by the design, the mapper and the loop nest
     the design maps (``layer_view``): a loop nest seen before on the same design with the
     same mapper is not mapped again (its outcome is reported under the layer's own name).
+    ``warm``: the best mappings of the designs mapped before (``magnet.mapper.warm``): a
+    shape is answered from a design that prices it alike, or searched from its nearest
+    designs' best; each outcome is remembered there.
     """
     require_unit(design.arch, [e.layer for e in network.layers])
     m = get_mapper(mapper, **options)
@@ -122,7 +128,7 @@ def map_network(
             if cache is not None:
                 cached += 1
         else:
-            outcome = known[nest] = _map_shape(m, layer, design, held, lean)
+            outcome = known[nest] = _map_shape(m, layer, design, held, lean, warm)
         outcomes[layer.shape_key()] = outcome
         if progress is not None:
             progress(outcome, i + 1, len(shapes))
@@ -181,13 +187,67 @@ def _map_shape(
     design: Design,
     held: Design | None,
     lean: Design | None,
+    warm: WarmStore | None = None,
 ) -> MapOutcome:
     """The mapper's outcome for ``layer`` on ``design``, with its ``holding`` mapping (the
     best mapping when it holds its weights, else the best of a search on ``held``,
     ``holding_design``, when the home's instances together could hold them) and its
     ``lean`` one (the best of a search on ``lean``, ``lean_design``, when the best mapping
-    keeps more than that share of the home), both priced on ``design``."""
-    outcome = guarded_map(mapper, layer, design)
+    keeps more than that share of the home), both priced on ``design``. ``warm``: the
+    store of neighbouring designs' mappings (``magnet.mapper.warm``): the outcome answered
+    from it (a design that prices the layer alike), or each search started from its
+    neighbours' best; the outcome is remembered there."""
+    if warm is None:
+        return _searched(mapper, layer, design, held, lean, None)
+    nest, who = layer_view(layer, design.arch).shape_key(), mapper_identity(mapper)
+    known = warm.exact(nest, design, who)
+    if known is not None:
+        return _repriced(mapper, layer, design, known)
+    outcome = _searched(mapper, layer, design, held, lean, warm)
+    warm.remember(nest, design, who, outcome, held, lean)
+    return outcome
+
+
+def _repriced(mapper: Mapper[Any], layer: Layer, design: Design, known: Known) -> MapOutcome:
+    """An outcome answered from a design that prices ``layer`` alike (``WarmStore.exact``):
+    its mappings re-priced on ``design``, its status and reason as they were."""
+    outcome = MapOutcome(known.status, layer, design, mapper.name, mapper.objective)
+    outcome.reason = known.reason
+
+    def priced(mapping: Mapping | None) -> Result | None:
+        if mapping is None:
+            return None
+        outcome.mappings_evaluated += 1
+        found = evaluate_mapping(layer, design.arch, design.costs, mapping, source="reused")
+        return replace(found, start="exact")
+
+    outcome.result, outcome.holding, outcome.lean = (
+        priced(known.best),
+        priced(known.holding),
+        priced(known.lean),
+    )
+    outcome.valid_mappings = outcome.mappings_evaluated
+    return outcome
+
+
+def _searched(
+    mapper: Mapper[Any],
+    layer: Layer,
+    design: Design,
+    held: Design | None,
+    lean: Design | None,
+    warm: WarmStore | None,
+) -> MapOutcome:
+    """``_map_shape``'s searches, each from ``warm``'s seeds for it (None: afresh)."""
+    nest = layer_view(layer, design.arch).shape_key()
+
+    def seeds(on: Design | None, kind: Kind) -> list[Mapping]:
+        return [] if warm is None or on is None else warm.seeds(nest, on, kind)
+
+    start = seeds(design, "best")
+    outcome = guarded_map(mapper, layer, design, seeds=start)
+    if start and outcome.result is not None:
+        outcome.result = replace(outcome.result, start="warm")
     best = outcome.result
     if best is None or best.weight_home is None:
         return outcome
@@ -202,13 +262,15 @@ def _map_shape(
         <= level.capacity_bits * level.instances
     ):
         why = " (its search for a mapping that holds its weights)"
-        found = guarded_map(mapper, layer, held, staying=True, why=why)
+        found = guarded_map(
+            mapper, layer, held, staying=True, why=why, seeds=seeds(held, "holding")
+        )
         outcome.mappings_evaluated += found.mappings_evaluated
         if found.result is not None and found.result.holds_weights:
             outcome.holding = found.result  # same arch and prices: only the dataflow differs
     if lean is not None and best.tile_bits(best.weight_home) > level.capacity_bits * LEAN_SHARE:
         why = f" (its search for a lean mapping: {LEAN_SHARE:.3g} of {level.name})"
-        found = guarded_map(mapper, layer, lean, why=why)
+        found = guarded_map(mapper, layer, lean, why=why, seeds=seeds(lean, "lean"))
         outcome.mappings_evaluated += found.mappings_evaluated
         if found.result is not None:
             outcome.lean = evaluate_mapping(

@@ -786,6 +786,9 @@ class Result(OneRun):
     batch: BatchResult
     keep: np.ndarray  # bool[level, operand], level 0 innermost
     on_chip: tuple[str, ...] = ()  # operands a network kept on chip (no DRAM traffic)
+    # how its mapping was found: searched afresh, from a neighbouring design's (warm) or a
+    # design that prices it alike (exact): ``magnet.mapper.warm``
+    start: Literal["searched", "warm", "exact"] = "searched"
     # ``with_on_chip``'s results, by operands kept on chip
     _variants: dict[tuple[str, ...], Result] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -807,7 +810,7 @@ class Result(OneRun):
             codes = [Operand(OPERANDS.index(o)) for o in ops]
             result = evaluate_batch(view, self.arch, batch, self.costs, on_chip=codes)
             self._variants[ops] = Result(
-                self.layer, self.arch, self.mapping, self.costs, result, batch.keep, ops
+                self.layer, self.arch, self.mapping, self.costs, result, batch.keep, ops, self.start
             )
         return self._variants[ops]
 

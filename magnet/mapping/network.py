@@ -774,6 +774,7 @@ class NetworkResult:
                 partition=r.partition,
                 nop_bytes=r.nop_bytes,
                 weights_at=self._weights_at(i),
+                mapping_start=r.start if isinstance(r, Result) else None,
                 **_zeros(r),
             )
             for i, (r, e) in enumerate(self._entries())

@@ -43,7 +43,10 @@ state, with them on chip) and ``weights_on_chip_bytes`` (the weights that stay, 
 ``mappings`` holds the mapping each shape runs under (the one holding its weights, when
 some of its layers keep them).
 Version 8 (fused pipelines): a pipeline stage's ``tiles`` and ``group``.
-Version 9 (zeros, ``magnet.mapping.sparse``): a layer's ``densities`` (each tensor's that is
+Version 9 (zeros, ``magnet.mapping.sparse``; mapping reuse, ``magnet.mapper.warm``: a
+layer's ``mapper.start`` and a row's ``mapping_start``, how its mapping was found:
+``searched`` afresh, ``warm`` from a neighbouring design's, ``exact`` from a design that
+prices it alike): a layer's ``densities`` (each tensor's that is
 not dense: ``0.5``, ``2:4``), ``effectual_macs`` (the MACs done when the MACs gate or skip
 zeros; None: every MAC) and ``zeros_saved`` (what each way the design handles zeros saves on
 the layer: ``compute``, ``accesses``, ``formats``, each the energy and cycles of the same
@@ -96,6 +99,7 @@ class MapperStats(_Record):
     valid_mappings: int
     seconds: float
     mapspace_size: float
+    start: Literal["searched", "warm", "exact"] = "searched"
 
 
 class ZeroSaving(_Record):
@@ -190,6 +194,7 @@ class LayerRow(_Record):
     partition: dict[str, int]
     nop_bytes: float
     weights_at: str | None = None
+    mapping_start: Literal["searched", "warm", "exact"] | None = None
     densities: dict[str, str] | None = None
     effectual_macs: float | None = None
     zeros_saved: dict[str, ZeroSaving] | None = None

@@ -272,7 +272,7 @@ def _compute(
     zeros = arch.compute.zeros
     if zeros.action == "none":
         return None, counts.compute_cycles
-    on = tuple(parse_operand(name) for name in zeros.on)
+    on = tuple(parse_operand(name) for name in zeros.operands)
     p = layer.densities.effectual(on, {op: layer.operand_size(op) for op in on})
     effectual = np.full(counts.compute_cycles.shape, counts.macs * p)
     if zeros.action == "gating" or p >= 1.0:

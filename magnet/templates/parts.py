@@ -98,7 +98,7 @@ def with_zeros(
         lvl if not spec else lvl.model_copy(update={"sparse": _sparse(spec)})
         for lvl, spec in zip(levels, specs, strict=True)
     ]
-    return out, ComputeZeros(action=p.zeros, on=on)
+    return out, ComputeZeros(action=p.zeros, operands=on)
 
 
 def _sparse(spec: dict[str, dict[str, Any]]) -> dict[str, TensorSparsity]:
