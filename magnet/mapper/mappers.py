@@ -4,8 +4,8 @@
   exact optimum. It refuses a space of more than ``EXHAUSTIVE_LIMIT`` tilings (stating the
   mapspace size) unless given a budget (then it prices until the budget ends).
 * ``random``: ``samples`` capacity-aware random mappings; the best one.
-* ``fast`` (default): exhaustive when the space has at most ``exact_below`` mappings (but
-  for a warm start, below); otherwise a population search: ``samples`` capacity-aware
+* ``fast`` (default): exhaustive when the space has at most ``exact_below`` mappings;
+  otherwise a population search: ``samples`` capacity-aware
   random mappings, then rounds of local moves (one prime factor from one slot to another,
   or one loop swap) from the ``population`` best, keeping improvements, until ``patience``
   rounds bring nothing or ``rounds`` have run. Given seeds (a warm start,
@@ -113,7 +113,7 @@ class FastOptions(_Options):
         description="random mappings beside the seeds of a warm start (magnet.mapper.warm)",
     )
     warm_patience: int = Field(
-        2, ge=1, le=1000, description="rounds without gain before a warm start stops"
+        1, ge=1, le=1000, description="rounds without gain before a warm start stops"
     )
     warm_rounds: int = Field(4, ge=0, le=10_000, description="at most this many rounds warm")
     warm_population: int = Field(8, ge=1, le=10_000, description="mappings kept warm")
@@ -129,9 +129,10 @@ class FastMapper(Mapper[FastOptions]):
         """The whole mapspace when it is small, else random mappings and rounds of moves
         from the best of them (see the module docstring)."""
         o = self.options
-        if tracker.seeds is not None and self._warm(space, tracker, rng):
+        small = space.size() <= o.exact_below
+        if tracker.seeds is not None and not small and self._warm(space, tracker, rng):
             return
-        if space.size() <= o.exact_below:
+        if small:
             for batch in enumerate_space(space, CHUNK):
                 tracker.price(batch)
             return
@@ -159,12 +160,16 @@ class FastMapper(Mapper[FastOptions]):
         scores = tracker.price(seeds)
         if not np.isfinite(scores).any():
             return False
-        if o.warm_samples:
-            fresh = sample(space, tracker.room(o.warm_samples), rng, blocks=8)
-            seeds = MappingBatch.concat([seeds, fresh])
-            scores = np.concatenate([scores, tracker.price(fresh)])
         pick = _dedupe(seeds, scores, o.warm_population)
         parents, parent_scores = seeds.take(pick), scores[pick]
+        if o.warm_samples:  # half the population from fresh samples: a seed may mislead
+            fresh = sample(space, tracker.room(o.warm_samples), rng, blocks=8)
+            fresh_scores = tracker.price(fresh)
+            keep = max(1, o.warm_population - o.warm_population // 2)
+            pick = pick[:keep]
+            extra = _dedupe(fresh, fresh_scores, o.warm_population - pick.size)
+            parents = MappingBatch.concat([seeds.take(pick), fresh.take(extra)])
+            parent_scores = np.concatenate([scores[pick], fresh_scores[extra]])
         rounds = (o.warm_patience, o.warm_rounds, o.warm_population)
         self._refine(space, tracker, rng, parents, parent_scores, *rounds)
         return True

@@ -40,6 +40,7 @@ from magnet.cost import ArchCosts
 from magnet.design import Design, on_arch
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
 from magnet.mapper.network import LEAN_SHARE, map_network
+from magnet.mapper.warm import WarmStore
 from magnet.mapping.evaluate import Result, tile_bits, weight_home
 from magnet.mapping.network import NetworkResult, fused_heads
 from magnet.mapping.pipeline import PipelineResult, Stage, package_level
@@ -76,6 +77,7 @@ def map_pipeline(
     progress: Callable[[MapOutcome, int, int], None] | None = None,
     cache: MutableMapping[tuple[Any, ...], MapOutcome] | None = None,
     fuse: bool = False,
+    warm: WarmStore | None = None,
     **options: Any,
 ) -> PipelineOutcome:
     """``network`` pipelined across groups of ``design``'s chiplets (see the module
@@ -83,7 +85,11 @@ def map_pipeline(
     fused depth-first (``PipelineResult.depth_first``: a batch passed from stage to stage a
     tile at a time by the stages whose weights stay on chip), and the plan, fused or not,
     that minimises the mapper's objective for a batch (its energy and latency) is taken; the
-    plan of one stage, layer after layer, among them."""
+    plan of one stage, layer after layer, among them. ``warm``: the best mappings of
+    earlier designs, to start each band's searches from (``magnet.mapper.warm``; None:
+    afresh). The bands of one design do not start each other's: a band's mappings warm
+    from a wider one's cost the pipelined ResNet-50 on simba-package-36 3 % of its rate
+    (938 -> 908 images/s) for half the CPU time."""
     package_level(design.arch)  # a package, or bad input
     require_unit(design.arch, [e.layer for e in network.layers])
     m = get_mapper(mapper, **options)
@@ -102,7 +108,9 @@ def map_pipeline(
             if progress is not None:
                 progress(outcome, (h - 1) * shapes + done, rows * shapes)
 
-        out = map_network(network, band, m, progress=step, stop_on_failure=False, cache=cache)
+        out = map_network(
+            network, band, m, progress=step, stop_on_failure=False, cache=cache, warm=warm
+        )
         bands[h] = {k: o.result for k, o in out.outcomes.items() if o.result is not None}
         holding[h] = {k: o.holding for k, o in out.outcomes.items() if o.holding is not None}
         lean[h] = {k: o.lean for k, o in out.outcomes.items() if o.lean is not None}

@@ -37,7 +37,7 @@ from magnet.design import Design
 from magnet.errors import MagnetError
 from magnet.mapper.space import Space
 from magnet.mapping.mapping import LevelMapping, Mapping, MappingBatch, to_batch
-from magnet.workload.dims import DIMS, Dim
+from magnet.workload.dims import DIMS, RELEVANT, Dim
 
 if TYPE_CHECKING:
     from magnet.mapper.base import MapOutcome
@@ -169,79 +169,79 @@ class WarmStore:
             del seen[0]
 
 
-def fit_fanouts(mapping: Mapping, arch: Arch) -> Mapping:
-    """``mapping`` with each level's spatial factors within its fan-out on ``arch``: a
-    factor that no longer fits runs in time at that level instead (the largest first)."""
-    fanouts = {lvl.name: arch.fanouts[i] for i, lvl in enumerate(arch.inner_first)}
-    levels = []
-    for lvl in mapping.levels:
-        fx, fy = fanouts.get(lvl.target, (1, 1))
-        temporal = dict(lvl.temporal)
-        spatial = []
-        for factors, limit in ((dict(lvl.spatial_x), fx), (dict(lvl.spatial_y), fy)):
-            while math.prod(factors.values()) > limit:
-                dim = max(factors, key=lambda d: factors[d])
-                temporal[dim] = temporal.get(dim, 1) * factors.pop(dim)
-            spatial.append(factors)
-        levels.append(
-            lvl.model_copy(
-                update={"temporal": temporal, "spatial_x": spatial[0], "spatial_y": spatial[1]}
-            )
-        )
-    return mapping.model_copy(update={"levels": tuple(levels)})
-
-
-def fit_capacity(mapping: Mapping, space: Space, moves: int = 32) -> Mapping:
-    """``mapping`` with the tiles of each level that no longer fits ``space``'s capacities
-    made smaller: a prime factor of its largest temporal loop moved out to the level above
-    (innermost first), at most ``moves`` times; the result may still not fit (then it
+def repair(mapping: Mapping, space: Space, moves: int = 32) -> Mapping:
+    """``mapping`` (a neighbouring design's) made a mapping of ``space`` where it can be:
+    spatial factors beyond a fan-out, or where the dataflow allows none, and temporal loops
+    where it allows none run in time at the nearest level (that one or above) that allows
+    them, the largest first; then the tiles of a level that does not fit its capacity shrink,
+    a prime factor of its largest loop at a time moving out to the nearest level above that
+    allows it (at most ``moves``, innermost first; never a loop over an operand a level at or
+    above it keeps stationary). The result may still not be one (it then
     prices invalid)."""
     arch = space.arch
     order = [lvl.name for lvl in arch.inner_first]  # innermost first
     by_name = {lvl.target: lvl for lvl in mapping.levels}
-    temporal = {name: dict(by_name[name].temporal) if name in by_name else {} for name in order}
-    spatial = {
-        name: (
-            {**by_name[name].spatial_x} if name in by_name else {},
-            {**by_name[name].spatial_y} if name in by_name else {},
-        )
-        for name in order
-    }
+
+    def loops(name: str, key: str) -> dict[str, int]:
+        return dict(getattr(by_name[name], key)) if name in by_name else {}
+
+    temporal = [loops(name, "temporal") for name in order]
+    spatial = [(loops(name, "spatial_x"), loops(name, "spatial_y")) for name in order]
+
+    def place(dim: str, factor: int, li: int) -> None:
+        d = int(Dim[dim])
+        at = next((lj for lj in range(li, len(order)) if space.allow_t[lj, d]), len(order) - 1)
+        temporal[at][dim] = temporal[at].get(dim, 1) * factor
+
+    for li, (fx, fy) in enumerate(arch.fanouts):
+        for factors, limit, allow in (
+            (spatial[li][0], fx, space.allow_sx),
+            (spatial[li][1], fy, space.allow_sy),
+        ):
+            for dim in [d for d in factors if not allow[li, int(Dim[d])]]:
+                place(dim, factors.pop(dim), li)
+            while math.prod(factors.values()) > limit:
+                dim = max(factors, key=lambda d: factors[d])
+                place(dim, factors.pop(dim), li)
+        for dim in [d for d in temporal[li] if not space.allow_t[li, int(Dim[d])]]:
+            place(dim, temporal[li].pop(dim), li + 1 if li + 1 < len(order) else li)
     for _ in range(moves):
         extent = np.ones(len(DIMS))
         bad = None
-        for li, name in enumerate(order):
-            for factors in (temporal[name], *spatial[name]):
+        for li in range(len(order) - 1):
+            for factors in (temporal[li], *spatial[li]):
                 for dim, f in factors.items():
                     extent[Dim[dim]] *= f
-            if li + 1 < len(order) and not bool(space.fits(li, extent[:, None])[0]):
+            if not bool(space.fits(li, extent[:, None])[0]):
                 bad = li
                 break
-        if bad is None:
+        # a loop over what a level at or above this one keeps stationary stays where it is
+        pinned = (
+            set()
+            if bad is None
+            else {d.name for ls, op in space.stationary if ls >= bad for d in RELEVANT[op]}
+        )
+        shrinkable = (
+            {}
+            if bad is None
+            else {d: f for d, f in temporal[bad].items() if f > 1 and d not in pinned}
+        )
+        if bad is None or not shrinkable:
             break
-        loops = {d: f for d, f in temporal[order[bad]].items() if f > 1}
-        if not loops:
-            break
-        dim = max(loops, key=lambda d: loops[d])
-        prime = _smallest_prime(loops[dim])
-        temporal[order[bad]][dim] = loops[dim] // prime
-        above = temporal[order[bad + 1]]
-        above[dim] = above.get(dim, 1) * prime
-    levels = []
-    for lvl in mapping.levels:
-        name = lvl.target
-        kept = {d: f for d, f in temporal[name].items() if f > 1}
-        levels.append(lvl.model_copy(update={"temporal": kept}))
-    return mapping.model_copy(update={"levels": tuple(levels)})
-
-
-def _every_level(mapping: Mapping, arch: Arch) -> Mapping:
-    """``mapping`` with a level of no loops for each of ``arch``'s levels it does not name."""
-    named = {lvl.target for lvl in mapping.levels}
-    levels = list(mapping.levels)
-    for lvl in arch.levels:
-        if lvl.name not in named:
-            levels.append(LevelMapping(target=lvl.name))
+        dim = max(shrinkable, key=lambda d: shrinkable[d])
+        prime = _smallest_prime(shrinkable[dim])
+        temporal[bad][dim] = shrinkable[dim] // prime
+        place(dim, prime, bad + 1)
+    levels = [
+        LevelMapping(
+            target=name,
+            temporal={d: f for d, f in temporal[li].items() if f > 1},
+            spatial_x=spatial[li][0],
+            spatial_y=spatial[li][1],
+            keep=by_name[name].keep if name in by_name else None,
+        )
+        for li, name in reversed(list(enumerate(order)))
+    ]
     return mapping.model_copy(update={"levels": tuple(levels)})
 
 
@@ -250,20 +250,17 @@ def _smallest_prime(n: int) -> int:
 
 
 def seed_batch(seeds: Sequence[Mapping], space: Space) -> MappingBatch | None:
-    """``seeds`` as one batch of ``space``'s mappings: those that name only its levels, their
-    spatial factors fitted to its fan-outs (``fit_fanouts``), kept as the space keeps (a
+    """``seeds`` as one batch of ``space``'s mappings: those that name only its levels,
+    ``repair``-ed to it, kept as the space keeps (a
     seed is a tiling and its loop orders; what it keeps is the space's); None: none.
     The tracker prices them like any mapping: one that no longer fits scores invalid."""
     names = {lvl.name for lvl in space.arch.levels}
     batches = []
-    if len(seeds) and set(names) - {lvl.target for lvl in seeds[0].levels}:
-        seeds = [_every_level(seed, space.arch) for seed in seeds]
     for seed in seeds:
         if not all(lvl.target in names for lvl in seed.levels):
             continue
         try:
-            fitted = fit_capacity(fit_fanouts(seed, space.arch), space)
-            batch = to_batch(fitted, space.arch, "warm start")
+            batch = to_batch(repair(seed, space), space.arch, "warm start")
         except MagnetError:
             continue
         batches.append(replace(batch, keep=space.keep.copy()))

@@ -4,7 +4,10 @@ or in a worker process.
 A job carries everything by value (template, parameters, dataflow, workload specs, mapper
 options and budget, cost-model spec string), so any process can run it. The process keeps
 a cache of layer mappings across jobs (``MAPPING_CACHE``): a layer shape seen before on the
-same design under the same mapper is not mapped again.
+same design under the same mapper is not mapped again; and, unless the space's mapper says
+``reuse: false``, the best mappings of the designs it evaluated before (``WARM_STORE``,
+``magnet.mapper.warm``): a layer shape is answered from a design that prices it alike, or
+its searches start from the nearest designs' best.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from magnet.cost import NocModel
 from magnet.errors import DesignInfeasible, MagnetError
+from magnet.mapper.warm import WarmStore
 from magnet.registry import REGISTERED, Plugin
 from magnet.search.space import METRICS, SearchSpace
 
@@ -51,6 +55,8 @@ class _LRU(OrderedDict[tuple[Any, ...], "MapOutcome"]):
 
 
 MAPPING_CACHE: _LRU = _LRU()
+#: The best mappings of the designs this process evaluated (``magnet.mapper.warm``).
+WARM_STORE = WarmStore()
 #: The ``NetworkRecord`` field of a metric whose name is not the field's.
 _RECORD_FIELD = {"edp": "edp_pj_cycles"}
 
@@ -211,12 +217,15 @@ def _evaluate(job: DesignJob) -> DesignResult:
         )
         name = mapper.get("name", "fast")
         staged = spec.get("pipeline") or spec.get("fuse")
+        warm = WARM_STORE if mapper.get("reuse", True) else None
         out: PipelineOutcome | NetworkOutcome
         if staged and design.arch.chiplets > 1:
             fuse = bool(spec.get("fuse"))
-            out = map_pipeline(network, design, name, cache=MAPPING_CACHE, fuse=fuse, **options)
+            out = map_pipeline(
+                network, design, name, cache=MAPPING_CACHE, fuse=fuse, warm=warm, **options
+            )
         else:
-            out = map_network(network, design, name, cache=MAPPING_CACHE, **options)
+            out = map_network(network, design, name, cache=MAPPING_CACHE, warm=warm, **options)
         result.mappings_evaluated += out.mappings_evaluated
         result.cache_hits += out.cached
         mapped = out.result  # built on each access

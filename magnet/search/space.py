@@ -384,12 +384,16 @@ class WorkloadSpec(Strict):
 
 class MapperSpec(Strict):
     """The mapper every layer of every design is mapped with, its objective, budget and
-    options."""
+    options, and whether a design's searches start from earlier designs' best mappings
+    (``reuse``)."""
 
     name: str = "fast"
     objective: str = "edp"
     budget: Budget = Budget()
     options: dict[str, Any] = Field(default_factory=dict)
+    #: start each design's searches from the best mappings of the designs evaluated before
+    #: it (``magnet.mapper.warm``); false: every design searched afresh
+    reuse: bool = True
 
     @field_validator("options")
     @classmethod

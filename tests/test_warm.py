@@ -1,0 +1,113 @@
+"""Mapping reuse across designs (issue 33, ``magnet.mapper.warm``): a layer answered from a
+design that prices it alike, searches started from the nearest designs' best, seeds
+re-validated, never trusted."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import magnet as mg
+from magnet.design import build_design
+from magnet.mapper import get_mapper
+from magnet.mapper.network import map_network
+from magnet.mapper.space import Space
+from magnet.mapper.warm import WarmStore, evaluation_identity, repair, seed_batch
+from magnet.mapping.evaluate import evaluate_batch, layer_view
+from magnet.workload.network import NetworkLayer
+
+LAYER = mg.Layer(name="c", K=64, C=64, P=14, Q=14, R=3, S=3)
+NET = mg.Network(name="one", layers=(NetworkLayer(layer=LAYER),))
+OPTIONS = {"samples": 600, "rounds": 10, "seed": 0}
+
+
+def design(**params: object) -> mg.Design:
+    arch = mg.templates.get_template("simba").build(
+        {"pe_rows": 2, "pe_cols": 2, "clock_ghz": 1.0, **params}
+    )
+    return build_design(arch, "ws")
+
+
+def test_a_design_that_prices_a_layer_alike_answers_it_outright() -> None:
+    # the control processor is area only: the layer's mapping is the other design's,
+    # re-priced (one evaluation), its area its own
+    store = WarmStore()
+    first = map_network(NET, design(controller="none"), "fast", warm=store, **OPTIONS)
+    other = design(controller="risc-v")
+    assert evaluation_identity(other) == evaluation_identity(design(controller="none"))
+    reused = map_network(NET, other, "fast", warm=store, **OPTIONS)
+    fresh = map_network(NET, other, "fast", **OPTIONS)
+    a, b, c = (o.outcomes[LAYER.shape_key()] for o in (first, reused, fresh))
+    assert b.result is not None and b.result.start == "exact"
+    assert b.mappings_evaluated <= 3 < c.mappings_evaluated  # its mappings re-priced only
+    assert b.result.mapping == c.result.mapping and b.result.edp == c.result.edp
+    assert b.result.area_mm2 > a.result.area_mm2  # the controller's area, its own
+    row = reused.result.record().layers[0]
+    assert row.mapping_start == "exact" and b.stats().start == "exact"
+
+
+def test_a_neighbouring_design_starts_the_search_and_saves_most_of_it() -> None:
+    # the weight buffer halved: the search starts from the first design's best mapping,
+    # re-validated on the new buffers, and spends a fraction of a fresh search
+    store = WarmStore()
+    map_network(NET, design(weight_buffer="64KiB"), "fast", warm=store, **OPTIONS)
+    other = design(weight_buffer="32KiB")
+    warm = map_network(NET, other, "fast", warm=store, **OPTIONS).outcomes[LAYER.shape_key()]
+    fresh = map_network(NET, other, "fast", **OPTIONS).outcomes[LAYER.shape_key()]
+    assert warm.result is not None and warm.result.start == "warm"
+    assert fresh.result is not None and fresh.result.start == "searched"
+    assert warm.mappings_evaluated * 3 < fresh.mappings_evaluated
+    assert warm.result.edp <= fresh.result.edp * 1.05
+    assert bool(warm.result.batch.valid[0])
+
+
+def test_a_seed_that_no_longer_fits_is_repaired_or_priced_invalid() -> None:
+    # a mapping of a 16-lane design on a 4-lane one: its spatial factors beyond the new
+    # fan-out run in time; a weight tile too big for a smaller buffer is shrunk, its loops
+    # moved out; what still does not fit prices invalid, never trusted
+    wide = design(vector_width=16, weight_buffer="64KiB")
+    seed = get_mapper("fast", **OPTIONS).map(LAYER, wide).mapping
+    assert seed is not None
+    narrow = design(vector_width=4, weight_buffer="16KiB")
+    space = Space(layer_view(LAYER, narrow.arch), narrow.arch, narrow.dataflow)
+    fixed = repair(seed, space)
+    for lvl, (fx, fy) in zip(narrow.arch.inner_first, narrow.arch.fanouts, strict=True):
+        loops = fixed.level(lvl.name)
+        if loops is not None:
+            assert np.prod(list(loops.spatial_x.values()) or [1]) <= fx
+            assert np.prod(list(loops.spatial_y.values()) or [1]) <= fy
+    batch = seed_batch([seed], space)
+    assert batch is not None and bool(space.structure_ok(batch)[0])
+    priced = evaluate_batch(space.layer, narrow.arch, batch, narrow.costs)
+    assert bool(priced.valid[0])
+    # a buffer too small for any tile of the layer: the seed prices invalid and the search
+    # runs afresh (its outcome infeasible, never the seed)
+    tiny = design(weight_buffer="64B")
+    outcome = get_mapper("fast", **OPTIONS).map(LAYER, tiny, seeds=[seed])
+    assert outcome.result is None or bool(outcome.result.batch.valid[0])
+
+
+def test_a_search_reuses_unless_told_not_to(tmp_path) -> None:
+    from magnet.search import evaluate as E
+    from magnet.search import load_space
+    from magnet.search.evaluate import DesignJob, evaluate_design
+
+    space = load_space("quickstart")
+    data = space.model_dump(mode="json")
+    data["mapper"]["options"] = {"samples": 300, "rounds": 4}
+    jobs = []
+    for reuse in (True, False):
+        data["mapper"]["reuse"] = reuse
+        s = type(space).model_validate(data)
+        params = s.design({n: r.first() for n, r in s.ranges().items()})
+        jobs.append(DesignJob.of(s, params, "ws"))
+    E.WARM_STORE = WarmStore()
+    E.MAPPING_CACHE.clear()
+    first = evaluate_design(jobs[0])
+    E.MAPPING_CACHE.clear()
+    again = evaluate_design(jobs[0])  # a design that prices every layer alike: exact
+    E.MAPPING_CACHE.clear()
+    off = evaluate_design(jobs[1])
+    starts = lambda r: {row["mapping_start"] for row in r.records[0]["layers"]} - {None}  # noqa: E731
+    assert starts(first) == {"searched"} and starts(again) == {"exact"}
+    assert starts(off) == {"searched"}
+    assert again.mappings_evaluated < first.mappings_evaluated / 100
