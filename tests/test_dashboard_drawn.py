@@ -139,7 +139,9 @@ def test_design_page_draws_its_figures(server, watched, storage) -> None:
     assert len(figures) >= 5
     for key, figure in figures.items():
         shown = drawn(watched.page, f"[data-figure='{key}']")
-        assert (shown["bars"], shown["markers"]) == (bars(figure), scatter_markers(figure)), key
+        # a bar under a pixel (a layer's leakage beside its DRAM energy) may draw as nothing
+        assert bars(figure) - hairline(figure) <= shown["bars"] <= bars(figure), key
+        assert shown["markers"] == scatter_markers(figure), key
     assert_quiet(watched)
 
 
