@@ -542,3 +542,18 @@ def test_a_sparse_tensor_core_packs_a_tiles_non_zeros_onto_its_lanes() -> None:
     assert expect == pytest.approx(1.0920, abs=1e-4)
     ratio = cycles({"weights": 0.4}) / cycles({})
     assert ratio == pytest.approx(expect / 2, rel=1e-6)
+
+
+def test_a_network_files_density_out_of_range_names_the_file_and_field(tmp_path: Path) -> None:
+    net = tmp_path / "net.yaml"
+    net.write_text(
+        "name: n\nlayers:\n  - {name: a, K: 16, C: 16, P: 8, Q: 8, densities: {weights: 1.5}}\n"
+    )
+    out = CliRunner().invoke(
+        main, ["evaluate", "--arch", "eyeriss-chip", "--workload", str(net), "--dataflow", "rs"]
+    )
+    assert out.exit_code == 2 and "Traceback" not in out.output
+    assert (
+        f"{net}: layers.0.densities.weights.density: Input should be less than or equal to 1"
+        in (out.output)
+    )

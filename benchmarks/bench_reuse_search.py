@@ -1,0 +1,109 @@
+"""A design search with and without mapping reuse (issue 33): wall time and the front.
+
+Setup: ``--trials`` designs (default 1,000) of the built-in space ``magnet`` on ResNet-50,
+``--workers`` (default 2), one seed, run twice through the command line: as shipped
+(``mapper.reuse`` true: each worker answers and warm-starts layers from the designs it
+evaluated before, ``magnet.mapper.warm``) and with ``reuse: false``. Reported: each run's
+wall seconds, the share of layer rows searched afresh, warm-started and answered exactly,
+and the hypervolume of each front (log10 objectives, reference one decade beyond the worst
+feasible design of both), reuse's as a share of the search without. Targets: 1,000 designs
+in <= 120 s on 2 workers; the front's hypervolume >= 99 % of the search without reuse.
+Results go to ``benchmarks/results/reuse_search.json``.
+
+    python benchmarks/bench_reuse_search.py [--trials 1000] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import common
+import numpy as np
+import yaml
+
+from magnet.search import load_study
+from magnet.search import pareto as pf
+from magnet.search.space import builtin_spaces
+
+RESULTS = Path(__file__).resolve().parent / "results" / "reuse_search.json"
+
+
+def run(space: Path, storage: Path, trials: int, workers: int) -> float:
+    """``magnet search SPACE`` with its storage; its wall seconds."""
+    start = time.perf_counter()
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "magnet"),
+            "search",
+            str(space),
+            "--trials",
+            str(trials),
+            "--workers",
+            str(workers),
+            "--storage",
+            str(storage),
+            "--no-report",
+            "--seed",
+            "0",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    """Both searches, their times, starts and fronts."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    data = yaml.safe_load(builtin_spaces()["magnet"].read_text())
+    runs: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        points = {}
+        for name, reuse in (("reuse", True), ("fresh", False)):
+            space = Path(folder) / f"magnet-{name}.yaml"
+            data["mapper"]["reuse"] = reuse
+            space.write_text(yaml.safe_dump(data))
+            storage = Path(folder) / f"{name}.journal"
+            seconds = run(space, storage, args.trials, args.workers)
+            study = load_study("magnet", str(storage))
+            trials = study.feasible()
+            starts: dict[str, int] = {}
+            for t in trials:
+                for row in (t.records[0] if t.records else {}).get("layers", []):
+                    start = row.get("mapping_start")
+                    if start is not None:
+                        starts[start] = starts.get(start, 0) + 1
+            points[name] = pf.to_minimised_log(
+                [[t.values[k] for k in study.objectives] for t in trials],
+                study.directions,
+            )
+            runs[name] = {"wall_s": seconds, "feasible": len(trials), "mapping_starts": starts}
+        reference = pf.reference_point(np.vstack(list(points.values())))
+        for name, p in points.items():
+            runs[name]["hypervolume"] = pf.hypervolume(p, reference)
+    record = {
+        "benchmark": f"{args.trials} designs of magnet on ResNet-50, {args.workers} workers",
+        "runs": runs,
+        "hypervolume_share": runs["reuse"]["hypervolume"] / runs["fresh"]["hypervolume"],
+        "speedup": runs["fresh"]["wall_s"] / runs["reuse"]["wall_s"],
+        "targets": "1,000 designs in <= 120 s on 2 workers; hypervolume >= 99 % of without",
+    }
+    common.write_record(args.out, record)
+    print(json.dumps({k: v for k, v in record.items() if k != "runs"}, indent=1))
+    for name, r in runs.items():
+        print(name, f"{r['wall_s']:.0f} s", r["mapping_starts"], f"{r['feasible']} feasible")
+
+
+if __name__ == "__main__":
+    main()
