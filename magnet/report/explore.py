@@ -46,6 +46,7 @@ STATUS_COLORS = {
     "ok": PALETTE[2],
     "infeasible": INFEASIBLE_COLOR,
     "failed": PALETTE[1],
+    "dominated": PALETTE[5],
     "repeat": PALETTE[3],
     "running": PALETTE[4],
 }

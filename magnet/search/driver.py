@@ -49,6 +49,7 @@ import numpy as np
 
 from magnet.errors import MagnetError, PluginError, SearchFailed
 from magnet.search import pareto
+from magnet.search.bounds import Bounds
 from magnet.search.evaluate import DesignJob, DesignResult, preflight
 from magnet.search.space import (
     SearchSpace,
@@ -284,15 +285,17 @@ class Progress:
         self, log: Callable[[str], None], total: int, counts: dict[str, int], front: Front
     ):
         self.log, self.total, self.front = log, total, front
-        self.counts = {k: counts.get(k, 0) for k in ("ok", "infeasible", "failed", "repeat")}
+        kinds = ("ok", "infeasible", "dominated", "failed", "repeat")
+        self.counts = {k: counts.get(k, 0) for k in kinds}
         self.start = time.monotonic()
         self.finished_here = 0
         self.shown: set[str] = set()  # failure messages whose traceback was shown
 
     @property
     def done(self) -> int:
-        """Distinct designs evaluated (what ``trials`` counts)."""
-        return self.counts["ok"] + self.counts["infeasible"]
+        """Distinct designs decided (what ``trials`` counts): evaluated, or dominated by
+        their bounds."""
+        return self.counts["ok"] + self.counts["infeasible"] + self.counts["dominated"]
 
     def repeat(self) -> None:
         """A design answered from the study (not evaluated, not counted)."""
@@ -310,6 +313,8 @@ class Progress:
         hv_text = "-" if hv is None else f"{hv:.3g}"
         eta_text = "-" if not math.isfinite(eta) else f"{eta:.0f}s"
         repeats = f", repeats {self.counts['repeat']}" if self.counts["repeat"] else ""
+        if self.counts["dominated"]:
+            repeats += f", dominated {self.counts['dominated']}"
         self.log(
             f"[{min(self.done, self.total):>{len(str(self.total))}}/{self.total}] #{number} "
             f"{status:<10} {text} | front {front} | HV {hv_text} | "
@@ -519,6 +524,9 @@ def _drive(
         f"study {study.study_name!r} in {describe(options.storage)}: {progress.done} designs, "
         f"{total} wanted; sampler {space.sampler}, {options.workers} worker(s)"
     )
+    unbounded = Bounds(space).unbounded if space.bounds else []
+    if unbounded:
+        log(f"no bound for {', '.join(unbounded)} (magnet.search.bounds): every design is mapped")
     pool = make_pool(options.workers, options.ray_address, log)
     signals = _Signals()
     designs = _Designs(before, space, options.seed)
@@ -574,6 +582,7 @@ class _Run:
         self.failures = 0  # in a row
         self.starved = False  # every unseen design is in flight: wait before asking again
         self.exhausted = False  # the space holds no design left to evaluate
+        self.bounds = Bounds(space)
 
     def loop(self, lock: DriverLock) -> None:
         """Keep the pool full and tell what finishes, until ``enough`` and nothing runs."""
@@ -621,10 +630,17 @@ class _Run:
             designs.known[key] = (trial.number, self._tell(trial, outcome))
             del self.running[trial.number]
             return
+        number, seed = trial.number, self.options.seed
+        job = DesignJob.of(self.space, params, flow, number=number, seed=seed)
+        dominated = self.bounds.dominated(job, self.progress.front.points)
+        if dominated is not None:
+            _tell_dominated(self.study, trial, dominated, self.progress)
+            designs.known[key] = (trial.number, {})
+            del self.running[trial.number]
+            return
         self.running[trial.number] = (trial, key)
         designs.in_flight[key] = trial.number
-        number, seed = trial.number, self.options.seed
-        self.pool.submit(DesignJob.of(self.space, params, flow, number=number, seed=seed))
+        self.pool.submit(job)
 
     def collect(self) -> None:
         """Tell the evaluations that finished (waiting up to a second for one). Only while
@@ -817,6 +833,17 @@ def _tell(
     return constraints
 
 
+def _tell_dominated(study: optuna.Study, trial: Trial, reason: str, progress: Progress) -> None:
+    """A design the front dominates before it is mapped (``magnet.search.bounds``): PRUNED,
+    status ``dominated``, never on the front."""
+    from optuna.trial import TrialState
+
+    record: TrialRecord = {"status": "dominated", "reason": reason, "worker": DRIVER_WORKER}
+    trial.set_user_attr(TRIAL_ATTR, record)
+    study.tell(trial, state=TrialState.PRUNED)
+    progress.trial(trial.number, "dominated", reason[:100])
+
+
 def _tell_repeat(
     study: optuna.Study, trial: Trial, number: int, constraints: dict[str, float]
 ) -> None:
@@ -872,8 +899,9 @@ def summary_lines(study: Study) -> list[str]:
     lines = [
         "",
         f"study {study.name!r} ({study.storage})",
-        f"  designs    {counts['designs']} evaluated: {counts['ok']} ok, "
-        f"{counts['infeasible']} infeasible; {counts['failed']} failed{repeats}",
+        f"  designs    {counts['designs']}: {counts['ok']} ok, {counts['infeasible']} infeasible, "
+        f"{counts['dominated']} dominated by their bounds (not mapped); {counts['failed']} "
+        f"failed{repeats}",
         f"  front      {summary['front_size']} designs, hypervolume "
         f"{summary['hypervolume']:.4g} (decades^{len(study.objectives)})",
     ]

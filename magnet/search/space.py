@@ -423,6 +423,9 @@ class SearchSpace(Strict):
     noc: NocModel = "wires"
     trials: Whole = Field(100, ge=1)
     sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid"] = "nsga2"
+    #: a design whose bounds the front already dominates is recorded ``dominated``, not
+    #: mapped (``magnet.search.bounds``); false: every design mapped
+    bounds: bool = True
 
     @field_validator(
         "objectives", mode="before", json_schema_input_type=list[SearchObjective | str] | str

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
 #: What became of a trial (``TrialView.status``).
-Status = Literal["ok", "infeasible", "failed", "repeat", "running", "waiting"]
+Status = Literal["ok", "infeasible", "dominated", "failed", "repeat", "running", "waiting"]
 CONFIG_ATTR = "magnet_config"
 REFERENCE_ATTR = "magnet_hv_reference"
 TRIAL_ATTR = "magnet"
@@ -309,12 +309,13 @@ class Study:
         return out
 
     def counts(self) -> dict[str, int]:
-        """Trials by status, and ``designs``: the distinct designs evaluated (ok or
-        infeasible; what a search's ``trials`` counts)."""
+        """Trials by status, and ``designs``: the distinct designs decided (ok, infeasible,
+        or dominated by their bounds, ``magnet.search.bounds``; what a search's ``trials``
+        counts)."""
         out = dict.fromkeys(get_args(Status), 0)
         for t in self._all:
             out[t.status] = out.get(t.status, 0) + 1
-        out["designs"] = out["ok"] + out["infeasible"]
+        out["designs"] = out["ok"] + out["infeasible"] + out["dominated"]
         return out
 
     def best(self) -> dict[str, tuple[int, float] | None]:

@@ -1,0 +1,167 @@
+"""Bounds before mapping (issue 33): a design whose best possible objectives are already
+dominated by the study's front is recorded as ``dominated`` without being mapped.
+
+A design's objectives are bounded from what needs no mapping, each bound proven for every
+mapping, pipeline and fusion magnet prices:
+
+* ``latency_cycles`` >= the network's MACs over the design's MAC units (no cycle does more
+  than every MAC once; MACs the design skips as zeros are the effectual ones);
+* ``energy_pj`` >= its MACs' math, MACs x the design's energy of one MAC (every other
+  category is >= 0; a design gating or skipping zeros: the effectual MACs);
+* ``edp`` >= the product of the two; ``area_mm2`` is the design's (priced without a
+  mapping); ``tops`` <= 2 x MACs over the latency bound, ``tops_per_w`` <= 2 x MACs over
+  the energy bound, ``tops_per_mm2`` <= the first over the area, ``images_per_s`` <= the
+  batch over the latency bound (in seconds at the design's clock).
+
+Other metrics have no bound here: a study with such an objective maps every design (its
+summary says so once). Each bound is a weighted mean over the workloads, as the metrics are.
+A design is dominated when a point of the front is at least as good in every objective as the
+design's bound and better in one: then it is strictly better than anything the design can
+reach, so the design never enters the front.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from magnet.design import Design
+from magnet.search import pareto
+from magnet.search.evaluate import DesignJob, design_of, load_network
+from magnet.search.space import SearchSpace
+from magnet.workload.dims import Operand, parse_operand
+from magnet.workload.network import Network
+
+#: The objectives a bound exists for, and whether it bounds from below (minimised) or above.
+BOUNDED = {
+    "energy_pj": "min",
+    "latency_cycles": "min",
+    "edp": "min",
+    "area_mm2": "min",
+    "tops": "max",
+    "tops_per_w": "max",
+    "tops_per_mm2": "max",
+    "images_per_s": "max",
+}
+
+
+def _effectual(design: Design, network: Network) -> float:
+    """The MACs of ``network`` the design does (its repeats included): all, or the share its
+    MACs' zeros leave (``magnet.mapping.sparse``)."""
+    zeros = design.arch.compute.zeros
+    total = 0.0
+    for entry in network.layers:
+        layer = entry.layer
+        if layer.is_postprocess:
+            continue
+        share = 1.0
+        if zeros.action != "none":
+            on = tuple(parse_operand(name) for name in zeros.operands)
+            sizes: dict[Operand, float] = {op: layer.operand_size(op) for op in on}
+            share = layer.densities.effectual(on, sizes)
+        total += layer.macs * share * entry.repeat
+    return total
+
+
+def bound_metrics(
+    design: Design, networks: Sequence[Network], weights: Sequence[float]
+) -> dict[str, float]:
+    """Each ``BOUNDED`` metric's bound for ``design`` on ``networks`` (weighted means over
+    them, as the metrics are); a metric the cost model gives no value for is left out."""
+    shares = [w / max(weights) for w in weights]
+    per: list[dict[str, float]] = []
+    for network in networks:
+        macs = sum(e.layer.macs * e.repeat for e in network.layers if not e.layer.is_postprocess)
+        done = _effectual(design, network)
+        cycles = done / design.arch.mac_count
+        energy = done * design.costs.mac_pj
+        seconds = cycles / (design.arch.clock_ghz * 1e9)
+        out = {"latency_cycles": cycles, "energy_pj": energy, "edp": energy * cycles}
+        out["tops"] = 2 * macs / seconds / 1e12 if seconds > 0 else math.inf
+        out["tops_per_w"] = 2 * macs / (energy * 1e-12) / 1e12 if energy > 0 else math.inf
+        out["images_per_s"] = network.batch / seconds if seconds > 0 else math.inf
+        area = design.costs.area_mm2
+        if area is not None:
+            out["area_mm2"] = area
+            out["tops_per_mm2"] = out["tops"] / area if area > 0 else math.inf
+        per.append(out)
+    keys = set.intersection(*(set(p) for p in per)) if per else set()
+    return {k: sum(s * p[k] for s, p in zip(shares, per, strict=True)) / sum(shares) for k in keys}
+
+
+def dominating(
+    bounds: dict[str, float],
+    objectives: Sequence[str],
+    directions: Sequence[str],
+    front: Sequence[Sequence[float]],
+) -> int | None:
+    """The index of a point of ``front`` (minimised log10 objectives, ``Front.points``)
+    that dominates everything a design with ``bounds`` can reach; None: none does, or an
+    objective has no bound."""
+    if not front or any(o not in bounds for o in objectives):
+        return None
+    values = [bounds[o] for o in objectives]
+    if not all(math.isfinite(v) and v > 0 for v in values):
+        return None
+    best = pareto.to_minimised_log([values], list(directions))[0]
+    points = np.asarray(front, dtype=float)
+    better = (points <= best).all(axis=1) & (points < best).any(axis=1)
+    hits = np.flatnonzero(better)
+    return int(hits[0]) if hits.size else None
+
+
+def boundable(objectives: Sequence[str]) -> list[str]:
+    """The objectives no bound exists for (empty: every design can be bounded)."""
+    return [o for o in objectives if o not in BOUNDED]
+
+
+def describe(bounds: dict[str, float], objectives: Sequence[str]) -> str:
+    """``energy_pj >= 1.2e+09, latency_cycles >= 3.4e+05``: a dominated design's bounds."""
+    signs = {"min": ">=", "max": "<="}
+    return ", ".join(f"{o} {signs[BOUNDED[o]]} {bounds[o]:.3g}" for o in objectives)
+
+
+class Bounds:
+    """The driver's bounds for a space's designs (``dominated``); none when the space turns
+    them off (``SearchSpace.bounds``) or an objective has no bound (``unbounded``)."""
+
+    def __init__(self, space: SearchSpace):
+        self.objectives = [o.metric for o in space.objectives]
+        self.directions = space.directions()
+        self.unbounded = boundable(self.objectives)
+        self.on = space.bounds and not self.unbounded
+
+    def dominated(self, job: DesignJob, front: Sequence[Sequence[float]]) -> str | None:
+        """Why ``job``'s design is dominated before it is mapped (None: it is not, or it
+        cannot be told: no front yet, a design its template or cost model refuses or a
+        plug-in fails to build, which its evaluation reports)."""
+        if not self.on or not front:
+            return None
+        try:
+            design = design_of(job)
+        except Exception:  # a plug-in's bug, bad input: its evaluation reports it as such
+            return None
+        if not isinstance(design, Design):
+            return None
+        networks, weights = [], []
+        for spec in job.workloads:
+            densities = spec.get("densities")
+            networks.append(
+                load_network(
+                    spec["workload"],
+                    spec.get("batch"),
+                    spec.get("skip_unpriced_ops", False),
+                    None if densities is None else json.dumps(densities, sort_keys=True),
+                )
+            )
+            weights.append(float(spec.get("weight", 1.0)))
+        bounds = bound_metrics(design, networks, weights)
+        if dominating(bounds, self.objectives, self.directions, front) is None:
+            return None
+        return (
+            f"dominated before mapping: at best {describe(bounds, self.objectives)}, "
+            "which a design of the front beats"
+        )

@@ -1,0 +1,69 @@
+"""Bounds before mapping (issue 33, ``magnet.search.bounds``): a design whose best possible
+objectives the front already beats is recorded ``dominated``, not mapped; the bound is
+proven on an exhaustively evaluated space."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from magnet.search import load_study, search
+from magnet.search.evaluate import DesignJob, evaluate_design
+from magnet.search.space import load_space
+from tests.conftest import DATA
+
+
+def space_file(tmp_path: Path, **changes: object) -> Path:
+    """The small test space as a grid of 96 designs (3 PE row counts) for latency and
+    area, with ``changes``."""
+    data = yaml.safe_load((DATA / "search" / "small_space.yaml").read_text())
+    data["workloads"] = [str(DATA / "search" / "small_net.yaml")]
+    data["params"]["pe_rows"] = {"choices": [1, 2, 4]}
+    data.update(sampler="grid", trials=96, objectives=["latency_cycles", "area_mm2"])
+    data.update(changes)
+    path = tmp_path / "space.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_no_design_skipped_by_its_bounds_would_have_entered_the_front(tmp_path: Path) -> None:
+    path = space_file(tmp_path)
+    search(path, n_trials=200, storage=str(tmp_path / "s.journal"), seed=0)
+    study = load_study("small", str(tmp_path / "s.journal"))
+    dominated = study.trials("dominated")
+    assert len(dominated) >= 10  # the bound bites: this is not a test that cannot fail
+    assert study.counts()["designs"] == 96
+    # map every skipped design after all: each is strictly beaten by a mapped design
+    space = load_space(path)
+    mapped = np.array([[t.values[o] for o in study.objectives] for t in study.feasible()])
+    for t in dominated:
+        params = {k: v for k, v in t.params.items() if k != "dataflow"}
+        job = DesignJob.of(space, space.design(params), t.params["dataflow"], number=t.number)
+        outcome = evaluate_design(job)
+        assert outcome.status in ("ok", "infeasible"), outcome.reason
+        if outcome.status != "ok":
+            continue
+        actual = np.array([outcome.metrics[o] for o in study.objectives])
+        beaten = (mapped <= actual).all(axis=1) & (mapped < actual).any(axis=1)
+        assert beaten.any(), (t.number, actual)
+    # and none is on the front the study reports
+    assert not {t.number for t in dominated} & {t.number for t in study.pareto_front()}
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [({"bounds": False}, False), ({"objectives": ["latency_cycles", "dram_bytes"]}, True)],
+)
+def test_a_space_without_bounds_maps_every_design(
+    tmp_path: Path, changes: dict, said: bool
+) -> None:
+    # turned off, or an objective with no bound (said once when the search starts)
+    path = space_file(tmp_path, trials=20, **changes)
+    lines: list[str] = []
+    search(path, n_trials=20, storage=str(tmp_path / "s.journal"), seed=0, log=lines.append)
+    study = load_study("small", str(tmp_path / "s.journal"))
+    assert study.counts()["dominated"] == 0
+    assert any("no bound for dram_bytes" in line for line in lines) is said
