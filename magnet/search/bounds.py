@@ -1,5 +1,8 @@
 """Bounds before mapping (issue 33): a design whose best possible objectives are already
-dominated by the study's front is recorded as ``dominated`` without being mapped.
+dominated by the study's front is recorded as ``dominated`` without being mapped. The driver
+sends each job the front (``front_for``); the evaluation, where the design's template and
+cost-model plug-ins run (never the driver), builds the design, bounds it and stops there
+when the front beats the bounds (``dominated``).
 
 A design's objectives are bounded from what needs no mapping, each bound proven for every
 mapping, pipeline and fusion magnet prices:
@@ -25,12 +28,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from magnet.design import Design
 from magnet.search import pareto
-from magnet.search.evaluate import DesignJob, design_of, load_network
+from magnet.search.evaluate import DesignJob, load_network
 from magnet.search.space import SearchSpace
 from magnet.workload.dims import Operand, parse_operand
 from magnet.workload.network import Network
@@ -101,7 +105,7 @@ def dominating(
     """The index of a point of ``front`` (minimised log10 objectives, ``Front.points``)
     that dominates everything a design with ``bounds`` can reach; None: none does, or an
     objective has no bound."""
-    if not front or any(o not in bounds for o in objectives):
+    if not len(front) or any(o not in bounds for o in objectives):
         return None
     values = [bounds[o] for o in objectives]
     if not all(math.isfinite(v) and v > 0 for v in values):
@@ -113,7 +117,7 @@ def dominating(
     return int(hits[0]) if hits.size else None
 
 
-def boundable(objectives: Sequence[str]) -> list[str]:
+def unbounded(objectives: Sequence[str]) -> list[str]:
     """The objectives no bound exists for (empty: every design can be bounded)."""
     return [o for o in objectives if o not in BOUNDED]
 
@@ -124,44 +128,42 @@ def describe(bounds: dict[str, float], objectives: Sequence[str]) -> str:
     return ", ".join(f"{o} {signs[BOUNDED[o]]} {bounds[o]:.3g}" for o in objectives)
 
 
-class Bounds:
-    """The driver's bounds for a space's designs (``dominated``); none when the space turns
-    them off (``SearchSpace.bounds``) or an objective has no bound (``unbounded``)."""
-
-    def __init__(self, space: SearchSpace):
-        self.objectives = [o.metric for o in space.objectives]
-        self.directions = space.directions()
-        self.unbounded = boundable(self.objectives)
-        self.on = space.bounds and not self.unbounded
-
-    def dominated(self, job: DesignJob, front: Sequence[Sequence[float]]) -> str | None:
-        """Why ``job``'s design is dominated before it is mapped (None: it is not, or it
-        cannot be told: no front yet, a design its template or cost model refuses or a
-        plug-in fails to build, which its evaluation reports)."""
-        if not self.on or not front:
-            return None
-        try:
-            design = design_of(job)
-        except Exception:  # a plug-in's bug, bad input: its evaluation reports it as such
-            return None
-        if not isinstance(design, Design):
-            return None
-        networks, weights = [], []
-        for spec in job.workloads:
-            densities = spec.get("densities")
-            networks.append(
-                load_network(
-                    spec["workload"],
-                    spec.get("batch"),
-                    spec.get("skip_unpriced_ops", False),
-                    None if densities is None else json.dumps(densities, sort_keys=True),
-                )
+def dominated(job: DesignJob, design: Design) -> str | None:
+    """Why ``job``'s design (built: ``design``) is dominated before it is mapped, by the
+    front the job carries (None: it is not). Run where the design is evaluated: a plug-in
+    that builds or prices it runs there, never in the driver."""
+    networks, weights = [], []
+    for spec in job.workloads:
+        densities = spec.get("densities")
+        networks.append(
+            load_network(
+                spec["workload"],
+                spec.get("batch"),
+                spec.get("skip_unpriced_ops", False),
+                None if densities is None else json.dumps(densities, sort_keys=True),
             )
-            weights.append(float(spec.get("weight", 1.0)))
-        bounds = bound_metrics(design, networks, weights)
-        if dominating(bounds, self.objectives, self.directions, front) is None:
-            return None
-        return (
-            f"dominated before mapping: at best {describe(bounds, self.objectives)}, "
-            "which a design of the front beats"
         )
+        weights.append(float(spec.get("weight", 1.0)))
+    bounds = bound_metrics(design, networks, weights)
+    if dominating(bounds, job.objectives, job.directions, job.front) is None:
+        return None
+    return (
+        f"dominated before mapping: at best {describe(bounds, job.objectives)}, which a "
+        "design of the front beats"
+    )
+
+
+def front_for(space: SearchSpace, points: Sequence[Sequence[float]]) -> dict[str, Any]:
+    """What a job carries for its bounds (``DesignJob.front``, ``objectives``,
+    ``directions``): the front of ``points`` (the study's feasible designs, minimised log10
+    objectives); nothing when the space has no bounds (``unbounded``) or no point yet."""
+    objectives = [o.metric for o in space.objectives]
+    if not space.bounds or unbounded(objectives) or not points:
+        return {}
+    keep = pareto.nondominated(points)
+    front = tuple(tuple(p) for p, k in zip(points, keep, strict=True) if k)
+    return {
+        "front": front,
+        "objectives": tuple(objectives),
+        "directions": tuple(space.directions()),
+    }

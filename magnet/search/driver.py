@@ -40,7 +40,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from traceback import format_exception
 from types import FrameType
 from typing import TYPE_CHECKING, Any, get_args
@@ -49,7 +49,7 @@ import numpy as np
 
 from magnet.errors import MagnetError, PluginError, SearchFailed
 from magnet.search import pareto
-from magnet.search.bounds import Bounds
+from magnet.search.bounds import front_for, unbounded
 from magnet.search.evaluate import DesignJob, DesignResult, preflight
 from magnet.search.space import (
     SearchSpace,
@@ -524,9 +524,9 @@ def _drive(
         f"study {study.study_name!r} in {describe(options.storage)}: {progress.done} designs, "
         f"{total} wanted; sampler {space.sampler}, {options.workers} worker(s)"
     )
-    unbounded = Bounds(space).unbounded if space.bounds else []
-    if unbounded:
-        log(f"no bound for {', '.join(unbounded)} (magnet.search.bounds): every design is mapped")
+    missing = unbounded([o.metric for o in space.objectives]) if space.bounds else []
+    if missing:
+        log(f"no bound for {', '.join(missing)} (magnet.search.bounds): every design is mapped")
     pool = make_pool(options.workers, options.ray_address, log)
     signals = _Signals()
     designs = _Designs(before, space, options.seed)
@@ -582,7 +582,6 @@ class _Run:
         self.failures = 0  # in a row
         self.starved = False  # every unseen design is in flight: wait before asking again
         self.exhausted = False  # the space holds no design left to evaluate
-        self.bounds = Bounds(space)
 
     def loop(self, lock: DriverLock) -> None:
         """Keep the pool full and tell what finishes, until ``enough`` and nothing runs."""
@@ -632,12 +631,7 @@ class _Run:
             return
         number, seed = trial.number, self.options.seed
         job = DesignJob.of(self.space, params, flow, number=number, seed=seed)
-        dominated = self.bounds.dominated(job, self.progress.front.points)
-        if dominated is not None:
-            _tell_dominated(self.study, trial, dominated, self.progress)
-            designs.known[key] = (trial.number, {})
-            del self.running[trial.number]
-            return
+        job = replace(job, **front_for(self.space, self.progress.front.points))
         self.running[trial.number] = (trial, key)
         designs.in_flight[key] = trial.number
         self.pool.submit(job)
@@ -831,17 +825,6 @@ def _tell(
         text = (record.get("reason") or "")[:100]
     progress.trial(trial.number, record["status"], text)
     return constraints
-
-
-def _tell_dominated(study: optuna.Study, trial: Trial, reason: str, progress: Progress) -> None:
-    """A design the front dominates before it is mapped (``magnet.search.bounds``): PRUNED,
-    status ``dominated``, never on the front."""
-    from optuna.trial import TrialState
-
-    record: TrialRecord = {"status": "dominated", "reason": reason, "worker": DRIVER_WORKER}
-    trial.set_user_attr(TRIAL_ATTR, record)
-    study.tell(trial, state=TrialState.PRUNED)
-    progress.trial(trial.number, "dominated", reason[:100])
 
 
 def _tell_repeat(

@@ -77,6 +77,12 @@ class DesignJob:
     #: The user-registered plug-ins the job names (template, mapper, cost models), by value:
     #: a worker process installs them before evaluating (``magnet.registry``).
     plugins: tuple[Plugin, ...] = ()
+    #: The study's front when the job was sent (minimised log10 objective vectors) and its
+    #: objectives and their directions: a design its bounds show beaten is ``dominated``,
+    #: not mapped (``magnet.search.bounds``); empty: map it
+    front: tuple[tuple[float, ...], ...] = ()
+    objectives: tuple[str, ...] = ()
+    directions: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -134,7 +140,7 @@ class DesignResult:
     """What a design achieved: metrics over the workloads (weighted means), the records, or
     why it cannot run."""
 
-    status: Literal["ok", "infeasible"]
+    status: Literal["ok", "infeasible", "dominated"]
     reason: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -203,6 +209,12 @@ def _evaluate(job: DesignJob) -> DesignResult:
     design = design_of(job)
     if isinstance(design, DesignResult):
         return design
+    if job.front:
+        from magnet.search.bounds import dominated
+
+        beaten = dominated(job, design)
+        if beaten is not None:
+            return DesignResult(status="dominated", reason=beaten)
     result = DesignResult(status="infeasible")
     mapper, options = job.mapper, mapper_options(job)
     weights: list[float] = []
