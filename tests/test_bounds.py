@@ -67,3 +67,28 @@ def test_a_space_without_bounds_maps_every_design(
     study = load_study("small", str(tmp_path / "s.journal"))
     assert study.counts()["dominated"] == 0
     assert any("no bound for dram_bytes" in line for line in lines) is said
+
+
+@pytest.mark.parametrize("preset", ["simba-chip", "simba-package-4", "systolic-128"])
+def test_the_bounds_are_below_what_a_mapped_design_spends(preset: str) -> None:
+    # a network whose weights (3.2 M words) no chip here holds: every batch reads most of
+    # them again from DRAM, the DRAM floor's biggest term; the bound stays under the record
+    import magnet as mg
+    from magnet.design import build_design
+    from magnet.search.bounds import bound_metrics
+    from magnet.workload.network import Network, NetworkLayer
+
+    layers = (
+        NetworkLayer(layer=mg.Layer(name="conv", K=64, C=32, P=14, Q=14, R=3, S=3)),
+        NetworkLayer(layer=mg.Layer(name="fc", kind="fc", K=1024, C=3136)),
+    )
+    net = Network(name="big", layers=layers)
+    design = build_design(mg.load_arch(preset), None)
+    bounds = bound_metrics(design, [net], [1.0])
+    record = mg.evaluate(net, design.arch, samples=300, rounds=3).record()
+    assert bounds["energy_pj"] <= record.energy_pj
+    assert bounds["latency_cycles"] <= record.latency_cycles
+    assert bounds["images_per_s"] >= record.images_per_s
+    assert bounds["area_mm2"] == pytest.approx(record.area_mm2)
+    # the DRAM floor makes the energy bound more than the math alone
+    assert bounds["energy_pj"] > 2 * 1024 * 3136 * design.costs.mac_pj

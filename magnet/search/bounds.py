@@ -8,9 +8,13 @@ A design's objectives are bounded from what needs no mapping, each bound proven 
 mapping, pipeline and fusion magnet prices:
 
 * ``latency_cycles`` >= the network's MACs over the design's MAC units (no cycle does more
-  than every MAC once; MACs the design skips as zeros are the effectual ones);
-* ``energy_pj`` >= its MACs' math, MACs x the design's energy of one MAC (every other
-  category is >= 0; a design gating or skipping zeros: the effectual MACs);
+  than every MAC once; MACs the design skips as zeros are the effectual ones), and >= its
+  DRAM floor over DRAM's bandwidth;
+* ``energy_pj`` >= its MACs' math, MACs x the design's energy of one MAC (a design gating or
+  skipping zeros: the effectual MACs), plus its DRAM floor: every batch reads the network's
+  input and writes its output, and reads again the weights no on-chip capacity could hold
+  (all its levels' instances together), at DRAM's price per bit (every other category is
+  >= 0; a design with a compressed format has no DRAM floor here);
 * ``edp`` >= the product of the two; ``area_mm2`` is the design's (priced without a
   mapping); ``tops`` <= 2 x MACs over the latency bound, ``tops_per_w`` <= 2 x MACs over
   the energy bound, ``tops_per_mm2`` <= the first over the area, ``images_per_s`` <= the
@@ -70,6 +74,53 @@ def _effectual(design: Design, network: Network) -> float:
     return total
 
 
+def _dram_floor(design: Design, network: Network) -> tuple[float, float]:
+    """(pJ, cycles) every batch of ``network`` spends at least on DRAM: the network's input
+    read and its output written, and the weights no on-chip capacity can hold (all its
+    levels' instances together) read again; (0, 0) for a design with no DRAM, or one with a
+    format (compressed words, which this does not bound)."""
+    arch = design.arch
+    levels = arch.inner_first
+    dram = next((li for li in range(len(levels) - 1, -1, -1) if levels[li].is_dram), None)
+    if dram is None or any(lvl.sparse for lvl in arch.levels):
+        return 0.0, 0.0
+    level = levels[dram]
+    mac = [e for e in network.layers if not e.layer.is_postprocess]
+    if not mac:
+        return 0.0, 0.0
+    weight_words = sum(e.layer.operand_size(Operand.W) * e.repeat for e in mac)
+    room = 0.0  # weight words the chip's levels could hold at once, every instance
+    for lvl in levels:
+        if lvl.is_dram or "weights" not in lvl.keeps:
+            continue
+        if lvl.capacity_bits is None:
+            room = math.inf
+            break
+        room += lvl.capacity_bits / lvl.bits(Operand.W) * lvl.instances
+    weights_read = max(0.0, weight_words - room)
+    inputs_read = float(mac[0].layer.operand_size(Operand.I))
+    written = float(network.layers[-1].layer.operand_size(Operand.O))
+    read_bits = weights_read * level.bits(Operand.W) + inputs_read * level.bits(Operand.I)
+    written_bits = written * level.bits(Operand.O)
+    access = level.access_bits
+    costs = design.costs
+    energy = (
+        read_bits / access * costs.read_pj[dram] + written_bits / access * costs.update_pj[dram]
+    )
+    # cycles as the evaluator counts a level's (``_level_cycles``): words of each operand
+    # over words per cycle, shared by the level's instances
+    reads, writes = (weights_read + inputs_read) / level.instances, written / level.instances
+    cycles = 0.0
+    for words, bandwidth in (
+        (reads, level.read_bandwidth),
+        (writes, level.write_bandwidth),
+        (reads + writes, level.shared_bandwidth),
+    ):
+        if bandwidth is not None:
+            cycles = max(cycles, words / bandwidth)
+    return float(energy), cycles
+
+
 def bound_metrics(
     design: Design, networks: Sequence[Network], weights: Sequence[float]
 ) -> dict[str, float]:
@@ -80,8 +131,9 @@ def bound_metrics(
     for network in networks:
         macs = sum(e.layer.macs * e.repeat for e in network.layers if not e.layer.is_postprocess)
         done = _effectual(design, network)
-        cycles = done / design.arch.mac_count
-        energy = done * design.costs.mac_pj
+        dram_pj, dram_cycles = _dram_floor(design, network)
+        cycles = max(done / design.arch.mac_count, dram_cycles)
+        energy = done * design.costs.mac_pj + dram_pj
         seconds = cycles / (design.arch.clock_ghz * 1e9)
         out = {"latency_cycles": cycles, "energy_pj": energy, "edp": energy * cycles}
         out["tops"] = 2 * macs / seconds / 1e12 if seconds > 0 else math.inf
