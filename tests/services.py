@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from magnet.search.workers import RAY_ENV
+from magnet.search.workers import RAY_ENV, _die_with_parent
 
 
 def magnet_command(*args: str) -> list[str]:
@@ -144,7 +144,10 @@ class DriverCluster:
 
 @contextlib.contextmanager
 def ray_head(cpus: int = 2) -> Iterator[str]:
-    """A Ray head on 127.0.0.1 (``ray start --head``); yields its address, stops only it."""
+    """A Ray head on 127.0.0.1 (``ray start --head --block``, a child of this process that
+    gets SIGTERM and stops its cluster when this process dies, even if it crashes before its
+    clean-up: a pytest worker that dies must not leave a cluster behind); yields its
+    address, stops only it."""
     port = free_port()
     temp = tempfile.mkdtemp(prefix="mgt", dir="/tmp")
     env = {**os.environ, **RAY_ENV}
@@ -154,6 +157,7 @@ def ray_head(cpus: int = 2) -> Iterator[str]:
         "ray.scripts.scripts",
         "start",
         "--head",
+        "--block",
         f"--port={port}",
         f"--temp-dir={temp}",
         f"--num-cpus={cpus}",
@@ -161,13 +165,21 @@ def ray_head(cpus: int = 2) -> Iterator[str]:
         "--include-dashboard=false",
         "--disable-usage-stats",
     ]
-    subprocess.run(
-        cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180
+    head = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=_die_with_parent,
     )
     try:
-        assert wait_port(port, 60)
+        assert wait_port(port, 180)
         yield f"127.0.0.1:{port}"
     finally:
+        head.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            head.wait(timeout=60)
         stop_ray(temp)
         shutil.rmtree(temp, ignore_errors=True)
 
