@@ -9,7 +9,7 @@ their mappings on the design itself.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from magnet.arch.spec import Arch
@@ -48,6 +48,19 @@ class Design:
 
 
 CostSpec = str | CostModel | Sequence[str | CostModel] | None
+
+
+def design_identity(design: Design, exclude: Collection[str] = ()) -> str:
+    """What identifies a design's prices and mapspace: the arch (but for its fields in
+    ``exclude``), its dataflow, its costs."""
+    return "|".join(
+        (
+            design.arch.model_dump_json(exclude=set(exclude)),
+            design.dataflow.model_dump_json(),
+            design.costs.model_identity,
+            design.costs.noc,
+        )
+    )
 
 
 def build_design(

@@ -42,6 +42,33 @@ def arch(buffer: dict | None = None, zeros: str = "none", capacity_bits: int = 5
     )
 
 
+def four_macs(level: dict, operand: str) -> mg.Arch:
+    """DRAM, ``level`` and 4 MACs skipping on zero ``operand``s."""
+    return mg.Arch.model_validate(
+        {
+            "name": "four",
+            "levels": [{"name": "DRAM", "component": "dram"}, level],
+            "compute": {
+                "name": "MAC",
+                "mesh_x": 4,
+                "zeros": {"action": "skipping", "operands": [operand]},
+            },
+        }
+    )
+
+
+def four_lanes(**top: object) -> mg.Mapping:
+    """C = 64 in time at the Buffer, K = 4 over its lanes (``top``: DRAM's loops)."""
+    return mg.Mapping.model_validate(
+        {
+            "levels": [
+                {"target": "DRAM", **top},
+                {"target": "Buffer", "temporal": {"C": 64}, "spatial_x": {"K": 4}},
+            ]
+        }
+    )
+
+
 DOT = mg.Layer(kind="fc", K=1, C=16, densities={"inputs": "1:4"})  # A: 4 of 16 non-zero
 ON_A = {"condition_on": ["inputs"]}
 DOT_MAPPING = mg.Mapping.model_validate(
@@ -163,33 +190,12 @@ def test_the_eyeriss_v2_pe_agrees_with_sparseloop_and_the_measured_masks_are_exa
 
 
 def test_lanes_that_step_together_skip_a_step_only_when_all_are_zero() -> None:
-    # 4 MAC lanes under one buffer, inputs 1:2 (structured): a step of the 4 lanes holds a
-    # non-zero with probability 1 - C(2, 4)... one word per lane, each non-zero with p = 1/2,
-    # independent across lanes (the binomial limit): 1 - (1/2)^4 = 15/16 of 64 steps = 60
+    # 4 MAC lanes under one buffer, inputs 0.5 (uniform): each lane's input is non-zero with
+    # p = 1/2, independent across lanes (the binomial limit), so a step of the 4 lanes holds
+    # a non-zero with probability 1 - (1/2)^4 = 15/16 of 64 steps = 60
     layer = mg.Layer(kind="fc", K=4, C=64, densities={"inputs": 0.5})
-    a = mg.Arch.model_validate(
-        {
-            "name": "lanes",
-            "levels": [
-                {"name": "DRAM", "component": "dram"},
-                {"name": "Buffer", "capacity_bits": 8192},
-            ],
-            "compute": {
-                "name": "MAC",
-                "mesh_x": 4,
-                "zeros": {"action": "skipping", "operands": ["inputs"]},
-            },
-        }
-    )
-    mapping = mg.Mapping.model_validate(
-        {
-            "levels": [
-                {"target": "DRAM"},
-                {"target": "Buffer", "temporal": {"C": 64}, "spatial_x": {"K": 4}},
-            ]
-        }
-    )
-    r = mg.evaluate(layer, a, mapping)
+    a = four_macs({"name": "Buffer", "capacity_bits": 8192}, "inputs")
+    r = mg.evaluate(layer, a, four_lanes())
     # ceil(0.5 x 64) / 64 = 0.5 exactly; 64 x 15/16 = 60
     assert r.latency_cycles == 60
 
@@ -200,20 +206,7 @@ def test_instances_that_run_their_own_loops_wait_for_the_slowest() -> None:
     # expected maximum of 4 (Blom): Phi^-1((4 - 0.375) / 4.25) = 1.0294 deviations: 32 +
     # 4.117 = 36.12 per step, x 1 step -> 37 cycles
     layer = mg.Layer(kind="fc", K=4, C=64, densities={"inputs": 0.5})
-    a = mg.Arch.model_validate(
-        {
-            "name": "pes",
-            "levels": [
-                {"name": "DRAM", "component": "dram"},
-                {"name": "PE", "capacity_bits": 8192, "mesh_x": 4},
-            ],
-            "compute": {
-                "name": "MAC",
-                "mesh_x": 4,
-                "zeros": {"action": "skipping", "operands": ["inputs"]},
-            },
-        }
-    )
+    a = four_macs({"name": "PE", "capacity_bits": 8192, "mesh_x": 4}, "inputs")
     mapping = mg.Mapping.model_validate(
         {
             "levels": [
@@ -490,35 +483,10 @@ def test_lanes_fed_compressed_weights_take_a_step_per_non_zero() -> None:
     # 1/2 (one word of a 2:4 block), so 1 - (1/2)^4 = 15/16 of 64 steps remain: 60. In a
     # bitmask at the Buffer the lanes get the non-zeros alone: 64 x 2/4 = 32 steps
     layer = mg.Layer(kind="fc", K=4, C=64, densities={"weights": "2:4"})
-    mapping = mg.Mapping.model_validate(
-        {
-            "levels": [
-                {"target": "DRAM"},
-                {"target": "Buffer", "temporal": {"C": 64}, "spatial_x": {"K": 4}},
-            ]
-        }
-    )
     cycles = {}
     for fmt in ("uncompressed", "bitmask"):
-        a = mg.Arch.model_validate(
-            {
-                "name": "stc",
-                "levels": [
-                    {"name": "DRAM", "component": "dram"},
-                    {
-                        "name": "Buffer",
-                        "capacity_bits": 8192,
-                        "sparse": {"weights": {"format": fmt}},
-                    },
-                ],
-                "compute": {
-                    "name": "MAC",
-                    "mesh_x": 4,
-                    "zeros": {"action": "skipping", "operands": ["weights"]},
-                },
-            }
-        )
-        cycles[fmt] = mg.evaluate(layer, a, mapping).latency_cycles
+        buffer = {"name": "Buffer", "capacity_bits": 8192, "sparse": {"weights": {"format": fmt}}}
+        cycles[fmt] = mg.evaluate(layer, four_macs(buffer, "weights"), four_lanes()).latency_cycles
     assert cycles == {"uncompressed": 60, "bitmask": 32}
 
 

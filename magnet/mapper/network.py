@@ -10,7 +10,7 @@ from typing import Any, Literal
 from magnet.arch.spec import Arch
 from magnet.arguments import checked_call
 from magnet.dataflow import Dataflow, Rule
-from magnet.design import Design, on_arch, with_dataflow
+from magnet.design import Design, design_identity, on_arch, with_dataflow
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
 from magnet.mapper.warm import Kind, Known, WarmStore
 from magnet.mapping.evaluate import Result, evaluate_mapping, layer_view, weight_home
@@ -118,7 +118,8 @@ def map_network(
     # can share one, e.g. strided and unstrided convolutions as a GEMM), across calls in the
     # cache, else within this call
     known: MutableMapping[tuple[Any, ...], MapOutcome] = {} if cache is None else cache
-    key = None if cache is None else (design_identity(design), mapper_identity(m))
+    who = mapper_identity(m)
+    key = None if cache is None else (design_identity(design), who)
     cached = 0
     held, lean = holding_design(design), lean_design(design)
     for i, (layer, _count, _names) in enumerate(shapes):
@@ -128,7 +129,7 @@ def map_network(
             if cache is not None:
                 cached += 1
         else:
-            outcome = known[nest] = _map_shape(m, layer, design, held, lean, warm)
+            outcome = known[nest] = _map_shape(m, layer, design, held, lean, warm, who)
         outcomes[layer.shape_key()] = outcome
         if progress is not None:
             progress(outcome, i + 1, len(shapes))
@@ -188,6 +189,7 @@ def _map_shape(
     held: Design | None,
     lean: Design | None,
     warm: WarmStore | None = None,
+    who: str = "",
 ) -> MapOutcome:
     """The mapper's outcome for ``layer`` on ``design``, with its ``holding`` mapping (the
     best mapping when it holds its weights, else the best of a search on ``held``,
@@ -196,10 +198,11 @@ def _map_shape(
     keeps more than that share of the home), both priced on ``design``. ``warm``: the
     store of neighbouring designs' mappings (``magnet.mapper.warm``): the outcome answered
     from it (a design that prices the layer alike), or each search started from its
-    neighbours' best; the outcome is remembered there."""
+    neighbours' best; the outcome is remembered there, under the mapper's identity ``who``
+    (``mapper_identity``)."""
     if warm is None:
         return _searched(mapper, layer, design, held, lean, None)
-    nest, who = layer_view(layer, design.arch).shape_key(), mapper_identity(mapper)
+    nest = layer_view(layer, design.arch).shape_key()
     known = warm.exact(nest, design, who)
     if known is not None:
         return _repriced(mapper, layer, design, known)
@@ -293,18 +296,6 @@ def _lighter(mapper: Mapper[Any], spent: int) -> Mapper[Any]:
         update={"evaluations": cap if own is None else min(own, cap)}
     )
     return lighter
-
-
-def design_identity(design: Design) -> str:
-    """What identifies a design's prices and mapspace: the arch, its dataflow, its costs."""
-    return "|".join(
-        (
-            design.arch.model_dump_json(),
-            design.dataflow.model_dump_json(),
-            design.costs.model_identity,
-            design.costs.noc,
-        )
-    )
 
 
 def mapper_identity(mapper: Mapper[Any]) -> str:

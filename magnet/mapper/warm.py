@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from magnet.arch.spec import Arch
-from magnet.design import Design
+from magnet.design import Design, design_identity
 from magnet.errors import MagnetError
 from magnet.mapper.space import Space
 from magnet.mapping.mapping import LevelMapping, Mapping, MappingBatch, to_batch
@@ -53,15 +53,7 @@ AREA_ONLY = ("name", "template", "params", "controller")
 def evaluation_identity(design: Design) -> str:
     """What prices a layer's mappings on ``design`` (``design_identity`` without what only
     the area sees, ``AREA_ONLY``)."""
-    arch = design.arch.model_dump_json(exclude=set(AREA_ONLY))
-    return "|".join(
-        (
-            arch,
-            design.dataflow.model_dump_json(),
-            design.costs.model_identity,
-            design.costs.noc,
-        )
-    )
+    return design_identity(design, exclude=AREA_ONLY)
 
 
 def structure_identity(design: Design) -> tuple[object, ...]:
@@ -86,6 +78,16 @@ def arch_vector(arch: Arch) -> np.ndarray:
     values += [math.log2(arch.compute.mesh_x), math.log2(arch.compute.mesh_y)]
     values.append(math.log2(arch.clock_ghz))
     return np.array(values)
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """A design's identities (``evaluation_identity``, ``structure_identity``) and place
+    (``arch_vector``)."""
+
+    evaluation: str
+    structure: tuple[object, ...]
+    where: np.ndarray
 
 
 @dataclass
@@ -118,11 +120,27 @@ class WarmStore:
     limit: int = 64
     _seen: dict[tuple[object, ...], list[_Seen]] = field(default_factory=dict)
     _known: dict[tuple[object, ...], Known] = field(default_factory=dict)
+    #: each design's identities and place (``_keys``), by the design's id, with the design
+    #: (an id reused by another object is not taken for it)
+    _keys: dict[int, tuple[Design, _Keys]] = field(default_factory=dict)
+
+    def _of(self, design: Design) -> _Keys:
+        """``design``'s identities and place, made once per design (a network asks them for
+        every layer shape)."""
+        found = self._keys.get(id(design))
+        if found is None or found[0] is not design:
+            if len(self._keys) > 64:
+                self._keys.clear()
+            keys = _Keys(
+                evaluation_identity(design), structure_identity(design), arch_vector(design.arch)
+            )
+            self._keys[id(design)] = found = (design, keys)
+        return found[1]
 
     def exact(self, nest: tuple[object, ...], design: Design, mapper: str) -> Known | None:
         """The outcome of loop nest ``nest`` by ``mapper`` (its identity) on a design that
         prices it as ``design`` does (``evaluation_identity``), None: none yet."""
-        return self._known.get((nest, evaluation_identity(design), mapper))
+        return self._known.get((nest, self._of(design).evaluation, mapper))
 
     def remember(
         self,
@@ -140,7 +158,7 @@ class WarmStore:
             None if r is None else r.mapping
             for r in (outcome.result, outcome.holding, outcome.lean)
         ]
-        self._known[(nest, evaluation_identity(design), mapper)] = Known(
+        self._known[(nest, self._of(design).evaluation, mapper)] = Known(
             outcome.status, outcome.reason, *maps
         )
         kinds: tuple[Kind, ...] = ("best", "holding", "lean")
@@ -152,19 +170,20 @@ class WarmStore:
         """The best mappings of the loop nest ``nest`` (``Layer.shape_key`` of its view) on
         the ``neighbours`` designs of ``design``'s structure nearest it (none: search
         afresh)."""
-        seen = self._seen.get((nest, structure_identity(design), kind), [])
+        keys = self._of(design)
+        seen = self._seen.get((nest, keys.structure, kind), [])
         if not seen:
             return []
-        here = arch_vector(design.arch)
+        here = keys.where
         distance = [float(np.abs(s.where - here).sum()) for s in seen]
         order = np.argsort(distance, kind="stable")[: self.neighbours]
         return [seen[int(i)].mapping for i in order]
 
     def add(self, nest: tuple[object, ...], design: Design, kind: Kind, mapping: Mapping) -> None:
         """Remember ``mapping`` as the best of its ``kind`` for ``nest`` on ``design``."""
-        key = (nest, structure_identity(design), kind)
-        seen = self._seen.setdefault(key, [])
-        seen.append(_Seen(arch_vector(design.arch), mapping))
+        keys = self._of(design)
+        seen = self._seen.setdefault((nest, keys.structure, kind), [])
+        seen.append(_Seen(keys.where, mapping))
         if len(seen) > self.limit:
             del seen[0]
 

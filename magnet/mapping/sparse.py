@@ -6,8 +6,8 @@ then, per level and tensor, the level's format and its gating or skipping
 densities (``magnet.workload.sparsity``); density 1 and no format or action leave the counts
 as they are.
 
-* Formats. A compressed tensor's words at a level are stored and moved as its non-zeros plus
-  metadata (``TensorSparsity.bits_per_word``): its reads, fills and updates there and its
+* Formats. A compressed tensor's words at a level are stored and moved as its kept
+  coordinates plus metadata (``fiber_bits``, per rank): its reads, fills and updates there and its
   words on the fan-out below are scaled by (bits per dense word) / (bits of a word), so DRAM
   bytes, bandwidth, network words and energy all see the compressed size. Capacity is
   checked on the compressed tiles: their expected size, or their worst
@@ -19,7 +19,7 @@ as they are.
   gating keeps them for the bandwidth (their slots) and prices only those made (a gated access
   costs nothing: an assumption, Accelergy's gated actions are near zero).
 * Compute. The MACs' ``zeros`` gate (energy) or skip (energy and cycles) a multiply whose
-  ``on`` operands are zero: effectual MACs = MACs x the product of those densities. Skipping
+  ``operands`` are zero: effectual MACs = MACs x the product of those densities. Skipping
   pays for load imbalance: the MACs below the innermost fan-out (a vector unit's lanes, a
   systolic array) step together, so a step is skipped only when every lane's operands are
   zero (1 - (1 - p)^lanes of the steps remain), but for an operand the innermost level
@@ -147,17 +147,23 @@ def _coordinate_extents(layer: Layer, batch: MappingBatch) -> dict[str, list[Flo
     }
 
 
+def _trees(arch: Arch) -> bool:
+    """Some level keeps a tensor as a tree of several ranks (its bits per word depend on
+    each tile's shape)."""
+    return any(
+        len(spec.fiber_ranks(n)) > 1 for lvl in arch.levels for n, spec in lvl.sparse.items()
+    )
+
+
 def tile_bits(
-    layer: Layer, arch: Arch, batch: MappingBatch, *, capacity: bool = False
-) -> FloatArray | None:
+    layer: Layer, arch: Arch, extents: dict[str, list[FloatArray]], *, capacity: bool = False
+) -> FloatArray:
     """float[level, operand, batch]: bits each level stores and moves per word of each dense
-    operand in each mapping's tiles (``fiber_bits`` over the ranks' shapes there); None when
-    every level's formats are of one rank (``stored_bits`` then says it for every tile)."""
-    if all(len(spec.fiber_ranks(n)) == 1 for lvl in arch.levels for n, spec in lvl.sparse.items()):
-        return None
-    bits = np.repeat(stored_bits(layer, arch, capacity=capacity)[:, :, None], batch.size, axis=2)
-    extents = _coordinate_extents(layer, batch)
+    operand in each mapping's tiles (``fiber_bits`` over the ranks' shapes there, the
+    tiles' coordinates' ``extents``: ``_coordinate_extents``)."""
     word_bits = operand_bits(arch)
+    stored = stored_bits(layer, arch, capacity=capacity)
+    bits = np.repeat(stored[:, :, None], extents["weights"][0].shape[1], axis=2)
     for li, lvl in enumerate(arch.inner_first):
         for name, spec in lvl.sparse.items():
             ranks = spec.fiber_ranks(name)
@@ -165,9 +171,8 @@ def tile_bits(
                 continue
             op = parse_operand(name)
             density, share = _share(layer, arch, op, capacity)
-            coords = [x[li] for x in extents[name]]
             ranks = _whole(ranks)
-            shapes = _rank_shapes(ranks, name, coords)
+            shapes = _rank_shapes(ranks, name, [x[li] for x in extents[name]])
             bits[li, op] = fiber_bits(ranks, shapes, word_bits[li, op], density, share)
     return bits
 
@@ -202,14 +207,15 @@ def with_zeros(layer: Layer, arch: Arch, batch: MappingBatch, counts: Counts) ->
     module docstring); the same object when nothing is sparse."""
     if not is_sparse(layer, arch):
         return counts
-    per_tile = tile_bits(layer, arch, batch)
-    moved = (stored_bits(layer, arch)[:, :, None] if per_tile is None else per_tile) / operand_bits(
-        arch
-    )[:, :, None]
-    reads, fills, updates = counts.reads * moved, counts.fills * moved, counts.updates * moved
-    cap = tile_bits(layer, arch, batch, capacity=True)
-    if cap is None:
+    if _trees(arch):
+        extents = _coordinate_extents(layer, batch)
+        bits = tile_bits(layer, arch, extents)
+        cap = tile_bits(layer, arch, extents, capacity=True)
+    else:  # every format of one rank: the same bits per word in every tile
+        bits = stored_bits(layer, arch)[:, :, None]
         cap = stored_bits(layer, arch, capacity=True)[:, :, None]
+    moved = bits / operand_bits(arch)[:, :, None]
+    reads, fills, updates = counts.reads * moved, counts.fills * moved, counts.updates * moved
     kept_bits = (counts.tile_words * batch.keep[:, :, None] * cap).sum(axis=1)
     overflow = kept_bits - tile_capacity_bits(arch)[:, None]
     made = None
@@ -218,7 +224,7 @@ def with_zeros(layer: Layer, arch: Arch, batch: MappingBatch, counts: Counts) ->
             if spec.action == "none":
                 continue
             target = parse_operand(name)
-            share = _occupied(layer, arch, batch, counts, li, spec.condition_on)
+            share = _occupied(layer, batch, counts, li, spec.condition_on)
             actions = (0, 2) if target is Operand.O else (0,)  # reads (and updates) made
             if spec.action == "skipping":
                 reads[li, target] *= share
@@ -246,7 +252,6 @@ def with_zeros(layer: Layer, arch: Arch, batch: MappingBatch, counts: Counts) ->
 
 def _occupied(
     layer: Layer,
-    arch: Arch,
     batch: MappingBatch,
     counts: Counts,
     li: int,
@@ -264,6 +269,16 @@ def _occupied(
     return share
 
 
+def effectual_share(layer: Layer, arch: Arch) -> float:
+    """The share of ``layer``'s MACs the design's MACs do: 1, or, when they gate or skip
+    zeros, the share whose ``operands`` are all non-zero (``Densities.effectual``)."""
+    zeros = arch.compute.zeros
+    if zeros.action == "none":
+        return 1.0
+    on = tuple(parse_operand(name) for name in zeros.operands)
+    return layer.densities.effectual(on, {op: layer.operand_size(op) for op in on})
+
+
 def _compute(
     layer: Layer, arch: Arch, batch: MappingBatch, counts: Counts
 ) -> tuple[FloatArray | None, FloatArray]:
@@ -273,7 +288,7 @@ def _compute(
     if zeros.action == "none":
         return None, counts.compute_cycles
     on = tuple(parse_operand(name) for name in zeros.operands)
-    p = layer.densities.effectual(on, {op: layer.operand_size(op) for op in on})
+    p = effectual_share(layer, arch)
     effectual = np.full(counts.compute_cycles.shape, counts.macs * p)
     if zeros.action == "gating" or p >= 1.0:
         return effectual, counts.compute_cycles

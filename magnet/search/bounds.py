@@ -29,7 +29,6 @@ reach, so the design never enters the front.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -37,10 +36,11 @@ from typing import Any
 import numpy as np
 
 from magnet.design import Design
+from magnet.mapping.sparse import effectual_share
 from magnet.search import pareto
-from magnet.search.evaluate import DesignJob, load_network
+from magnet.search.evaluate import DesignJob, spec_network
 from magnet.search.space import SearchSpace
-from magnet.workload.dims import Operand, parse_operand
+from magnet.workload.dims import Operand
 from magnet.workload.network import Network
 
 #: The objectives a bound exists for, and whether it bounds from below (minimised) or above.
@@ -58,20 +58,12 @@ BOUNDED = {
 
 def _effectual(design: Design, network: Network) -> float:
     """The MACs of ``network`` the design does (its repeats included): all, or the share its
-    MACs' zeros leave (``magnet.mapping.sparse``)."""
-    zeros = design.arch.compute.zeros
-    total = 0.0
-    for entry in network.layers:
-        layer = entry.layer
-        if layer.is_postprocess:
-            continue
-        share = 1.0
-        if zeros.action != "none":
-            on = tuple(parse_operand(name) for name in zeros.operands)
-            sizes: dict[Operand, float] = {op: layer.operand_size(op) for op in on}
-            share = layer.densities.effectual(on, sizes)
-        total += layer.macs * share * entry.repeat
-    return total
+    MACs' zeros leave (``effectual_share``)."""
+    return sum(
+        e.layer.macs * effectual_share(e.layer, design.arch) * e.repeat
+        for e in network.layers
+        if not e.layer.is_postprocess
+    )
 
 
 def _dram_floor(design: Design, network: Network) -> tuple[float, float]:
@@ -184,18 +176,8 @@ def dominated(job: DesignJob, design: Design) -> str | None:
     """Why ``job``'s design (built: ``design``) is dominated before it is mapped, by the
     front the job carries (None: it is not). Run where the design is evaluated: a plug-in
     that builds or prices it runs there, never in the driver."""
-    networks, weights = [], []
-    for spec in job.workloads:
-        densities = spec.get("densities")
-        networks.append(
-            load_network(
-                spec["workload"],
-                spec.get("batch"),
-                spec.get("skip_unpriced_ops", False),
-                None if densities is None else json.dumps(densities, sort_keys=True),
-            )
-        )
-        weights.append(float(spec.get("weight", 1.0)))
+    networks = [spec_network(spec) for spec in job.workloads]
+    weights = [float(spec.get("weight", 1.0)) for spec in job.workloads]
     bounds = bound_metrics(design, networks, weights)
     if dominating(bounds, job.objectives, job.directions, job.front) is None:
         return None

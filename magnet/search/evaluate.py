@@ -220,13 +220,7 @@ def _evaluate(job: DesignJob) -> DesignResult:
     weights: list[float] = []
     per_workload: list[dict[str, float]] = []
     for spec in job.workloads:
-        densities = spec.get("densities")
-        network = load_network(
-            spec["workload"],
-            spec.get("batch"),
-            spec.get("skip_unpriced_ops", False),
-            None if densities is None else json.dumps(densities, sort_keys=True),
-        )
+        network = spec_network(spec)
         name = mapper.get("name", "fast")
         staged = spec.get("pipeline") or spec.get("fuse")
         warm = WARM_STORE if mapper.get("reuse", True) else None
@@ -334,6 +328,18 @@ def preflight(space: SearchSpace, source: str) -> None:
                 require_unit(design.arch, [e.layer for e in network.layers])
             except MagnetError as exc:
                 raise MagnetError(str(exc), source=source, field=f"workloads.{i}") from None
+
+
+def spec_network(spec: dict[str, Any]) -> Network:
+    """The network of a job's workload spec (``WorkloadSpec`` as a dict), loaded once per
+    process (``load_network``)."""
+    densities = spec.get("densities")
+    return load_network(
+        spec["workload"],
+        spec.get("batch"),
+        spec.get("skip_unpriced_ops", False),
+        None if densities is None else json.dumps(densities, sort_keys=True),
+    )
 
 
 @functools.cache
