@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import common
@@ -32,31 +29,6 @@ from magnet.search import pareto as pf
 from magnet.search.space import builtin_spaces
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reuse_search.json"
-
-
-def run(space: Path, storage: Path, trials: int, workers: int) -> float:
-    """``magnet search SPACE`` with its storage; its wall seconds."""
-    start = time.perf_counter()
-    subprocess.run(
-        [
-            str(Path(sys.executable).parent / "magnet"),
-            "search",
-            str(space),
-            "--trials",
-            str(trials),
-            "--workers",
-            str(workers),
-            "--storage",
-            str(storage),
-            "--no-report",
-            "--seed",
-            "0",
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -75,7 +47,7 @@ def main() -> None:
             data["mapper"]["reuse"] = reuse
             space.write_text(yaml.safe_dump(data))
             storage = Path(folder) / f"{name}.journal"
-            seconds = run(space, storage, args.trials, args.workers)
+            seconds, _ = common.search(space, storage, args.trials, args.workers, "--seed", "0")
             study = load_study("magnet", str(storage))
             trials = study.feasible()
             starts: dict[str, int] = {}

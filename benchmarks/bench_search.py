@@ -28,8 +28,6 @@ import hashlib
 import itertools
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -176,25 +174,7 @@ def quality(workers: int, seeds: int) -> dict:
 # ---- throughput ------------------------------------------------------------------------------
 def _run_search(space: Path, trials: int, workers: int, folder: Path) -> dict:
     storage = folder / f"{space.stem}-{trials}-{workers}.journal"
-    cmd = [
-        sys.executable,
-        "-m",
-        "magnet.cli",
-        "search",
-        str(space),
-        "--trials",
-        str(trials),
-        "--workers",
-        str(workers),
-        "--storage",
-        str(storage),
-        "--no-report",
-    ]
-    start = time.perf_counter()
-    _, user, system = common.run_timed(
-        cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    wall = time.perf_counter() - start
+    wall, cpu = common.search(space, storage, trials, workers)
     from magnet.search import load_study
 
     study = load_study(space.stem, str(storage))
@@ -204,7 +184,7 @@ def _run_search(space: Path, trials: int, workers: int, folder: Path) -> dict:
         "trials": trials,
         "workers": workers,
         "wall_seconds": wall,
-        "cpu_seconds_children": user + system,
+        "cpu_seconds_children": cpu,
         "trials_per_second": counts["complete"] / wall,
         "complete": counts["complete"],
         "ok": counts["ok"],

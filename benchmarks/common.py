@@ -1,5 +1,5 @@
-"""What the benchmarks share: one core, the machine they ran on, a command's CPU seconds and
-the JSON record they write.
+"""What the benchmarks share: one core, the machine they ran on, a command's CPU seconds, a
+search from the command line and the JSON record they write.
 
 Each ``benchmarks/bench_*.py`` is run as a script (``python benchmarks/bench_NAME.py``), so
 this folder is on ``sys.path`` and ``import common`` finds this module.
@@ -12,6 +12,7 @@ import os
 import platform
 import resource
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,18 @@ def run_timed(cmd: list[str], **kwargs: Any) -> tuple[subprocess.CompletedProces
     done = subprocess.run(cmd, check=True, **kwargs)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return done, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+
+
+def search(
+    space: Path, storage: Path, trials: int, workers: int, *extra: str
+) -> tuple[float, float]:
+    """``magnet search SPACE`` with its storage, ``--no-report`` and ``extra`` arguments,
+    its output discarded; its wall seconds and the CPU seconds of the processes it ran."""
+    cmd = [sys.executable, "-m", "magnet.cli", "search", str(space), "--trials", str(trials)]
+    cmd += ["--workers", str(workers), "--storage", str(storage), "--no-report", *extra]
+    start = time.perf_counter()
+    _, user, system = run_timed(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start, user + system
 
 
 def write_record(path: Path, record: dict[str, Any]) -> None:

@@ -145,17 +145,10 @@ def test_a_search_can_fuse_its_package_designs(tmp_path) -> None:
         assert sum(s["chiplets"] for s in stages) == 2 and all(s["tiles"] >= 1 for s in stages)
     # the design page lists the stages, with their groups and tiles when fused
     from magnet.report.design import design_view
-    from magnet.report.html import environment
+    from tests.test_design_page import body
 
     trial = study.feasible()[0]
-    page = (
-        environment()
-        .from_string(
-            '{% import "macros.html" as m %}'
-            '{{ m.design_body(view, "", {"arch": None, "mappings": []}) }}'
-        )
-        .render(view=design_view(study, trial))
-    )
+    page = body(design_view(study, trial))
     stages = trial.records[0]["pipeline"]
     fused = any(s["tiles"] > 1 for s in stages)
     head = "fused stage (depth-first)" if fused else "pipeline stage"

@@ -210,17 +210,10 @@ def test_a_search_can_pipeline_its_package_designs(tmp_path) -> None:
     assert records[1]["pipeline"] is None  # one chip: layer after layer
     # the design page lists the stages
     from magnet.report.design import design_view
-    from magnet.report.html import environment
+    from tests.test_design_page import body
 
     trial = next(t for t in study.feasible() if t.params["chiplets_x"] == 2)
-    page = (
-        environment()
-        .from_string(
-            '{% import "macros.html" as m %}'
-            '{{ m.design_body(view, "", {"arch": None, "mappings": []}) }}'
-        )
-        .render(view=design_view(study, trial))
-    )
+    page = body(design_view(study, trial))
     assert "<th>pipeline stage</th>" in page
     for s in stages:
         assert f"<td>{s['first']} .. {s['last']}</td>" in page

@@ -122,9 +122,7 @@ def map_pipeline(
     fit = weights_fit(network, archs, holding) if fuse else None
     rules = (fit, weights_fit_loosely(network, archs)) if fit is not None else ()
     found = estimates(network, design.arch, design.costs, archs, bands, holding, lean, weights)
-    plans = candidates(
-        network, design.arch, design.costs, archs, bands, holding, lean, weights, rules, found
-    )
+    plans = candidates(network, found, max(archs), rules)
     if not plans:
         reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
         return PipelineOutcome(None, reason, evaluated, cached)
@@ -262,12 +260,14 @@ def estimates(
     costs: ArchCosts,
     archs: dict[int, Arch],
     bands: dict[int, dict[ShapeKey, Result]],
-    holding: dict[int, dict[ShapeKey, Result]] | None = None,
-    lean: dict[int, dict[ShapeKey, Result]] | None = None,
-    objective: tuple[float, float] = (1.0, 1.0),
+    holding: dict[int, dict[ShapeKey, Result]],
+    lean: dict[int, dict[ShapeKey, Result]],
+    objective: tuple[float, float],
 ) -> Estimates:
-    """The planner's two estimates of each entry's cycles on each band (see ``candidates``
-    for the arguments)."""
+    """The planner's two estimates of each entry's cycles on each band. ``archs[h]``: the
+    band of ``h`` rows of ``arch``; ``bands[h]``: its results; ``holding[h]`` and
+    ``lean[h]``: its mappings that hold their weights and its lean ones; ``objective``: the
+    mapper's, as (energy, latency) weights."""
     rows = max(archs)
     shapes = len(network.unique_layers(mapped=True))
     # each band running the whole network layer after layer, activations on chip where
@@ -278,8 +278,8 @@ def estimates(
             archs[h],
             costs,
             found,
-            holding=(holding or {}).get(h, {}),
-            lean=(lean or {}).get(h, {}),
+            holding=holding.get(h, {}),
+            lean=lean.get(h, {}),
             objective=objective,
         )
         for h, found in bands.items()
@@ -299,25 +299,14 @@ def estimates(
 
 def candidates(
     network: Network,
-    arch: Arch,
-    costs: ArchCosts,
-    archs: dict[int, Arch],
-    bands: dict[int, dict[ShapeKey, Result]],
-    holding: dict[int, dict[ShapeKey, Result]] | None = None,
-    lean: dict[int, dict[ShapeKey, Result]] | None = None,
-    objective: tuple[float, float] = (1.0, 1.0),
+    est: Estimates,
+    rows: int,
     allowed: Sequence[Callable[[int, int, int], bool]] = (),
-    found: Estimates | None = None,
 ) -> list[Plan]:
     """The plans the planner prices as they run, each once (see the module docstring): the
     ``FRONTIER`` best by each estimate (and, for each of ``allowed``, the best by each of the
-    splits whose every stage it allows: ``frontier``), and one stage on all of ``arch``'s rows when
-    every layer fits them. ``archs[h]``: the band of ``h`` rows; ``bands[h]``: its results;
-    ``holding[h]`` and ``lean[h]``: its mappings that hold their weights and its lean ones;
-    ``objective``: the mapper's, as (energy, latency) weights; ``found``: the estimates, if
-    made (``estimates``)."""
-    rows = max(archs)
-    est = found or estimates(network, arch, costs, archs, bands, holding, lean, objective)
+    splits whose every stage it allows: ``frontier``), and one stage on all ``rows`` when
+    every layer fits them. ``est``: each entry's cycles on each band (``estimates``)."""
     alone, kept, floor = est.alone, est.kept, est.floor
     plans = frontier(alone, rows, floor, FRONTIER) + frontier(kept, rows, floor, FRONTIER)
     for rule in allowed:
