@@ -477,6 +477,21 @@ def test_a_search_over_ways_of_handling_zeros_reports_what_each_saves(tmp_path: 
     assert "compute cycles saved" in html
 
 
+def test_every_dataflow_of_the_sparse_space_runs_on_its_designs() -> None:
+    # MAGNet's ws-local-os keeps partial sums in the accumulation collector: a space whose
+    # PEs had none would record half its designs infeasible (as the shipped one once did)
+    from magnet.design import build_design
+    from magnet.search import load_space
+    from magnet.templates import get_template
+
+    space = load_space("sparse")
+    template = get_template(space.template)
+    first = {name: r.listed()[0] for name, r in space.ranges().items()}
+    arch = template.build(template.params(space.design(first)), name="smallest")
+    for dataflow in space.dataflows():
+        assert build_design(arch, dataflow).dataflow.name == dataflow
+
+
 def test_lanes_fed_compressed_weights_take_a_step_per_non_zero() -> None:
     # 4 lanes over K, C = 64, weights 2:4: stored uncompressed, a step of the 4 lanes is
     # skipped only when all 4 weights are zero: each lane's weight is zero with probability
