@@ -51,6 +51,14 @@ def test_no_design_skipped_by_its_bounds_would_have_entered_the_front(tmp_path: 
         assert beaten.any(), (t.number, actual)
     # and none is on the front the study reports
     assert not {t.number for t in dominated} & {t.number for t in study.pareto_front()}
+    # the dashboard serves the count its "dominated" card shows (``showCounts``: s.trials)
+    from starlette.testclient import TestClient
+
+    from magnet.dashboard import create_app
+
+    with TestClient(create_app(str(tmp_path / "s.journal")), base_url="http://127.0.0.1") as c:
+        assert c.get("/api/studies/small").json()["trials"]["dominated"] == len(dominated)
+        assert 'data-count="dominated"' in c.get("/studies/small").text
 
 
 @pytest.mark.parametrize(
