@@ -83,6 +83,60 @@ def make_study(cache: Path, trials: int) -> tuple[Path, float]:
     return journal, seconds
 
 
+def clone_study(base: Path, cache: Path, trials: int) -> Path:
+    """A journal of ``trials`` designs cloned from the study of ``base`` through Optuna's
+    public API (cached): each a finished trial of the base study in turn, its objective
+    values (and the metrics that are objectives) scaled by a log-normal factor (sigma 0.1,
+    seeded) so that the clones spread as a search's designs do instead of piling on the
+    base study's points; its parameters, records and times as the base trial's."""
+    import copy
+
+    import optuna
+
+    journal = cache / f"dashboard-{trials}-cloned.journal"
+    done = cache / f"dashboard-{trials}-cloned.done"
+    if done.exists():
+        return journal
+    journal.unlink(missing_ok=True)
+    from magnet.search.storage import open_storage
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    source = optuna.load_study(study_name=STUDY, storage=open_storage(str(base), create=False))
+    target = optuna.create_study(
+        study_name=STUDY,
+        storage=open_storage(str(journal), create=True),
+        directions=source.directions,
+    )
+    for key, value in source.user_attrs.items():
+        target.set_user_attr(key, value)
+    finished = [t for t in source.get_trials(deepcopy=False) if t.state.is_finished()]
+    from magnet.search import load_study
+
+    objectives = load_study(STUDY, str(base)).objectives
+    rng = np.random.default_rng(0)
+    batch: list[Any] = []
+    for i in range(trials):
+        t = copy.deepcopy(finished[i % len(finished)])
+        if t.values is not None:
+            factors = np.exp(rng.normal(0.0, 0.1, len(t.values)))
+            t.values = [v * float(f) for v, f in zip(t.values, factors, strict=True)]
+            record = dict(t.user_attrs.get("magnet") or {})
+            metrics = dict(record.get("metrics") or {})
+            for name, value in zip(objectives, t.values, strict=False):
+                if name in metrics:
+                    metrics[name] = value
+            record["metrics"] = metrics
+            t.user_attrs["magnet"] = record
+        batch.append(t)
+        if len(batch) == 1000:
+            target.add_trials(batch)
+            batch = []
+            print(f"cloned {i + 1} of {trials} trials", file=sys.stderr)
+    target.add_trials(batch)
+    done.write_text("1")
+    return journal
+
+
 def _get(url: str) -> tuple[int, float, bytes]:
     start = time.perf_counter()
     try:

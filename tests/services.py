@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from magnet.search.workers import RAY_ENV, _die_with_parent
+from magnet.search.workers import RAY_ENV, RAY_STARTED, _die_with_parent
 
 
 def magnet_command(*args: str) -> list[str]:
@@ -49,10 +49,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_port(port: int, seconds: float) -> bool:
+def wait_port(port: int, seconds: float, host: str = "127.0.0.1") -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+        with contextlib.suppress(OSError), socket.create_connection((host, port), 1):
             return True
         time.sleep(0.25)
     return False
@@ -143,43 +143,63 @@ class DriverCluster:
 
 
 @contextlib.contextmanager
-def ray_head(cpus: int = 2) -> Iterator[str]:
+def ray_head(cpus: int = 2, nodes: int = 1) -> Iterator[str]:
     """A Ray head on 127.0.0.1 (``ray start --head --block``, a child of this process that
     gets SIGTERM and stops its cluster when this process dies, even if it crashes before its
     clean-up: a pytest worker that dies must not leave a cluster behind); yields its
-    address, stops only it."""
+    address, stops only it.
+
+    With ``nodes`` > 1, a cluster of that many nodes on this machine, ``cpus`` each: the
+    head on 127.0.0.2, the others on 127.0.0.3, ... (each ``ray start --address``; Ray
+    refuses a second node while its loopback switch, ``RAY_ENV``, is on, and then turns
+    127.0.0.1 into the host's address, so the nodes take other loopback addresses)."""
     port = free_port()
     temp = tempfile.mkdtemp(prefix="mgt", dir="/tmp")
     env = {**os.environ, **RAY_ENV}
-    cmd = [
-        sys.executable,
-        "-m",
-        "ray.scripts.scripts",
-        "start",
+    ip = "127.0.0.1"
+    if nodes > 1:
+        env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "1"
+        ip = "127.0.0.2"
+    start = [sys.executable, "-m", "ray.scripts.scripts", "start", "--block"]
+    start += [f"--num-cpus={cpus}", "--disable-usage-stats"]
+    head_args = [
         "--head",
-        "--block",
         f"--port={port}",
         f"--temp-dir={temp}",
-        f"--num-cpus={cpus}",
-        "--node-ip-address=127.0.0.1",
+        f"--node-ip-address={ip}",
         "--include-dashboard=false",
-        "--disable-usage-stats",
     ]
-    head = subprocess.Popen(
-        cmd,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        preexec_fn=_die_with_parent,
-    )
+    more = [
+        [f"--address={ip}:{port}", f"--node-ip-address=127.0.0.{3 + i}"] for i in range(nodes - 1)
+    ]
+    if nodes > 1:  # every node's object store small: several share this machine's memory
+        start.append("--object-store-memory=200000000")
+    procs: list[subprocess.Popen[bytes]] = []
     try:
-        assert wait_port(port, 180)
-        yield f"127.0.0.1:{port}"
+        for i, args in enumerate([head_args, *more]):
+            said = Path(temp) / f"node{i}.out"  # ``ray start`` says when its node has joined
+            with open(said, "wb") as out:
+                procs.append(
+                    subprocess.Popen(
+                        start + args,
+                        env=env,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                        preexec_fn=_die_with_parent,
+                    )
+                )
+            deadline = time.monotonic() + 180
+            while RAY_STARTED not in said.read_bytes():
+                assert procs[-1].poll() is None and time.monotonic() < deadline, said.read_text()
+                time.sleep(0.25)
+        assert wait_port(port, 180, host=ip)
+        yield f"{ip}:{port}"
     finally:
-        head.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            head.wait(timeout=60)
+        for proc in reversed(procs):
+            proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=60)
         stop_ray(temp)
         shutil.rmtree(temp, ignore_errors=True)
 

@@ -20,6 +20,7 @@ from magnet.cli import main
 from magnet.errors import MagnetError
 from magnet.mapping.evaluate import CATEGORIES
 from magnet.search import driver, load_space, load_study, search, workers
+from magnet.search.evaluate import DesignJob, DesignResult
 from magnet.search.pareto import nondominated
 from tests.conftest import DATA, REPO
 from tests.services import (
@@ -27,6 +28,7 @@ from tests.services import (
     magnet_process,
     postgres,
     postgres_bin,
+    ray_head,
 )
 
 SPACE = DATA / "search" / "small_space.yaml"
@@ -401,6 +403,21 @@ def test_search_on_an_existing_ray_cluster_by_address(storage, ray_cluster) -> N
     assert [int(row.split()[0]) for row in table[2:]] == [t.number for t in study.pareto_front()]
 
 
+def test_a_study_runs_on_a_ray_cluster_of_two_nodes(tmp_path) -> None:
+    # two `ray start` on this machine (the head at 127.0.0.2, a node at 127.0.0.3), one CPU
+    # each: the search's designs are evaluated on both (a Ray worker names its node)
+    storage = str(tmp_path / "two.journal")
+    args = ["search", str(SPACE), "--storage", storage, "--trials", "8", "--workers", "2"]
+    with ray_head(cpus=1, nodes=2) as address:
+        out = CliRunner().invoke(main, [*args, "--ray-address", address, "--no-report"])
+    assert out.exit_code == 0, out.output
+    study = load_study("small", storage)
+    assert study.counts()["designs"] == 8 and not study.trials("failed")
+    nodes = {t.worker.rsplit(":", 1)[0] for t in study.trials() if t.worker != "driver"}
+    assert nodes == {"127.0.0.2", "127.0.0.3"}
+    assert_mutually_non_dominated(study)
+
+
 def test_the_front_is_ordered_and_lists_a_design_once(tmp_path) -> None:
     # the random sampler on a 32-design space proposes designs again
     space = space_with(tmp_path, sampler="random")
@@ -429,6 +446,73 @@ def test_a_dead_worker_fails_its_trial_and_the_search_goes_on(
     assert failed and all(t.params["vector_width"] == 8 for t in failed)
     assert "WorkerCrashedError" in failed[0].reason or "died" in failed[0].reason
     assert study.counts()["designs"] == 6
+
+
+def _pool_jobs(space_path: Path, widths: list[int], flow: str, accum: int) -> list:
+    space = load_space(space_path)
+    base = {**space.fixed(), "vector_units": 4, "weight_collector": 1}
+    return [
+        DesignJob.of(space, {**base, "vector_width": w, "accum_collector": accum}, flow, number=i)
+        for i, w in enumerate(widths)
+    ]
+
+
+def _collect(pool: workers.RayPool, count: int) -> dict[int, object]:
+    got: dict[int, object] = {}
+    deadline = time.monotonic() + 120
+    while len(got) < count and time.monotonic() < deadline:
+        for job, outcome in pool.results(timeout=1.0):
+            assert job.number not in got  # each design handed back once
+            got[job.number] = outcome
+    return got
+
+
+def test_a_pool_batches_designs_of_a_few_ms_and_hands_each_back_once(ray_cluster) -> None:
+    # ws-local-os on a design without an accumulation collector is refused in about 1 ms:
+    # after the first results, the pool sends such designs MAX_BATCH to a task
+    jobs = _pool_jobs(SPACE, [4] * 60, "ws-local-os", accum=0)
+    pool = workers.RayPool(2, ray_cluster)
+    try:
+        assert pool.startup_seconds > 0 and pool.slots == 2 * workers.TASKS_PER_WORKER
+        for job in jobs[:4]:
+            pool.submit(job)
+        first = _collect(pool, 4)
+        assert pool.batch == workers.MAX_BATCH  # 0.2 s / ~1 ms, at most 16
+        assert pool.slots == 2 * workers.TASKS_PER_WORKER * workers.MAX_BATCH
+        sent = pool.tasks_sent
+        for job in jobs[4:]:
+            pool.submit(job)
+        got = {**first, **_collect(pool, len(jobs) - 4)}
+        # 56 designs in tasks of 16: 4 tasks (a smaller one only if a worker would idle)
+        assert pool.tasks_sent - sent <= 8
+    finally:
+        pool.close()
+    assert sorted(got) == list(range(len(jobs)))
+    assert all(isinstance(o, DesignResult) and o.status == "infeasible" for o in got.values())
+
+
+def test_a_worker_dying_mid_batch_fails_that_design_and_resends_the_rest(
+    tmp_path, ray_cluster
+) -> None:
+    # four designs in one task, the second one's plug-in ends its process: that design fails
+    # (Ray retries the task once, it dies again), the three others are evaluated
+    plugin = DATA / "search" / "crash_on_wide.py"
+    space = space_with(tmp_path, cost_model=f"{plugin}:CrashOnWide")
+    jobs = _pool_jobs(space, [4, 8, 4, 4], "os-local-ws", accum=4)
+    pool = workers.RayPool(2, ray_cluster)
+    try:
+        pool.batch = 4  # as if the designs were quick: one task carries all four
+        for job in jobs:
+            pool.submit(job)
+        early = list(pool.results(timeout=0.01))  # sends them: one task (each takes 0.3 s)
+        assert not early and [len(batch) for batch in pool.tasks.values()] == [4]
+        got = _collect(pool, 4)
+    finally:
+        pool.close()
+    assert sorted(got) == [0, 1, 2, 3]
+    assert isinstance(got[1], BaseException)
+    assert "WorkerCrashedError" in type(got[1]).__name__ or "died" in str(got[1])
+    assert all(isinstance(got[n], DesignResult) and got[n].status == "ok" for n in (0, 2, 3))
 
 
 def test_a_bad_ray_address_is_a_clear_error(storage) -> None:

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 import magnet.cli
 from magnet.search import search, space_from_data, workers
-from magnet.search.evaluate import DesignJob
+from magnet.search.evaluate import DesignJob, DesignResult
 from tests.conftest import DATA
 
 SPACE = DATA / "search" / "small_space.yaml"
@@ -83,8 +83,10 @@ def test_the_allocator_is_tuned_by_the_command_line_and_by_workers(
     assert calls == ["cli"]
     space = space_from_data(_space())
     params = {"vector_width": 4, "vector_units": 4, "weight_collector": 1, "accum_collector": 4}
-    result = workers.evaluate_on_worker(DesignJob.of(space, params, "os-local-ws"))
-    assert result.status == "ok" and calls == ["cli", "worker"]
+    job = DesignJob.of(space, params, "os-local-ws", number=7)
+    ((number, result),) = list(workers.evaluate_batch([job]))
+    assert number == 7 and isinstance(result, DesignResult) and result.status == "ok"
+    assert calls == ["cli", "worker"]
     # in the caller's process (--workers 1) a search leaves the allocator alone
     workers.InProcess().submit(DesignJob.of(space, params, "os-local-ws"))
     assert calls == ["cli", "worker"]

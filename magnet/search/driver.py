@@ -528,6 +528,12 @@ def _drive(
     if missing:
         log(f"no bound for {', '.join(missing)} (magnet.search.bounds): every design is mapped")
     pool = make_pool(options.workers, options.ray_address, log)
+    if pool.startup_seconds:
+        log(
+            f"{options.workers} Ray workers ready after {pool.startup_seconds:.1f} s of start-up "
+            "(the rates below count from here)"
+        )
+        progress.start = time.monotonic()
     signals = _Signals()
     designs = _Designs(before, space, options.seed)
     run = _Run(study, storage, space, options, progress, pool, designs, signals)

@@ -19,6 +19,7 @@ import json
 import math
 import os
 import socket
+import sys
 import time
 import zlib
 from collections import OrderedDict
@@ -174,7 +175,12 @@ def metrics_of(record: dict[str, Any]) -> dict[str, float]:
 
 
 def worker_id() -> str:
-    """This process, as a trial records where it was evaluated: ``HOST:PID``."""
+    """This process, as a trial records where it was evaluated: ``HOST:PID``, where a Ray
+    worker's host is its Ray node's address (what ``ray status`` names a node by: two nodes
+    on one machine are told apart, and a container's random hostname says nothing)."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        return f"{ray.util.get_node_ip_address()}:{os.getpid()}"
     return f"{socket.gethostname()}:{os.getpid()}"
 
 

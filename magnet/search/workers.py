@@ -1,11 +1,15 @@
 """Where designs are evaluated: in the driver's process, or on Ray workers.
 
 ``InProcess`` runs one job at a time in the driver (``--workers 1``: no Ray at all, which
-would cost 4-14 s and ~0.8 GB to start on a small machine). ``RayPool`` keeps up to ``W``
-jobs in flight on Ray workers: on a cluster of its own (a ``ray start --head --block`` child
-process bound to 127.0.0.1, which the kernel stops when the driver dies, even by SIGKILL,
-so no Ray process outlives the search), or on an existing cluster (``--ray-address``), which
-it only connects to. Ray is imported only here, only when used.
+would cost 4-14 s and ~0.8 GB to start on a small machine). ``RayPool`` evaluates on Ray
+workers: on a cluster of its own (a ``ray start --head --block`` child process bound to
+127.0.0.1, which the kernel stops when the driver dies, even by SIGKILL, so no Ray process
+outlives the search), or on an existing cluster (``--ray-address``), which it only connects
+to. Ray is imported only here, only when used. Its start-up (the cluster, each worker's
+imports) is paid once, before the first design, and measured (``startup_seconds``: the
+driver reports it apart from the search's rate). Designs go to the workers in tasks of
+``batch`` designs, ``TASKS_PER_WORKER`` tasks per worker in flight; a task hands each
+design back as it finishes (a Ray streaming generator).
 
 An interrupted search never calls ``ray.cancel``: cancelling a task whose reply is arriving
 races in Ray's core worker with that reply (the cancel fails the task while the reply is
@@ -60,6 +64,17 @@ WORKERS_PER_CORE = 4
 #: Evaluations a search keeps in flight on a cluster it connects to (``--ray-address``): far
 #: more than the cores of any cluster one driver keeps busy.
 MAX_WORKERS = 10_000
+#: Tasks a pool keeps in flight per worker: one running, the next queued on Ray, so a worker
+#: starts its next designs the moment it finishes, not after the driver has told its result
+#: and asked for more (20-50 ms per design here, 5-12 % of a ``quickstart`` design).
+TASKS_PER_WORKER = 2
+#: Designs per task: as many as take about ``TASK_SECONDS`` (measured as results arrive), at
+#: most ``MAX_BATCH``. A Ray task's round trip costs 1.5 ms here (benchmarks/bench_workers.py):
+#: under 1 % of a 0.2 s task, so a design that takes longer goes alone (its result is told
+#: the moment it is ready either way: a task hands back each design as it finishes), and only
+#: designs of a few ms (exact mapping reuse, bounds) are batched.
+TASK_SECONDS = 0.2
+MAX_BATCH = 16
 #: How long a local Ray cluster may take to start (4-14 s here), and how often the wait for it
 #: says that it is still starting.
 START_SECONDS = 120
@@ -81,8 +96,12 @@ Outcome = DesignResult | BaseException
 class Pool(Protocol):
     """Where the driver sends designs (``InProcess`` or ``RayPool``)."""
 
-    #: Jobs the pool runs at once (the driver keeps this many in flight).
-    slots: int
+    @property
+    def slots(self) -> int:
+        """Jobs the driver keeps in flight."""
+
+    #: Seconds the pool took to get ready (0 for one in the driver's process).
+    startup_seconds: float
 
     def submit(self, job: DesignJob) -> None:
         """Start evaluating ``job``."""
@@ -97,11 +116,27 @@ class Pool(Protocol):
         """Release the pool's processes (idempotent)."""
 
 
-def evaluate_on_worker(job: DesignJob) -> DesignResult:
-    """``evaluate_design`` in a worker process of a pool: the process's allocator is tuned
-    for the evaluator first (``magnet.perf``; once per process, then free)."""
+def evaluate_batch(jobs: list[DesignJob]) -> Iterator[tuple[int, Outcome]]:
+    """On a Ray worker: evaluate ``jobs`` in turn, handing each outcome (its result, or the
+    exception it raised) back as soon as it is ready (a Ray streaming generator task), with
+    the job's trial number. The process's allocator is tuned for the evaluator first
+    (``magnet.perf``; once per process, then free)."""
     tune_allocator()
-    return evaluate_design(job)
+    for job in jobs:
+        try:
+            outcome: Outcome = evaluate_design(job)
+        except Exception as exc:  # a refused input or a bug fails the trial, not the batch
+            outcome = exc
+        yield job.number, outcome
+
+
+def warm_worker() -> str:
+    """On a Ray worker, at the pool's start: what every evaluation needs first (this module
+    and the evaluator imported, the allocator tuned), paid before the first design."""
+    tune_allocator()
+    from magnet.search.evaluate import worker_id
+
+    return worker_id()
 
 
 class InProcess:
@@ -111,6 +146,7 @@ class InProcess:
     line, not here)."""
 
     slots = 1
+    startup_seconds = 0.0
 
     def __init__(self) -> None:
         self._queued: list[DesignJob] = []
@@ -314,16 +350,22 @@ def ray_environment() -> Iterator[None]:
 
 
 class RayPool:
-    """Up to ``workers`` jobs in flight on Ray (see the module docstring)."""
+    """Designs evaluated on ``workers`` Ray workers (see the module docstring)."""
 
     def __init__(
         self, workers: int, address: str | None = None, log: Callable[[str], None] | None = None
     ):
-        self.slots = workers
+        started = time.monotonic()
+        self.workers = workers
         self.address = address
         self.head: subprocess.Popen[bytes] | None = None
         self.temp_dir: str | None = None
-        self.in_flight: dict[Any, DesignJob] = {}  # Ray's ObjectRef -> its job
+        #: Ray's generator of each task in flight -> its jobs not yet handed back, in order
+        self.tasks: dict[Any, list[DesignJob]] = {}
+        self.pending: list[DesignJob] = []  # submitted, waiting to fill a batch
+        self.batch = 1
+        self.tasks_sent = 0
+        self.design_seconds: float | None = None  # a design's mean time on a worker
         self.interrupted = False
         with ray_environment():  # Ray reads its loopback switch when it is imported
             import ray
@@ -350,7 +392,28 @@ class RayPool:
         except BaseException:
             self.close()
             raise
-        self.remote = ray.remote(max_retries=1)(evaluate_on_worker)
+        self.remote = ray.remote(max_retries=1)(evaluate_batch)
+        self._warm(log)
+        #: Seconds from the pool's creation until every worker is ready (the cluster started
+        #: or reached, each worker's imports done): a search's start-up, reported apart
+        self.startup_seconds = time.monotonic() - started
+
+    @property
+    def slots(self) -> int:
+        """Designs the driver keeps in flight: ``TASKS_PER_WORKER`` batches per worker."""
+        return self.workers * TASKS_PER_WORKER * self.batch
+
+    def _warm(self, log: Callable[[str], None] | None) -> None:
+        """Run ``warm_worker`` on as many workers as will evaluate at once (this pool's, at
+        most the cluster's cores), so that the first designs do not pay their imports. An
+        existing cluster busy with other work is not waited for beyond ``START_SECONDS``."""
+        resources: dict[str, float] = self.ray.cluster_resources()  # type: ignore[no-untyped-call]
+        cores = int(resources.get("CPU", 1))
+        warm = self.ray.remote(warm_worker)
+        refs = [warm.remote() for _ in range(max(1, min(self.workers, cores)))]
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=START_SECONDS)
+        if len(ready) < len(refs) and log is not None:
+            log(f"{len(refs) - len(ready)} Ray workers not ready after {START_SECONDS} s")
 
     def _start_cluster(self, workers: int, log: Callable[[str], None] | None) -> None:
         """Start ``ray start --head`` as a child (``RAY_ENV`` in its environment only, its
@@ -392,28 +455,67 @@ class RayPool:
             raise
 
     def submit(self, job: DesignJob) -> None:
-        """Send ``job`` to a Ray worker."""
-        self.in_flight[self.remote.remote(job)] = job
+        """Queue ``job`` for a Ray worker: sent with the others the driver submits before it
+        asks for ``results`` (``_send``)."""
+        self.pending.append(job)
+
+    def _send(self) -> None:
+        """Send the queued jobs as tasks of ``batch`` designs; a smaller batch only when a
+        worker would otherwise run out of queued work."""
+        while self.pending and (
+            len(self.pending) >= self.batch or len(self.tasks) < self.workers * TASKS_PER_WORKER
+        ):
+            jobs, self.pending = self.pending[: self.batch], self.pending[self.batch :]
+            self.tasks[self.remote.remote(jobs)] = jobs
+            self.tasks_sent += 1
 
     def results(self, timeout: float) -> Iterator[tuple[DesignJob, Outcome]]:
-        """The jobs Ray finished (waiting up to ``timeout`` seconds for one); a task's
-        exception is handed back as the exception the evaluation raised."""
-        if not self.in_flight:
+        """The designs Ray finished (waiting up to ``timeout`` seconds for one). A task that
+        failed as a whole (its worker died: a plug-in ended the process) fails the design it
+        was evaluating with Ray's error (or the cause it names); the designs after it in the
+        batch are sent again."""
+        self._send()
+        if not self.tasks:
             return
-        ready, _ = self.ray.wait(list(self.in_flight), num_returns=1, timeout=timeout)
-        for ref in ready:
-            job = self.in_flight.pop(ref)
+        ready, _ = self.ray.wait(list(self.tasks), num_returns=1, timeout=timeout)
+        for task in ready:
+            jobs = self.tasks.pop(task)
+            assert isinstance(task, self.ray.ObjectRefGenerator)
             try:
-                yield job, self.ray.get(ref)
+                ref = next(task)
+            except StopIteration:  # every design of it handed back
+                continue
+            try:
+                number, outcome = self.ray.get(ref)
             except Exception as exc:
                 cause = getattr(exc, "cause", None)
+                job, rest = jobs[0], jobs[1:]
+                self.pending[:0] = rest
                 yield job, cause if isinstance(cause, BaseException) else exc
+                continue
+            job = next(j for j in jobs if j.number == number)
+            jobs.remove(job)
+            self.tasks[task] = jobs  # it hands back the rest (and then stops)
+            self._learn(outcome)
+            yield job, outcome
+        self._send()
+
+    def _learn(self, outcome: Outcome) -> None:
+        """Size the batches from the designs' mean time on a worker (``TASK_SECONDS``)."""
+        if not isinstance(outcome, DesignResult) or outcome.seconds <= 0:
+            return
+        mean = self.design_seconds
+        self.design_seconds = (
+            outcome.seconds if mean is None else 0.9 * mean + 0.1 * outcome.seconds
+        )
+        self.batch = max(1, min(MAX_BATCH, int(TASK_SECONDS / self.design_seconds)))
 
     def cancel_all(self) -> None:
         """Forget the jobs in flight (their trials are failed by the driver). No
         ``ray.cancel`` (see the module docstring): ``close`` ends their workers."""
         self.interrupted = True
-        self.in_flight.clear()
+        self.tasks.clear()
+        self.pending.clear()
 
     def close(self) -> None:
         """Disconnect from Ray, then stop the cluster this pool started (if any): the head
