@@ -9,10 +9,18 @@ as one user's browser would, until the search ends. Each request's wall time is 
 the record gives per request its count, median, 95th percentile and maximum, and the same
 over all requests, and the share above 300 ms.
 
+With ``--clone N`` the study is first cloned to N trials through Optuna's public API
+(``clone_study``: each finished trial in turn, its values scattered a little), as issue 33
+measured a 100,000-trial study. Before the dashboard, ``magnet pareto``, ``export`` (CSV,
+JSON) and ``report`` are timed on the study; the record also has the dashboard's first
+answer after its start, its peak memory and the largest answer of each request.
+
     python benchmarks/bench_dashboard.py                     # HEAD only
     python benchmarks/bench_dashboard.py --before 114d878    # and the code before v2
+    python benchmarks/bench_dashboard.py --trials 300 --clone 100000 --append 100 \
+        --out benchmarks/results/dashboard-100k.json
 
-Writes ``benchmarks/results/dashboard.json``.
+Writes ``benchmarks/results/dashboard.json`` (or ``--out``).
 """
 
 from __future__ import annotations
@@ -193,8 +201,9 @@ def _dashboard(code: Path, journal: Path):
         stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
+    started = time.perf_counter()
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600
         while True:
             try:
                 urllib.request.urlopen(base + "/static/magnet.css", timeout=2).close()
@@ -202,11 +211,41 @@ def _dashboard(code: Path, journal: Path):
             except OSError:
                 if time.monotonic() > deadline or proc.poll() is not None:
                     raise RuntimeError("the dashboard did not start") from None
-                time.sleep(0.2)
-        yield base
+                time.sleep(0.05)
+        yield base, proc, time.perf_counter() - started
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _peak_mb(pid: int) -> float:
+    """The peak resident memory of process ``pid`` so far (Linux: VmHWM), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def cli_times(journal: Path, folder: Path) -> dict[str, Any]:
+    """What ``magnet pareto``, ``magnet export`` (CSV and JSON, to a file) and ``magnet
+    report`` take on the study, and the sizes of what they write."""
+    out: dict[str, Any] = {}
+    base = [sys.executable, "-m", "magnet.cli"]
+    where = ["--study", STUDY, "--storage", str(journal)]
+    for name, cmd, written in (
+        ("pareto", [*base, "pareto", *where], None),
+        ("export csv", [*base, "export", *where, "-o", str(folder / "t.csv")], folder / "t.csv"),
+        ("export json", [*base, "export", *where, "-o", str(folder / "t.json")], folder / "t.json"),
+        ("report", [*base, "report", *where, "-o", str(folder / "r.html")], folder / "r.html"),
+    ):
+        start = time.perf_counter()
+        done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        out[name] = {"seconds": round(seconds, 2), "exit": done.returncode}
+        if written is not None and written.exists():
+            out[name]["mb"] = round(written.stat().st_size / 1e6, 2)
+        print(f"{name}: {seconds:.1f} s", file=sys.stderr)
+    return out
 
 
 def _stats(ms: list[float]) -> dict[str, float]:
@@ -225,18 +264,21 @@ def _stats(ms: list[float]) -> dict[str, float]:
 def measure(code: Path, journal: Path, append: int, start_designs: int) -> dict[str, Any]:
     """The dashboard of ``code`` on ``journal`` while a search adds ``append`` designs."""
     times: dict[str, list[float]] = {}
+    sizes: dict[str, int] = {}
     skipped: set[str] = set()
-    with _dashboard(code, journal) as base:
+    with _dashboard(code, journal) as (base, server, first_answer_s):
+        study_answer_s = first_answer_s + _get(f"{base}/api/studies")[1] / 1000
         first = json.loads(_get(f"{base}/api/studies/{STUDY}")[2])
         version = first.get("version", 0)
         design = json.loads(_get(f"{base}/api/studies/{STUDY}/pareto")[2])[0]["number"]
         quiet = {}
         for name, url in _requests(base, version, design):  # the study unchanged, first asks
-            status, ms, _ = _get(url)
+            status, ms, body = _get(url)
             if status == 404:
                 skipped.add(name)  # this revision has no such page
                 continue
             quiet[name] = round(ms, 1)
+            sizes[name] = len(body)
         search = subprocess.Popen(
             _search(REPO, journal, start_designs + append),
             cwd=REPO,
@@ -254,14 +296,20 @@ def measure(code: Path, journal: Path, append: int, start_designs: int) -> dict[
                     if status != 200:
                         raise RuntimeError(f"{url}: HTTP {status}: {body[:200]!r}")
                     times.setdefault(name, []).append(ms)
+                    sizes[name] = max(sizes.get(name, 0), len(body))
                     if name.startswith("api study "):
                         version = json.loads(body).get("version", 0)
         finally:
             if search.poll() is None:
                 search.terminate()
             search.wait()
+        peak_mb = _peak_mb(server.pid)
     every = [ms for v in times.values() for ms in v]
     return {
+        "first_answer_s": round(first_answer_s, 2),
+        "studies_listed_s": round(study_answer_s, 2),
+        "server_peak_mb": peak_mb,
+        "largest_bytes": sizes,
         "quiet_first_ms": quiet,
         "during_search": {name: _stats(v) for name, v in times.items()},
         "all_during_search": _stats(every),
@@ -287,6 +335,12 @@ def main() -> None:
     parser.add_argument("--append", type=int, default=300, help="designs the search adds")
     parser.add_argument("--before", help="a git revision to measure too")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "magnet")
+    parser.add_argument(
+        "--clone", type=int, help="clone the study to this many trials (clone_study) first"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=REPO / "benchmarks" / "results" / "dashboard.json"
+    )
     args = parser.parse_args()
     journal, made_s = make_study(args.cache, args.trials)
     record: dict[str, Any] = {
@@ -294,6 +348,15 @@ def main() -> None:
         "append": args.append,
         "limit_ms": LIMIT_MS,
     }
+    if args.clone:
+        journal = clone_study(journal, args.cache, args.clone)
+        record["study"]["cloned_to_trials"] = args.clone
+        record["study"]["journal_mb"] = round(journal.stat().st_size / 1e6, 1)
+    from magnet.search import load_study
+
+    designs = load_study(STUDY, str(journal)).counts()["designs"]
+    with tempfile.TemporaryDirectory() as tmp:
+        record["cli"] = cli_times(journal, Path(tmp))
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         revisions = [("after", "HEAD")] + ([("before", args.before)] if args.before else [])
@@ -313,7 +376,7 @@ def main() -> None:
                         text=True,
                         check=True,
                     ).stdout.strip(),
-                    **measure(code, copy, args.append, args.trials),
+                    **measure(code, copy, args.append, designs),
                 }
                 print(json.dumps(record[label]["all_during_search"]), file=sys.stderr)
         finally:
@@ -321,7 +384,7 @@ def main() -> None:
                 subprocess.run(
                     ["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, check=False
                 )
-    common.write_record(REPO / "benchmarks" / "results" / "dashboard.json", record)
+    common.write_record(args.out, record)
 
 
 if __name__ == "__main__":

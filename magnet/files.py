@@ -502,8 +502,9 @@ _REFUSED = frozenset(
 )
 
 
-def write_atomic(path: str | Path, data: str | bytes) -> Path:
-    """Write ``data`` (text as UTF-8) to ``path`` whole or not at all: into a new file in
+def write_atomic(path: str | Path, data: str | bytes | Iterable[str]) -> Path:
+    """Write ``data`` (text as UTF-8; an iterable of texts written as it yields them, never
+    held whole) to ``path`` whole or not at all: into a new file in
     the same folder, synced, then renamed over ``path`` (``os.replace``), so an interrupted
     write leaves the old file as it was. A symlink is written through (its target is
     replaced); anything but a regular file (a device, a fifo) is refused, never replaced; an
@@ -526,7 +527,8 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
             with os.fdopen(fd, "wb") as f:
                 if mode is not None:
                     os.fchmod(f.fileno(), mode)
-                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+                for chunk in [data] if isinstance(data, str | bytes) else data:
+                    f.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, target)

@@ -391,6 +391,47 @@ def test_study_page_shows_exactly_the_front_and_a_click_opens_the_design(
     assert only_local(watched.requests, server) == []
 
 
+ROWS = "[...document.querySelectorAll('#trials-table tbody tr')].map(r => Number(r.dataset.trial))"
+
+
+def test_the_table_pages_sorts_and_filters_on_the_server_and_keeps_choices(
+    server, watched, storage
+) -> None:
+    study = load_study("small", storage)
+    numbers = [t.number for t in study.trials()]
+    page = watched.page
+    watched.ready(server + "/studies/small?rows=5")
+    page.select_option("#trial-set", "all")
+    wait_until(page, f"({ROWS}).join() === '{','.join(map(str, numbers[:5]))}'")
+    assert page.locator("#trial-count").text_content() == f"rows 1-5 of {len(numbers)}"
+    assert page.locator("#page-prev").is_disabled()
+    page.locator("#trials-table tbody input").first.check()  # chosen on page 1 ...
+    page.click("#page-next")
+    wait_until(page, f"({ROWS}).join() === '{','.join(map(str, numbers[5:10]))}'")
+    page.locator("#trials-table tbody input").first.check()  # ... and on page 2
+    assert page.locator("#compare-designs").is_enabled()
+    # sorted by energy, lowest first, then highest first: the server's order
+    energy = sorted(
+        (t for t in study.trials() if "energy_pj" in t.values), key=lambda t: t.values["energy_pj"]
+    )
+    page.click("#trials-table th[data-sort='energy_pj']")
+    wait_until(page, f"({ROWS}).join() === '{','.join(str(t.number) for t in energy[:5])}'")
+    page.click("#trials-table th[data-sort='energy_pj']")
+    top = [t.number for t in energy[::-1][:5]]
+    wait_until(page, f"({ROWS}).join() === '{','.join(map(str, top))}'")
+    assert (
+        page.get_attribute("#trials-table th[data-sort='energy_pj']", "aria-sort") == "descending"
+    )
+    # a filter: the words of a dataflow, every row of it
+    flow = study.trials()[0].dataflow
+    page.fill("#trial-filter", flow)
+    count = sum(t.dataflow == flow for t in study.trials())
+    wait_until(page, f"document.getElementById('trial-count').textContent.endsWith(' of {count}')")
+    with page.expect_navigation():
+        page.click("#compare-designs")
+    assert page.url.count("design=") == 2 and watched.errors == []
+
+
 def test_html_in_names_renders_as_text(server, watched, storage) -> None:
     page = watched.page
     watched.ready(server + "/")

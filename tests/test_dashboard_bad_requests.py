@@ -97,7 +97,8 @@ def test_every_route_of_a_study_named_with_slashes_finds_it(client, names_storag
         assert client.get("/api" + base + "/pareto").status_code == 200
         rows = client.get("/api" + base + "/trials").json()
         assert [r["number"] for r in rows] == [0, 1, 2]
-        assert client.get("/api" + base + "/updates?since=0").json()["complete"]
+        page = client.get("/api" + base + "/rows?set=all").json()
+        assert page["total"] == 3 and [r["number"] for r in page["rows"]] == [0, 1, 2]
         trial = client.get("/api" + base + "/trials/1").json()
         assert trial["number"] == 1 and trial["url"] == base + "/trials/1"
         for kind in ("front", "parallel", "timeline"):
@@ -148,11 +149,14 @@ BAD = [
     ("/api/studies/x/figures/front?objective=area_mm2", 400, r"'objective' for .*takes: x, y"),
     ("/api/studies/x/figures/hypervolume?x=1", 400, r"unknown query parameter 'x'.*takes none"),
     ("/api/studies/x/figures/front?x=energy_pj&x=area_mm2", 400, r"'x' is given 2 times"),
-    ("/api/studies/x/updates?since=abc", 400, r"since must be a version of the study .* 'abc'"),
-    ("/api/studies/x/updates?since=-1", 400, r"since must be .* not '-1'"),
-    ("/api/studies/x/updates?since=", 400, r"since must be .* not ''"),
-    ("/api/studies/x/updates?since=1.5", 400, r"since must be .* not '1.5'"),
-    ("/api/studies/x/updates?version=3", 400, r"unknown query parameter 'version'.*takes: since"),
+    ("/api/studies/x/rows?offset=abc", 400, r"offset must be a whole number, not 'abc'"),
+    ("/api/studies/x/rows?offset=-1", 400, r"offset must be a whole number, not '-1'"),
+    ("/api/studies/x/rows?limit=0", 400, r"limit must be 1 to 1000, not 0"),
+    ("/api/studies/x/rows?limit=1.5", 400, r"limit must be a whole number, not '1.5'"),
+    ("/api/studies/x/rows?set=best", 400, r"unknown set 'best'; allowed: front, feasible, all"),
+    ("/api/studies/x/rows?sort=%3Cb%3E", 400, r"unknown sort '<b>'; allowed: number, status, en"),
+    ("/api/studies/x/rows?order=up", 400, r"unknown order 'up'; allowed: asc, desc"),
+    ("/api/studies/x/rows?since=3", 400, r"unknown query parameter 'since'.*takes: set, sort"),
     ("/api/studies?page=2", 400, r"unknown query parameter 'page' for /api/studies"),
     ("/studies/x?every=0", 400, r"every .* must be a number of seconds above 0 .* not '0'"),
     ("/studies/x?every=nan", 400, r"every .* not 'nan'"),
@@ -182,13 +186,31 @@ def test_a_bad_request_names_its_cause(client, caplog, path, status, pattern) ->
     assert not [rec for rec in caplog.records if rec.levelno >= logging.ERROR]
 
 
-def test_a_version_this_server_never_gave_answers_every_trial(client) -> None:
-    """A page that outlived a restart of the dashboard asks for changes since a version of the
-    old server: it gets every trial (before, nothing: its table stopped following)."""
-    for since in ("99999", HUGE):
-        u = client.get("/api/studies/x/updates?since=" + since).json()
-        assert u["complete"] and [r["number"] for r in u["rows"]] == [0, 1, 2]
-    assert not client.get("/api/studies/x/updates?since=1").json()["complete"]
+def test_the_table_is_sorted_filtered_and_paged_by_the_server(client) -> None:
+    """The study page's table is a page the server sorts, filters and cuts (a study of 100,000
+    trials is never sent whole): study x has 3 trials."""
+    every = client.get("/api/studies/x/rows?set=all&sort=number&order=desc").json()
+    assert [r["number"] for r in every["rows"]] == [2, 1, 0] and every["total"] == 3
+    page = client.get("/api/studies/x/rows?set=all&offset=1&limit=1").json()
+    assert [r["number"] for r in page["rows"]] == [1] and (page["offset"], page["limit"]) == (1, 1)
+    assert client.get("/api/studies/x/rows?set=all&offset=9").json()["rows"] == []
+    rows = every["rows"]
+    energy = client.get("/api/studies/x/rows?set=all&sort=energy_pj").json()["rows"]
+    # ascending by value, a trial without a value (infeasible before pricing) last
+    ordered = sorted(
+        rows,
+        key=lambda r: (r["values"].get("energy_pj") is None, r["values"].get("energy_pj") or 0),
+    )
+    assert [r["number"] for r in energy] == [r["number"] for r in ordered]
+    flow = rows[0]["dataflow"]
+    hits = client.get("/api/studies/x/rows", params={"set": "all", "q": flow.upper()}).json()
+    assert {r["number"] for r in hits["rows"]} == {
+        r["number"] for r in rows if r["dataflow"] == flow
+    }
+    front = client.get("/api/studies/x/rows").json()  # the front, by default
+    assert all(r["front"] for r in front["rows"]) and front["total"] == len(
+        client.get("/api/studies/x/pareto").json()
+    )
 
 
 def test_odd_studies_answer_every_route(tmp_path) -> None:
@@ -481,7 +503,7 @@ def test_a_slow_first_load_is_not_asked_for_again(browser, server) -> None:
     held: list = []
     asked: list[str] = []
     try:
-        page.route(re.compile(r"/updates\?since=0$"), lambda route: held.append(route))
+        page.route(re.compile(r"/rows\?"), lambda route: held.append(route))
         page.on("request", lambda r: asked.append(r.url) if "/api/studies/x/" in r.url else None)
         page.goto(server + "/studies/x?every=0.5")
         page.wait_for_timeout(2500)  # five polls' time

@@ -138,7 +138,7 @@ def test_a_browsing_session_changes_no_storage_file(browser, stores, tmp_path) -
                 "/api/studies",
                 "/api/studies/small",
                 "/api/studies/small/trials",
-                "/api/studies/small/updates?since=0",
+                "/api/studies/small/rows?set=all&sort=energy_pj&order=desc",
                 "/api/studies/small/pareto",
                 f"/api/studies/small/trials/{front[0].number}",
                 "/api/studies/small/figures/importance",
@@ -194,8 +194,7 @@ def test_the_store_reads_only_what_was_appended(tmp_path, monkeypatch) -> None:
     assert reads and min(reads) == lines_before
     for t in first.trials():  # finished trials are not parsed again
         assert grown.trial(t.number) is seen[t.number]
-    new = sorted(set(t.number for t in grown.trials()) - set(seen))
-    assert store.feed("small").changed_since(version, store.version("small")) == new
+    assert store.version("small") > version
 
 
 def test_a_database_is_followed_by_trial_number(tmp_path, monkeypatch) -> None:
@@ -241,8 +240,9 @@ def test_a_live_page_keeps_the_zoom_and_appends(browser, tmp_path) -> None:
             before = page.evaluate(POINTS, "front2d")
             rows = page.locator("#trials-table tbody tr").count()
             page.select_option("#trial-set", "all")
-            assert page.locator("#trials-table tbody tr").count() == len(
-                load_study("small", journal).trials()
+            count = len(load_study("small", journal).trials())
+            wait_until(
+                page, f"document.querySelectorAll('#trials-table tbody tr').length === {count}"
             )
             zoom = page.evaluate(
                 """() => {

@@ -15,7 +15,8 @@ Pages (Jinja2, autoescaped; data for scripts as escaped JSON, never inline code)
 
 JSON: /api/studies, /api/studies/NAME, /api/studies/NAME/pareto (as ``magnet pareto
 --json``), /api/studies/NAME/trials, /api/studies/NAME/trials/N,
-/api/studies/NAME/updates?since=VERSION (the trials changed since a version of the study),
+/api/studies/NAME/rows?set=&sort=&order=&offset=&limit=&q= (a page of the study page's
+table, sorted, filtered and paged here: ``Dashboard.api_table``),
 /api/studies/NAME/figures/KIND (see ``FIGURES``; its query names objectives or parameters,
 checked against the study).
 
@@ -40,11 +41,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+import numpy as np
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -69,7 +71,7 @@ from magnet.report.html import (
     trial_row,
 )
 from magnet.search import pareto
-from magnet.search.export import export_text
+from magnet.search.export import export_chunks
 from magnet.search.study import Study, TrialView, pareto_json
 
 HERE = Path(__file__).resolve().parent
@@ -252,7 +254,7 @@ class Dashboard:
         studies = self.store.studies()
         for study in studies:
             self.summary(study)
-            self.rows_json(study, study.trials(), with_front=False)
+            self.row_texts(study, study.trials())
         return len(studies)
 
     # ---- pages -------------------------------------------------------------------------
@@ -264,7 +266,12 @@ class Dashboard:
         """``/studies/NAME``: a study's fronts, hypervolume, parameters and trials."""
         study = self.study(request)
         varied = E.varied_params(study)
-        return self.page("study.html", study=study, summary=self.summary(study), varied=varied)
+        rows = page_number(request.query_params, "rows", PAGE)  # the table's rows per page
+        if not 1 <= rows <= MAX_PAGE:
+            raise Refused(f"rows (per page of the table) must be 1 to {MAX_PAGE}, not {rows}")
+        return self.page(
+            "study.html", study=study, summary=self.summary(study), varied=varied, rows=rows
+        )
 
     def design_page(self, request: Request) -> Response:
         """``/studies/NAME/trials/N``: a design's breakdowns, layers, mappings and commands."""
@@ -392,11 +399,11 @@ class Dashboard:
         [--front] -o FILE`` writes."""
         study = self.study(request)
         what, kind = request.path_params["what"], request.path_params["kind"]
-        text = export_text(study, kind, what == "front", self.store.feed(study.name).exports)
+        chunks = export_chunks(study, kind, what == "front", self.store.feed(study.name).exports)
         name = f"{safe_file_name(study.name)}-{what}.{kind}"
         media = "text/csv" if kind == "csv" else "application/json"
-        return Response(
-            text,
+        return StreamingResponse(  # a trial at a time: a big study's download is never held
+            chunks,
             media_type=f"{media}; charset=utf-8",
             headers={"Content-Disposition": f'attachment; filename="{name}"'},
         )
@@ -419,14 +426,13 @@ class Dashboard:
         return self.json(pareto_json(self.study(request)))
 
     def api_trials(self, request: Request) -> Response:
-        """``/api/studies/NAME/trials``: every trial's row (or those changed since a version)."""
+        """``/api/studies/NAME/trials``: every trial's row (the page's table asks ``rows``)."""
         study = self.study(request)
         return self.json_text(self.rows_json(study, study.trials(), with_front=True))
 
-    def rows_json(self, study: Study, trials: list[TrialView], with_front: bool) -> str:
-        """The JSON list of ``trial_row`` of ``trials``. A trial's row is made once per read of
-        it (a finished trial's, once): only its ``front`` flag can change, and is added here
-        (``with_front``) or left to the page, which gets the front as a list."""
+    def row_texts(self, study: Study, trials: list[TrialView]) -> list[str]:
+        """The JSON of each trial's ``trial_row`` without its ``front`` flag, made once per read
+        of the trial (a finished trial's, once: only that flag can change)."""
         cache = self.store.feed(study.name).rows
         out = []
         for t in trials:
@@ -436,42 +442,73 @@ class Dashboard:
                 del row["front"]
                 known = (t, dumps(row))
                 cache[t.number] = known
-            text = known[1]
-            if with_front:
-                text = f'{text[:-1]}, "front": {"true" if study.on_front(t.number) else "false"}}}'
-            out.append(text)
-        return "[" + ", ".join(out) + "]"
+            out.append(known[1])
+        return out
+
+    def rows_json(self, study: Study, trials: list[TrialView], with_front: bool) -> str:
+        """The JSON list of ``trial_row`` of ``trials`` (``row_texts``), with the ``front``
+        flag if asked."""
+        texts = self.row_texts(study, trials)
+        if with_front:
+            texts = [
+                f'{text[:-1]}, "front": {"true" if study.on_front(t.number) else "false"}}}'
+                for t, text in zip(trials, texts, strict=True)
+            ]
+        return "[" + ", ".join(texts) + "]"
 
     @staticmethod
     def json_text(text: str, status: int = 200) -> Response:
         """JSON text already made, as a response."""
         return Response(text, status_code=status, media_type="application/json")
 
-    def api_updates(self, request: Request) -> Response:
-        """The trials of a study changed after version ``since`` (all for 0), the study's
-        version now and its front: a live page merges them into what it has."""
-        name = request.path_params["name"]
-        given = request.query_params.get("since", "0")
-        since = whole_number(given)
-        if since is None:
-            raise Refused(
-                f"since must be a version of the study (a whole number, 0 for every trial), "
-                f"not {clip(given)!r}"
-            )
-        study, version = self.store.snapshot(name)
-        # a version this server never gave (the page outlived a restart of the dashboard):
-        # every trial, as for 0
-        complete = since == 0 or since > version
-        numbers = [] if complete else self.store.feed(name).changed_since(since, version)
-        trials = study.trials() if complete else [study.trial(n) for n in numbers]
-        head = dumps(
-            {
-                "version": version,
-                "front": [t.number for t in study.pareto_front()],
-                "complete": complete,
-            }
+    def api_table(self, request: Request) -> Response:
+        """``/api/studies/NAME/rows``: a page of the study page's table, sorted and filtered
+        here (a study of 100,000 trials is never sent whole): of the trials of ``set``
+        (``TABLE_SETS``) whose row holds every word of ``q``, sorted by column ``sort``
+        (``order`` ``asc`` or ``desc``; a trial without a value last either way), ``limit``
+        (at most ``MAX_PAGE``) from ``offset``; with how many there are and the study's
+        version."""
+        study, version = self.store.snapshot(request.path_params["name"])
+        q = request.query_params
+        which, sort, order = q.get("set", "front"), q.get("sort", "number"), q.get("order", "asc")
+        columns = table_columns(study)
+        for key, value, allowed in (
+            ("set", which, TABLE_SETS),
+            ("sort", sort, columns),
+            ("order", order, ("asc", "desc")),
+        ):
+            if value not in allowed:
+                raise Refused(f"unknown {key} {clip(value)!r}; allowed: {', '.join(allowed)}")
+        offset, limit = page_number(q, "offset", 0), page_number(q, "limit", PAGE)
+        if not 1 <= limit <= MAX_PAGE:
+            raise Refused(f"limit must be 1 to {MAX_PAGE}, not {limit}")
+        words = tuple(q.get("q", "").lower().split())
+        numbers = self.store.memo(
+            (study.name, "table", which, sort, order, words),
+            lambda: self.table_order(study, which, sort, order == "desc", words),
         )
-        return self.json_text(f'{head[:-1]}, "rows": {self.rows_json(study, trials, False)}}}')
+        page = [study.trial(int(n)) for n in numbers[offset : offset + limit]]
+        head = dumps({"version": version, "total": len(numbers), "offset": offset, "limit": limit})
+        return self.json_text(f'{head[:-1]}, "rows": {self.rows_json(study, page, True)}}}')
+
+    def table_order(
+        self, study: Study, which: str, sort: str, descending: bool, words: tuple[str, ...]
+    ) -> np.ndarray:
+        """The numbers of the trials of set ``which`` whose row holds every one of ``words``,
+        sorted by column ``sort`` (see ``api_table``)."""
+        trials = {"all": study.trials, "feasible": study.feasible, "front": study.pareto_front}[
+            which
+        ]()
+        if words:
+            rows = self.row_texts(study, trials)
+            trials = [
+                t for t, row in zip(trials, rows, strict=True) if all(w in row for w in words)
+            ]
+        value = column_value(study, sort)
+        keyed = [(value(t), t.number) for t in trials]
+        present = sorted(((sort_key(v), n) for v, n in keyed if v is not None), reverse=descending)
+        missing = [n for v, n in keyed if v is None]
+        return np.array([n for _, n in present] + missing, dtype=np.int64)
 
     def api_trial(self, request: Request) -> Response:
         """``/api/studies/NAME/trials/N``: a trial with its records."""
@@ -593,6 +630,45 @@ class Dashboard:
             f"{type(exc).__name__}: {exc} (the storage may be damaged or still being written; "
             "see the dashboard's terminal)",
         )
+
+
+#: The trials the study page's table shows (``Dashboard.api_table``), and rows per page.
+TABLE_SETS = ("front", "feasible", "all")
+PAGE = 100
+MAX_PAGE = 1000
+
+
+def table_columns(study: Study) -> list[str]:
+    """The columns of a study's table a page can be sorted by, in the table's order: the
+    number, the status, each objective, the dataflow, each varied parameter, the reason."""
+    return ["number", "status", *study.objectives, "dataflow", *param_names(study), "reason"]
+
+
+def column_value(study: Study, column: str) -> Callable[[TrialView], Any]:
+    """A trial's value in ``column`` of its study's table (None: it has none)."""
+    if column in ("number", "status", "dataflow", "reason"):
+        return lambda t: getattr(t, column)
+    if column in study.objectives:
+        return lambda t: t.values.get(column)
+    return lambda t: t.params.get(column)
+
+
+def sort_key(value: Any) -> tuple[int, float | str]:
+    """A table value's place in a sort: numbers first, by value, then text, alphabetically."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (0, float(value))
+    return (1, str(value).lower())
+
+
+def page_number(query: Any, key: str, default: int) -> int:
+    """The whole number ``query`` gives for ``key`` (``default`` when it gives none)."""
+    given = query.get(key)
+    if given is None:
+        return default
+    number = whole_number(given)
+    if number is None:
+        raise Refused(f"{key} must be a whole number, not {clip(given)!r}")
+    return number
 
 
 def check_query(request: Request, keys: Sequence[str], many: Sequence[str] = ()) -> None:
@@ -762,12 +838,15 @@ def create_app(
         Route(f"{trial}/arch.yaml", _query(d.arch_yaml)),
         Route(f"{trial}/mappings/{{i:segment}}.yaml", _query(d.mappings_yaml)),
         Route(trial, _query(d.design_page, page)),
-        Route(f"/studies/{name}", _query(d.study_page, page)),
+        Route(f"/studies/{name}", _query(d.study_page, (*page, "rows"))),
         Route("/api/studies", _query(d.api_studies)),
         Route(f"/api/studies/{name}/pareto", _query(d.api_pareto)),
         Route(f"/api/studies/{name}/trials/{{n:segment}}", _query(d.api_trial)),
         Route(f"/api/studies/{name}/trials", _query(d.api_trials)),
-        Route(f"/api/studies/{name}/updates", _query(d.api_updates, ("since",))),
+        Route(
+            f"/api/studies/{name}/rows",
+            _query(d.api_table, ("set", "sort", "order", "offset", "limit", "q")),
+        ),
         Route(f"/api/studies/{name}/figures/{{kind:segment}}", d.api_figure),  # its own query
         Route(f"/api/studies/{name}", _query(d.api_study)),
         Route("/assets/plotly.min.js", _query(d.plotly, ("v",))),

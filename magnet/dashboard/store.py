@@ -82,12 +82,10 @@ class Feed:
         self.version = 0
         self.trials: dict[int, Any] = {}  # number -> FrozenTrial
         self.unfinished: set[int] = set()
-        #: number -> the version at which the trial last changed (or appeared)
-        self.changed: dict[int, int] = {}
         self.views: dict[int, tuple[Any, TrialView]] = {}
         #: number -> (its TrialView, its row as JSON): the dashboard's tables (app.py)
         self.rows: dict[int, tuple[TrialView, str]] = {}
-        #: (format, number) -> (its TrialView, its text): the downloads (``export_text``)
+        #: (format, number) -> (its TrialView, its CSV row): the downloads (``export_chunks``)
         self.exports: dict[tuple[str, int], tuple[TrialView, str]] = {}
         self.attrs: dict[str, Any] | None = None
         self.study: Study | None = None
@@ -109,7 +107,6 @@ class Feed:
                 self.version += 1
                 for t in changed:
                     self.trials[t.number] = t
-                    self.changed[t.number] = self.version
                     if t.state.is_finished():
                         self.unfinished.discard(t.number)
                     else:
@@ -133,11 +130,6 @@ class Feed:
             s.get_trial(s.get_trial_id_from_study_id_trial_number(self.study_id, n))
             for n in numbers
         ]
-
-    def changed_since(self, version: int, upto: int) -> list[int]:
-        """The numbers of the trials that changed after ``version`` up to ``upto``."""
-        with self.lock:
-            return sorted(n for n, v in self.changed.items() if version < v <= upto)
 
 
 def _same(old: Any, new: Any) -> bool:

@@ -38,6 +38,13 @@ from magnet.report.figures import (
     fmt,
     hover,
     metric_title,
+    note,
+    ranks,
+    sample,
+    sample_infeasible,
+    sample_note,
+    sample_off_front,
+    steps,
 )
 from magnet.search.study import Study, TrialView
 
@@ -141,12 +148,21 @@ def history(study: Study, objective: str | None = None) -> go.Figure:
         return _empty(revision, "no feasible design yet", title)
     infeasible = _infeasible_with_values(study, objective)
     fig = _layout(go.Figure(), title, uirevision=revision)
+    drawn, sampled = sample_off_front(study, feasible)
+    crosses = sample_infeasible(infeasible)
     if infeasible:
-        fig.add_trace(_infeasible_by_number(study, infeasible, objective))
-    for trace in _feasible_by_number(study, feasible, objective):
+        fig.add_trace(_infeasible_by_number(study, crosses, objective))
+    for trace in _feasible_by_number(study, drawn, objective):
         fig.add_trace(trace)
     fig.add_trace(_best_so_far(feasible, objective, direction))
-    shown = [t.values[objective] for t in feasible + infeasible]
+    note(
+        fig,
+        [
+            sampled,
+            sample_note(len(crosses), len(infeasible), "infeasible designs"),
+        ],
+    )
+    shown = [t.values[objective] for t in drawn + crosses]
     fig.update_xaxes(title="trial")
     fig.update_yaxes(title=metric_title(objective), type=_axis_type(shown))
     fig.update_layout(hovermode="closest", clickmode="event", legend=LEGEND_BELOW)
@@ -196,10 +212,14 @@ def _best_so_far(trials: list[TrialView], objective: str, direction: str) -> go.
             best.append(t)
         else:
             best.append(best[-1])
+    numbers = sorted(t.number for t in trials)
+    # a long history: the steps only (where the best changes, and the last trial)
+    kept = {n for n, _ in steps([(n, b.number) for n, b in zip(numbers, best, strict=True)])}
+    points = [(n, b) for n, b in zip(numbers, best, strict=True) if n in kept]
     return go.Scatter(
-        x=sorted(t.number for t in trials),
-        y=[b.values[objective] for b in best],
-        customdata=[b.number for b in best],  # the trial that holds the best
+        x=[n for n, _ in points],
+        y=[b.values[objective] for _, b in points],
+        customdata=[b.number for _, b in points],  # the trial that holds the best
         hovertemplate=f"best {esc(objective)} after trial #%{{x}}: %{{y:.4g}} "
         "(trial #%{customdata})<extra></extra>",
         mode="lines",
@@ -243,7 +263,7 @@ def slices(study: Study, objective: str | None = None) -> go.Figure:
     params = varied_params(study)
     if not params:
         return _empty(revision, "the space varies no parameter", title)
-    feasible = _with_values(study.feasible(), [objective])
+    feasible, sampled = sample_off_front(study, _with_values(study.feasible(), [objective]))
     if not feasible:
         return _empty(revision, "no feasible design yet", title)
     rows, cols = _grid(len(params))
@@ -266,6 +286,7 @@ def slices(study: Study, objective: str | None = None) -> go.Figure:
     shown = [t.values[objective] for t in feasible]
     fig.update_yaxes(type=_axis_type(shown))
     fig.update_yaxes(title=metric_title(objective), row=(rows + 1) // 2, col=1)
+    note(fig, [sampled])
     return _panels(fig, rows, 300)
 
 
@@ -405,7 +426,14 @@ def contour(
         cells.setdefault((xs.index(t.params[x_param]), ys.index(t.params[y_param])), []).append(t)
     fig = _layout(go.Figure(), title, uirevision=revision)
     fig.add_trace(_best_in_cells(cells, (xs, ys), (x_param, y_param), objective, direction))
-    fig.add_trace(_cell_members(study, cells))
+    marked, sampled = sample_off_front(study, trials)
+    kept = {t.number for t in marked}
+    fig.add_trace(
+        _cell_members(
+            study, {key: [t for t in group if t.number in kept] for key, group in cells.items()}
+        )
+    )
+    note(fig, [sampled])
     for update, cells_, param in (
         (fig.update_xaxes, xs, x_param),
         (fig.update_yaxes, ys, y_param),
@@ -558,10 +586,11 @@ def _ecdf_panel(
     ordered = sorted(trials, key=lambda t: (t.values[objective], t.number))
     y = [(k + 1) / n for k in range(n)]
     color = PALETTE[i % len(PALETTE)]
+    drawn = ranks(n)
     line = go.Scatter(
-        x=[t.values[objective] for t in ordered],
-        y=y,
-        customdata=[t.number for t in ordered],
+        x=[ordered[k].values[objective] for k in drawn],
+        y=[y[k] for k in drawn],
+        customdata=[ordered[k].number for k in drawn],
         hovertemplate=f"<b>trial #%{{customdata}}</b><br>{esc(objective)}: %{{x:.4g}}<br>"
         f"%{{y:.1%}} of {n} designs at or below it<extra></extra>",
         mode="lines+markers",
@@ -616,8 +645,10 @@ def timeline(study: Study, now: datetime | None = None) -> go.Figure:
         return _empty(revision, "no trial has started yet", title)
     fig = _layout(go.Figure(), title, uirevision=revision, barmode="overlay")
     lanes = _lanes(trials)
+    bars = sample(trials)
+    note(fig, [sample_note(len(bars), len(trials), "trials")])
     by_status: dict[str, list[TrialView]] = {}
-    for t in trials:
+    for t in bars:
         by_status.setdefault(t.status, []).append(t)
     order = [*STATUS_COLORS, *sorted(set(by_status) - set(STATUS_COLORS))]
     for status in order:

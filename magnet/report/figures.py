@@ -187,6 +187,93 @@ def hover(study: Study, trial: TrialView, extra: Iterable[str] = ()) -> str:
     return "<br>".join([trial.hover_text, *extra])
 
 
+#: Trials a study figure draws besides its Pareto front (each of its point sets): beyond this,
+#: a sample (``sample``), so that a figure of a study of 100,000 trials stays a few MB and
+#: draws at once; the figure says how many it draws of how many (``sample_note``).
+MAX_POINTS = 2000
+#: Fibonacci hashing's multiplier (2^64 / golden ratio): a trial number's place in a sample.
+_SCRAMBLE = np.uint64(0x9E3779B97F4A7C15)
+
+
+def sample(trials: list[TrialView], limit: int | None = None) -> list[TrialView]:
+    """``trials`` when there are at most ``limit`` (``MAX_POINTS``), else ``limit`` of them in
+    their order: a uniform sample (it keeps the points' density), chosen by a fixed scramble
+    of the trial numbers, so that a trial drawn stays drawn as the study grows but for the
+    few a newer trial displaces."""
+    limit = MAX_POINTS if limit is None else limit
+    if len(trials) <= limit:
+        return trials
+    numbers = np.fromiter((t.number for t in trials), dtype=np.uint64, count=len(trials))
+    score = (numbers * _SCRAMBLE) >> np.uint64(32)  # the product wraps: a hash of the number
+    keep = np.sort(np.argpartition(score, limit - 1)[:limit])
+    return [trials[int(i)] for i in keep]
+
+
+def sample_infeasible(trials: list[TrialView]) -> list[TrialView]:
+    """The infeasible designs a figure draws: a ``sample`` of a quarter of ``MAX_POINTS``."""
+    return sample(trials, MAX_POINTS // 4)
+
+
+def ranks(count: int) -> Sequence[int]:
+    """The ranks a curve through ``count`` sorted points is drawn through: all of them, or
+    ``MAX_POINTS`` evenly spaced ones, the first and the last among them (a cumulative
+    distribution drawn so is within 1 / ``MAX_POINTS`` of the full one everywhere)."""
+    if count <= MAX_POINTS:
+        return range(count)
+    return [int(k) for k in np.unique(np.linspace(0, count - 1, MAX_POINTS).round())]
+
+
+def sample_off_front(
+    study: Study, trials: list[TrialView], limit: int | None = None
+) -> tuple[list[TrialView], str | None]:
+    """``trials`` in their order, but of those off the study's Pareto front only a ``sample``
+    (every front design kept), and the figure's ``sample_note`` (None: all drawn)."""
+    front = {t.number for t in study.pareto_front()}
+    others = [t for t in trials if t.number not in front]
+    drawn = sample(others, limit)
+    if len(drawn) == len(others):
+        return trials, None
+    kept = front | {t.number for t in drawn}
+    said = sample_note(len(drawn), len(others), "designs off the front (every front design)")
+    return [t for t in trials if t.number in kept], said
+
+
+def steps(points: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """A step line's (x, y) points; where there are more than ``MAX_POINTS``, the points
+    where y changes and the last one (the line drawn is the same; only hovers between its
+    steps are lost)."""
+    if len(points) <= MAX_POINTS:
+        return points
+    kept = [p for i, p in enumerate(points) if i == 0 or p[1] != points[i - 1][1]]
+    if kept[-1] is not points[-1]:
+        kept.append(points[-1])
+    return kept
+
+
+def sample_note(shown: int, total: int, what: str) -> str | None:
+    """What a figure says when it draws ``shown`` of ``total`` ``what`` (None: all of them)."""
+    if shown >= total:
+        return None
+    return f"{shown:,} of {total:,} {what} drawn (a uniform sample)"
+
+
+def note(fig: go.Figure, lines: Iterable[str | None]) -> None:
+    """The figure's notes (those not None) at its top right, small and grey."""
+    text = "; ".join(line for line in lines if line)
+    if text:
+        fig.add_annotation(
+            text=text,
+            showarrow=False,
+            xref="paper",
+            yref="paper",
+            x=1,
+            y=1.02,
+            xanchor="right",
+            yanchor="bottom",
+            font={"size": 11, "color": "#666666"},
+        )
+
+
 def _with_values(trials: Iterable[TrialView], metrics: Sequence[str]) -> list[TrialView]:
     """The trials with a finite value of every objective in ``metrics``."""
     return [t for t in trials if all(math.isfinite(t.values.get(m, math.nan)) for m in metrics)]
@@ -294,29 +381,28 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
     x, y = axes
     fig = _layout(go.Figure(), title)
     front, others, infeasible, same = _split(study, axes)
-    for trace in _by_dataflow(study, others, axes, "others"):
+    drawn, crosses = sample(others), sample_infeasible(infeasible)
+    for trace in _by_dataflow(study, drawn, axes, "others"):
         fig.add_trace(trace)
     if infeasible:
-        fig.add_trace(_infeasible_points(study, infeasible, axes))
+        fig.add_trace(_infeasible_points(study, crosses, axes))
     feasible = front + others
     if feasible:
         fig.add_trace(_staircase(study, feasible, axes))
     for trace in _by_dataflow(study, front, axes, "front", _same_place(same)):
         fig.add_trace(trace)
     missing = _without_values(study, axes)
-    if missing:
-        fig.add_annotation(
-            text=f"{missing} design(s) without values not drawn (refused before pricing: "
-            "see the trials table)",
-            showarrow=False,
-            xref="paper",
-            yref="paper",
-            x=1,
-            y=1.02,
-            xanchor="right",
-            yanchor="bottom",
-            font={"size": 11, "color": "#666666"},
-        )
+    note(
+        fig,
+        [
+            f"{missing} design(s) without values not drawn (refused before pricing: see the "
+            "trials table)"
+            if missing
+            else None,
+            sample_note(len(drawn), len(others), "feasible designs off the front"),
+            sample_note(len(crosses), len(infeasible), "infeasible designs"),
+        ],
+    )
     if not feasible and not infeasible:
         return _message(fig, "no design with values yet")
     values = feasible + infeasible
@@ -412,7 +498,9 @@ def front_3d(study: Study, axes: Sequence[str | None] = ()) -> go.Figure:
     front, others, _, same = _split(study, chosen)
     if not front:
         return _message(fig, "no feasible design yet")
-    for role, trials, size, opacity in (("feasible", others, 3, 0.3), ("front", front, 6, 1.0)):
+    drawn = sample(others)
+    note(fig, [sample_note(len(drawn), len(others), "feasible designs off the front")])
+    for role, trials, size, opacity in (("feasible", drawn, 3, 0.3), ("front", front, 6, 1.0)):
         for flow, group in _groups(trials).items():
             fig.add_trace(
                 go.Scatter3d(
@@ -424,7 +512,7 @@ def front_3d(study: Study, axes: Sequence[str | None] = ()) -> go.Figure:
                     meta=role,
                 )
             )
-    every = front + others
+    every = front + drawn
     scene = {
         f"{axis}axis": {
             "title": {"text": esc(m)},
@@ -441,7 +529,7 @@ def front_3d(study: Study, axes: Sequence[str | None] = ()) -> go.Figure:
 def hypervolume(study: Study) -> go.Figure:
     """The hypervolume of the feasible trials so far, after each feasible trial."""
     title = f"Hypervolume (decades^{len(study.objectives)})"
-    history = study.hypervolume_history()
+    history = steps(study.hypervolume_history())
     if not history:
         text = (
             "no feasible design yet"
@@ -471,7 +559,7 @@ def parallel(study: Study, color: str | None = None) -> go.Figure:
     """Parallel coordinates of the feasible trials: parameters, then log10 objectives,
     coloured by one objective."""
     title = "Parameters of the feasible designs"
-    trials = _with_values(study.feasible(), study.objectives)
+    trials, sampled = sample_off_front(study, _with_values(study.feasible(), study.objectives))
     if not trials:
         return empty("no feasible design yet", title)
     color = pick_axes(study, [color], 1)[0]
@@ -517,6 +605,7 @@ def parallel(study: Study, color: str | None = None) -> go.Figure:
         )
     )
     fig.update_layout(margin={"l": 60, "r": 100, "t": 90, "b": 30})
+    note(fig, [sampled])
     return fig
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,34 +22,40 @@ from magnet.search.study import Study, TrialView
 FORMATS = ("csv", "json")
 
 
-def export_text(
+def export_chunks(
     study: Study,
     kind: str,
     front: bool = False,
     cache: dict[tuple[str, int], tuple[TrialView, str]] | None = None,
-) -> str:
-    """``study``'s trials (or, with ``front``, the designs of its Pareto front) as ``kind``:
-    ``csv`` (one row per trial: parameters, objective values, every metric, reason) or
-    ``json`` (every trial with its records).
+) -> Iterator[str]:
+    """``study``'s trials (or, with ``front``, the designs of its Pareto front) as ``kind``,
+    a piece at a time (a trial at a time: a download or a file of a big study is never held
+    whole): ``csv`` (one row per trial: parameters, objective values, every metric, reason)
+    or ``json`` (every trial with its records).
 
     ``cache`` (a reader that exports a growing study again and again, the dashboard) keeps
-    each trial's text: a trial is written once while it does not change."""
+    each trial's CSV row: a trial is written once while it does not change. A trial's JSON
+    (its records, some KB) is made each time, and let go."""
     if kind not in FORMATS:
         raise MagnetError(f"no export format {kind!r}; allowed: {', '.join(FORMATS)}")
     trials = study.pareto_front() if front else study.trials()
+    if kind == "json":
+        yield "[" if trials else "[]"
+        for i, t in enumerate(trials):
+            yield ("\n" if i == 0 else ",\n") + _text(study, t, kind)
+        if trials:
+            yield "\n]"
+        return
     columns = study.columns()
     cache = {} if cache is None else cache
-    parts = []
+    yield _csv_line(columns, dict(zip(columns, columns, strict=True)))
     for t in trials:
         key = (f"{kind}:{len(columns)}", t.number)
         known = cache.get(key)
         if known is None or known[0] is not t:
             known = (t, _text(study, t, kind))
             cache[key] = known
-        parts.append(known[1])
-    if kind == "json":
-        return "[\n" + ",\n".join(parts) + "\n]" if parts else "[]"
-    return _csv_line(columns, dict(zip(columns, columns, strict=True))) + "".join(parts)
+        yield known[1]
 
 
 def _text(study: Study, trial: TrialView, kind: str) -> str:
@@ -79,5 +86,5 @@ def write_export(study: Study, path: Path, front: bool = False) -> int:
     kind = export_format(path)
     check_output(path, study.storage, "--output")
     refuse_foreign(path, "--output")
-    write_atomic(path, export_text(study, kind, front))
+    write_atomic(path, export_chunks(study, kind, front))
     return len(study.pareto_front() if front else study.trials())

@@ -109,8 +109,10 @@ class TrialView:
             "seconds": self.seconds,
             "worker": self.worker,
         }
-        if with_records:
-            out["records"] = self.records
+        if with_records:  # unpacked for this answer only: an export of every trial holds none
+            out["records"] = self.__dict__.get("records") or (
+                [] if self._records is None else unpack(self._records)
+            )
         return out
 
 

@@ -180,10 +180,25 @@
     var table = document.getElementById("trials-table");
     var tbody = table.tBodies[0];
     var setSelect = document.getElementById("trial-set");
+    var filter = document.getElementById("trial-filter");
+    var counter = document.getElementById("trial-count");
+    var prev = document.getElementById("page-prev");
+    var next = document.getElementById("page-next");
     var button = document.getElementById("compare-designs");
-    var trials = {}; // number -> row of /updates
-    var rows = {}; // number -> its <tr>
-    var version = 0; // the study's version the table holds (the rows changed since are asked for)
+    // the page of the table shown: the server sorts, filters and pages (a study of 100,000
+    // trials is never sent whole); a row whose trial did not change keeps its element
+    var view = {
+      set: setSelect.value,
+      sort: "number",
+      order: "asc",
+      offset: 0,
+      limit: Number(table.getAttribute("data-rows")) || 100,
+      q: "",
+    };
+    var shown = 0; // the version of the study the page shows (0: load it)
+    var asked = 0; // the last request for a page: an older answer is dropped
+    var rows = {}; // number -> {text: its row as JSON, tr: its element}
+    var selected = {}; // number -> true: the designs chosen for comparison, over every page
     var loaded = 0; // the study's version whose figures and rows were all loaded (0: load them)
     var failures = 0; // loads that failed (what failed is asked for again at the next poll)
 
@@ -237,8 +252,19 @@
       );
     }
 
-    function selectionChanged() {
-      button.disabled = checked(table).length < 2;
+    function chosen() {
+      return Object.keys(selected).map(Number).sort(function (x, y) {
+        return x - y;
+      });
+    }
+
+    function selectionChanged(ev) {
+      var box = ev && ev.target;
+      if (box) {
+        if (box.checked) selected[box.value] = true;
+        else delete selected[box.value];
+      }
+      button.disabled = chosen().length < 2;
     }
 
     function makeRow(t) {
@@ -248,7 +274,6 @@
       tr.appendChild(checkbox(t.number, selectionChanged));
       var num = document.createElement("td");
       num.className = "num";
-      num.setAttribute("data-value", String(t.number));
       num.appendChild(link("#" + t.number, designPath(data.name, t.number)));
       tr.appendChild(num);
       var status = document.createElement("td");
@@ -257,71 +282,86 @@
       tr.appendChild(status);
       data.objectives.forEach(function (o) {
         var v = t.values ? t.values[o] : undefined;
-        tr.appendChild(Magnet.cell("td", Magnet.fmt(v), v, "num"));
+        tr.appendChild(Magnet.cell("td", Magnet.fmt(v), null, "num"));
       });
       tr.appendChild(Magnet.cell("td", t.dataflow || ""));
       data.params.forEach(function (p) {
         var v = t.params[p];
-        var shown = t.shown && t.shown[p];
-        tr.appendChild(Magnet.cell("td", shown || Magnet.fmt(v), v, "num"));
+        var text = t.shown && t.shown[p];
+        tr.appendChild(Magnet.cell("td", text || Magnet.fmt(v), null, "num"));
       });
       tr.appendChild(Magnet.cell("td", t.reason || "", null, t.reason ? "reason" : ""));
       return tr;
     }
 
-    function wanted(t) {
-      var which = setSelect.value;
-      return which === "all" || (which === "front" ? t.front : t.feasible);
-    }
-
-    // the rows that changed are made again; the others stay (with their check boxes)
-    function renderTrials(changed) {
-      changed.forEach(function (n) {
-        var old = rows[n];
-        var tr = makeRow(trials[n]);
-        if (old) {
-          tr.querySelector("input").checked = old.querySelector("input").checked;
-          if (old.parentNode) old.parentNode.replaceChild(tr, old);
-        }
-        rows[n] = tr;
+    function renderPage(page) {
+      var fresh = {};
+      tbody.textContent = "";
+      page.rows.forEach(function (t) {
+        var text = JSON.stringify(t);
+        var known = rows[t.number];
+        if (!known || known.text !== text) known = { text: text, tr: makeRow(t) };
+        known.tr.querySelector("input").checked = !!selected[t.number];
+        fresh[t.number] = known;
+        tbody.appendChild(known.tr);
       });
-      Object.keys(trials).forEach(function (n) {
-        var tr = rows[n];
-        var keep = wanted(trials[n]);
-        if (keep && !tr.parentNode) tbody.appendChild(tr);
-        else if (!keep && tr.parentNode) tbody.removeChild(tr);
-      });
-      Magnet.refreshTable(table);
+      rows = fresh; // the rows of this page only: a long study's pages are not all kept
+      var last = Math.min(page.offset + page.limit, page.total);
+      counter.textContent =
+        page.total === 0
+          ? "no rows"
+          : "rows " + (page.offset + 1) + "-" + last + " of " + page.total.toLocaleString("en-US");
+      prev.disabled = page.offset === 0;
+      next.disabled = last >= page.total;
       selectionChanged();
     }
 
-    function loadUpdates() {
-      return getJSON(api + "/updates?since=" + version).then(function (u) {
-        var changed = [];
-        if (u.complete) {
-          trials = {};
-          rows = {};
-          tbody.textContent = "";
+    // the page of the table as the view says now (and again on each poll that finds the
+    // study changed); a request overtaken by a newer one is dropped
+    function loadRows() {
+      var q = new URLSearchParams(view);
+      var mine = (asked += 1);
+      return getJSON(api + "/rows?" + q.toString()).then(function (page) {
+        if (mine !== asked) return;
+        if (page.offset >= page.total && page.total > 0) {
+          // the set shrank under this page (a filter, a front that moved): its last page
+          view.offset = Math.max(0, Math.floor((page.total - 1) / view.limit) * view.limit);
+          return loadRows();
         }
-        var front = {};
-        u.front.forEach(function (n) {
-          front[n] = true;
-        });
-        u.rows.forEach(function (t) {
-          trials[t.number] = t;
-          changed.push(t.number);
-        });
-        Object.keys(trials).forEach(function (n) {
-          var t = trials[n];
-          if (!!front[n] !== !!t.front) {
-            t.front = !!front[n];
-            if (changed.indexOf(t.number) < 0) changed.push(t.number);
-          }
-        });
-        version = u.version;
-        renderTrials(changed);
+        shown = page.version;
+        renderPage(page);
       });
     }
+
+    function changeView(changes) {
+      Object.assign(view, changes);
+      loadRows().then(null, failed);
+    }
+
+    table.tHead.addEventListener("click", function (ev) {
+      var th = ev.target.closest("th[data-sort]");
+      if (!th) return;
+      var key = th.getAttribute("data-sort");
+      var order = view.sort === key && view.order === "asc" ? "desc" : "asc";
+      table.tHead.querySelectorAll("th").forEach(function (h) {
+        h.removeAttribute("aria-sort");
+      });
+      th.setAttribute("aria-sort", order === "asc" ? "ascending" : "descending");
+      changeView({ sort: key, order: order, offset: 0 });
+    });
+    prev.addEventListener("click", function () {
+      changeView({ offset: Math.max(0, view.offset - view.limit) });
+    });
+    next.addEventListener("click", function () {
+      changeView({ offset: view.offset + view.limit });
+    });
+    var typing = null;
+    filter.addEventListener("input", function () {
+      clearTimeout(typing);
+      typing = setTimeout(function () {
+        changeView({ q: filter.value, offset: 0 });
+      }, 250);
+    });
 
     function showCounts(s) {
       var values = Object.assign({}, s.trials, {
@@ -344,7 +384,8 @@
       showCounts(summary);
       if (summary.version === loaded) return null;
       var before = failures;
-      return Promise.all([loadFigures(), loadUpdates()]).then(function () {
+      var page = summary.version === shown ? null : loadRows();
+      return Promise.all([loadFigures(), page]).then(function () {
         if (failures === before) loaded = summary.version; // else: everything again next time
       });
     }
@@ -380,11 +421,11 @@
       });
     }
     setSelect.addEventListener("change", function () {
-      renderTrials([]);
+      changeView({ set: setSelect.value, offset: 0 });
     });
     button.addEventListener("click", function () {
       var q = new URLSearchParams();
-      checked(table).forEach(function (n) {
+      chosen().forEach(function (n) {
         q.append("design", n + ":" + data.name);
       });
       location.href = "/compare?" + q.toString();
