@@ -37,6 +37,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,39 +92,26 @@ def make_study(cache: Path, trials: int) -> tuple[Path, float]:
     return journal, seconds
 
 
-def clone_study(base: Path, cache: Path, trials: int) -> Path:
-    """A journal of ``trials`` designs cloned from the study of ``base`` through Optuna's
-    public API (cached): each a finished trial of the base study in turn, its objective
-    values (and the metrics that are objectives) scaled by a log-normal factor (sigma 0.1,
-    seeded) so that the clones spread as a search's designs do instead of piling on the
-    base study's points; its parameters, records and times as the base trial's."""
-    import copy
-
+def _source(journal: Path) -> tuple[Any, list[Any], list[str]]:
+    """The study of ``journal`` (Optuna's), its finished trials and its objectives."""
     import optuna
 
-    journal = cache / f"dashboard-{trials}-cloned.journal"
-    done = cache / f"dashboard-{trials}-cloned.done"
-    if done.exists():
-        return journal
-    journal.unlink(missing_ok=True)
+    from magnet.search import load_study
     from magnet.search.storage import open_storage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    source = optuna.load_study(study_name=STUDY, storage=open_storage(str(base), create=False))
-    target = optuna.create_study(
-        study_name=STUDY,
-        storage=open_storage(str(journal), create=True),
-        directions=source.directions,
-    )
-    for key, value in source.user_attrs.items():
-        target.set_user_attr(key, value)
-    finished = [t for t in source.get_trials(deepcopy=False) if t.state.is_finished()]
-    from magnet.search import load_study
+    study = optuna.load_study(study_name=STUDY, storage=open_storage(str(journal), create=True))
+    finished = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
+    return study, finished, load_study(STUDY, str(journal)).objectives
 
-    objectives = load_study(STUDY, str(base)).objectives
-    rng = np.random.default_rng(0)
-    batch: list[Any] = []
-    for i in range(trials):
+
+def _clones(finished: list[Any], objectives: list[str], count: int, seed: int) -> Iterator[Any]:
+    """``count`` clones of ``finished`` in turn, each one's objective values (and the metrics
+    that are objectives) scaled by a log-normal factor (sigma 0.1, seeded)."""
+    import copy
+
+    rng = np.random.default_rng(seed)
+    for i in range(count):
         t = copy.deepcopy(finished[i % len(finished)])
         if t.values is not None:
             factors = np.exp(rng.normal(0.0, 0.1, len(t.values)))
@@ -135,6 +123,33 @@ def clone_study(base: Path, cache: Path, trials: int) -> Path:
                     metrics[name] = value
             record["metrics"] = metrics
             t.user_attrs["magnet"] = record
+        yield t
+
+
+def clone_study(base: Path, cache: Path, trials: int) -> Path:
+    """A journal of ``trials`` designs cloned from the study of ``base`` through Optuna's
+    public API (cached): each a finished trial of the base study in turn (``_clones``: its
+    values scattered so that the clones spread as a search's designs do instead of piling on
+    the base study's points), its parameters, records and times as the base trial's."""
+    import optuna
+
+    from magnet.search.storage import open_storage
+
+    journal = cache / f"dashboard-{trials}-cloned.journal"
+    done = cache / f"dashboard-{trials}-cloned.done"
+    if done.exists():
+        return journal
+    journal.unlink(missing_ok=True)
+    source, finished, objectives = _source(base)
+    target = optuna.create_study(
+        study_name=STUDY,
+        storage=open_storage(str(journal), create=True),
+        directions=source.directions,
+    )
+    for key, value in source.user_attrs.items():
+        target.set_user_attr(key, value)
+    batch: list[Any] = []
+    for i, t in enumerate(_clones(finished, objectives, trials, seed=0)):
         batch.append(t)
         if len(batch) == 1000:
             target.add_trials(batch)
@@ -143,6 +158,17 @@ def clone_study(base: Path, cache: Path, trials: int) -> Path:
     target.add_trials(batch)
     done.write_text("1")
     return journal
+
+
+def append_clones(journal: Path, count: int, batch: int = 10, pause_s: float = 0.5) -> None:
+    """Append ``count`` more clones to the study of ``journal``, ``batch`` every ``pause_s``:
+    a search's appends as a viewer sees them, on a cloned study (whose designs are all
+    evaluated already: a search would find nothing new to add)."""
+    study, finished, objectives = _source(journal)
+    clones = list(_clones(finished, objectives, count, seed=1))
+    for start in range(0, count, batch):
+        study.add_trials(clones[start : start + batch])
+        time.sleep(pause_s)
 
 
 def _get(url: str) -> tuple[int, float, bytes]:
@@ -261,8 +287,11 @@ def _stats(ms: list[float]) -> dict[str, float]:
     }
 
 
-def measure(code: Path, journal: Path, append: int, start_designs: int) -> dict[str, Any]:
-    """The dashboard of ``code`` on ``journal`` while a search adds ``append`` designs."""
+def measure(
+    code: Path, journal: Path, append: int, start_designs: int, cloned: bool = False
+) -> dict[str, Any]:
+    """The dashboard of ``code`` on ``journal`` while a search adds ``append`` designs (a
+    ``cloned`` study: while ``append_clones`` adds that many clones)."""
     times: dict[str, list[float]] = {}
     sizes: dict[str, int] = {}
     skipped: set[str] = set()
@@ -279,11 +308,13 @@ def measure(code: Path, journal: Path, append: int, start_designs: int) -> dict[
                 continue
             quiet[name] = round(ms, 1)
             sizes[name] = len(body)
+        grow = (
+            [sys.executable, __file__, "--append-clones-to", str(journal), "--append", str(append)]
+            if cloned
+            else _search(REPO, journal, start_designs + append)
+        )
         search = subprocess.Popen(
-            _search(REPO, journal, start_designs + append),
-            cwd=REPO,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            grow, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         rounds = 0
         try:
@@ -341,7 +372,11 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=REPO / "benchmarks" / "results" / "dashboard.json"
     )
+    parser.add_argument("--append-clones-to", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.append_clones_to:  # the appender measure() starts on a cloned study
+        append_clones(args.append_clones_to, args.append)
+        return
     journal, made_s = make_study(args.cache, args.trials)
     record: dict[str, Any] = {
         "study": {"space": SPACE, "designs": args.trials, "seconds_to_make": made_s},
@@ -376,7 +411,7 @@ def main() -> None:
                         text=True,
                         check=True,
                     ).stdout.strip(),
-                    **measure(code, copy, args.append, designs),
+                    **measure(code, copy, args.append, designs, cloned=bool(args.clone)),
                 }
                 print(json.dumps(record[label]["all_during_search"]), file=sys.stderr)
         finally:

@@ -13,6 +13,7 @@ import pytest
 
 from magnet.dashboard.app import FIGURES, create_app
 from magnet.report import figures as F
+from magnet.search import export
 from magnet.search.export import export_chunks
 
 
@@ -94,13 +95,16 @@ def test_within_the_limit_a_figure_draws_every_design(small) -> None:
     assert "sample" not in _notes(fig)
 
 
-def test_downloads_are_streamed_a_trial_at_a_time(small, storage) -> None:
+def test_downloads_are_streamed_a_piece_at_a_time(small, storage, monkeypatch) -> None:
     from starlette.testclient import TestClient
 
+    monkeypatch.setattr(export, "PIECE_TRIALS", 5)
+    n = len(small.trials())
     chunks = list(export_chunks(small, "csv"))
-    assert len(chunks) == len(small.trials()) + 1  # the header, then a row per trial
+    assert len(chunks) == 1 + -(-n // 5)  # the header, then 5 rows a piece
+    assert all(c.count("\n") <= 5 for c in chunks[1:]) and "".join(chunks).count("\n") == n + 1
     parts = list(export_chunks(small, "json"))
-    assert len(parts) == len(small.trials()) + 2  # "[", a trial each, "]"
+    assert len(parts) == -(-n // 5) + 1  # 5 trials a piece, then the closing bracket
     assert [t["number"] for t in json.loads("".join(parts))] == _numbers(small.trials())
     with TestClient(create_app(storage), base_url="http://127.0.0.1") as client:
         r = client.get("/studies/small/trials.csv")

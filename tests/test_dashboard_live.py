@@ -522,9 +522,12 @@ def test_a_port_in_use_is_named_before_any_address(tmp_path) -> None:
     assert "http://" not in done.stderr + done.stdout
 
 
-def test_the_hypervolume_history_is_that_of_every_prefix(stores) -> None:
+@pytest.mark.parametrize("block", [1024, 2, 3])  # blocks of 2 or 3 points: the blocks' seams
+def test_the_hypervolume_history_is_that_of_every_prefix(stores, monkeypatch, block) -> None:
     from magnet.search import pareto
+    from magnet.search import study as studies
 
+    monkeypatch.setattr(studies, "HISTORY_BLOCK", block)
     study = load_study("small", stores["journal"])
     points, ref = study.points(study.feasible()), study.reference
     history = study.hypervolume_history()

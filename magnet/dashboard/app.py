@@ -550,7 +550,9 @@ class Dashboard:
         key: tuple[Any, ...] = (study.name, "figure", name, tuple(sorted(query.items())))
         if kind.basis is not None:
             key += (kind.basis(study),)
-        return self.json(self.store.memo(key, make, per_version=kind.basis is None))
+        # kept as JSON text: a figure asked again is sent, not serialised again (~1 MB)
+        text = self.store.memo(key, lambda: dumps(make()), per_version=kind.basis is None)
+        return self.json_text(text)
 
     @staticmethod
     def figure_query(study: Study, kind: FigureKind, request: Request) -> dict[str, str]:

@@ -583,7 +583,9 @@ def _ecdf_panel(
     """The ECDF of one objective (the ``i``-th: its colour, the legend once) as a step line
     through every design, and the designs of the Pareto front (``front``) on it."""
     n = len(trials)
-    ordered = sorted(trials, key=lambda t: (t.values[objective], t.number))
+    values = np.fromiter((t.values[objective] for t in trials), float, n)
+    numbers = np.fromiter((t.number for t in trials), np.int64, n)
+    ordered = [trials[int(i)] for i in np.lexsort((numbers, values))]  # by value, then number
     y = [(k + 1) / n for k in range(n)]
     color = PALETTE[i % len(PALETTE)]
     drawn = ranks(n)

@@ -22,6 +22,11 @@ from magnet.search.study import Study, TrialView
 FORMATS = ("csv", "json")
 
 
+#: Trials per piece of an export: a download's pieces each cost a hop to a thread (Starlette
+#: runs a generator in its thread pool), so a piece holds many trials; memory stays bounded.
+PIECE_TRIALS = 500
+
+
 def export_chunks(
     study: Study,
     kind: str,
@@ -29,9 +34,9 @@ def export_chunks(
     cache: dict[tuple[str, int], tuple[TrialView, str]] | None = None,
 ) -> Iterator[str]:
     """``study``'s trials (or, with ``front``, the designs of its Pareto front) as ``kind``,
-    a piece at a time (a trial at a time: a download or a file of a big study is never held
-    whole): ``csv`` (one row per trial: parameters, objective values, every metric, reason)
-    or ``json`` (every trial with its records).
+    a piece at a time (``PIECE_TRIALS`` trials: a download or a file of a big study is never
+    held whole): ``csv`` (one row per trial: parameters, objective values, every metric,
+    reason) or ``json`` (every trial with its records).
 
     ``cache`` (a reader that exports a growing study again and again, the dashboard) keeps
     each trial's CSV row: a trial is written once while it does not change. A trial's JSON
@@ -39,23 +44,29 @@ def export_chunks(
     if kind not in FORMATS:
         raise MagnetError(f"no export format {kind!r}; allowed: {', '.join(FORMATS)}")
     trials = study.pareto_front() if front else study.trials()
+    pieces = [trials[i : i + PIECE_TRIALS] for i in range(0, len(trials), PIECE_TRIALS)]
     if kind == "json":
-        yield "[" if trials else "[]"
-        for i, t in enumerate(trials):
-            yield ("\n" if i == 0 else ",\n") + _text(study, t, kind)
-        if trials:
-            yield "\n]"
+        if not trials:
+            yield "[]"
+            return
+        for i, piece in enumerate(pieces):
+            texts = (_text(study, t, kind) for t in piece)
+            yield ("[\n" if i == 0 else ",\n") + ",\n".join(texts)
+        yield "\n]"
         return
     columns = study.columns()
     cache = {} if cache is None else cache
     yield _csv_line(columns, dict(zip(columns, columns, strict=True)))
-    for t in trials:
-        key = (f"{kind}:{len(columns)}", t.number)
-        known = cache.get(key)
-        if known is None or known[0] is not t:
-            known = (t, _text(study, t, kind))
-            cache[key] = known
-        yield known[1]
+    for piece in pieces:
+        lines = []
+        for t in piece:
+            key = (f"{kind}:{len(columns)}", t.number)
+            known = cache.get(key)
+            if known is None or known[0] is not t:
+                known = (t, _text(study, t, kind))
+                cache[key] = known
+            lines.append(known[1])
+        yield "".join(lines)
 
 
 def _text(study: Study, trial: TrialView, kind: str) -> str:

@@ -36,6 +36,8 @@ Status = Literal["ok", "infeasible", "dominated", "failed", "repeat", "running",
 CONFIG_ATTR = "magnet_config"
 REFERENCE_ATTR = "magnet_hv_reference"
 TRIAL_ATTR = "magnet"
+#: Feasible points ``Study.hypervolume_history`` checks at once against the running front.
+HISTORY_BLOCK = 1024
 
 
 class TrialRecord(TypedDict, total=False):
@@ -202,10 +204,19 @@ class Study:
 
     def trial(self, number: int) -> TrialView:
         """Trial ``number`` (bad input naming the study if it has none)."""
-        for t in self._all:
-            if t.number == number:
-                return t
-        raise MagnetError(f"study {self.name!r} has no trial {number}", field="trial")
+        found = self._by_number.get(number)
+        if found is None:
+            raise MagnetError(f"study {self.name!r} has no trial {number}", field="trial")
+        return found
+
+    @cached_property
+    def _by_number(self) -> dict[int, TrialView]:
+        return {t.number: t for t in self._all}
+
+    @cached_property
+    def dataflows_run(self) -> frozenset[str]:
+        """The dataflows its trials ran (made once per study as read)."""
+        return frozenset(t.dataflow for t in self._all if t.dataflow)
 
     @cached_property
     def _feasible(self) -> list[TrialView]:
@@ -301,13 +312,19 @@ class Study:
         if ref is None:
             return []
         # a trial some earlier one dominates (or equals) leaves the hypervolume as it was:
-        # it is computed again only when the running front changes
-        out, front, volume = [], np.zeros((0, points.shape[1])), 0.0
-        for t, p in zip(self._feasible, points, strict=True):
-            if not (front <= p).all(axis=1).any():
-                front = np.vstack([front[~(p <= front).all(axis=1)], p])
-                volume = pareto.hypervolume(front, ref)
-            out.append((t.number, volume))
+        # it is computed again only when the running front changes. The points are checked a
+        # block at a time against the front as it stood before the block (the front only
+        # improves: what it dominated then stays dominated), the few left one by one
+        out: list[tuple[int, float]] = []
+        front, volume = np.zeros((0, points.shape[1])), 0.0
+        for start in range(0, len(points), HISTORY_BLOCK):
+            block = points[start : start + HISTORY_BLOCK]
+            beaten = np.any(np.all(front[None, :, :] <= block[:, None, :], axis=2), axis=1)
+            for i, p in enumerate(block):
+                if not beaten[i] and not (front <= p).all(axis=1).any():
+                    front = np.vstack([front[~(p <= front).all(axis=1)], p])
+                    volume = pareto.hypervolume(front, ref)
+                out.append((self._feasible[start + i].number, volume))
         return out
 
     def counts(self) -> dict[str, int]:
