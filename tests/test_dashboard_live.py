@@ -184,7 +184,16 @@ def test_the_store_reads_only_what_was_appended(tmp_path, monkeypatch) -> None:
     first = store.study("small")
     seen = {t.number: t for t in first.trials()}
     version = store.version("small")
-    assert store.study("small") is first  # nothing appended: nothing read again
+    counted: list[int] = []
+    real_count = optuna.storages.JournalStorage.get_n_trials
+
+    def count(self, *args, **kwargs):
+        counted.append(1)
+        return real_count(self, *args, **kwargs)
+
+    monkeypatch.setattr(optuna.storages.JournalStorage, "get_n_trials", count)
+    assert store.study("small") is first  # nothing appended: nothing read again,
+    assert counted == []  # not even how many trials there are
     lines_before = len(Path(journal).read_bytes().splitlines())
     reads.clear()
     search(SPACE, n_trials=12, storage=journal, study="small")

@@ -8,8 +8,10 @@ file by byte offset (the bytes appended since), for a database the trials number
 the last one seen and those not finished then, one by one. A trial whose object did not
 change keeps its parsed ``TrialView``.
 
-When to refresh: a journal when its size, modification time or inode changed; a database
-at most every ``ttl`` seconds. Whatever is derived from a study (figures, tables) is kept
+When to refresh: a journal when its size, modification time or inode changed (a request
+meanwhile is answered from what was read: asking a journal of 100,000 trials how many it
+holds takes 45 ms); a database's studies at every look, its list of studies at most every
+``ttl`` seconds. Whatever is derived from a study (figures, tables) is kept
 under the study's version and made again only when the study changed.
 """
 
@@ -89,15 +91,23 @@ class Feed:
         self.exports: dict[tuple[str, int], tuple[TrialView, str]] = {}
         self.attrs: dict[str, Any] | None = None
         self.study: Study | None = None
+        #: whether the storage may have changed since the study was last read (``Store.check``
+        #: says so): a request meanwhile is answered from what was read (asking a journal of
+        #: 100,000 trials how many it has takes 45 ms)
+        self.stale = True
         self.lock = threading.Lock()
 
     def refresh(self) -> tuple[Study, int]:
         """The study as stored now (the same object while nothing changed) and its
         version, read together."""
         with self.lock:
+            if not self.stale and self.study is not None:
+                return self.study, self.version
+            self.stale = False
             try:
                 attrs, fresh = self._read()
             except Exception as exc:  # the server went away, the file was damaged
+                self.stale = True
                 raise MagnetError(
                     f"cannot read study {self.name!r}: {storage_error(exc, self.spec)}",
                     source=self.label,
@@ -189,6 +199,9 @@ class Store:
         look at a study."""
         with self._lock:
             if self.path is None:
+                # a database's studies are asked for their new trials at each look (a count
+                # and the trials past it: cheap), its list of studies every ``ttl`` seconds
+                self._mark_stale()
                 now = time.monotonic()
                 if self._storage is not None and now - self._checked < self.ttl:
                     return
@@ -209,6 +222,12 @@ class Store:
                 self._storage, self._feeds = open_storage(self.spec, create=False), {}
             self._state = state
             self._names = self._study_names()
+            self._mark_stale()
+
+    def _mark_stale(self) -> None:
+        """The storage may have changed: each study is read again on its next look."""
+        for feed in self._feeds.values():
+            feed.stale = True
 
     def _study_names(self) -> list[str]:
         try:

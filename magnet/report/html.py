@@ -146,7 +146,7 @@ def trial_row(trial: TrialView, study: Study) -> dict[str, Any]:
 
 def param_names(study: Study, trials: list[TrialView] | None = None) -> list[str]:
     """The varied parameters, in the space's order (without the dataflow)."""
-    seen = {k for t in (trials if trials is not None else study.trials()) for k in t.params}
+    seen = study.params_run if trials is None else {k for t in trials for k in t.params}
     ordered = [k for k in study.space.params if k in seen]
     return ordered + sorted(k for k in seen if k not in ordered and k != "dataflow")
 

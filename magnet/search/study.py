@@ -10,6 +10,7 @@ compressed ``NetworkRecord`` of every workload; the study carries the search con
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -214,6 +215,11 @@ class Study:
         return {t.number: t for t in self._all}
 
     @cached_property
+    def params_run(self) -> frozenset[str]:
+        """The parameters its trials set (made once per study as read)."""
+        return frozenset(k for t in self._all for k in t.params)
+
+    @cached_property
     def dataflows_run(self) -> frozenset[str]:
         """The dataflows its trials ran (made once per study as read)."""
         return frozenset(t.dataflow for t in self._all if t.dataflow)
@@ -224,7 +230,7 @@ class Study:
 
     @cached_property
     def _feasible_points(self) -> np.ndarray:
-        return self.points(self._feasible)
+        return self._points(self._feasible)
 
     def feasible(self) -> list[TrialView]:
         """The trials that ran and meet every limit, by number."""
@@ -234,7 +240,7 @@ class Study:
         """The columns of ``rows``: number, state, status, every parameter, ``value:OBJECTIVE``,
         every metric, reason."""
         if self._columns is None:
-            params = sorted({k for t in self._all for k in t.params})
+            params = sorted(self.params_run)
             values = [f"value:{o}" for o in self.objectives]
             self._columns = ["number", "state", "status", *params, *values, *METRICS, "reason"]
         return self._columns
@@ -260,9 +266,19 @@ class Study:
 
     def points(self, trials: list[TrialView]) -> np.ndarray:
         """Minimised log10 objective vectors of ``trials``."""
+        return self._points(trials)
+
+    def _points(self, trials: list[TrialView]) -> np.ndarray:
+        # the study's own calls: not checked item by item (a list of 100,000 trials)
         if not trials:
             return np.zeros((0, len(self.objectives)))
-        values = np.array([[t.values[o] for o in self.objectives] for t in trials])
+        # a column at a time, no list per trial (a big study's would be 100,000)
+        values = np.column_stack(
+            [
+                np.fromiter((t.values[o] for t in trials), float, len(trials))
+                for o in self.objectives
+            ]
+        )
         return pareto.to_minimised_log(values, self.directions)
 
     def pareto_front(self, trials: list[TrialView] | None = None) -> list[TrialView]:
@@ -284,7 +300,7 @@ class Study:
         return self._front_of(self._feasible)
 
     def _front_of(self, ok: list[TrialView]) -> list[TrialView]:
-        points = self.points(ok)
+        points = self._points(ok)
         if not ok:
             return []
         mask = pareto.nondominated(points)
@@ -332,8 +348,7 @@ class Study:
         or dominated by their bounds, ``magnet.search.bounds``; what a search's ``trials``
         counts)."""
         out = dict.fromkeys(get_args(Status), 0)
-        for t in self._all:
-            out[t.status] = out.get(t.status, 0) + 1
+        out.update(Counter(t.status for t in self._all))
         out["designs"] = out["ok"] + out["infeasible"] + out["dominated"]
         return out
 
