@@ -182,7 +182,7 @@ def _get(url: str) -> tuple[int, float, bytes]:
     return status, (time.perf_counter() - start) * 1000.0, body
 
 
-def _requests(base: str, version: int, design: int) -> list[tuple[str, str]]:
+def _requests(base: str, design: int) -> list[tuple[str, str]]:
     """(name, URL) of what a user's pages ask for."""
     api = f"{base}/api/studies/{STUDY}"
     out = [
@@ -190,7 +190,10 @@ def _requests(base: str, version: int, design: int) -> list[tuple[str, str]]:
         ("study page", f"{base}/studies/{STUDY}"),
         ("api studies", f"{base}/api/studies"),
         ("api study (the page's poll)", api),
-        ("api updates (the page's rows)", f"{api}/updates?since={version}"),
+        (
+            "api rows (the page's table: every trial by energy, a page)",
+            f"{api}/rows?set=all&sort=energy_pj&order=desc&offset=200",
+        ),
         ("api trials", f"{api}/trials"),
         ("api pareto", f"{api}/pareto"),
         ("design page", f"{base}/studies/{STUDY}/trials/{design}"),
@@ -297,11 +300,9 @@ def measure(
     skipped: set[str] = set()
     with _dashboard(code, journal) as (base, server, first_answer_s):
         study_answer_s = first_answer_s + _get(f"{base}/api/studies")[1] / 1000
-        first = json.loads(_get(f"{base}/api/studies/{STUDY}")[2])
-        version = first.get("version", 0)
         design = json.loads(_get(f"{base}/api/studies/{STUDY}/pareto")[2])[0]["number"]
         quiet = {}
-        for name, url in _requests(base, version, design):  # the study unchanged, first asks
+        for name, url in _requests(base, design):  # the study unchanged, first asks
             status, ms, body = _get(url)
             if status == 404:
                 skipped.add(name)  # this revision has no such page
@@ -320,7 +321,7 @@ def measure(
         try:
             while search.poll() is None:
                 rounds += 1
-                for name, url in _requests(base, version, design):
+                for name, url in _requests(base, design):
                     if name in skipped:
                         continue
                     status, ms, body = _get(url)
@@ -328,8 +329,6 @@ def measure(
                         raise RuntimeError(f"{url}: HTTP {status}: {body[:200]!r}")
                     times.setdefault(name, []).append(ms)
                     sizes[name] = max(sizes.get(name, 0), len(body))
-                    if name.startswith("api study "):
-                        version = json.loads(body).get("version", 0)
         finally:
             if search.poll() is None:
                 search.terminate()
