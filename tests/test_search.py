@@ -469,22 +469,25 @@ def _collect(pool: workers.RayPool, count: int) -> dict[int, object]:
 
 def test_a_pool_batches_designs_of_a_few_ms_and_hands_each_back_once(ray_cluster) -> None:
     # ws-local-os on a design without an accumulation collector is refused in about 1 ms:
-    # after the first results, the pool sends such designs MAX_BATCH to a task
+    # once the last RECENT designs said so (a worker's first design pays its imports), the
+    # pool sends such designs MAX_BATCH to a task
     jobs = _pool_jobs(SPACE, [4] * 60, "ws-local-os", accum=0)
     pool = workers.RayPool(2, ray_cluster)
     try:
         assert pool.startup_seconds > 0 and pool.slots == 2 * workers.TASKS_PER_WORKER
-        for job in jobs[:4]:
+        first: dict[int, object] = {}
+        for job in jobs[:12]:
             pool.submit(job)
-        first = _collect(pool, 4)
+            first |= _collect(pool, 1)  # one at a time: every one a task of its own
+        assert len(first) == 12
         assert pool.batch == workers.MAX_BATCH  # 0.2 s / ~1 ms, at most 16
         assert pool.slots == 2 * workers.TASKS_PER_WORKER * workers.MAX_BATCH
         sent = pool.tasks_sent
-        for job in jobs[4:]:
+        for job in jobs[12:]:
             pool.submit(job)
-        got = {**first, **_collect(pool, len(jobs) - 4)}
-        # 56 designs in tasks of 16: 4 tasks (a smaller one only if a worker would idle)
-        assert pool.tasks_sent - sent <= 8
+        got = {**first, **_collect(pool, len(jobs) - 12)}
+        # 48 designs in tasks of 16: 3 tasks (a smaller one only if a worker would idle)
+        assert pool.tasks_sent - sent == 3
     finally:
         pool.close()
     assert sorted(got) == list(range(len(jobs)))

@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
@@ -75,6 +76,7 @@ TASKS_PER_WORKER = 2
 #: designs of a few ms (exact mapping reuse, bounds) are batched.
 TASK_SECONDS = 0.2
 MAX_BATCH = 16
+RECENT = 8
 #: How long a local Ray cluster may take to start (4-14 s here), and how often the wait for it
 #: says that it is still starting.
 START_SECONDS = 120
@@ -365,7 +367,7 @@ class RayPool:
         self.pending: list[DesignJob] = []  # submitted, waiting to fill a batch
         self.batch = 1
         self.tasks_sent = 0
-        self.design_seconds: float | None = None  # a design's mean time on a worker
+        self.recent: deque[float] = deque(maxlen=RECENT)  # the last designs' seconds
         self.interrupted = False
         with ray_environment():  # Ray reads its loopback switch when it is imported
             import ray
@@ -501,14 +503,14 @@ class RayPool:
         self._send()
 
     def _learn(self, outcome: Outcome) -> None:
-        """Size the batches from the designs' mean time on a worker (``TASK_SECONDS``)."""
+        """Size the batches from the mean time of the last ``RECENT`` designs on a worker
+        (``TASK_SECONDS``; a worker's first design, which pays for its first imports, soon
+        out of the count)."""
         if not isinstance(outcome, DesignResult) or outcome.seconds <= 0:
             return
-        mean = self.design_seconds
-        self.design_seconds = (
-            outcome.seconds if mean is None else 0.9 * mean + 0.1 * outcome.seconds
-        )
-        self.batch = max(1, min(MAX_BATCH, int(TASK_SECONDS / self.design_seconds)))
+        self.recent.append(outcome.seconds)
+        mean = sum(self.recent) / len(self.recent)
+        self.batch = max(1, min(MAX_BATCH, int(TASK_SECONDS / mean)))
 
     def cancel_all(self) -> None:
         """Forget the jobs in flight (their trials are failed by the driver). No
