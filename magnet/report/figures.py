@@ -130,16 +130,20 @@ def _layout(fig: go.Figure, title: str | None = None, **extra: Any) -> go.Figure
     return fig
 
 
-def _message(fig: go.Figure, text: str) -> go.Figure:
+def _grey_text(fig: go.Figure, text: str, size: int, **place: Any) -> None:
+    """``text`` on ``fig`` in grey at ``place`` (paper coordinates)."""
     fig.add_annotation(
         text=text,
         showarrow=False,
         xref="paper",
         yref="paper",
-        x=0.5,
-        y=0.5,
-        font={"size": 14, "color": "#666666"},
+        font={"size": size, "color": "#666666"},
+        **place,
     )
+
+
+def _message(fig: go.Figure, text: str) -> go.Figure:
+    _grey_text(fig, text, 14, x=0.5, y=0.5)
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig
@@ -261,17 +265,7 @@ def note(fig: go.Figure, lines: Iterable[str | None]) -> None:
     """The figure's notes (those not None) at its top right, small and grey."""
     text = "; ".join(line for line in lines if line)
     if text:
-        fig.add_annotation(
-            text=text,
-            showarrow=False,
-            xref="paper",
-            yref="paper",
-            x=1,
-            y=1.02,
-            xanchor="right",
-            yanchor="bottom",
-            font={"size": 11, "color": "#666666"},
-        )
+        _grey_text(fig, text, 11, x=1, y=1.02, xanchor="right", yanchor="bottom")
 
 
 def _with_values(trials: Iterable[TrialView], metrics: Sequence[str]) -> list[TrialView]:
