@@ -34,7 +34,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -54,10 +53,8 @@ def run(space: str, trials: int, workers: int, sampler: str | None, folder: Path
 
     storage = folder / f"{space}-{workers}-{sampler or 'own'}.journal"
     storage.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "magnet.cli", "search", space, "--trials", str(trials)]
-    cmd += ["--workers", str(workers), "--storage", str(storage), "--no-report", "--seed", "0"]
-    if sampler is not None:
-        cmd += ["--sampler", sampler]
+    extra = ["--seed", "0"] + ([] if sampler is None else ["--sampler", sampler])
+    cmd = common.search_command(space, storage, trials, workers, *extra)
     start = time.perf_counter()
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     wall = time.perf_counter() - start

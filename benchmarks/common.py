@@ -42,13 +42,20 @@ def run_timed(cmd: list[str], **kwargs: Any) -> tuple[subprocess.CompletedProces
     return done, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
 
 
+def search_command(
+    space: Path | str, storage: Path, trials: int, workers: int, *extra: str
+) -> list[str]:
+    """``magnet search SPACE`` with its storage, ``--no-report`` and ``extra`` arguments."""
+    cmd = [sys.executable, "-m", "magnet.cli", "search", str(space), "--trials", str(trials)]
+    return [*cmd, "--workers", str(workers), "--storage", str(storage), "--no-report", *extra]
+
+
 def search(
     space: Path, storage: Path, trials: int, workers: int, *extra: str
 ) -> tuple[float, float]:
-    """``magnet search SPACE`` with its storage, ``--no-report`` and ``extra`` arguments,
-    its output discarded; its wall seconds and the CPU seconds of the processes it ran."""
-    cmd = [sys.executable, "-m", "magnet.cli", "search", str(space), "--trials", str(trials)]
-    cmd += ["--workers", str(workers), "--storage", str(storage), "--no-report", *extra]
+    """``search_command``, its output discarded; its wall seconds and the CPU seconds of the
+    processes it ran."""
+    cmd = search_command(space, storage, trials, workers, *extra)
     start = time.perf_counter()
     _, user, system = run_timed(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start, user + system

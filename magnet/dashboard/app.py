@@ -266,9 +266,7 @@ class Dashboard:
         """``/studies/NAME``: a study's fronts, hypervolume, parameters and trials."""
         study = self.study(request)
         varied = E.varied_params(study)
-        rows = page_number(request.query_params, "rows", PAGE)  # the table's rows per page
-        if not 1 <= rows <= MAX_PAGE:
-            raise Refused(f"rows (per page of the table) must be 1 to {MAX_PAGE}, not {rows}")
+        rows = page_size(request.query_params, "rows", "rows (per page of the table)")
         return self.page(
             "study.html", study=study, summary=self.summary(study), varied=varied, rows=rows
         )
@@ -479,9 +477,7 @@ class Dashboard:
         ):
             if value not in allowed:
                 raise Refused(f"unknown {key} {clip(value)!r}; allowed: {', '.join(allowed)}")
-        offset, limit = page_number(q, "offset", 0), page_number(q, "limit", PAGE)
-        if not 1 <= limit <= MAX_PAGE:
-            raise Refused(f"limit must be 1 to {MAX_PAGE}, not {limit}")
+        offset, limit = page_number(q, "offset", 0), page_size(q, "limit", "limit")
         words = tuple(q.get("q", "").lower().split())
         numbers = self.store.memo(
             (study.name, "table", which, sort, order, words),
@@ -671,6 +667,15 @@ def page_number(query: Any, key: str, default: int) -> int:
     if number is None:
         raise Refused(f"{key} must be a whole number, not {clip(given)!r}")
     return number
+
+
+def page_size(query: Any, key: str, said: str) -> int:
+    """The rows per page of the table ``query`` gives for ``key`` (``said``, in a refusal):
+    1 to ``MAX_PAGE`` (``PAGE`` when it gives none)."""
+    size = page_number(query, key, PAGE)
+    if not 1 <= size <= MAX_PAGE:
+        raise Refused(f"{said} must be 1 to {MAX_PAGE}, not {size}")
+    return size
 
 
 def check_query(request: Request, keys: Sequence[str], many: Sequence[str] = ()) -> None:

@@ -212,10 +212,8 @@ def _best_so_far(trials: list[TrialView], objective: str, direction: str) -> go.
             best.append(t)
         else:
             best.append(best[-1])
-    numbers = sorted(t.number for t in trials)
     # a long history: the steps only (where the best changes, and the last trial)
-    kept = {n for n, _ in steps([(n, b.number) for n, b in zip(numbers, best, strict=True)])}
-    points = [(n, b) for n, b in zip(numbers, best, strict=True) if n in kept]
+    points = steps(list(zip(sorted(t.number for t in trials), best, strict=True)))
     return go.Scatter(
         x=[n for n, _ in points],
         y=[b.values[objective] for _, b in points],

@@ -18,7 +18,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import plotly.graph_objects as go
@@ -195,6 +195,8 @@ def hover(study: Study, trial: TrialView, extra: Iterable[str] = ()) -> str:
 #: a sample (``sample``), so that a figure of a study of 100,000 trials stays a few MB and
 #: draws at once; the figure says how many it draws of how many (``sample_note``).
 MAX_POINTS = 2000
+#: A step line's y: a value, or the trial that holds it.
+S = TypeVar("S")
 #: Fibonacci hashing's multiplier (2^64 / golden ratio): a trial number's place in a sample.
 _SCRAMBLE = np.uint64(0x9E3779B97F4A7C15)
 
@@ -227,14 +229,12 @@ def ranks(count: int) -> Sequence[int]:
     return [int(k) for k in np.unique(np.linspace(0, count - 1, MAX_POINTS).round())]
 
 
-def sample_off_front(
-    study: Study, trials: list[TrialView], limit: int | None = None
-) -> tuple[list[TrialView], str | None]:
+def sample_off_front(study: Study, trials: list[TrialView]) -> tuple[list[TrialView], str | None]:
     """``trials`` in their order, but of those off the study's Pareto front only a ``sample``
     (every front design kept), and the figure's ``sample_note`` (None: all drawn)."""
     front = {t.number for t in study.pareto_front()}
     others = [t for t in trials if t.number not in front]
-    drawn = sample(others, limit)
+    drawn = sample(others)
     if len(drawn) == len(others):
         return trials, None
     kept = front | {t.number for t in drawn}
@@ -242,7 +242,7 @@ def sample_off_front(
     return [t for t in trials if t.number in kept], said
 
 
-def steps(points: list[tuple[int, float]]) -> list[tuple[int, float]]:
+def steps(points: list[tuple[int, S]]) -> list[tuple[int, S]]:
     """A step line's (x, y) points; where there are more than ``MAX_POINTS``, the points
     where y changes and the last one (the line drawn is the same; only hovers between its
     steps are lost)."""

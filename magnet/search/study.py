@@ -113,9 +113,7 @@ class TrialView:
             "worker": self.worker,
         }
         if with_records:  # unpacked for this answer only: an export of every trial holds none
-            out["records"] = self.__dict__.get("records") or (
-                [] if self._records is None else unpack(self._records)
-            )
+            out["records"] = [] if self._records is None else unpack(self._records)
         return out
 
 

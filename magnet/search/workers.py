@@ -118,27 +118,30 @@ class Pool(Protocol):
         """Release the pool's processes (idempotent)."""
 
 
+def outcome_of(job: DesignJob) -> Outcome:
+    """``evaluate_design(job)``, or the exception it raised: a refused input or a bug fails
+    the trial (the driver tells it so), never the search or the other designs of a batch."""
+    try:
+        return evaluate_design(job)
+    except Exception as exc:
+        return exc
+
+
 def evaluate_batch(jobs: list[DesignJob]) -> Iterator[tuple[int, Outcome]]:
-    """On a Ray worker: evaluate ``jobs`` in turn, handing each outcome (its result, or the
-    exception it raised) back as soon as it is ready (a Ray streaming generator task), with
-    the job's trial number. The process's allocator is tuned for the evaluator first
-    (``magnet.perf``; once per process, then free)."""
+    """On a Ray worker: evaluate ``jobs`` in turn, handing each outcome back as soon as it is
+    ready (a Ray streaming generator task), with the job's trial number. The process's
+    allocator is tuned for the evaluator first (``magnet.perf``; once per process, then
+    free)."""
     tune_allocator()
     for job in jobs:
-        try:
-            outcome: Outcome = evaluate_design(job)
-        except Exception as exc:  # a refused input or a bug fails the trial, not the batch
-            outcome = exc
-        yield job.number, outcome
+        yield job.number, outcome_of(job)
 
 
-def warm_worker() -> str:
-    """On a Ray worker, at the pool's start: what every evaluation needs first (this module
-    and the evaluator imported, the allocator tuned), paid before the first design."""
+def warm_worker() -> None:
+    """On a Ray worker, at the pool's start: what every evaluation needs first (this module,
+    and with it the evaluator, imported; the allocator tuned), paid before the first
+    design."""
     tune_allocator()
-    from magnet.search.evaluate import worker_id
-
-    return worker_id()
 
 
 class InProcess:
@@ -162,12 +165,7 @@ class InProcess:
         in the background)."""
         queued, self._queued = self._queued, []
         for job in queued:
-            # a refused input or a bug fails the trial, and the search goes on
-            try:
-                outcome: Outcome = evaluate_design(job)
-            except Exception as exc:
-                outcome = exc
-            yield job, outcome
+            yield job, outcome_of(job)
 
     def cancel_all(self) -> None:
         """Forget the queued jobs (an interrupt: the driver fails their trials)."""
@@ -487,17 +485,16 @@ class RayPool:
                 ref = next(task)
             except StopIteration:  # every design of it handed back
                 continue
+            job, rest = jobs[0], jobs[1:]  # a task evaluates its designs in turn
             try:
                 number, outcome = self.ray.get(ref)
             except Exception as exc:
                 cause = getattr(exc, "cause", None)
-                job, rest = jobs[0], jobs[1:]
                 self.pending[:0] = rest
                 yield job, cause if isinstance(cause, BaseException) else exc
                 continue
-            job = next(j for j in jobs if j.number == number)
-            jobs.remove(job)
-            self.tasks[task] = jobs  # it hands back the rest (and then stops)
+            assert number == job.number
+            self.tasks[task] = rest  # it hands back the rest (and then stops)
             self._learn(outcome)
             yield job, outcome
         self._send()
