@@ -209,6 +209,15 @@ def test_the_table_is_sorted_filtered_and_paged_by_the_server(client) -> None:
     assert {r["number"] for r in hits["rows"]} == {
         r["number"] for r in rows if r["dataflow"] == flow
     }
+    # the words the cells show, not the row's JSON: no cell says "seconds" or "metrics",
+    # the front's badge says "front"
+    for hidden in ("seconds", "metrics"):
+        assert (
+            client.get("/api/studies/x/rows", params={"set": "all", "q": hidden}).json()["total"]
+            == 0
+        )
+    badged = client.get("/api/studies/x/rows", params={"set": "all", "q": "front"}).json()
+    assert {r["number"] for r in badged["rows"]} == {r["number"] for r in rows if r["front"]}
     front = client.get("/api/studies/x/rows").json()  # the front, by default
     assert all(r["front"] for r in front["rows"]) and front["total"] == len(
         client.get("/api/studies/x/pareto").json()

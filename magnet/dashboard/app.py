@@ -63,6 +63,7 @@ from magnet.report.design import (
 )
 from magnet.report.html import (
     ASSETS,
+    cell_text,
     dumps,
     environment,
     param_names,
@@ -429,8 +430,13 @@ class Dashboard:
         return self.json_text(self.rows_json(study, study.trials(), with_front=True))
 
     def row_texts(self, study: Study, trials: list[TrialView]) -> list[str]:
-        """The JSON of each trial's ``trial_row`` without its ``front`` flag, made once per read
-        of the trial (a finished trial's, once: only that flag can change)."""
+        """The JSON of each trial's ``trial_row`` without its ``front`` flag (``_rows``)."""
+        return [text for text, _ in self._rows(study, trials)]
+
+    def _rows(self, study: Study, trials: list[TrialView]) -> list[tuple[str, str]]:
+        """Each trial's row: its ``trial_row`` as JSON without its ``front`` flag, and the words
+        its cells show (lower case, for the table's filter); made once per read of the trial
+        (a finished trial's, once: only that flag can change)."""
         cache = self.store.feed(study.name).rows
         out = []
         for t in trials:
@@ -438,9 +444,9 @@ class Dashboard:
             if known is None or known[0] is not t:
                 row = trial_row(t, study)
                 del row["front"]
-                known = (t, dumps(row))
+                known = (t, dumps(row), shown_words(row))
                 cache[t.number] = known
-            out.append(known[1])
+            out.append(known[1:])
         return out
 
     def rows_json(self, study: Study, trials: list[TrialView], with_front: bool) -> str:
@@ -495,10 +501,13 @@ class Dashboard:
         trials = {"all": study.trials, "feasible": study.feasible, "front": study.pareto_front}[
             which
         ]()
-        if words:
-            rows = self.row_texts(study, trials)
+        if words:  # the words of its cells, and "front" on a front design's (its badge)
+            shown = [
+                f"{said} front" if study.on_front(t.number) else said
+                for t, (_, said) in zip(trials, self._rows(study, trials), strict=True)
+            ]
             trials = [
-                t for t, row in zip(trials, rows, strict=True) if all(w in row for w in words)
+                t for t, said in zip(trials, shown, strict=True) if all(w in said for w in words)
             ]
         value = column_value(study, sort)
         keyed = [(value(t), t.number) for t in trials]
@@ -649,6 +658,21 @@ def column_value(study: Study, column: str) -> Callable[[TrialView], Any]:
     if column in study.objectives:
         return lambda t: t.values.get(column)
     return lambda t: t.params.get(column)
+
+
+def shown_words(row: dict[str, Any]) -> str:
+    """What a ``trial_row``'s cells show in the study page's table, lower case: its number,
+    status, objective values, dataflow, parameters (sizes as printed) and reason."""
+    shown = row["shown"]
+    cells = [
+        str(row["number"]),
+        row["status"],
+        *(cell_text(v) for v in row["values"].values()),
+        row["dataflow"] or "",
+        *(shown.get(k) or cell_text(v) for k, v in row["params"].items()),
+        row["reason"] or "",
+    ]
+    return " ".join(cells).lower()
 
 
 def sort_key(value: Any) -> tuple[int, float | str]:

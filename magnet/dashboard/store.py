@@ -85,8 +85,9 @@ class Feed:
         self.trials: dict[int, Any] = {}  # number -> FrozenTrial
         self.unfinished: set[int] = set()
         self.views: dict[int, tuple[Any, TrialView]] = {}
-        #: number -> (its TrialView, its row as JSON): the dashboard's tables (app.py)
-        self.rows: dict[int, tuple[TrialView, str]] = {}
+        #: number -> (its TrialView, its row as JSON, the words its cells show): the
+        #: dashboard's tables (app.py)
+        self.rows: dict[int, tuple[TrialView, str, str]] = {}
         #: (format, number) -> (its TrialView, its CSV row): the downloads (``export_chunks``)
         self.exports: dict[tuple[str, int], tuple[TrialView, str]] = {}
         self.attrs: dict[str, Any] | None = None
