@@ -570,3 +570,42 @@ def test_report_renders_offline(browser, storage, tmp_path) -> None:
             assert w.errors == [] and w.dialogs == []
         finally:
             w.close()
+
+
+DRAWN = """(key) => {
+  const gd = document.querySelector(`#study-plots [data-figure="${key}"]`);
+  const traces = [...gd.querySelectorAll('.scatterlayer .trace')];
+  const count = (meta) => gd._fullData
+    .map((t, i) => t.meta === meta ? traces[i].querySelectorAll('.point').length : 0)
+    .reduce((a, b) => a + b, 0);
+  const notes = [...gd.querySelectorAll('.annotation-text')].map(a => a.textContent);
+  return {front: count('front'), others: count('feasible'), notes: notes};
+}"""
+
+
+def test_a_sampled_figure_draws_the_front_and_says_what_it_samples(
+    browser, storage, tmp_path, monkeypatch
+) -> None:
+    # a report written with room for 2 designs off the front per figure, opened in Chromium:
+    # the markers drawn and the note on the figure are what the user sees
+    from magnet.report import figures as F
+
+    study = load_study("small", storage)
+    monkeypatch.setattr(F, "MAX_POINTS", 2)
+    path = write_report(study, tmp_path / "sampled.html")
+    front = study.pareto_front()
+    others = len(study.feasible()) - len(front)
+    assert others > 2
+    w = Watched(browser, offline=True)
+    try:
+        w.ready(path.as_uri())
+        drawn = w.page.evaluate(DRAWN, f"front:{study.objectives[0]}:{study.objectives[1]}")
+        x, y = study.objectives[:2]
+        places = {(t.values[x], t.values[y]) for t in front}  # one marker per place
+        assert drawn["others"] == 2 and drawn["front"] == len(places)
+        assert f"2 of {others} feasible designs off the front drawn (a uniform sample)" in " ".join(
+            drawn["notes"]
+        )
+        assert w.errors == []
+    finally:
+        w.close()
