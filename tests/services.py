@@ -28,13 +28,13 @@ def magnet_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "magnet.cli", *args]
 
 
-def magnet_process(*args: str) -> subprocess.Popen:
-    """``magnet ARGS`` in a session of its own, with SIGINT's default action: a shell without
-    job control starts background jobs with SIGINT ignored, which a child inherits, and a
-    Ctrl-C test would then test nothing."""
+def magnet_process(*args: str, cwd: Path | None = None) -> subprocess.Popen:
+    """``magnet ARGS`` in a session of its own (in ``cwd``, default the repository), with
+    SIGINT's default action: a shell without job control starts background jobs with SIGINT
+    ignored, which a child inherits, and a Ctrl-C test would then test nothing."""
     return subprocess.Popen(
         magnet_command(*args),
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=cwd or Path(__file__).resolve().parents[1],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
