@@ -8,6 +8,7 @@ are imported inside the commands, so that ``magnet --help`` starts fast.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shlex
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from magnet.mapping.evaluate import Result
     from magnet.mapping.mapping import Mapping
     from magnet.mapping.network import NetworkResult
+    from magnet.search.study import Study
     from magnet.workload.layer import Layer
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "show_default": True}
@@ -272,6 +274,9 @@ class _Magnet(click.Group):
         except click.Abort:  # Ctrl-C outside a command (at a prompt, while parsing)
             click.echo("interrupted: nothing was left half-written", err=True)
             sys.exit(130)
+        # the process ends: no last walk of the collector over what the command read (a
+        # study of 100,000 trials: 2.1 s of the 6 s of 'magnet pareto')
+        gc.freeze()
         sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -1281,6 +1286,18 @@ def studies(storage: str | None, as_json: bool) -> None:
         )
 
 
+def _read_study(name: str, storage: str | None) -> Study:
+    """The study a reading command works on, its trials' views made and then left out of
+    the collector's walks (``gc.freeze``: the command ends with them; at 100,000 trials each
+    walk over them cost seconds in all)."""
+    from magnet.search import load_study
+
+    study = load_study(name, storage)
+    study.trials()
+    gc.freeze()
+    return study
+
+
 @main.command(context_settings=CONTEXT)
 @STUDY_OPTIONS
 @click.option(
@@ -1290,9 +1307,9 @@ def studies(storage: str | None, as_json: bool) -> None:
 def pareto(study_name: str, storage: str | None, as_json: bool) -> None:
     """Print the Pareto front of a study: each design's parameters and objectives."""
     from magnet.report.text import front_table
-    from magnet.search import load_study, pareto_json
+    from magnet.search import pareto_json
 
-    study = load_study(study_name, storage)
+    study = _read_study(study_name, storage)
     front = pareto_json(study)
     if as_json:
         click.echo(json.dumps(front, indent=1))
@@ -1313,12 +1330,11 @@ def pareto(study_name: str, storage: str | None, as_json: bool) -> None:
 @_friendly
 def export(study_name: str, storage: str | None, output: str, front: bool) -> None:
     """Write every trial of a study (or its front) to CSV or JSON."""
-    from magnet.search import load_study
     from magnet.search.export import export_format, write_export
 
     path = _file_path(output, "--output")
     export_format(path)
-    study = load_study(study_name, storage)
+    study = _read_study(study_name, storage)
     count = write_export(study, path, front)
     what = "designs of the front" if front else "trials"
     click.echo(f"{count} {what} written to {path}", err=True)
@@ -1337,10 +1353,9 @@ def export(study_name: str, storage: str | None, output: str, front: bool) -> No
 def report(study_name: str, storage: str | None, output: str | None) -> None:
     """Write a study's report: one self-contained HTML file (fronts, designs, breakdowns)."""
     from magnet.report import write_report
-    from magnet.search import load_study
 
     path = _report_path(output, "--output", study_name)
-    study = load_study(study_name, storage)
+    study = _read_study(study_name, storage)
     written = write_report(study, path)
     click.echo(f"report of study {study.name!r} written to {written}", err=True)
 

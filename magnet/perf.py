@@ -9,13 +9,20 @@ It changes the whole process's allocator, so no library call makes it: an entry 
 in, once, at its start (the ``magnet`` command, a search worker process, the benchmarks).
 A program that uses magnet as a library calls it itself if it wants the speed; merely
 importing magnet, or evaluating a mapping, changes nothing.
+
+``paused_gc`` keeps Python's cyclic garbage collector out of a bulk read (a study of 100,000
+trials), for the block's length only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
+import gc
 import sys
+import threading
+from collections.abc import Iterator
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -48,3 +55,31 @@ def tune_allocator() -> bool:
         return False
     _done = ok
     return ok
+
+
+#: (blocks in ``paused_gc`` now, whether the collector was on when the first began)
+_paused = [0, False]
+_paused_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector off while the block runs, back as it was when the
+    last of the blocks running at once (a server's threads) ends.
+
+    Reading a big study makes millions of small objects and frees almost none; the
+    collector, run every few hundred allocations, walked the whole growing heap each time
+    (at 100,000 trials: a journal replayed in 3.9 s with it, 2.5 s without). Reference
+    counting still frees what the block drops."""
+    with _paused_lock:
+        if _paused[0] == 0:
+            _paused[1] = gc.isenabled()
+            gc.disable()
+        _paused[0] += 1
+    try:
+        yield
+    finally:
+        with _paused_lock:
+            _paused[0] -= 1
+            if _paused[0] == 0 and _paused[1]:
+                gc.enable()

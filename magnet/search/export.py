@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,35 +50,39 @@ def export_chunks(
             yield "[]"
             return
         for i, piece in enumerate(pieces):
-            texts = (_text(study, t, kind) for t in piece)
+            texts = (json.dumps(t.to_dict(True), indent=1, default=str) for t in piece)
             yield ("[\n" if i == 0 else ",\n") + ",\n".join(texts)
         yield "\n]"
         return
     columns = study.columns()
     cache = {} if cache is None else cache
-    yield _csv_line(columns, dict(zip(columns, columns, strict=True)))
+    line = _csv_writer()
+    yield line(columns)
     for piece in pieces:
         lines = []
         for t in piece:
             key = (f"{kind}:{len(columns)}", t.number)
             known = cache.get(key)
             if known is None or known[0] is not t:
-                known = (t, _text(study, t, kind))
+                row = study._row(t)
+                known = (t, line([row[c] for c in columns]))
                 cache[key] = known
             lines.append(known[1])
         yield "".join(lines)
 
 
-def _text(study: Study, trial: TrialView, kind: str) -> str:
-    if kind == "json":
-        return json.dumps(trial.to_dict(with_records=True), indent=1, default=str)
-    return _csv_line(study.columns(), study.rows([trial])[0])
-
-
-def _csv_line(columns: list[str], row: dict[str, Any]) -> str:
+def _csv_writer() -> Callable[[list[Any]], str]:
+    """A function making one CSV line of a list of values (one writer for all the lines)."""
     out = io.StringIO(newline="")
-    csv.DictWriter(out, fieldnames=columns).writerow(row)
-    return out.getvalue()
+    writer = csv.writer(out)
+
+    def line(values: list[Any]) -> str:
+        out.seek(0)
+        out.truncate()
+        writer.writerow(values)
+        return out.getvalue()
+
+    return line
 
 
 def export_format(path: str | Path) -> str:

@@ -494,6 +494,7 @@ def _open_journal(path: str, shown: str, create: bool) -> JournalStorage:
     from optuna.storages.journal import JournalFileBackend
 
     from magnet.search.journal_lock import JournalLock
+    from magnet.search.journal_replay import ReaderJournalStorage
 
     try:
         backend: Any = (
@@ -501,7 +502,7 @@ def _open_journal(path: str, shown: str, create: bool) -> JournalStorage:
             if create
             else ReadOnlyJournal(path)  # Optuna's journal backend protocol, reading only
         )
-        storage = JournalStorage(backend)
+        storage = JournalStorage(backend) if create else ReaderJournalStorage(backend)
     except Exception as exc:
         line = _corrupt_line(path)
         if line is not None:

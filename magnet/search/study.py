@@ -22,6 +22,7 @@ import numpy as np
 
 from magnet.arguments import checked_call, checked_methods
 from magnet.errors import MagnetError
+from magnet.perf import paused_gc
 from magnet.search import pareto
 from magnet.search.evaluate import unpack
 from magnet.search.space import METRICS, SearchSpace, upgraded
@@ -179,7 +180,6 @@ class Study:
         #: Optuna's ``FrozenTrial`` of every trial, by number.
         self.frozen: list[Any] = sorted(trials, key=lambda t: t.number)
         self._views = {} if views is None else views
-        self._columns: list[str] | None = None
 
     @classmethod
     def from_optuna(cls, study: optuna.Study, storage: str) -> Study:
@@ -189,12 +189,13 @@ class Study:
     @cached_property
     def _all(self) -> list[TrialView]:
         out = []
-        for t in self.frozen:
-            known = self._views.get(t.number)
-            if known is None or known[0] is not t:
-                known = (t, _view(t, self.objectives))
-                self._views[t.number] = known
-            out.append(known[1])
+        with paused_gc():  # a view per trial, none freed: the collector would walk them all
+            for t in self.frozen:
+                known = self._views.get(t.number)
+                if known is None or known[0] is not t:
+                    known = (t, _view(t, self.objectives))
+                    self._views[t.number] = known
+                out.append(known[1])
         return out
 
     def trials(self, status: Status | None = None) -> list[TrialView]:
@@ -237,30 +238,31 @@ class Study:
     def columns(self) -> list[str]:
         """The columns of ``rows``: number, state, status, every parameter, ``value:OBJECTIVE``,
         every metric, reason."""
-        if self._columns is None:
-            params = sorted(self.params_run)
-            values = [f"value:{o}" for o in self.objectives]
-            self._columns = ["number", "state", "status", *params, *values, *METRICS, "reason"]
         return self._columns
+
+    @cached_property
+    def _columns(self) -> list[str]:
+        values = [f"value:{o}" for o in self.objectives]
+        return ["number", "state", "status", *sorted(self.params_run), *values, *METRICS, "reason"]
 
     def rows(self, trials: list[TrialView] | None = None) -> list[dict[str, Any]]:
         """One flat dict per trial (default: every trial) on ``columns``: the rows of ``magnet
         export -o trials.csv``; ``pandas.DataFrame(study.rows())`` makes a data frame of
         it."""
-        columns = self.columns()
-        out = []
-        for t in self._all if trials is None else trials:
-            known = {
-                "number": t.number,
-                "state": t.state,
-                "status": t.status,
-                **t.params,
-                **{f"value:{o}": v for o, v in t.values.items()},
-                **t.metrics,
-                "reason": t.reason,
-            }
-            out.append({c: known.get(c) for c in columns})
-        return out
+        return [self._row(t) for t in (self._all if trials is None else trials)]
+
+    def _row(self, t: TrialView) -> dict[str, Any]:
+        """``t``'s row of ``rows``."""
+        known = {
+            "number": t.number,
+            "state": t.state,
+            "status": t.status,
+            **t.params,
+            **{f"value:{o}": v for o, v in t.values.items()},
+            **t.metrics,
+            "reason": t.reason,
+        }
+        return {c: known.get(c) for c in self._columns}
 
     def points(self, trials: list[TrialView]) -> np.ndarray:
         """Minimised log10 objective vectors of ``trials``."""

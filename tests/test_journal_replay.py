@@ -1,0 +1,169 @@
+"""The reader's replay of a journal (``magnet.search.journal_replay``) against Optuna's own.
+
+A reader's replay must rebuild exactly the studies and trials Optuna's replay rebuilds from
+the same operations, skipped operations included: random journals (valid and invalid
+operations of every kind Optuna writes, as other processes would have written them) are
+replayed both ways and compared study by study, trial by trial; a real search's journal
+read through ``magnet.load_study`` gives the trials Optuna's storage gives.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import optuna
+import pytest
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.storages.journal._storage import JournalStorageReplayResult
+
+from magnet.search.journal_replay import ReaderJournalStorage, ReaderReplay
+from magnet.search.storage import ReadOnlyJournal
+
+DISTRIBUTIONS = [
+    '{"name": "CategoricalDistribution", "attributes": {"choices": [4, 8, 16]}}',
+    '{"name": "CategoricalDistribution", "attributes": {"choices": [1, 2]}}',
+    '{"name": "IntDistribution", "attributes": {"log": false, "step": 1, "low": 0, "high": 9}}',
+    '{"name": "FloatDistribution", "attributes": {"step": null, "low": 0.5, "high": 4.0, '
+    '"log": true}}',
+]
+TIME = "2026-11-27T21:50:41.583065+00:00"
+
+
+def _value(rng: random.Random, dist: str) -> float:
+    """An internal value of ``dist`` (a choice's index, an int, a float)."""
+    if "Categorical" in dist:
+        return rng.randrange(len(json.loads(dist)["attributes"]["choices"]))
+    if "Int" in dist:
+        return rng.randrange(10)
+    return rng.uniform(0.5, 4.0)
+
+
+def _journal(rng: random.Random, ops: int) -> list[dict[str, Any]]:
+    """A random journal: operations of every kind, on studies and trials that may not exist
+    or be finished, parameters whose distributions may clash, a waiting trial claimed twice."""
+    out: list[dict[str, Any]] = []
+    trials = 0
+
+    def log(op: int, **fields: Any) -> None:
+        out.append({"op_code": op, "worker_id": f"w{rng.randrange(3)}", **fields})
+
+    for n in range(ops):
+        kind = 0 if n == 0 else rng.choices(range(10), weights=[2, 0.3, 2, 2, 6, 12, 6, 2, 3, 2])[0]
+        study = rng.choice([0, 0, 0, 1, 2, 7])  # at most 3 names: 3 studies, or fewer
+        trial = rng.randrange(max(trials, 1) + 2)
+        if kind == 0:
+            log(0, study_name=f"s{rng.randrange(3)}", directions=[1, 2][: rng.randint(1, 2)])
+        elif kind == 1:
+            log(1, study_id=rng.choice([2, 7]))  # a study deleted (others live on)
+        elif kind in (2, 3):
+            attr = {f"k{rng.randrange(3)}": rng.random()}
+            log(kind, study_id=study, **{"user_attr" if kind == 2 else "system_attr": attr})
+        elif kind == 4:
+            fields: dict[str, Any] = {"study_id": study, "datetime_start": TIME}
+            if rng.random() < 0.5:  # a whole trial, as add_trial writes it
+                names = rng.sample(["a", "b", "c"], rng.randint(0, 3))
+                dists = {n: rng.choice(DISTRIBUTIONS) for n in names}
+                fields |= {
+                    "state": rng.choice([0, 1, 2, 3, 4]),
+                    "distributions": dists,
+                    "params": {n: _value(rng, d) for n, d in dists.items()},
+                    "user_attrs": {"magnet": {"status": "ok"}},
+                    "system_attrs": {"constraints:0": rng.uniform(-1, 1)},
+                    "values": [rng.random()],
+                    "value": None,
+                    "intermediate_values": {"1": 0.5},
+                    "datetime_complete": TIME,
+                }
+            elif rng.random() < 0.5:
+                fields |= {"state": 4, "datetime_start": None}  # waiting (enqueued)
+            log(4, **fields)
+            trials += 1
+        elif kind == 5:
+            dist = rng.choice(DISTRIBUTIONS)
+            name = rng.choice(["a", "b", "c"])
+            log(5, trial_id=trial, param_name=name, param_value_internal=_value(rng, dist),
+                distribution=dist)  # fmt: skip
+        elif kind == 6:
+            state = rng.choice([0, 0, 1, 2, 3])
+            fields = {"trial_id": trial, "state": state, "values": None}
+            if state == 0:
+                fields["datetime_start"] = TIME
+            else:
+                fields |= {"datetime_complete": TIME, "values": [rng.random()]}
+            log(6, **fields)
+        elif kind == 7:
+            log(7, trial_id=trial, step=rng.randrange(3), intermediate_value=rng.random())
+        else:
+            attr = {f"k{rng.randrange(3)}": rng.random()}
+            log(kind, trial_id=trial, **{"user_attr" if kind == 8 else "system_attr": attr})
+    return out
+
+
+def _state(replay: JournalStorageReplayResult) -> list[Any]:
+    """Every study of a replay and its trials, as comparable data."""
+    out = []
+    for s in replay.get_all_studies():
+        trials = replay.get_all_trials(s._study_id, None)
+        out.append((s._study_id, s.study_name, s.directions, s.user_attrs, s.system_attrs))
+        out.append([(t._trial_id, t.__dict__) for t in trials])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_journals_replay_as_optuna_replays_them(seed: int) -> None:
+    rng = random.Random(seed)
+    logs = _journal(rng, 300)
+    optunas, ours = JournalStorageReplayResult("reader-"), ReaderReplay("reader-")
+    optunas.apply_logs(logs)
+    ours.apply_logs(logs)
+    assert _state(ours) == _state(optunas)
+    # the journal made trials with parameters, and had operations to skip (else it is void)
+    trials = [t for study in _state(optunas)[1::2] for _, t in study]
+    assert len(trials) > 5 and sum(len(t["_params"]) for t in trials) > 3
+
+
+def test_a_parameter_clashing_with_an_earlier_trials_is_skipped() -> None:
+    # trial 1 sets "a" first, then trial 0 (earlier by number) sets it with another
+    # distribution: from then on a value of "a" is checked against trial 0's, as Optuna does
+    int_dist, cat_dist = DISTRIBUTIONS[2], DISTRIBUTIONS[0]
+    w = {"worker_id": "other"}
+    logs = [
+        {"op_code": 0, "study_name": "s", "directions": [1], **w},
+        {"op_code": 4, "study_id": 0, "datetime_start": TIME, **w},
+        {"op_code": 4, "study_id": 0, "datetime_start": TIME, **w},
+        {"op_code": 5, "trial_id": 1, "param_name": "a", "param_value_internal": 3,
+         "distribution": int_dist, **w},
+        {"op_code": 5, "trial_id": 0, "param_name": "a", "param_value_internal": 1,
+         "distribution": cat_dist, **w},  # clashes with trial 1's: skipped
+        {"op_code": 5, "trial_id": 1, "param_name": "a", "param_value_internal": 2,
+         "distribution": cat_dist, **w},  # so does this
+    ]  # fmt: skip
+    for replay in (JournalStorageReplayResult("r-"), ReaderReplay("r-")):
+        replay.apply_logs(logs)
+        assert [t.params for t in replay.get_all_trials(0, None)] == [{}, {"a": 3}]
+
+
+def test_a_search_journal_reads_as_optuna_reads_it(tmp_path: Any) -> None:
+    journal = str(tmp_path / "s.journal")
+    study = optuna.create_study(
+        study_name="s",
+        storage=JournalStorage(JournalFileBackend(journal)),
+        directions=["minimize", "minimize"],
+    )
+    study.set_user_attr("magnet_config", {"x": 1})
+
+    def objective(trial: optuna.Trial) -> tuple[float, float]:
+        x = trial.suggest_categorical("x", [1, 2, 4])
+        y = trial.suggest_float("y", 0.1, 10, log=True)
+        trial.set_user_attr("magnet", {"status": "ok"})
+        return x * y, x / y
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study.optimize(objective, n_trials=30)
+    stock = JournalStorage(ReadOnlyJournal(journal)).get_all_trials(0)
+    read = ReaderJournalStorage(ReadOnlyJournal(journal)).get_all_trials(0)
+    assert len(read) == 30
+    assert [t.__dict__ for t in read] == [t.__dict__ for t in stock]
