@@ -52,6 +52,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from magnet.dashboard.store import NotFound, Refused, Store, clip, whole_number
 from magnet.errors import MagnetError
+from magnet.perf import paused_gc
 from magnet.report import explore as E
 from magnet.report import figures as F
 from magnet.report.design import (
@@ -66,7 +67,9 @@ from magnet.report.html import (
     cell_text,
     dumps,
     environment,
+    param_cells,
     param_names,
+    plain_dumps,
     plotly_js,
     plotly_js_version,
     trial_row,
@@ -439,14 +442,15 @@ class Dashboard:
         (a finished trial's, once: only that flag can change)."""
         cache = self.store.feed(study.name).rows
         out = []
-        for t in trials:
-            known = cache.get(t.number)
-            if known is None or known[0] is not t:
-                row = trial_row(t, study)
-                del row["front"]
-                known = (t, dumps(row), shown_words(row))
-                cache[t.number] = known
-            out.append(known[1:])
+        with paused_gc():  # texts of every trial, kept: the collector would walk them all
+            for t in trials:
+                known = cache.get(t.number)
+                if known is None or known[0] is not t:
+                    row = trial_row(t, study)
+                    del row["front"]
+                    known = (t, plain_dumps(row), shown_words(row, study.space.template))
+                    cache[t.number] = known
+                out.append(known[1:])
         return out
 
     def rows_json(self, study: Study, trials: list[TrialView], with_front: bool) -> str:
@@ -454,8 +458,9 @@ class Dashboard:
         flag if asked."""
         texts = self.row_texts(study, trials)
         if with_front:
+            front = study.front_numbers
             texts = [
-                f'{text[:-1]}, "front": {"true" if study.on_front(t.number) else "false"}}}'
+                f'{text[:-1]}, "front": {"true" if t.number in front else "false"}}}'
                 for t, text in zip(trials, texts, strict=True)
             ]
         return "[" + ", ".join(texts) + "]"
@@ -503,7 +508,7 @@ class Dashboard:
         ]()
         if words:  # the words of its cells, and "front" on a front design's (its badge)
             shown = [
-                f"{said} front" if study.on_front(t.number) else said
+                f"{said} front" if t.number in study.front_numbers else said
                 for t, (_, said) in zip(trials, self._rows(study, trials), strict=True)
             ]
             trials = [
@@ -660,16 +665,16 @@ def column_value(study: Study, column: str) -> Callable[[TrialView], Any]:
     return lambda t: t.params.get(column)
 
 
-def shown_words(row: dict[str, Any]) -> str:
+def shown_words(row: dict[str, Any], template: str) -> str:
     """What a ``trial_row``'s cells show in the study page's table, lower case: its number,
-    status, objective values, dataflow, parameters (sizes as printed) and reason."""
-    shown = row["shown"]
+    status, objective values, dataflow, parameters (sizes as printed: the design's
+    ``template`` says which are sizes) and reason."""
     cells = [
         str(row["number"]),
         row["status"],
         *(cell_text(v) for v in row["values"].values()),
         row["dataflow"] or "",
-        *(shown.get(k) or cell_text(v) for k, v in row["params"].items()),
+        *(param_cells(template, k, v)[0] for k, v in row["params"].items()),
         row["reason"] or "",
     ]
     return " ".join(cells).lower()

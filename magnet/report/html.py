@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +53,16 @@ def dumps(data: Any) -> str:
     from plotly.utils import PlotlyJSONEncoder
 
     return json.dumps(data, cls=PlotlyJSONEncoder)
+
+
+def plain_dumps(data: Any) -> str:
+    """``dumps`` of plain JSON data (dicts, lists, text, Python numbers), made by Python's C
+    encoder when every number is finite (plotly's encoder encodes twice: at 100,000 table rows,
+    1.9 s against 0.4), else by ``dumps``."""
+    try:
+        return json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError):  # a NaN, an infinity, a numpy value
+        return dumps(data)
 
 
 def json_script(data: Any) -> Markup:
@@ -114,29 +124,36 @@ def environment(*folders: Path) -> jinja2.Environment:
 def param_text(study: Study, name: str, value: Any) -> str:
     """A parameter's value as the tables print it: a size in binary units (``32 KiB``), any
     other value as ``cell_text`` does."""
+    return param_cells(study.space.template, name, value)[0]
+
+
+@lru_cache(maxsize=4096, typed=True)  # a study's parameters take few values: made once each
+def param_cells(template: str, name: str, value: Any) -> tuple[str, str]:
+    """A parameter's value of a design of ``template`` as the tables print it
+    (``param_text``), and as a plain cell prints it (``cell_text``)."""
     from magnet.report.design import size_params
     from magnet.units import human_bytes
 
-    sized = name in size_params(study.space.template)
+    plain = cell_text(value)
+    sized = name in size_params(template)
     if sized and isinstance(value, int | float) and not isinstance(value, bool):
-        return human_bytes(value)
-    return cell_text(value)
+        return human_bytes(value), plain
+    return plain, plain
 
 
 def trial_row(trial: TrialView, study: Study) -> dict[str, Any]:
     """A trial of ``study`` as the tables show it (and ``/api/studies/NAME/trials`` returns
     it); ``shown``: the parameters printed otherwise than as numbers (sizes)."""
     params = {k: v for k, v in trial.params.items() if k != "dataflow"}
+    cells = {k: param_cells(study.space.template, k, v) for k, v in params.items()}
     return {
         "number": trial.number,
         "status": trial.status,
         "feasible": trial.feasible,
-        "front": study.on_front(trial.number),
+        "front": trial.number in study.front_numbers,
         "dataflow": trial.dataflow,
         "params": params,
-        "shown": {
-            k: text for k, v in params.items() if (text := param_text(study, k, v)) != cell_text(v)
-        },
+        "shown": {k: text for k, (text, plain) in cells.items() if text != plain},
         "values": trial.values,
         "metrics": trial.metrics,
         "reason": trial.reason,

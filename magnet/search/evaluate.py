@@ -164,7 +164,12 @@ def pack(data: Any) -> str:
 
 def unpack(text: str) -> Any:
     """The JSON data ``pack`` made."""
-    return json.loads(zlib.decompress(base64.b64decode(text)))
+    return json.loads(unpack_json(text))
+
+
+def unpack_json(text: str) -> str:
+    """The JSON text ``pack`` compressed (as ``json.dumps`` wrote it)."""
+    return zlib.decompress(base64.b64decode(text)).decode()
 
 
 def metrics_of(record: dict[str, Any]) -> dict[str, float]:

@@ -24,7 +24,7 @@ from magnet.arguments import checked_call, checked_methods
 from magnet.errors import MagnetError
 from magnet.perf import paused_gc
 from magnet.search import pareto
-from magnet.search.evaluate import unpack
+from magnet.search.evaluate import unpack, unpack_json
 from magnet.search.space import METRICS, SearchSpace, upgraded
 from magnet.search.storage import describe, open_storage, reading
 
@@ -99,6 +99,10 @@ class TrialView:
     def records(self) -> list[dict[str, Any]]:
         """The ``NetworkRecord`` of every workload (empty for a design that did not run)."""
         return [] if self._records is None else unpack(self._records)
+
+    def records_json(self) -> str:
+        """``records`` as JSON text, without parsing them (``magnet export`` to JSON)."""
+        return "[]" if self._records is None else unpack_json(self._records)
 
     def to_dict(self, with_records: bool = False) -> dict[str, Any]:
         """The trial as JSON data (``magnet export``, the API), with its records if asked."""
@@ -289,10 +293,12 @@ class Study:
 
     def on_front(self, number: int) -> bool:
         """Whether trial ``number`` is one of ``pareto_front()``."""
-        return number in self._front_numbers
+        return number in self.front_numbers
 
     @cached_property
-    def _front_numbers(self) -> frozenset[int]:
+    def front_numbers(self) -> frozenset[int]:
+        """The numbers of ``pareto_front()``'s trials (``on_front`` for many trials at once:
+        a property is not a checked call)."""
         return frozenset(t.number for t in self._front)
 
     @cached_property
