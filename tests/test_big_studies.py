@@ -111,3 +111,55 @@ def test_downloads_are_streamed_a_piece_at_a_time(small, storage, monkeypatch) -
     assert r.status_code == 200 and "content-length" not in r.headers  # streamed
     rows = list(csv.DictReader(io.StringIO(r.text)))
     assert [int(row["number"]) for row in rows] == _numbers(small.trials())
+
+
+def _done(t) -> bool:
+    return t.status in ("ok", "infeasible")
+
+
+def _snapshots(small, cuts, running=()):
+    """The study ``small`` read as a dashboard follows it: its first ``cut`` trials for each
+    of ``cuts``, each study made from the one before (``before``) with shared views, the
+    trials of ``running`` still running in every snapshot but the last; and each made
+    afresh."""
+    import copy
+
+    from optuna.trial import TrialState
+
+    from magnet.search.study import Study
+
+    views: dict = {}
+    grown, fresh, before = [], [], None
+    for k, cut in enumerate(cuts):
+        trials = []
+        for t in small.frozen[:cut]:
+            if t.number in running and k < len(cuts) - 1:
+                t = copy.copy(t)
+                t.state, t.values, t.datetime_complete = TrialState.RUNNING, None, None
+            trials.append(t)
+        before = Study(small.name, small.user_attrs, trials, small.storage, views, before)
+        grown.append(before)
+        fresh.append(Study(small.name, small.user_attrs, trials, small.storage))
+        # what the dashboard asks of each snapshot (the next grows from it)
+        before.pareto_front(), before.hypervolume_history(), before.counts(), before.params_run
+        before.selected(("done",), _done), before.feasible_with(before.objectives[:2])
+    return grown, fresh
+
+
+@pytest.mark.parametrize("running", [(), (3,), (1, 9)])
+def test_a_study_grown_from_the_one_before_is_the_study_made_afresh(small, running) -> None:
+    # the front, hypervolume and its history of a study grown trial by trial (a trial that
+    # was running finishing late among them) are exactly those made from every trial
+    count = len(small.frozen)
+    assert count >= 12
+    grown, fresh = _snapshots(small, [4, 5, 8, 9, count - 1, count], set(running))
+    for g, f in zip(grown, fresh, strict=True):
+        assert _numbers(g.pareto_front()) == _numbers(f.pareto_front())
+        assert g.hypervolume() == f.hypervolume()
+        assert g.hypervolume_history() == f.hypervolume_history()
+        assert g.counts() == f.counts() and list(g.counts()) == list(f.counts())
+        assert (g.params_run, g.dataflows_run) == (f.params_run, f.dataflows_run)
+        assert g.trials() == f.trials()
+        assert g.selected(("done",), _done) == [t for t in f.trials() if _done(t)]
+        assert g.feasible_with(g.objectives[:2]) == f.feasible_with(f.objectives[:2])
+    assert len({len(f.pareto_front()) for f in fresh}) > 1  # the front changed as it grew

@@ -124,7 +124,7 @@ class Feed:
                         self.unfinished.add(t.number)
                 self.attrs = attrs
                 self.study = Study(
-                    self.name, attrs, list(self.trials.values()), self.label, self.views
+                    self.name, attrs, list(self.trials.values()), self.label, self.views, self.study
                 )
             return self.study, self.version
 

@@ -31,12 +31,12 @@ from magnet.report.figures import (
     _groups,
     _layout,
     _param_order,
-    _with_values,
     dataflow_colors,
     empty,
     esc,
     fmt,
     hover,
+    infeasible_with,
     metric_title,
     note,
     ranks,
@@ -122,11 +122,6 @@ def _order(study: Study, param: str, values: Sequence[Any]) -> list[Any]:
     return first + sorted((v for v in distinct if v not in first), key=str)
 
 
-def _infeasible_with_values(study: Study, objective: str) -> list[TrialView]:
-    trials = [t for t in study.trials("infeasible") if t.values]
-    return _with_values(trials, [objective])
-
-
 def _reason(t: TrialView) -> list[str]:
     return [f"<i>infeasible: {esc(t.reason or 'unknown')}</i>"]
 
@@ -143,10 +138,10 @@ def history(study: Study, objective: str | None = None) -> go.Figure:
     if direction is None:
         return _empty(revision, _not_objective(study, objective), "History")
     title = f"History of {esc(objective)}: {esc(study.name)}"
-    feasible = _with_values(study.feasible(), [objective])
+    feasible = study.feasible_with([objective])
     if not feasible:
         return _empty(revision, "no feasible design yet", title)
-    infeasible = _infeasible_with_values(study, objective)
+    infeasible = infeasible_with(study, [objective])
     fig = _layout(go.Figure(), title, uirevision=revision)
     drawn, sampled = sample_off_front(study, feasible)
     crosses = sample_infeasible(infeasible)
@@ -261,7 +256,7 @@ def slices(study: Study, objective: str | None = None) -> go.Figure:
     params = varied_params(study)
     if not params:
         return _empty(revision, "the space varies no parameter", title)
-    feasible, sampled = sample_off_front(study, _with_values(study.feasible(), [objective]))
+    feasible, sampled = sample_off_front(study, study.feasible_with([objective]))
     if not feasible:
         return _empty(revision, "no feasible design yet", title)
     rows, cols = _grid(len(params))
@@ -411,9 +406,7 @@ def contour(
     if refused is not None:
         return _empty(revision, refused, title)
     trials = [
-        t
-        for t in _with_values(study.feasible(), [objective])
-        if x_param in t.params and y_param in t.params
+        t for t in study.feasible_with([objective]) if x_param in t.params and y_param in t.params
     ]
     if not trials:
         return _empty(revision, "no feasible design yet", title)
@@ -545,7 +538,7 @@ def ecdf(study: Study) -> go.Figure:
     when the values are positive."""
     title = f"Distribution of the objectives: {esc(study.name)}"
     revision = "ecdf"
-    trials = _with_values(study.feasible(), study.objectives)
+    trials = study.feasible_with(study.objectives)
     if not trials:
         return _empty(revision, "no feasible design yet", title)
     front = {t.number for t in study.pareto_front()}
@@ -583,14 +576,13 @@ def _ecdf_panel(
     n = len(trials)
     values = np.fromiter((t.values[objective] for t in trials), float, n)
     numbers = np.fromiter((t.number for t in trials), np.int64, n)
-    ordered = [trials[int(i)] for i in np.lexsort((numbers, values))]  # by value, then number
-    y = [(k + 1) / n for k in range(n)]
+    order = np.lexsort((numbers, values))  # by value, then number: trial order[k] at rank k
     color = PALETTE[i % len(PALETTE)]
-    drawn = ranks(n)
+    drawn = np.asarray(ranks(n), dtype=np.int64)
     line = go.Scatter(
-        x=[ordered[k].values[objective] for k in drawn],
-        y=[y[k] for k in drawn],
-        customdata=[ordered[k].number for k in drawn],
+        x=values[order[drawn]].tolist(),
+        y=((drawn + 1) / n).tolist(),
+        customdata=numbers[order[drawn]].tolist(),
         hovertemplate=f"<b>trial #%{{customdata}}</b><br>{esc(objective)}: %{{x:.4g}}<br>"
         f"%{{y:.1%}} of {n} designs at or below it<extra></extra>",
         mode="lines+markers",
@@ -600,7 +592,8 @@ def _ecdf_panel(
         showlegend=False,
         meta="ecdf",
     )
-    on_front = [(t, yk) for t, yk in zip(ordered, y, strict=True) if t.number in front]
+    at = np.flatnonzero(np.isin(numbers[order], np.fromiter(front, np.int64, len(front))))
+    on_front = [(trials[int(order[k])], (int(k) + 1) / n) for k in at]
     marked = go.Scatter(
         x=[t.values[objective] for t, _ in on_front],
         y=[yk for _, yk in on_front],

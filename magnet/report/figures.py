@@ -30,7 +30,7 @@ from magnet.report.design import OLD_RECORD, area_note
 from magnet.search import pareto
 from magnet.search.space import METRICS
 from magnet.search.storage import quiet_optuna
-from magnet.search.study import Study, TrialView
+from magnet.search.study import Study, TrialView, with_values
 from magnet.units import human_bytes
 
 if TYPE_CHECKING:
@@ -268,11 +268,6 @@ def note(fig: go.Figure, lines: Iterable[str | None]) -> None:
         _grey_text(fig, text, 11, x=1, y=1.02, xanchor="right", yanchor="bottom")
 
 
-def _with_values(trials: Iterable[TrialView], metrics: Sequence[str]) -> list[TrialView]:
-    """The trials with a finite value of every objective in ``metrics``."""
-    return [t for t in trials if all(math.isfinite(t.values.get(m, math.nan)) for m in metrics)]
-
-
 def _points(
     study: Study,
     trials: list[TrialView],
@@ -329,7 +324,7 @@ def _split(
     at: dict[tuple[float, ...], int] = {}  # a place -> the front trial drawn there
     front: list[TrialView] = []
     same: dict[int, list[int]] = {}
-    for t in _with_values(study.pareto_front(), axes):
+    for t in with_values(study.pareto_front(), axes):
         place = tuple(t.values[m] for m in axes)
         if place in at:  # two front designs equal on these objectives: one marker
             same[at[place]].append(t.number)
@@ -339,7 +334,7 @@ def _split(
         same[t.number] = []
     numbers = {t.number for t in study.pareto_front()}
     others = []
-    for t in _with_values(study.feasible(), axes):
+    for t in study.feasible_with(axes):
         if t.number in numbers:
             continue
         where = at.get(tuple(t.values[m] for m in axes))
@@ -347,8 +342,17 @@ def _split(
             others.append(t)
         else:
             same[where].append(t.number)
-    infeasible = [t for t in study.trials() if t.status == "infeasible" and t.values]
-    return front, others, _with_values(infeasible, axes), same
+    return front, others, infeasible_with(study, axes), same
+
+
+def infeasible_with(study: Study, axes: Sequence[str]) -> list[TrialView]:
+    """The infeasible trials with values on ``axes`` (made once per study as read)."""
+
+    def keep(t: TrialView) -> bool:
+        finite = all(math.isfinite(t.values.get(m, math.nan)) for m in axes)
+        return t.status == "infeasible" and finite
+
+    return study.selected(("infeasible with", tuple(axes)), keep)
 
 
 def _same_place(same: dict[int, list[int]]) -> Callable[[TrialView], list[str]]:
@@ -361,8 +365,12 @@ def _same_place(same: dict[int, list[int]]) -> Callable[[TrialView], list[str]]:
 
 def _without_values(study: Study, axes: Sequence[str]) -> int:
     """How many evaluated designs have no value on ``axes`` (refused before pricing)."""
-    done = [t for t in study.trials() if t.status in ("ok", "infeasible")]
-    return len(done) - len(_with_values(done, axes))
+
+    def lacks(t: TrialView) -> bool:
+        done = t.status in ("ok", "infeasible")
+        return done and not all(math.isfinite(t.values.get(m, math.nan)) for m in axes)
+
+    return len(study.selected(("without values", tuple(axes)), lacks))
 
 
 def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Figure:
@@ -557,7 +565,7 @@ def parallel(study: Study, color: str | None = None) -> go.Figure:
     """Parallel coordinates of the feasible trials: parameters, then log10 objectives,
     coloured by one objective."""
     title = "Parameters of the feasible designs"
-    trials, sampled = sample_off_front(study, _with_values(study.feasible(), study.objectives))
+    trials, sampled = sample_off_front(study, study.feasible_with(study.objectives))
     if not trials:
         return empty("no feasible design yet", title)
     color = pick_axes(study, [color], 1)[0]
@@ -1120,7 +1128,7 @@ def compare_fronts(studies: list[Study], x: str, y: str) -> go.Figure:
     directions = [studies[0].directions[studies[0].objectives.index(m)] for m in (x, y)]
     shown: list[TrialView] = []
     for i, study in enumerate(studies):
-        feasible = _with_values(study.feasible(), (x, y))
+        feasible = study.feasible_with((x, y))
         values = [[t.values[x], t.values[y]] for t in feasible]
         keep = (
             pareto.nondominated(pareto.to_minimised_log(values, directions))

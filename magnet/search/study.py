@@ -10,13 +10,14 @@ compressed ``NetworkRecord`` of every workload; the study carries the search con
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, get_args
 
 import numpy as np
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from optuna.storages import BaseStorage
     from optuna.trial import FrozenTrial
 
+T = TypeVar("T")
 #: What became of a trial (``TrialView.status``).
 Status = Literal["ok", "infeasible", "dominated", "failed", "repeat", "running", "waiting"]
 CONFIG_ATTR = "magnet_config"
@@ -152,13 +154,22 @@ def _view(trial: FrozenTrial, objectives: list[str]) -> TrialView:
     )
 
 
+def with_values(trials: Iterable[TrialView], metrics: Sequence[str]) -> list[TrialView]:
+    """The trials with a finite value of every one of ``metrics``."""
+    return [t for t in trials if all(math.isfinite(t.values.get(m, math.nan)) for m in metrics)]
+
+
 @checked_methods()
 class Study:
     """A magnet study (read-only): its configuration and its trials as they were read.
 
     ``views`` (optional, shared between successive reads of one study) keeps the
     ``TrialView`` of every trial read before: a trial whose Optuna object is unchanged is not
-    read again (the dashboard follows a running search this way)."""
+    read again (the dashboard follows a running search this way). ``before``: the study as
+    read before, with the same ``views``: its front and hypervolume history are grown by the
+    trials new since, not made again from every trial (a trial that is feasible stays so,
+    unchanged: Optuna never changes a finished trial; the front of the old front and the new
+    trials is the front of all, a trial off the old front being dominated by one on it)."""
 
     def __init__(
         self,
@@ -167,6 +178,7 @@ class Study:
         trials: Sequence[Any],
         storage: str,
         views: dict[int, tuple[Any, TrialView]] | None = None,
+        before: Study | None = None,
     ):
         self.name = name
         self.storage = storage
@@ -184,6 +196,14 @@ class Study:
         #: Optuna's ``FrozenTrial`` of every trial, by number.
         self.frozen: list[Any] = sorted(trials, key=lambda t: t.number)
         self._views = {} if views is None else views
+        self._kept: dict[tuple[Any, ...], Any] = {}
+        same_goal = before is not None and (before.objectives, before.directions) == (
+            self.objectives,
+            self.directions,
+        )
+        self._before = before if same_goal else None
+        if before is not None:
+            before._before = None  # one study back at most: what it has not made, it makes afresh
 
     @classmethod
     def from_optuna(cls, study: optuna.Study, storage: str) -> Study:
@@ -192,15 +212,32 @@ class Study:
 
     @cached_property
     def _all(self) -> list[TrialView]:
+        before = self._before
+        old = before.frozen if before is not None and "_all" in before.__dict__ else []
         out = []
         with paused_gc():  # a view per trial, none freed: the collector would walk them all
-            for t in self.frozen:
+            for i, t in enumerate(self.frozen):
+                if i < len(old) and old[i] is t:  # as ``before`` read it
+                    assert before is not None
+                    out.append(before._all[i])
+                    continue
                 known = self._views.get(t.number)
                 if known is None or known[0] is not t:
                     known = (t, _view(t, self.objectives))
                     self._views[t.number] = known
                 out.append(known[1])
         return out
+
+    @cached_property
+    def _changed(self) -> tuple[list[TrialView], list[TrialView]] | None:
+        """The trials new or changed since ``before``, and ``before``'s views of those it
+        had (None: no ``before``)."""
+        before = self._before
+        if before is None:
+            return None
+        known = before._by_number
+        changed = [t for t in self._all if known.get(t.number) is not t]
+        return changed, [known[t.number] for t in changed if t.number in known]
 
     def trials(self, status: Status | None = None) -> list[TrialView]:
         """Every trial (or those with ``status``), by number."""
@@ -220,24 +257,70 @@ class Study:
     @cached_property
     def params_run(self) -> frozenset[str]:
         """The parameters its trials set (made once per study as read)."""
-        return frozenset(k for t in self._all for k in t.params)
+        trials, before = self._all, frozenset[str]()
+        if self._changed is not None and self._before is not None:  # a trial never drops one
+            trials, before = self._changed[0], self._before.params_run
+        return before.union(k for t in trials for k in t.params)
 
     @cached_property
     def dataflows_run(self) -> frozenset[str]:
         """The dataflows its trials ran (made once per study as read)."""
-        return frozenset(t.dataflow for t in self._all if t.dataflow)
+        trials, before = self._all, frozenset[str]()
+        if self._changed is not None and self._before is not None:
+            trials, before = self._changed[0], self._before.dataflows_run
+        return before.union(t.dataflow for t in trials if t.dataflow)
 
     @cached_property
     def _feasible(self) -> list[TrialView]:
         return [t for t in self._all if t.feasible]
 
-    @cached_property
-    def _feasible_points(self) -> np.ndarray:
-        return self._points(self._feasible)
-
     def feasible(self) -> list[TrialView]:
         """The trials that ran and meet every limit, by number."""
         return list(self._feasible)
+
+    def feasible_with(self, metrics: Sequence[str]) -> list[TrialView]:
+        """``feasible()``'s trials with a finite value of every one of ``metrics`` (made
+        once per set of metrics: the figures ask again and again)."""
+        key = tuple(metrics)
+        return list(self.kept(("feasible with", key), lambda: self._feasible_with(key)))
+
+    def _feasible_with(self, key: tuple[str, ...]) -> list[TrialView]:
+        """``feasible_with(key)`` made: ``before``'s and the new feasible trials' that have
+        the values, in order, when ``before`` made its own."""
+        before, new = self._before, self._new_feasible
+        if before is None or new is None or ("feasible with", key) not in before._kept:
+            return with_values(self._feasible, key)
+        old: list[TrialView] = before._kept["feasible with", key]
+        added = with_values(new, key)
+        if added and old and added[0].number < old[-1].number:  # a late finisher among them
+            return sorted(old + added, key=lambda t: t.number)
+        return old + added
+
+    def selected(self, key: tuple[Any, ...], keep: Callable[[TrialView], bool]) -> list[TrialView]:
+        """The trials ``keep`` keeps, by number, made once for ``key`` in this study as read:
+        ``before``'s (when it made them) and those of the trials new or changed since."""
+        return list(self.kept(("selected", *key), lambda: self._selected(key, keep)))
+
+    def _selected(self, key: tuple[Any, ...], keep: Callable[[TrialView], bool]) -> list[TrialView]:
+        before, changed = self._before, self._changed
+        if before is None or changed is None or ("selected", *key) not in before._kept:
+            return [t for t in self._all if keep(t)]
+        now, was = changed
+        if any(keep(t) for t in was):  # one it kept changed: made afresh
+            return [t for t in self._all if keep(t)]
+        old: list[TrialView] = before._kept["selected", *key]
+        added = [t for t in now if keep(t)]
+        if added and old and added[0].number < old[-1].number:
+            return sorted(old + added, key=lambda t: t.number)
+        return old + added
+
+    def kept(self, key: tuple[Any, ...], make: Callable[[], T]) -> T:
+        """``make()``, made once for ``key`` in this study as read (what several figures
+        derive from every trial alike)."""
+        if key not in self._kept:
+            self._kept[key] = make()
+        found: T = self._kept[key]
+        return found
 
     def columns(self) -> list[str]:
         """The columns of ``rows``: number, state, status, every parameter, ``value:OBJECTIVE``,
@@ -302,8 +385,31 @@ class Study:
         return frozenset(t.number for t in self._front)
 
     @cached_property
+    def _new_feasible(self) -> list[TrialView] | None:
+        """The feasible trials new since ``before`` (None: no ``before``, or one of its
+        feasible trials is not so here: everything is made afresh)."""
+        before = self._before
+        if before is None:
+            return None
+        mine = self._by_number
+        if any(mine.get(t.number) is not t for t in before._feasible):
+            return None
+        known = before._by_number
+        return [t for t in self._feasible if known.get(t.number) is not t]
+
+    @cached_property
+    def _nondominated(self) -> list[TrialView]:
+        """The feasible trials no other dominates (equal ones all), in no set order."""
+        new, before = self._new_feasible, self._before
+        pool = self._feasible if new is None or before is None else before._nondominated + new
+        if not pool:
+            return []
+        mask = pareto.nondominated(self._points(pool))
+        return [pool[i] for i in np.flatnonzero(mask)]
+
+    @cached_property
     def _front(self) -> list[TrialView]:
-        return self._front_of(self._feasible)
+        return self._front_of(self._nondominated)
 
     def _front_of(self, ok: list[TrialView]) -> list[TrialView]:
         points = self._points(ok)
@@ -326,36 +432,67 @@ class Study:
     def hypervolume(self) -> float:
         """Hypervolume of the feasible trials (decades^objectives; 0 before a reference)."""
         ref = self.reference
-        return 0.0 if ref is None else pareto.hypervolume(self._feasible_points, ref)
+        # the non-dominated trials' alone: what ``pareto.hypervolume`` keeps of them all
+        points = self._points(self._nondominated)
+        return 0.0 if ref is None else pareto.hypervolume(points, ref)
 
     def hypervolume_history(self) -> list[tuple[int, float]]:
         """(trial number, hypervolume of the feasible trials up to it)."""
-        ref, points = self.reference, self._feasible_points
-        if ref is None:
-            return []
+        return list(self._history[0]) if self.reference is not None else []
+
+    @cached_property
+    def _history(self) -> tuple[list[tuple[int, float]], np.ndarray, float]:
+        """``hypervolume_history``, and the running front and its volume at its end: grown
+        from ``before``'s when the trials new since come after all of its (by number) and
+        the reference is the same."""
+        ref = self.reference
+        assert ref is not None
+        objectives = len(self.objectives)
+        out: list[tuple[int, float]] = []
+        front, volume, start = np.zeros((0, objectives)), 0.0, 0
+        before, new = self._before, self._new_feasible
+        if (
+            before is not None
+            and new is not None
+            and "_history" in before.__dict__
+            and before.reference == ref
+            and (not new or not before._feasible or new[0].number > before._feasible[-1].number)
+        ):
+            out, front, volume = before._history
+            out, start = list(out), len(before._feasible)
+        points = self._points(self._feasible[start:])
         # a trial some earlier one dominates (or equals) leaves the hypervolume as it was:
         # it is computed again only when the running front changes. The points are checked a
         # block at a time against the front as it stood before the block (the front only
         # improves: what it dominated then stays dominated), the few left one by one
-        out: list[tuple[int, float]] = []
-        front, volume = np.zeros((0, points.shape[1])), 0.0
-        for start in range(0, len(points), HISTORY_BLOCK):
-            block = points[start : start + HISTORY_BLOCK]
+        for first in range(0, len(points), HISTORY_BLOCK):
+            block = points[first : first + HISTORY_BLOCK]
             beaten = np.any(np.all(front[None, :, :] <= block[:, None, :], axis=2), axis=1)
             for i, p in enumerate(block):
                 if not beaten[i] and not (front <= p).all(axis=1).any():
                     front = np.vstack([front[~(p <= front).all(axis=1)], p])
                     volume = pareto.hypervolume(front, ref)
-                out.append((self._feasible[start + i].number, volume))
-        return out
+                out.append((self._feasible[start + first + i].number, volume))
+        return out, front, volume
 
     def counts(self) -> dict[str, int]:
         """Trials by status, and ``designs``: the distinct designs decided (ok, infeasible,
         or dominated by their bounds, ``magnet.search.bounds``; what a search's ``trials``
         counts)."""
         out = dict.fromkeys(get_args(Status), 0)
-        out.update(Counter(t.status for t in self._all))
+        out.update(self._status_counts)
         out["designs"] = out["ok"] + out["infeasible"] + out["dominated"]
+        return out
+
+    @cached_property
+    def _status_counts(self) -> Counter[str]:
+        """Trials by status (``before``'s, with the changes since)."""
+        if self._changed is None or self._before is None:
+            return Counter(t.status for t in self._all)
+        changed, was = self._changed
+        out = Counter(self._before._status_counts)
+        out.update(t.status for t in changed)
+        out.subtract(t.status for t in was)
         return out
 
     def best(self) -> dict[str, tuple[int, float] | None]:
