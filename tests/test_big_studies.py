@@ -117,11 +117,12 @@ def _done(t) -> bool:
     return t.status in ("ok", "infeasible")
 
 
-def _snapshots(small, cuts, running=()):
+def _snapshots(small, cuts, running=(), altered=()):
     """The study ``small`` read as a dashboard follows it: its first ``cut`` trials for each
     of ``cuts``, each study made from the one before (``before``) with shared views, the
-    trials of ``running`` still running in every snapshot but the last; and each made
-    afresh."""
+    trials of ``running`` still running in every snapshot but the last, those of
+    ``altered`` finished with other values in every snapshot but the last (Optuna never
+    changes a finished trial; a reader must not trust that); and each made afresh."""
     import copy
 
     from optuna.trial import TrialState
@@ -136,6 +137,9 @@ def _snapshots(small, cuts, running=()):
             if t.number in running and k < len(cuts) - 1:
                 t = copy.copy(t)
                 t.state, t.values, t.datetime_complete = TrialState.RUNNING, None, None
+            if t.number in altered and k < len(cuts) - 1:
+                t = copy.copy(t)
+                t.values = [v * 0.5 for v in t.values]  # a better design, then not
             trials.append(t)
         before = Study(small.name, small.user_attrs, trials, small.storage, views, before)
         grown.append(before)
@@ -143,16 +147,19 @@ def _snapshots(small, cuts, running=()):
         # what the dashboard asks of each snapshot (the next grows from it)
         before.pareto_front(), before.hypervolume_history(), before.counts(), before.params_run
         before.selected(("done",), _done), before.feasible_with(before.objectives[:2])
+        before.trial(0)
     return grown, fresh
 
 
-@pytest.mark.parametrize("running", [(), (3,), (1, 9)])
-def test_a_study_grown_from_the_one_before_is_the_study_made_afresh(small, running) -> None:
+@pytest.mark.parametrize("running, altered", [((), ()), ((3,), ()), ((1, 9), ()), ((), (2,))])
+def test_a_study_grown_from_the_one_before_is_the_study_made_afresh(
+    small, running, altered
+) -> None:
     # the front, hypervolume and its history of a study grown trial by trial (a trial that
     # was running finishing late among them) are exactly those made from every trial
     count = len(small.frozen)
     assert count >= 12
-    grown, fresh = _snapshots(small, [4, 5, 8, 9, count - 1, count], set(running))
+    grown, fresh = _snapshots(small, [4, 5, 8, 9, count - 1, count], set(running), set(altered))
     for g, f in zip(grown, fresh, strict=True):
         assert _numbers(g.pareto_front()) == _numbers(f.pareto_front())
         assert g.hypervolume() == f.hypervolume()
@@ -160,6 +167,7 @@ def test_a_study_grown_from_the_one_before_is_the_study_made_afresh(small, runni
         assert g.counts() == f.counts() and list(g.counts()) == list(f.counts())
         assert (g.params_run, g.dataflows_run) == (f.params_run, f.dataflows_run)
         assert g.trials() == f.trials()
+        assert [g.trial(t.number) for t in f.trials()] == f.trials()
         assert g.selected(("done",), _done) == [t for t in f.trials() if _done(t)]
         assert g.feasible_with(g.objectives[:2]) == f.feasible_with(f.objectives[:2])
     assert len({len(f.pareto_front()) for f in fresh}) > 1  # the front changed as it grew

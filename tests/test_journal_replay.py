@@ -167,3 +167,7 @@ def test_a_search_journal_reads_as_optuna_reads_it(tmp_path: Any) -> None:
     read = ReaderJournalStorage(ReadOnlyJournal(journal)).get_all_trials(0)
     assert len(read) == 30
     assert [t.__dict__ for t in read] == [t.__dict__ for t in stock]
+    reader = ReaderJournalStorage(ReadOnlyJournal(journal))
+    assert reader.get_n_trials(0) == 30 == JournalStorage(ReadOnlyJournal(journal)).get_n_trials(0)
+    with pytest.raises(KeyError):
+        reader.get_n_trials(7)

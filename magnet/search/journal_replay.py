@@ -129,6 +129,20 @@ class ReaderJournalStorage(JournalStorage):
         super().__setstate__(state)
         self._replay_result = ReaderReplay(self._worker_id_prefix)
 
+    def get_n_trials(
+        self, study_id: int, state: tuple[TrialState, ...] | TrialState | None = None
+    ) -> int:
+        """Optuna's count, of every state without a walk over the study's trials (a
+        dashboard asks it at each look: 48 ms at 100,000 trials)."""
+        if state is not None:
+            return super().get_n_trials(study_id, state)
+        with self._thread_lock:
+            self._sync_with_backend()
+            replay = self._replay_result
+            if study_id in replay._studies:
+                return len(replay._study_id_to_trial_ids[study_id])
+        return super().get_n_trials(study_id)  # no such study: Optuna's error
+
     def _sync_with_backend(self) -> None:
         with paused_gc():
             super()._sync_with_backend()

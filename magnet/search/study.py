@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, get_args
 
@@ -194,7 +195,7 @@ class Study:
         self.objectives = [o.metric for o in self.space.objectives]
         self.directions = self.space.directions()
         #: Optuna's ``FrozenTrial`` of every trial, by number.
-        self.frozen: list[Any] = sorted(trials, key=lambda t: t.number)
+        self.frozen: list[Any] = sorted(trials, key=attrgetter("number"))
         self._views = {} if views is None else views
         self._kept: dict[tuple[Any, ...], Any] = {}
         same_goal = before is not None and (before.objectives, before.directions) == (
@@ -202,8 +203,34 @@ class Study:
             self.directions,
         )
         self._before = before if same_goal else None
-        if before is not None:
-            before._before = None  # one study back at most: what it has not made, it makes afresh
+        #: ``selected``'s rules, by key (the next study read grows what they selected)
+        self._keeps: dict[tuple[Any, ...], Callable[[TrialView], bool]] = {}
+        self._grow()
+
+    def _grow(self) -> None:
+        """Make now, from ``before``, all that it had made and can grow (whatever is asked of
+        this study, the next one read can grow from it in turn); then let ``before`` go."""
+        before = self._before
+        if before is None:
+            return
+        made = before.__dict__
+        for name in ("_read", "_by_number", "_feasible", "_nondominated", "_front"):
+            if name in made:
+                getattr(self, name)
+        for name in ("_status_counts",):
+            if name in made:
+                getattr(self, name)
+        for name in ("params_run", "dataflows_run"):
+            if name in made:
+                getattr(self, name)
+        if "_history" in made and self.reference is not None:
+            self._history  # noqa: B018 (made now)
+        for key in list(before._kept):
+            if key[0] == "feasible with":
+                self.feasible_with(key[1])
+        for key, keep in before._keeps.items():
+            self.selected(key, keep)
+        self._before = None
 
     @classmethod
     def from_optuna(cls, study: optuna.Study, storage: str) -> Study:
@@ -212,32 +239,43 @@ class Study:
 
     @cached_property
     def _all(self) -> list[TrialView]:
-        before = self._before
-        old = before.frozen if before is not None and "_all" in before.__dict__ else []
-        out = []
+        return self._read[0]
+
+    @cached_property
+    def _read(self) -> tuple[list[TrialView], tuple[list[TrialView], list[TrialView]] | None]:
+        """Every trial's view (by number: Optuna numbers a study's trials 0, 1, ...) and,
+        when ``before`` read them, the trials new or changed since with ``before``'s views of
+        those it had (``_changed``): ``before``'s views of the trials unchanged are taken as
+        they are."""
+        before, frozen = self._before, self.frozen
+        old = before.frozen if before is not None and "_read" in before.__dict__ else None
+        if old is None or len(old) > len(frozen):
+            return self._views_of(range(len(frozen)), [None] * len(frozen)), None
+        assert before is not None
+        was_all = before._all
+        # the trials read again: changed (a trial that was running), then the new ones
+        at = [i for i, (a, b) in enumerate(zip(old, frozen, strict=False)) if a is not b]
+        at += range(len(old), len(frozen))
+        out = self._views_of(at, [*was_all, *([None] * (len(frozen) - len(old)))])
+        return out, ([out[i] for i in at], [was_all[i] for i in at if i < len(old)])
+
+    def _views_of(self, at: Iterable[int], out: list[Any]) -> list[TrialView]:
+        """``out`` with the views of the trials at ``at`` (of ``frozen``) put in."""
         with paused_gc():  # a view per trial, none freed: the collector would walk them all
-            for i, t in enumerate(self.frozen):
-                if i < len(old) and old[i] is t:  # as ``before`` read it
-                    assert before is not None
-                    out.append(before._all[i])
-                    continue
+            for i in at:
+                t = self.frozen[i]
                 known = self._views.get(t.number)
                 if known is None or known[0] is not t:
                     known = (t, _view(t, self.objectives))
                     self._views[t.number] = known
-                out.append(known[1])
+                out[i] = known[1]
         return out
 
-    @cached_property
+    @property
     def _changed(self) -> tuple[list[TrialView], list[TrialView]] | None:
         """The trials new or changed since ``before``, and ``before``'s views of those it
-        had (None: no ``before``)."""
-        before = self._before
-        if before is None:
-            return None
-        known = before._by_number
-        changed = [t for t in self._all if known.get(t.number) is not t]
-        return changed, [known[t.number] for t in changed if t.number in known]
+        had (None: not read from ``before``)."""
+        return self._read[1]
 
     def trials(self, status: Status | None = None) -> list[TrialView]:
         """Every trial (or those with ``status``), by number."""
@@ -252,7 +290,12 @@ class Study:
 
     @cached_property
     def _by_number(self) -> dict[int, TrialView]:
-        return {t.number: t for t in self._all}
+        before, changed = self._before, self._changed
+        if before is None or changed is None or "_by_number" not in before.__dict__:
+            return {t.number: t for t in self._all}
+        out = dict(before._by_number)
+        out.update((t.number, t) for t in changed[0])
+        return out
 
     @cached_property
     def params_run(self) -> frozenset[str]:
@@ -272,7 +315,13 @@ class Study:
 
     @cached_property
     def _feasible(self) -> list[TrialView]:
-        return [t for t in self._all if t.feasible]
+        new, before = self._new_feasible, self._before
+        if new is None or before is None:
+            return [t for t in self._all if t.feasible]
+        old = before._feasible
+        if new and old and new[0].number < old[-1].number:  # a late finisher among them
+            return sorted(old + new, key=lambda t: t.number)
+        return old + new
 
     def feasible(self) -> list[TrialView]:
         """The trials that ran and meet every limit, by number."""
@@ -299,6 +348,7 @@ class Study:
     def selected(self, key: tuple[Any, ...], keep: Callable[[TrialView], bool]) -> list[TrialView]:
         """The trials ``keep`` keeps, by number, made once for ``key`` in this study as read:
         ``before``'s (when it made them) and those of the trials new or changed since."""
+        self._keeps.setdefault(key, keep)
         return list(self.kept(("selected", *key), lambda: self._selected(key, keep)))
 
     def _selected(self, key: tuple[Any, ...], keep: Callable[[TrialView], bool]) -> list[TrialView]:
@@ -388,14 +438,13 @@ class Study:
     def _new_feasible(self) -> list[TrialView] | None:
         """The feasible trials new since ``before`` (None: no ``before``, or one of its
         feasible trials is not so here: everything is made afresh)."""
-        before = self._before
-        if before is None:
+        before, changed = self._before, self._changed
+        if before is None or changed is None or "_feasible" not in before.__dict__:
             return None
-        mine = self._by_number
-        if any(mine.get(t.number) is not t for t in before._feasible):
+        now, was = changed
+        if any(t.feasible for t in was):  # one that was feasible changed: made afresh
             return None
-        known = before._by_number
-        return [t for t in self._feasible if known.get(t.number) is not t]
+        return [t for t in now if t.feasible]
 
     @cached_property
     def _nondominated(self) -> list[TrialView]:
