@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -171,3 +172,65 @@ def test_a_study_grown_from_the_one_before_is_the_study_made_afresh(
         assert g.selected(("done",), _done) == [t for t in f.trials() if _done(t)]
         assert g.feasible_with(g.objectives[:2]) == f.feasible_with(f.objectives[:2])
     assert len({len(f.pareto_front()) for f in fresh}) > 1  # the front changed as it grew
+
+
+def test_while_the_storage_is_read_every_page_says_so_at_once(storage) -> None:
+    from starlette.testclient import TestClient
+
+    app = create_app(storage)
+    dashboard = app.state.dashboard
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        dashboard.reading.set()  # as ``read_all`` does at the server's start
+        page = client.get("/studies/small")
+        assert page.status_code == 503 and "Reading the study storage" in page.text
+        assert page.headers["refresh"] == "1" and page.headers["retry-after"] == "1"
+        assert "content-security-policy" in page.headers  # the security headers as ever
+        api = client.get("/api/studies")
+        assert api.status_code == 503 and api.json()["reading"] is True
+        assert client.get("/static/magnet.css").status_code == 200  # what needs no study
+        assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+        dashboard.reading.clear()
+        assert client.get("/api/studies").status_code == 200
+
+
+@pytest.fixture(scope="module")
+def small_journal(storage, tmp_path_factory) -> str:
+    """Study ``small`` copied to a journal (Optuna's ``copy_study``)."""
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    path = str(tmp_path_factory.mktemp("journal") / "small.journal")
+    target = JournalStorage(JournalFileBackend(path))
+    optuna.copy_study(from_study_name="small", from_storage=storage, to_storage=target)
+    return path
+
+
+def test_read_all_keeps_a_damaged_journals_error(tmp_path, small_journal) -> None:
+    from magnet.search.storage import check_journal
+
+    lines = Path(small_journal).read_bytes().splitlines(keepends=True)
+    assert len(lines) > 6
+    damaged = tmp_path / "damaged.journal"  # line 4 begins as Optuna's lines do, then breaks
+    damaged.write_bytes(b"".join([*lines[:3], b'{"op_code":4,"study_id":0,}\n', *lines[4:]]))
+    check_journal(str(damaged))  # its lines' starts are all right: the reading finds it
+    app = create_app(str(damaged))
+    app.state.dashboard.read_all()
+    error = app.state.dashboard.read_error
+    assert error is not None and "line 4 is corrupt" in str(error)
+    assert not app.state.dashboard.reading.is_set()
+
+
+def test_check_journal_refuses_a_line_no_optuna_journal_has(tmp_path, small_journal) -> None:
+    from magnet.errors import MagnetError
+    from magnet.search.storage import check_journal
+
+    lines = Path(small_journal).read_bytes().splitlines(keepends=True)
+    check_journal(small_journal)
+    noted = tmp_path / "noted.journal"
+    noted.write_bytes(b"".join([*lines, b"a note at the end\n"]))  # the reader's note says
+    check_journal(str(noted))
+    bad = tmp_path / "bad.journal"
+    bad.write_bytes(b"".join([*lines[:5], b"a note in the middle\n", *lines[5:]]))
+    with pytest.raises(MagnetError, match="line 6 is corrupt"):
+        check_journal(str(bad))

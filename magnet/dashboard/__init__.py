@@ -8,7 +8,6 @@ See ``app.py`` for the pages, the JSON API and what the server refuses to do.
 from __future__ import annotations
 
 import errno
-import gc
 import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -26,8 +25,9 @@ def create_app(
     return make(storage, host=host, poll_seconds=poll_seconds)
 
 
-#: A storage whose first reading takes longer than this is announced (``reading X ...``).
-READING_NOTE_SECONDS = 1.0
+#: How long the dashboard waits for its storage to be read before it serves anyway (the
+#: pages then say that it is being read).
+READ_WAIT_SECONDS = 1.0
 
 
 def serve(
@@ -39,32 +39,39 @@ def serve(
 ) -> None:
     """Serve the dashboard until interrupted. The port is taken and the storage opened
     (read-only) before anything is printed: a port or host that cannot be had, a storage that
-    is none (a folder, a device, a file that is not a journal) or cannot be reached (a
-    database server that refuses the connection) is a ``MagnetError``; a journal that turns
-    out damaged when it is read in full, too. No URL is shown then, and the refusal is the one
-    line printed (the reading of a storage is announced only when it takes a while)."""
+    is none (a folder, a device, a file that is not a journal: ``check_journal`` looks at
+    each line's start) or cannot be reached (a database server that refuses the connection)
+    is a ``MagnetError``. No URL is shown then, and the refusal is the one line printed. The
+    studies are then read while the server answers (``Dashboard.read_all``)."""
     import threading
 
     import uvicorn
 
     from magnet.dashboard.app import LOOPBACK
+    from magnet.search.storage import check_journal
 
     app = create_app(storage, host=host, poll_seconds=poll_seconds)
-    store = app.state.dashboard.store
+    dashboard = app.state.dashboard
+    store = dashboard.store
     sock = listen(host, port)
-    slow = threading.Timer(READING_NOTE_SECONDS, log, args=(f"reading {store.label} ...",))
     try:
         store.open()
-        slow.start()
-        app.state.dashboard.warm()  # a journal damaged further in is refused here
+        check_journal(storage)  # a file that is no journal is refused here, before the URL
     except BaseException:
         sock.close()
         raise
-    finally:
-        slow.cancel()
-    # what was read stays for the server's life: the collector need not walk it again and
-    # again (a full collection over a 17,000-trial study took requests past 300 ms)
-    gc.freeze()
+    # the studies are read while the server already answers (a page asked meanwhile says
+    # so and comes back: ``Dashboard.reading``). A storage read within READ_WAIT_SECONDS is
+    # served read, or refused if it turned out damaged; one found damaged later is an error
+    # page, as one damaged while served
+    reader = threading.Thread(target=dashboard.read_all, name="magnet-read", daemon=True)
+    reader.start()
+    reader.join(READ_WAIT_SECONDS)
+    if dashboard.read_error is not None:
+        sock.close()
+        raise dashboard.read_error
+    if reader.is_alive():
+        log(f"reading {store.label} ... (its pages say so until it is read)")
     bare = _address(host)
     shown = f"[{bare}]" if ":" in bare else bare
     log(f"magnet dashboard: http://{shown}:{port}/ (storage {store.label})")

@@ -32,8 +32,10 @@ Content-Security-Policy that allows nothing but this server (no eval, no inline 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -190,6 +192,10 @@ class Dashboard:
 
     def __init__(self, storage: str | None, poll_seconds: float = 3.0):
         self.store = Store(storage)
+        #: set while the storage is read at the server's start (``read_all``): a page asked
+        #: meanwhile says so (``WhileReading``)
+        self.reading = threading.Event()
+        self.read_error: MagnetError | None = None
         self.poll = poll_seconds
         self.files = {name: path.read_bytes() for name, path in _assets().items()}
         self.versions = {
@@ -251,6 +257,20 @@ class Dashboard:
         # a design does not change once its trial finished: kept while the study grows
         key = (study.name, "design", trial.number, trial.state)
         return self.store.memo(key, make, per_version=False)
+
+    def read_all(self) -> None:
+        """``warm``, with ``reading`` set meanwhile; its ``MagnetError`` (a damaged journal)
+        kept in ``read_error`` (a page asked later shows it, as the storage is read again)."""
+        self.reading.set()
+        try:
+            self.warm()
+        except MagnetError as exc:
+            self.read_error = exc
+        finally:
+            self.reading.clear()
+            # what was read stays for the server's life: the collector need not walk it
+            # again and again (a full collection over a 17,000-trial study took 295 ms)
+            gc.freeze()
 
     def warm(self) -> int:
         """Read every study and make its rows now (before serving: a big journal takes
@@ -825,6 +845,38 @@ def common_hypervolumes(studies: list[Study]) -> tuple[list[float] | None, list[
     return reference, [pareto.hypervolume(p, reference) for p in points]
 
 
+class WhileReading:
+    """While the dashboard reads its storage at start (``Dashboard.reading``), every page and
+    API request but the static files is answered at once, 503: a page saying so that comes
+    back every second, JSON with ``reading`` true and ``Retry-After``."""
+
+    def __init__(self, app: ASGIApp, dashboard: Dashboard):
+        self.app = app
+        self.dashboard = dashboard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI call: the wrapped app's, unless the storage is being read."""
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not self.dashboard.reading.is_set():
+            await self.app(scope, receive, send)
+            return
+        if path.startswith(("/static/", "/assets/")):
+            await self.app(scope, receive, send)
+            return
+        label = self.dashboard.store.label
+        message = f"reading {label}: the studies appear when it is read"
+        response: Response
+        if path.startswith("/api/"):
+            response = Dashboard.json({"error": message, "reading": True}, 503)
+        else:
+            response = self.dashboard.page(
+                "error.html", 503, title="Reading the study storage", message=message, code=503
+            )
+            response.headers["Refresh"] = "1"
+        response.headers["Retry-After"] = "1"
+        await response(scope, receive, send)
+
+
 class SecurityHeaders:
     """Adds ``HEADERS`` to every response."""
 
@@ -892,6 +944,7 @@ def create_app(
     if host in LOOPBACK:
         hosts = ["127.0.0.1", "localhost", "[::1]", "::1"]
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=hosts))
+    middleware.append(Middleware(WhileReading, dashboard=d))  # after the host is checked
     app = Starlette(
         routes=routes,
         middleware=middleware,

@@ -547,6 +547,25 @@ def _corrupt(shown: str, line: int) -> MagnetError:
     )
 
 
+def check_journal(spec: str | None) -> None:
+    """Refuse (bad input naming the line) a journal with a complete line, but its last,
+    that does not begin as every line Optuna writes does (``RECORD_START``): a quick look
+    at the file's shape, not a reading (a line of the right shape that is no JSON is found
+    when the journal is read). A storage that is not a journal file passes."""
+    path = locate(spec, create=False)
+    if is_url(path):
+        return
+    with open(path, "rb") as f:
+        last, offset = _last_line_start(f), 0
+        f.seek(0)
+        for number, line in enumerate(f, start=1):
+            if offset >= last:  # the last line (torn, whole or a note: the reader says)
+                return
+            if not line.startswith(RECORD_START):
+                raise _corrupt(str(DEFAULT_JOURNAL if spec is None else spec), number)
+            offset += len(line)
+
+
 def _corrupt_line(path: str) -> int | None:
     """The number of the first complete line of the journal that is not a JSON operation
     (a torn last line is not one: Optuna reads past it)."""
