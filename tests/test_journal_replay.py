@@ -171,3 +171,28 @@ def test_a_search_journal_reads_as_optuna_reads_it(tmp_path: Any) -> None:
     assert reader.get_n_trials(0) == 30 == JournalStorage(ReadOnlyJournal(journal)).get_n_trials(0)
     with pytest.raises(KeyError):
         reader.get_n_trials(7)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_line_starts_counted_in_blocks_are_those_read_line_by_line(seed, tmp_path) -> None:
+    # ``_line_starts_ok`` counts newlines and newlines followed by a record's start a block
+    # at a time (seams anywhere, blocks of 1 to 40 bytes): the answer of a line-by-line look
+    import io
+
+    from magnet.search.storage import RECORD_START, _last_line_start, _line_starts_ok
+
+    rng = random.Random(seed)
+    kinds = [RECORD_START + b'"x":1}', b"a note", b"", b'{"op_code"', b"{" + RECORD_START]
+    lines = [rng.choices(kinds, weights=[12, 1, 1, 1, 1])[0] for _ in range(rng.randint(1, 9))]
+    data = b"\n".join(lines) + (b"\n" if rng.random() < 0.7 else b"")
+    f = io.BytesIO(data)
+    last = _last_line_start(f)
+    starts, offset, expected = [], 0, True
+    for line in data.splitlines(keepends=True):
+        if offset < last:
+            starts.append(line)
+            expected = expected and line.startswith(RECORD_START)
+        offset += len(line)
+    if last == 0:
+        return  # one line: nothing before the last
+    assert _line_starts_ok(f, last, block_bytes=rng.randint(1, 40)) == expected
