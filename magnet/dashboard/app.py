@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import inspect
 import math
 import threading
+import typing
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -98,7 +100,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 #: The longest a page may wait between looks for changes (``?every=SECONDS``).
 EVERY_MAX_SECONDS = 86400
 #: A route's function.
-Endpoint = Callable[[Request], Response]
+Endpoint = Callable[[Request], Any]  # a Response, or a coroutine of one
 
 
 @dataclass(frozen=True)
@@ -609,8 +611,9 @@ class Dashboard:
         return query
 
     # ---- files -------------------------------------------------------------------------
-    def static(self, request: Request) -> Response:
-        """``/static/NAME``: one of the dashboard's own files (a fixed list)."""
+    async def static(self, request: Request) -> Response:
+        """``/static/NAME``: one of the dashboard's own files (a fixed list, in memory: served
+        on the event loop, at once even while the storage is read)."""
         name = request.path_params["file"]
         body = self.files.get(name)
         if body is None:
@@ -756,11 +759,19 @@ def check_query(request: Request, keys: Sequence[str], many: Sequence[str] = ())
 
 
 def _query(endpoint: Endpoint, keys: Sequence[str] = (), many: Sequence[str] = ()) -> Endpoint:
-    """``endpoint`` with its query checked first (``check_query``)."""
+    """``endpoint`` with its query checked first (``check_query``); a coroutine stays one
+    (Starlette runs it on the event loop, not on a thread of its pool)."""
+    if inspect.iscoroutinefunction(endpoint):
+
+        async def checked_async(request: Request) -> Response:
+            check_query(request, keys, many)
+            return typing.cast(Response, await endpoint(request))
+
+        return checked_async
 
     def checked(request: Request) -> Response:
         check_query(request, keys, many)
-        return endpoint(request)
+        return typing.cast(Response, endpoint(request))
 
     return checked
 
