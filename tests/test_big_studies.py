@@ -234,3 +234,19 @@ def test_check_journal_refuses_a_line_no_optuna_journal_has(tmp_path, small_jour
     bad.write_bytes(b"".join([*lines[:5], b"a note in the middle\n", *lines[5:]]))
     with pytest.raises(MagnetError, match="line 6 is corrupt"):
         check_journal(str(bad))
+
+
+def test_every_trials_row_is_streamed_a_piece_at_a_time(storage, small, monkeypatch) -> None:
+    from starlette.testclient import TestClient
+
+    from magnet.dashboard import app as dashboard_app
+
+    with TestClient(create_app(storage), base_url="http://127.0.0.1") as client:
+        whole = client.get("/api/studies/small/trials")
+        monkeypatch.setattr(dashboard_app, "PIECE_TRIALS", 5)
+        pieces = client.get("/api/studies/small/trials")
+    assert len(small.trials()) > 10  # pieces of 5: three or more
+    assert pieces.text == whole.text and "content-length" not in pieces.headers
+    rows = pieces.json()
+    assert [r["number"] for r in rows] == _numbers(small.trials())
+    assert {r["number"] for r in rows if r["front"]} == set(_numbers(small.pareto_front()))

@@ -39,7 +39,7 @@ import math
 import threading
 import typing
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,7 +79,7 @@ from magnet.report.html import (
     trial_row,
 )
 from magnet.search import pareto
-from magnet.search.export import export_chunks
+from magnet.search.export import PIECE_TRIALS, export_chunks
 from magnet.search.study import Study, TrialView, pareto_json
 
 HERE = Path(__file__).resolve().parent
@@ -450,9 +450,20 @@ class Dashboard:
         return self.json(pareto_json(self.study(request)))
 
     def api_trials(self, request: Request) -> Response:
-        """``/api/studies/NAME/trials``: every trial's row (the page's table asks ``rows``)."""
+        """``/api/studies/NAME/trials``: every trial's row (the page's table asks ``rows``),
+        streamed ``PIECE_TRIALS`` at a time (100,000 trials are 74 MB of JSON: never held
+        whole, nor twice)."""
         study = self.study(request)
-        return self.json_text(self.rows_json(study, study.trials(), with_front=True))
+        trials = study.trials()
+
+        def pieces() -> Iterator[str]:
+            yield "["
+            for i in range(0, len(trials), PIECE_TRIALS):
+                text = self.rows_json(study, trials[i : i + PIECE_TRIALS], with_front=True)
+                yield (", " if i else "") + text[1:-1]
+            yield "]"
+
+        return StreamingResponse(pieces(), media_type="application/json")
 
     def row_texts(self, study: Study, trials: list[TrialView]) -> list[str]:
         """The JSON of each trial's ``trial_row`` without its ``front`` flag (``_rows``)."""

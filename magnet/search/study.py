@@ -141,9 +141,9 @@ def _view(trial: FrozenTrial, objectives: list[str]) -> TrialView:
         number=trial.number,
         state=state,
         status=status,
-        params=dict(trial.params),
+        params=trial.params,  # the trial's own dicts, shared: a view never changes them
         values=values,
-        metrics=dict(attrs.get("metrics") or {}),
+        metrics=attrs.get("metrics") or {},
         reason=attrs.get("reason"),
         seconds=attrs.get("seconds"),
         started=trial.datetime_start,
