@@ -30,7 +30,7 @@ from magnet.report.design import OLD_RECORD, area_note
 from magnet.search import pareto
 from magnet.search.space import METRICS
 from magnet.search.storage import quiet_optuna
-from magnet.search.study import Study, TrialView, with_values
+from magnet.search.study import Study, TrialView, has_values, with_values
 from magnet.units import human_bytes
 
 if TYPE_CHECKING:
@@ -349,8 +349,7 @@ def infeasible_with(study: Study, axes: Sequence[str]) -> list[TrialView]:
     """The infeasible trials with values on ``axes`` (made once per study as read)."""
 
     def keep(t: TrialView) -> bool:
-        finite = all(math.isfinite(t.values.get(m, math.nan)) for m in axes)
-        return t.status == "infeasible" and finite
+        return t.status == "infeasible" and has_values(t, axes)
 
     return study.selected(("infeasible with", tuple(axes)), keep)
 
@@ -368,7 +367,7 @@ def _without_values(study: Study, axes: Sequence[str]) -> int:
 
     def lacks(t: TrialView) -> bool:
         done = t.status in ("ok", "infeasible")
-        return done and not all(math.isfinite(t.values.get(m, math.nan)) for m in axes)
+        return done and not has_values(t, axes)
 
     return len(study.selected(("without values", tuple(axes)), lacks))
 

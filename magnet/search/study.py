@@ -155,9 +155,22 @@ def _view(trial: FrozenTrial, objectives: list[str]) -> TrialView:
     )
 
 
+def has_values(trial: TrialView, metrics: Sequence[str]) -> bool:
+    """Whether ``trial`` has a finite value of every one of ``metrics``."""
+    return all(math.isfinite(trial.values.get(m, math.nan)) for m in metrics)
+
+
 def with_values(trials: Iterable[TrialView], metrics: Sequence[str]) -> list[TrialView]:
     """The trials with a finite value of every one of ``metrics``."""
-    return [t for t in trials if all(math.isfinite(t.values.get(m, math.nan)) for m in metrics)]
+    return [t for t in trials if has_values(t, metrics)]
+
+
+def _merged(old: list[TrialView], new: list[TrialView]) -> list[TrialView]:
+    """``old`` and ``new`` (each by number) as one list by number: ``new`` after ``old``
+    unless a trial of it finished late (a lower number)."""
+    if new and old and new[0].number < old[-1].number:
+        return sorted(old + new, key=attrgetter("number"))
+    return old + new
 
 
 @checked_methods()
@@ -214,20 +227,12 @@ class Study:
         if before is None:
             return
         made = before.__dict__
-        for name in ("_read", "_by_number", "_feasible", "_nondominated", "_front"):
-            if name in made:
-                getattr(self, name)
-        for name in ("_status_counts",):
-            if name in made:
-                getattr(self, name)
-        for name in ("params_run", "dataflows_run"):
+        grown = ("_read", "_by_number", "_feasible", "_nondominated", "_front", "_status_counts")
+        for name in (*grown, "params_run", "dataflows_run"):
             if name in made:
                 getattr(self, name)
         if "_history" in made and self.reference is not None:
             self._history  # noqa: B018 (made now)
-        for key in list(before._kept):
-            if key[0] == "feasible with":
-                self.feasible_with(key[1])
         for key, keep in before._keeps.items():
             self.selected(key, keep)
         self._before = None
@@ -318,10 +323,7 @@ class Study:
         new, before = self._new_feasible, self._before
         if new is None or before is None:
             return [t for t in self._all if t.feasible]
-        old = before._feasible
-        if new and old and new[0].number < old[-1].number:  # a late finisher among them
-            return sorted(old + new, key=lambda t: t.number)
-        return old + new
+        return _merged(before._feasible, new)
 
     def feasible(self) -> list[TrialView]:
         """The trials that ran and meet every limit, by number."""
@@ -331,19 +333,11 @@ class Study:
         """``feasible()``'s trials with a finite value of every one of ``metrics`` (made
         once per set of metrics: the figures ask again and again)."""
         key = tuple(metrics)
-        return list(self.kept(("feasible with", key), lambda: self._feasible_with(key)))
 
-    def _feasible_with(self, key: tuple[str, ...]) -> list[TrialView]:
-        """``feasible_with(key)`` made: ``before``'s and the new feasible trials' that have
-        the values, in order, when ``before`` made its own."""
-        before, new = self._before, self._new_feasible
-        if before is None or new is None or ("feasible with", key) not in before._kept:
-            return with_values(self._feasible, key)
-        old: list[TrialView] = before._kept["feasible with", key]
-        added = with_values(new, key)
-        if added and old and added[0].number < old[-1].number:  # a late finisher among them
-            return sorted(old + added, key=lambda t: t.number)
-        return old + added
+        def keep(t: TrialView) -> bool:
+            return t.feasible and has_values(t, key)
+
+        return self.selected(("feasible with", key), keep)
 
     def selected(self, key: tuple[Any, ...], keep: Callable[[TrialView], bool]) -> list[TrialView]:
         """The trials ``keep`` keeps, by number, made once for ``key`` in this study as read:
@@ -358,11 +352,7 @@ class Study:
         now, was = changed
         if any(keep(t) for t in was):  # one it kept changed: made afresh
             return [t for t in self._all if keep(t)]
-        old: list[TrialView] = before._kept["selected", *key]
-        added = [t for t in now if keep(t)]
-        if added and old and added[0].number < old[-1].number:
-            return sorted(old + added, key=lambda t: t.number)
-        return old + added
+        return _merged(before._kept["selected", *key], [t for t in now if keep(t)])
 
     def kept(self, key: tuple[Any, ...], make: Callable[[], T]) -> T:
         """``make()``, made once for ``key`` in this study as read (what several figures
