@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -250,3 +251,33 @@ def test_every_trials_row_is_streamed_a_piece_at_a_time(storage, small, monkeypa
     rows = pieces.json()
     assert [r["number"] for r in rows] == _numbers(small.trials())
     assert {r["number"] for r in rows if r["front"]} == set(_numbers(small.pareto_front()))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_table_is_sorted_as_sort_key_sorts_it(seed) -> None:
+    # numpy's order of finite numbers (ties by number, reversed whole when descending) is the
+    # one ``sort_key`` gives; text, booleans, NaN and infinities take the slow road, missing
+    # values go last
+    import random
+
+    from magnet.dashboard.app import sort_key, sorted_numbers
+
+    rng = random.Random(seed)
+    kinds = [
+        lambda: rng.choice([1.5, 2.0, 3.25]),
+        lambda: rng.randint(0, 3),
+        lambda: None,
+        lambda: rng.choice(["ws", "OS", "rs"]),
+        lambda: rng.choice([True, False]),
+        lambda: rng.choice([math.inf, -math.inf]),
+    ]
+    mix = rng.sample(kinds, rng.randint(1, 3)) if seed % 3 else kinds[:3]
+    numbers = rng.sample(range(100), rng.randint(0, 25))
+    trials = [SimpleNamespace(number=n, v=rng.choice(mix)()) for n in numbers]
+    for descending in (False, True):
+        present = sorted(
+            ((sort_key(t.v), t.number) for t in trials if t.v is not None), reverse=descending
+        )
+        expected = [n for _, n in present] + [t.number for t in trials if t.v is None]
+        got = sorted_numbers(trials, lambda t: t.v, descending)
+        assert got.dtype == np.int64 and got.tolist() == expected
