@@ -44,7 +44,7 @@ from magnet.report.figures import (
     sample_infeasible,
     sample_note,
     sample_off_front,
-    steps,
+    step_at,
 )
 from magnet.search.study import Study, TrialView
 
@@ -201,14 +201,16 @@ def _feasible_by_number(study: Study, trials: list[TrialView], objective: str) -
 def _best_so_far(trials: list[TrialView], objective: str, direction: str) -> go.Scatter:
     """The best value after each feasible trial (ties: the earlier trial holds it), as a
     step line whose points name the trial that holds the best."""
-    best: list[TrialView] = []  # after each feasible trial: the best so far (ties: earlier)
-    for t in sorted(trials, key=lambda t: t.number):
-        if not best or _rank(t, objective, direction) < _rank(best[-1], objective, direction):
-            best.append(t)
-        else:
-            best.append(best[-1])
+    ordered = sorted(trials, key=lambda t: t.number)
+    n = len(ordered)
+    sign = 1.0 if direction == "minimize" else -1.0
+    values = sign * np.fromiter((t.values[objective] for t in ordered), float, n)
+    # after each feasible trial, the one holding the best so far: the last that beat every
+    # trial before it (a tie leaves the earlier one holding it)
+    before = np.minimum.accumulate(np.concatenate([[np.inf], values[:-1]]))
+    holder = np.maximum.accumulate(np.where(values < before, np.arange(n), 0))
     # a long history: the steps only (where the best changes, and the last trial)
-    points = steps(list(zip(sorted(t.number for t in trials), best, strict=True)))
+    points = [(ordered[int(i)].number, ordered[int(holder[i])]) for i in step_at(holder)]
     return go.Scatter(
         x=[n for n, _ in points],
         y=[b.values[objective] for _, b in points],

@@ -195,8 +195,8 @@ def hover(study: Study, trial: TrialView, extra: Iterable[str] = ()) -> str:
 #: a sample (``sample``), so that a figure of a study of 100,000 trials stays a few MB and
 #: draws at once; the figure says how many it draws of how many (``sample_note``).
 MAX_POINTS = 2000
-#: A step line's y: a value, or the trial that holds it.
-S = TypeVar("S")
+#: A step line's y.
+S = TypeVar("S", bound=float)
 #: Fibonacci hashing's multiplier (2^64 / golden ratio): a trial number's place in a sample.
 _SCRAMBLE = np.uint64(0x9E3779B97F4A7C15)
 
@@ -244,14 +244,20 @@ def sample_off_front(study: Study, trials: list[TrialView]) -> tuple[list[TrialV
 
 def steps(points: list[tuple[int, S]]) -> list[tuple[int, S]]:
     """A step line's (x, y) points; where there are more than ``MAX_POINTS``, the points
-    where y changes and the last one (the line drawn is the same; only hovers between its
-    steps are lost)."""
-    if len(points) <= MAX_POINTS:
-        return points
-    kept = [p for i, p in enumerate(points) if i == 0 or p[1] != points[i - 1][1]]
-    if kept[-1] is not points[-1]:
-        kept.append(points[-1])
-    return kept
+    where y changes and the last one (``step_at``)."""
+    ys = np.array([y for _, y in points], dtype=float)
+    return [points[int(i)] for i in step_at(ys)]
+
+
+def step_at(ys: np.ndarray) -> np.ndarray:
+    """The positions of a step line through ``ys`` that are drawn: all of them, or, where
+    there are more than ``MAX_POINTS``, those where y changes and the last one (the line
+    drawn is the same; only hovers between its steps are lost)."""
+    count = len(ys)
+    if count <= MAX_POINTS:
+        return np.arange(count)
+    at = np.flatnonzero(np.concatenate([[True], ys[1:] != ys[:-1]]))
+    return at if at[-1] == count - 1 else np.append(at, count - 1)
 
 
 def sample_note(shown: int, total: int, what: str) -> str | None:
