@@ -272,8 +272,10 @@ def test_a_live_page_keeps_the_zoom_and_appends(browser, tmp_path) -> None:
             old = load_study("small", journal)
             grown = search(SPACE, n_trials=20, storage=journal, study="small")
             total = len(grown.trials())
-            wait_until(
-                page, f"document.querySelectorAll('#trials-table tbody tr').length === {total}"
+            wait_until(  # up to a minute: on a loaded machine the page's polls come late
+                page,
+                f"document.querySelectorAll('#trials-table tbody tr').length === {total}",
+                timeout=60.0,
             )
             wait_until(page, f"({POINTS})('front2d') > {before}")
             layout = page.evaluate(
