@@ -543,7 +543,7 @@ def ecdf(study: Study) -> go.Figure:
     trials = study.feasible_with(study.objectives)
     if not trials:
         return _empty(revision, "no feasible design yet", title)
-    front = {t.number for t in study.pareto_front()}
+    front = study.front_numbers
     rows, cols = _grid(len(study.objectives))
     better = {"minimize": "lower", "maximize": "higher"}
     fig = make_subplots(
@@ -571,7 +571,7 @@ def ecdf(study: Study) -> go.Figure:
 
 
 def _ecdf_panel(
-    study: Study, trials: list[TrialView], objective: str, i: int, front: set[int]
+    study: Study, trials: list[TrialView], objective: str, i: int, front: frozenset[int]
 ) -> tuple[go.Scatter, go.Scatter]:
     """The ECDF of one objective (the ``i``-th: its colour, the legend once) as a step line
     through every design, and the designs of the Pareto front (``front``) on it."""

@@ -232,7 +232,7 @@ def ranks(count: int) -> Sequence[int]:
 def sample_off_front(study: Study, trials: list[TrialView]) -> tuple[list[TrialView], str | None]:
     """``trials`` in their order, but of those off the study's Pareto front only a ``sample``
     (every front design kept), and the figure's ``sample_note`` (None: all drawn)."""
-    front = {t.number for t in study.pareto_front()}
+    front = study.front_numbers
     others = [t for t in trials if t.number not in front]
     drawn = sample(others)
     if len(drawn) == len(others):
@@ -338,7 +338,7 @@ def _split(
         at[place] = t.number
         front.append(t)
         same[t.number] = []
-    numbers = {t.number for t in study.pareto_front()}
+    numbers = study.front_numbers
     others = []
     for t in study.feasible_with(axes):
         if t.number in numbers:

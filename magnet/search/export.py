@@ -64,8 +64,7 @@ def export_chunks(
             key = (f"{kind}:{len(columns)}", t.number)
             known = cache.get(key)
             if known is None or known[0] is not t:
-                row = study._row(t)
-                known = (t, line([row[c] for c in columns]))
+                known = (t, line(list(study._row(t).values())))  # on ``columns``, in order
                 cache[key] = known
             lines.append(known[1])
         yield "".join(lines)
