@@ -201,14 +201,15 @@ def test_a_head_that_exits_is_one_line_naming_its_error(tmp_path: Path) -> None:
     assert time.monotonic() - start < 10
 
 
-def test_a_raylet_that_dies_is_named_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("log", ["raylet.out", "raylet.err", "gcs_server.err"])
+def test_a_raylet_that_dies_is_named_at_once(tmp_path: Path, log: str) -> None:
     # under `ulimit -v 4000000` the raylet cannot map its object store and dies within a
     # second, while `ray start` waits 30 s for it and ray.init 60 s more
     from magnet.search.workers import _wait_for_head
 
     logs = tmp_path / "session_latest" / "logs"
     logs.mkdir(parents=True)
-    (logs / "raylet.out").write_text(
+    (logs / log).write_text(
         "[2026-11-27 11:30:39,300 I 8039 8049] (raylet) main.cc:1: starting\n"
         "[2026-11-27 11:30:39,371 E 8039 8049] (raylet) dlmalloc.cc:215: mmap failed with "
         "error: Cannot allocate memory\n"
@@ -291,7 +292,10 @@ def test_under_a_memory_limit_ray_fails_in_one_line_and_exit_1(tmp_path: Path) -
     last = out.stderr.rstrip("\n").splitlines()[-1]
     assert last.startswith("error: the local Ray cluster did not start: "), out.stderr
     assert "starting a local Ray cluster (2 workers)" in out.stderr
-    assert time.monotonic() - start < 50  # not Ray's own minute of silence
+    # 2 s here: the cause is named at once (test_a_raylet_that_dies_is_named_at_once) and the
+    # head, which ignores SIGTERM while it starts, is killed, not waited for until its own
+    # start-up gives up (30-60 s: CI once took 62 s before the head was killed)
+    assert time.monotonic() - start < 25
 
 
 # ---- T6: an output is never one of the command's inputs ----------------------------------------

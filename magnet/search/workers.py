@@ -451,6 +451,10 @@ class RayPool:
         try:
             _wait_for_head(self.head, output, say)
         except BaseException:
+            # a head still starting ignores SIGTERM until its own start-up times out (30 s):
+            # it has nothing to save, so it is killed, and ``close`` ends the rest of its group
+            self.head.kill()
+            self.head.wait()
             self.close()
             raise
 
@@ -571,9 +575,9 @@ def _wait_for_head(head: subprocess.Popen[bytes], output: Path, say: Callable[[s
 
 
 def _ray_error(logs: Path, fatal: bool = False) -> str:
-    """The first error line (with ``fatal``: fatal) of the raylet's or the GCS's log in
-    ``logs``, as ``raylet: file.cc:215: message``; empty when there is none."""
-    for name in ("raylet.out", "gcs_server.out"):
+    """The first error line (with ``fatal``: fatal) of the raylet's or the GCS's output or
+    error file in ``logs``, as ``raylet: file.cc:215: message``; empty when there is none."""
+    for name in ("raylet.out", "raylet.err", "gcs_server.out", "gcs_server.err"):
         try:
             text = (logs / name).read_bytes()
         except OSError:
