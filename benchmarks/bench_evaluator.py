@@ -28,9 +28,9 @@ import numpy as np
 
 from magnet.arch.spec import Arch
 from magnet.cost import price_arch
+from magnet.mapper.mapspace import Space
 from magnet.mapper.sampler import sample
-from magnet.mapper.space import Space
-from magnet.mapping.evaluate import evaluate_batch, layer_view
+from magnet.model.evaluate import evaluate_batch, layer_view
 from magnet.perf import tune_allocator
 from magnet.templates import dataflow_for, get_template, load_arch
 from magnet.workload.layer import Layer

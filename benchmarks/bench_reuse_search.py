@@ -26,7 +26,7 @@ import yaml
 
 from magnet.search import load_study
 from magnet.search import pareto as pf
-from magnet.search.space import builtin_spaces
+from magnet.search.design_space import builtin_spaces
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reuse_search.json"
 

@@ -38,9 +38,9 @@ from magnet.design import build_design
 from magnet.interop.timeloop import load_timeloop
 from magnet.mapper import get_mapper
 from magnet.mapper.mappers import CHUNK
+from magnet.mapper.mapspace import Space
 from magnet.mapper.sampler import sample
-from magnet.mapper.space import Space
-from magnet.mapping.evaluate import layer_view
+from magnet.model.evaluate import layer_view
 from magnet.perf import tune_allocator
 from magnet.templates import load_arch
 from magnet.workload.layer import parse_layer

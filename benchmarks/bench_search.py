@@ -54,8 +54,8 @@ def _designs(space) -> list[dict]:
 def _evaluate(args: tuple) -> dict:
     space_path, point = args
     from magnet.search import load_space
-    from magnet.search.evaluate import DesignJob, evaluate_design
-    from magnet.search.space import constraint_violations
+    from magnet.search.design_space import constraint_violations
+    from magnet.search.job import DesignJob, evaluate_design
 
     space = load_space(space_path)
     params = {**space.fixed(), **{k: v for k, v in point.items() if k != "dataflow"}}
@@ -73,13 +73,14 @@ def exhaustive_table(workers: int) -> list[dict]:
     # the table is valid for this space, its network and this version of magnet's model (the
     # packages a design's evaluation runs through)
     digest = hashlib.sha256()
-    model = ["workload", "arch", "cost", "mapping", "dataflow", "templates", "mapper"]
+    model = ["workload", "arch", "cost", "model", "dataflow", "templates", "mapper"]
     sources = [
         QUALITY_SPACE,
         HERE / "quality_net.yaml",
         *sorted(f for pkg in model for f in (REPO / "magnet" / pkg).rglob("*.py")),
-        REPO / "magnet" / "search" / "evaluate.py",
-        REPO / "magnet" / "search" / "space.py",
+        REPO / "magnet" / "mapping.py",
+        REPO / "magnet" / "search" / "job.py",
+        REPO / "magnet" / "search" / "design_space.py",
     ]
     for path in sources:
         digest.update(path.read_bytes())

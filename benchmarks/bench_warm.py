@@ -24,11 +24,11 @@ from typing import Any
 import common
 
 import magnet as mg
-from magnet.mapper.network import map_network
 from magnet.mapper.warm import WarmStore
+from magnet.mapper.whole_network import map_network
 from magnet.perf import tune_allocator
 from magnet.search import load_space
-from magnet.search.evaluate import DesignJob, design_of
+from magnet.search.job import DesignJob, design_of
 
 RESULTS = Path(__file__).resolve().parent / "results" / "warm.json"
 

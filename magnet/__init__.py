@@ -33,7 +33,7 @@ from magnet.api import design, evaluate, map_layer
 from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel
 from magnet.cost import ArchCosts, price_arch
 from magnet.cost.base import Component, CostModel
-from magnet.cost.registry import load_chain, load_cost_model, register_cost_model
+from magnet.cost.lookup import load_chain, load_cost_model, register_cost_model
 from magnet.dataflow import Dataflow, Rule, load_dataflow
 from magnet.design import Design
 from magnet.errors import DesignInfeasible, InvalidMappingError, MagnetError, PluginError
@@ -48,8 +48,8 @@ from magnet.mapper import (
     register_mapper,
 )
 from magnet.mapping import Mapping
-from magnet.mapping.network import LayerMappings, NetworkResult
-from magnet.mapping.records import SCHEMA_VERSION, LayerRecord, NetworkRecord
+from magnet.model.network_result import LayerMappings, NetworkResult
+from magnet.model.records import SCHEMA_VERSION, LayerRecord, NetworkRecord
 from magnet.search import load_study, search
 from magnet.templates import Template, dataflow_for, load_arch, register_template
 from magnet.workload.layer import (

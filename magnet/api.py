@@ -28,11 +28,11 @@ from magnet.mapper import (
     guarded_map,
     map_network,
 )
-from magnet.mapper.pipeline import map_pipeline
-from magnet.mapping.evaluate import Result, evaluate_mapping
-from magnet.mapping.mapping import Mapping
-from magnet.mapping.network import LayerMappings, NetworkResult, evaluate_network
-from magnet.mapping.postprocess import PostResult, price_postprocess
+from magnet.mapper.planner import map_pipeline
+from magnet.mapping import Mapping
+from magnet.model.evaluate import Result, evaluate_mapping
+from magnet.model.network_result import LayerMappings, NetworkResult, evaluate_network
+from magnet.model.postprocess import PostResult, price_postprocess
 from magnet.templates import DataflowSpec, dataflow_for
 from magnet.workload.layer import Layer
 from magnet.workload.network import Network
@@ -208,7 +208,7 @@ def evaluate(
     post-processing layer is priced on the design's post-processing unit, a pass of its own
     reading from and writing to DRAM (a ``PostResult``, read the same way).
     ``pipeline``: a network on a package runs as a pipeline of stages on groups of its
-    chiplets (``magnet.mapper.pipeline``; a ``PipelineResult``), not layer after layer.
+    chiplets (``magnet.mapper.planner``; a ``PipelineResult``), not layer after layer.
     ``fuse``: as ``pipeline``, the stages also tried fused depth-first (a batch passed from
     stage to stage a tile at a time) and the plan minimising the objective for a batch
     taken: fused, pipelined, or layer after layer.

@@ -37,9 +37,9 @@ if TYPE_CHECKING:
     from magnet.cost.tables import Number
     from magnet.design import Design
     from magnet.mapper import MapOutcome
-    from magnet.mapping.evaluate import Result
-    from magnet.mapping.mapping import Mapping
-    from magnet.mapping.network import NetworkResult
+    from magnet.mapping import Mapping
+    from magnet.model.evaluate import Result
+    from magnet.model.network_result import NetworkResult
     from magnet.search.study import Study
     from magnet.workload.layer import Layer
 
@@ -508,7 +508,7 @@ def _evaluate_network(
     (``--mapping-file``) or mapped under ``--dataflow`` (free, the hardware's rules only, when
     neither is given), with one progress line per layer on stderr unless ``quiet``."""
     from magnet.api import evaluate
-    from magnet.mapping.network import LayerMappings
+    from magnet.model.network_result import LayerMappings
     from magnet.workload.load import load_workload
 
     if not arch_spec:
@@ -562,7 +562,7 @@ def _layer_and_mapping(
     """What ``magnet evaluate`` prices for one layer: the layer, its design, its mapping and
     where the mapping came from; from a Timeloop input, or from ``--arch``, ``--layer`` and
     ``--mapping``."""
-    from magnet.mapping.mapping import Mapping
+    from magnet.mapping import Mapping
     from magnet.workload.layer import parse_layer
 
     if timeloop_file:
@@ -680,7 +680,7 @@ def export_timeloop(
     """Write a design, a layer and its mapping as Timeloop v0.4 input, priced by magnet."""
     from magnet.api import evaluate
     from magnet.interop.timeloop_writer import timeloop_target, write_timeloop
-    from magnet.mapping.mapping import Mapping
+    from magnet.mapping import Mapping
     from magnet.report.text import layer_table
     from magnet.workload.layer import parse_layer
 
@@ -696,7 +696,7 @@ def export_timeloop(
     else:
         flags = _MapperFlags(mapper, objective, seed, samples, budget_evaluations, budget_seconds)
         result = _best_mapping(layer, design, flags, quiet=as_json)[1]
-    from magnet.mapping.evaluate import Result
+    from magnet.model.evaluate import Result
 
     assert isinstance(result, Result)  # --layer is a loop nest: never a post-processing layer
     path = write_timeloop(result, output)
@@ -820,7 +820,7 @@ def _report_path(
 @_friendly
 def costs(arch_spec: str | None, cost_model: str | None, list_models: bool, as_json: bool) -> None:
     """What a cost model gives each component of a design (energy, leakage, area)."""
-    from magnet.cost.registry import available_cost_models, costs_table, describe_costs, load_chain
+    from magnet.cost.lookup import available_cost_models, costs_table, describe_costs, load_chain
     from magnet.templates import load_arch
 
     if list_models:
@@ -1049,7 +1049,7 @@ STUDY_OPTIONS = _options(
 @_friendly
 def spaces(as_json: bool) -> None:
     """List the search spaces that ship with magnet (magnet search NAME runs one)."""
-    from magnet.search.space import builtin_spaces, load_space
+    from magnet.search.design_space import builtin_spaces, load_space
 
     rows = []
     for name, path in builtin_spaces().items():
@@ -1241,7 +1241,7 @@ def search(
 
 
 def _default_report(study: str) -> Path:
-    from magnet.report.design import safe_file_name
+    from magnet.report.design_page import safe_file_name
     from magnet.search.storage import DEFAULT_DIR
 
     return DEFAULT_DIR / f"{safe_file_name(study)}.html"

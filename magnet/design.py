@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from magnet.arch.spec import Arch
 from magnet.arguments import checked_methods
 from magnet.cost import ArchCosts, CostModel, NocModel, price_arch
-from magnet.cost.registry import load_chain
+from magnet.cost.lookup import load_chain
 from magnet.dataflow import Dataflow, without_levels
 from magnet.errors import MagnetError
 from magnet.templates import DataflowSpec, dataflow_for

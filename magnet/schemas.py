@@ -19,9 +19,9 @@ def _models() -> dict[str, tuple[str, type[BaseModel]]]:
     from magnet.arch.load import ArchFile
     from magnet.cost.models import Datasheet
     from magnet.dataflow import Dataflow
-    from magnet.mapping.mapping import Mapping
-    from magnet.mapping.records import LayerRecord, NetworkRecord
-    from magnet.search.space import SearchSpace
+    from magnet.mapping import Mapping
+    from magnet.model.records import LayerRecord, NetworkRecord
+    from magnet.search.design_space import SearchSpace
     from magnet.workload.load import NetworkFile
 
     return {

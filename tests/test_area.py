@@ -28,7 +28,7 @@ from magnet.cli import main
 from magnet.cost.base import OVERHEAD_KINDS, Component, CostModel, OverheadComponent
 from magnet.cost.tables import TABLE_DIR, TableCostModel, builtin_cost_model
 from magnet.errors import MagnetError
-from magnet.report.design import area_rows
+from magnet.report.design_page import area_rows
 
 ALL = ("weights", "inputs", "outputs")
 LOGIC_40NM = 0.46 ** (math.log(40 / 45) / math.log(32 / 45))  # 0.764698

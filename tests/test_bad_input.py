@@ -26,7 +26,7 @@ from magnet.design import build_design
 from magnet.errors import InvalidMappingError, MagnetError
 from magnet.interop.timeloop import load_timeloop
 from magnet.mapping import Mapping
-from magnet.mapping.evaluate import evaluate_mapping
+from magnet.model.evaluate import evaluate_mapping
 from magnet.templates import load_arch
 from magnet.workload.layer import parse_layer
 from tests.conftest import DATA, REPO

@@ -22,7 +22,7 @@ from magnet.cli import main
 from magnet.errors import MagnetError
 from magnet.files import MAX_YAML_BYTES, read_yaml
 from magnet.search import search
-from magnet.search.space import (
+from magnet.search.design_space import (
     MAX_GRID_DESIGNS,
     ParamRange,
     SearchSpace,
@@ -522,7 +522,7 @@ def test_the_built_in_spaces_still_load() -> None:
 def test_workload_weights_are_relative_however_large() -> None:
     # weights of 1e308 summed to infinity: every metric NaN, and every design infeasible
     # with a wrong cause ("the cost model gives no energy_pj")
-    from magnet.search.evaluate import DesignJob, evaluate_design
+    from magnet.search.job import DesignJob, evaluate_design
 
     def metrics(weight: float) -> dict[str, float]:
         workloads = [{"workload": str(NET), "weight": weight}]

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from magnet.search import load_study, search
-from magnet.search.evaluate import DesignJob, evaluate_design
-from magnet.search.space import load_space
+from magnet.search.design_space import load_space
+from magnet.search.job import DesignJob, evaluate_design
 from tests.conftest import DATA
 
 

@@ -27,13 +27,7 @@ from magnet import templates
 from magnet.api import evaluate
 from magnet.cost import arch_components, price_arch
 from magnet.cost.base import Component, CostModel
-from magnet.cost.models import (
-    DatasheetCostModel,
-    EyerissNormalized,
-    SramAnalytical,
-    loglog_interpolate,
-)
-from magnet.cost.registry import (
+from magnet.cost.lookup import (
     ENTRY_POINT_GROUP,
     available_cost_models,
     costs_table,
@@ -43,10 +37,16 @@ from magnet.cost.registry import (
     register_cost_model,
     unregister_cost_model,
 )
+from magnet.cost.models import (
+    DatasheetCostModel,
+    EyerissNormalized,
+    SramAnalytical,
+    loglog_interpolate,
+)
 from magnet.cost.tables import TableCostModel
 from magnet.errors import MagnetError, PluginError
-from magnet.mapping.mapping import Mapping
-from magnet.mapping.network import LayerMappings
+from magnet.mapping import Mapping
+from magnet.model.network_result import LayerMappings
 from magnet.templates import load_arch
 from magnet.workload.layer import parse_layer
 from magnet.workload.network import Network

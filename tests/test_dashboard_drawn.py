@@ -19,7 +19,7 @@ from magnet.dashboard.app import CSP
 from magnet.report import explore as E
 from magnet.report import figures as F
 from magnet.report import write_report
-from magnet.report.design import design_figures, design_view
+from magnet.report.design_page import design_figures, design_view
 from magnet.report.html import ASSETS, json_script, plotly_js, plotly_js_version
 from magnet.search import load_study
 from tests import test_dashboard

@@ -22,9 +22,9 @@ from magnet.api import map_layer
 from magnet.dataflow import without_levels
 from magnet.design import build_design, searched_designs
 from magnet.errors import DesignInfeasible
-from magnet.mapper.space import Space, lift
-from magnet.mapping.evaluate import Result, evaluate_batch, layer_view
-from magnet.mapping.mapping import to_batch
+from magnet.mapper.mapspace import Space, lift
+from magnet.mapping import to_batch
+from magnet.model.evaluate import Result, evaluate_batch, layer_view
 from magnet.workload.layer import Layer
 
 TOL = 1e-9  # relative: both sides price the same mapping with the same costs

@@ -1,7 +1,7 @@
 """The 0.2 names renamed by issue 21 keep working for one release, each with a warning that
 names the new one: ``network`` (the on-chip network, now ``noc``) as a keyword, a search
 space field and a flag; ``magnet.templates.design`` (now ``magnet.design``);
-``magnet.mapping.evaluate.evaluate`` (now ``evaluate_mapping``)."""
+``magnet.model.evaluate.evaluate`` (now ``evaluate_mapping``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import magnet as mg
 from magnet.cli import main
-from magnet.search.space import load_space
+from magnet.search.design_space import load_space
 from tests.conftest import DATA
 
 LAYER = "K=8,C=8,P=4"
@@ -39,7 +39,7 @@ def test_the_old_module_of_design_warns_and_gives_the_same_objects() -> None:
 
 
 def test_evaluate_of_magnet_mapping_evaluate_is_evaluate_mapping() -> None:
-    module = importlib.import_module("magnet.mapping.evaluate")
+    module = importlib.import_module("magnet.model.evaluate")
     with pytest.warns(DeprecationWarning, match="evaluate_mapping"):
         old = module.evaluate
     assert old is module.evaluate_mapping

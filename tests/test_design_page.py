@@ -18,9 +18,9 @@ import yaml
 
 import magnet as mg
 from magnet.cost.base import OVERHEAD_NOTES
-from magnet.mapping.network import LayerMappings
+from magnet.model.network_result import LayerMappings
 from magnet.report import figures as F
-from magnet.report.design import (
+from magnet.report.design_page import (
     OLD_RECORD,
     build_arch,
     design_figures,
@@ -29,7 +29,7 @@ from magnet.report.design import (
 )
 from magnet.report.html import environment, render_report
 from magnet.search import load_study, search
-from magnet.search.evaluate import pack
+from magnet.search.job import pack
 from magnet.templates import get_template
 from magnet.units import exact_bytes, human_bytes
 from magnet.workload.network import Network, NetworkLayer
@@ -139,7 +139,7 @@ def test_records_grow_little(small) -> None:
 def test_a_design_view_reads_no_workload_and_prices_nothing(moved, monkeypatch) -> None:
     import magnet.workload.load as loading
 
-    evaluation = importlib.import_module("magnet.mapping.evaluate")
+    evaluation = importlib.import_module("magnet.model.evaluate")
 
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a viewer must not load a workload or price a mapping")
@@ -247,7 +247,7 @@ def test_breakdowns_have_linear_and_log_buttons(small) -> None:
 
 
 def test_design_comparison_reads_records_and_has_log_buttons(small, monkeypatch) -> None:
-    evaluation = importlib.import_module("magnet.mapping.evaluate")
+    evaluation = importlib.import_module("magnet.model.evaluate")
     monkeypatch.setattr(evaluation, "evaluate_batch", None)  # pricing would fail
     a, b = small.pareto_front()[:2]
     _, by_cat = F.compare_designs([("a", a), ("b", b)], ["energy_pj"])

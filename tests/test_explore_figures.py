@@ -19,8 +19,8 @@ from magnet.errors import PluginError
 from magnet.report import explore as E
 from magnet.report.figures import esc, figure_json, fmt
 from magnet.search import SearchFailed, load_study, search
-from magnet.search.evaluate import DesignJob, evaluate_design
-from magnet.search.space import space_from_data
+from magnet.search.design_space import space_from_data
+from magnet.search.job import DesignJob, evaluate_design
 from magnet.search.storage import open_storage
 from magnet.search.study import Study
 from tests.conftest import DATA

@@ -10,7 +10,7 @@ import pytest
 
 import magnet as mg
 from magnet.api import evaluate
-from magnet.mapping.pipeline import flow_cycles, rows_at_once
+from magnet.model.pipeline_result import flow_cycles, rows_at_once
 from magnet.report.text import network_table
 from tests.test_pipeline import FAST, _chain, _package_4
 from tests.test_pipeline_never_slower import _arch, _mini_resnet
@@ -39,7 +39,7 @@ def test_stages_on_successive_tiles_by_hand(tile_cycles, tiles, expected) -> Non
 
 def _two_stages(monkeypatch, arch: mg.Arch, objective: str = "latency", **flags):
     """The 4-layer chain on ``arch`` split into two stages of two layers, one row each."""
-    import magnet.mapper.pipeline as P
+    import magnet.mapper.planner as P
 
     monkeypatch.setattr(P, "candidates", lambda *args, **kwargs: [[(0, 2, 1), (2, 4, 1)]])
     return evaluate(_chain(4), arch, dataflow="ws", objective=objective, **FAST, **flags)
@@ -144,7 +144,7 @@ def test_a_search_can_fuse_its_package_designs(tmp_path) -> None:
         stages = record["pipeline"]
         assert sum(s["chiplets"] for s in stages) == 2 and all(s["tiles"] >= 1 for s in stages)
     # the design page lists the stages, with their groups and tiles when fused
-    from magnet.report.design import design_view
+    from magnet.report.design_page import design_view
     from tests.test_design_page import body
 
     trial = study.feasible()[0]
@@ -159,7 +159,7 @@ def test_a_search_can_fuse_its_package_designs(tmp_path) -> None:
 
 
 def test_fused_groups_run_one_after_another(monkeypatch) -> None:
-    import magnet.mapper.pipeline as P
+    import magnet.mapper.planner as P
 
     # the 4-layer chain in two fused groups of two one-row stages each (a row per layer):
     # each group has the package to itself, its stages passing a batch a row at a time
@@ -193,7 +193,7 @@ def test_fused_groups_run_one_after_another(monkeypatch) -> None:
 
 
 def test_the_network_is_cut_where_the_weights_stop_fitting() -> None:
-    from magnet.mapper.pipeline import _range_max, fused_groups
+    from magnet.mapper.planner import _range_max, fused_groups
 
     cycles = {1: [10.0, 10.0, 10.0, 10.0], 2: [5.0, 5.0, 5.0, 5.0]}
     # at most two entries' weights fit the package: groups of entries 0-1 and 2-3, each one

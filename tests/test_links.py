@@ -16,7 +16,7 @@ from click.testing import CliRunner
 import magnet as mg
 from magnet.cli import main
 from magnet.cost import LinkComponent, arch_components, price_arch
-from magnet.cost.registry import load_cost_model
+from magnet.cost.lookup import load_cost_model
 from magnet.cost.tables import load_link_table
 from magnet.errors import PluginError
 from tests.test_package import _on_package

@@ -16,9 +16,9 @@ from magnet.dataflow import Dataflow, Rule
 from magnet.design import build_design
 from magnet.errors import DesignInfeasible, MagnetError
 from magnet.mapper import Budget, Mapper, Objective, get_mapper, register_mapper
+from magnet.mapper.mapspace import Space
 from magnet.mapper.sampler import sample
-from magnet.mapper.space import Space
-from magnet.mapping.mapping import to_batch
+from magnet.mapping import to_batch
 from magnet.templates import dataflow_for, load_arch, simba
 from magnet.workload.layer import Layer
 from tests.conftest import DATA, REFERENCE

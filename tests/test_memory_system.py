@@ -18,7 +18,7 @@ import magnet as mg
 from magnet.cost.tables import DRAM_TABLE, load_dram_table
 from magnet.design import build_design
 from magnet.errors import MagnetError
-from magnet.mapping.network import LayerMappings, evaluate_network
+from magnet.model.network_result import LayerMappings, evaluate_network
 from magnet.templates import BUILTIN, get_template, load_arch
 from magnet.workload.dims import Operand
 from magnet.workload.layer import Layer

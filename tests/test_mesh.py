@@ -1,10 +1,10 @@
-"""Where a package's DRAM enters its mesh, by hand (magnet.mapping.mesh)."""
+"""Where a package's DRAM enters its mesh, by hand (magnet.model.mesh)."""
 
 from __future__ import annotations
 
 import pytest
 
-from magnet.mapping.mesh import Mesh, named_ports
+from magnet.model.mesh import Mesh, named_ports
 
 
 def _mesh(place: str, width: int = 6, height: int = 6) -> Mesh:

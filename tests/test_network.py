@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from magnet.api import evaluate
 from magnet.cli import main
 from magnet.errors import MagnetError
-from magnet.mapping.network import LayerMappings
+from magnet.model.network_result import LayerMappings
 from magnet.templates import load_arch
 from magnet.workload.load import load_workload, network_from_yaml, with_batch
 from tests.conftest import DATA

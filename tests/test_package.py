@@ -12,8 +12,8 @@ import pytest
 import magnet as mg
 from magnet.api import evaluate, map_layer
 from magnet.cost.tables import load_link_table
-from magnet.mapping.evaluate import Result
-from magnet.mapping.mapping import Mapping
+from magnet.mapping import Mapping
+from magnet.model.evaluate import Result
 from magnet.report.text import network_table
 from tests.conftest import DATA
 
@@ -46,7 +46,7 @@ def test_output_channels_across_2x2_chiplets_multicast_the_inputs() -> None:
     # K split 4 ways: each chiplet's weights (2,048 in all, 8 bits) and outputs (3,136, sent
     # at the 24-bit accumulation width) cross the NoP once, to or from their own chiplet; every
     # input (32 x 7 x 7 = 1,568 words of 8 bits) goes to all four. DRAM's links enter at the
-    # edge (row y = 0, a port per column: magnet.mapping.mesh): a chiplet of row 0 is 1 hop
+    # edge (row y = 0, a port per column: magnet.model.mesh): a chiplet of row 0 is 1 hop
     # away, of row 1 2 hops; a unicast crosses (1 + 1 + 2 + 2) / 4 = 1.5 links on average; an
     # input goes up both columns from their ports, (1 + 1) + (1 + 1) = 4 links
     hops = {"weights": 1.5, "inputs": 4, "outputs": 1.5}
@@ -120,7 +120,7 @@ def test_a_network_on_a_package_reports_chiplets_rates_and_each_layers_split() -
 # ---- halo exchange (issue 22, part 2) ------------------------------------------------------
 # A 3x3 layer's output pixels split across chiplets: DRAM reads every input word once, and
 # the overlap of neighbouring chiplets' windows (the halo) crosses one link from the
-# neighbour holding it (magnet.mapping.analysis._parent_share). Layers: K=64, C=32, so the
+# neighbour holding it (magnet.model.counts._parent_share). Layers: K=64, C=32, so the
 # weights are 64 x 32 x 3 x 3 = 18,432 words, multicast to all four chiplets when K is not
 # split (1 + 3 hops, as in the K test above). Inputs 8 bits, outputs sent at 24 bits.
 WEIGHT_BITS_TO_ALL_4 = 18_432 * 8 * 4
@@ -335,7 +335,7 @@ def test_the_links_bandwidth_bounds_every_operand() -> None:
     split = {"spatial_x": {"K": 2}, "spatial_y": {"K": 2}}
     slow = package.build({**preset, "link_gb_per_s": 20})
     r = _on_package("K=64,C=32,P=7,Q=7", "K=16,C=32,P=7,Q=7", split, slow)
-    # the busiest links are the ports' (magnet.mapping.mesh): each of the two edge ports
+    # the busiest links are the ports' (magnet.model.mesh): each of the two edge ports
     # serves its column of two chiplets. Down it: their 2 x 512 weights and all 1,568 inputs
     # (every chiplet needs them) at 8 bits = 20,736 bits; up it: their 2 x 784 outputs at 24
     # bits = 37,632 bits, the busier way. 20 GB/s at 1.96 GHz is 160 / 1.96 = 81.63 bits a

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from magnet.cli import main
 from magnet.errors import MagnetError
-from magnet.report.design import build_arch, param_rows
+from magnet.report.design_page import build_arch, param_rows
 from magnet.search import driver, load_space, search
-from magnet.search.space import constraint_violations
+from magnet.search.design_space import constraint_violations
 from magnet.templates import get_template
 from tests.conftest import DATA
 

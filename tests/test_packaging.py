@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from magnet.search.space import builtin_spaces
+from magnet.search.design_space import builtin_spaces
 from tests.conftest import REPO
 
 
@@ -114,7 +114,7 @@ def test_a_file_wins_over_a_built_in_name_and_workloads_resolve_next_to_the_spac
 ) -> None:
     import yaml
 
-    from magnet.search.space import load_space, space_path
+    from magnet.search.design_space import load_space, space_path
 
     monkeypatch.chdir(tmp_path)
     assert space_path("quickstart") == builtin_spaces()["quickstart"]
@@ -146,7 +146,7 @@ def test_examples_are_shown_and_copied_never_over_a_file(tmp_path) -> None:
     copied = sorted(p.name for p in (tmp_path / "mine").iterdir())
     assert copied == ["README.md", "sram_compiler.py", "sram_compiler_28nm.yaml"]
     # the copy works as a plug-in from its new place (it reads the datasheet beside it)
-    from magnet.cost.registry import load_cost_model
+    from magnet.cost.lookup import load_cost_model
 
     model = load_cost_model(f"{tmp_path / 'mine' / 'sram_compiler.py'}:SramCompiler")
     assert model.path == tmp_path / "mine" / "sram_compiler_28nm.yaml"

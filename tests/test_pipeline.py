@@ -14,7 +14,7 @@ import magnet as mg
 from magnet.api import evaluate
 from magnet.cli import main
 from magnet.errors import MagnetError
-from magnet.mapper.pipeline import split
+from magnet.mapper.planner import split
 from magnet.workload.network import Network
 
 GRS_PJ_PER_BIT = 1.17  # Poulton et al., JSSC 2019, as quoted in memory-and-links.md [PQ]
@@ -91,7 +91,7 @@ def _package_4(**params: object) -> mg.Arch:
 
 
 def test_two_stages_on_a_2x2_package_hand_over_over_the_nop(monkeypatch) -> None:
-    import magnet.mapper.pipeline as P
+    import magnet.mapper.planner as P
 
     net = _chain(4)
     # two stages of two layers, one row (2 chiplets) each (the split is tested above; here,
@@ -209,7 +209,7 @@ def test_a_search_can_pipeline_its_package_designs(tmp_path) -> None:
     assert two["images_per_s"] == pytest.approx(two["clock_ghz"] * 1e9 / interval, rel=1e-9)
     assert records[1]["pipeline"] is None  # one chip: layer after layer
     # the design page lists the stages
-    from magnet.report.design import design_view
+    from magnet.report.design_page import design_view
     from tests.test_design_page import body
 
     trial = next(t for t in study.feasible() if t.params["chiplets_x"] == 2)
@@ -220,7 +220,7 @@ def test_a_search_can_pipeline_its_package_designs(tmp_path) -> None:
 
 
 def test_the_stages_share_the_links_from_dram(monkeypatch) -> None:
-    import magnet.mapper.pipeline as P
+    import magnet.mapper.planner as P
 
     # the chain's two stages of two layers, one row each, DRAM unlimited, its two edge links
     # at 0.1 GB/s each: every batch's DRAM traffic, c0's 8,192 input bytes and c3's 6,272

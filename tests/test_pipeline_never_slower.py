@@ -9,7 +9,7 @@ import random
 import pytest
 
 import magnet as mg
-import magnet.mapper.pipeline as P
+import magnet.mapper.planner as P
 from magnet.api import evaluate
 from magnet.workload.network import Network
 from magnet.workload.zoo import _basic_block, _Stack

@@ -20,7 +20,7 @@ from magnet.cli import main
 from magnet.errors import PluginError
 from magnet.mapper import MapOutcome, Tracker, unregister_mapper
 from magnet.mapper.mappers import FastMapper
-from magnet.mapper.space import Space
+from magnet.mapper.mapspace import Space
 from magnet.search import SearchFailed, search
 from magnet.templates import unregister_template
 from magnet.templates.base import TemplateParams

@@ -36,7 +36,7 @@ from click.testing import CliRunner, Result
 import magnet as mg
 from magnet.cli import main
 from magnet.cost.base import MAX_COST
-from magnet.cost.registry import (
+from magnet.cost.lookup import (
     ENTRY_POINT_GROUP,
     available_cost_models,
     describe_costs,
@@ -49,9 +49,9 @@ from magnet.errors import MagnetError, PluginError
 from magnet.mapper import unregister_mapper
 from magnet.mapper.base import BudgetExhausted, Tracker
 from magnet.mapper.mappers import FastMapper, RandomMapper
-from magnet.mapper.space import Space
-from magnet.mapping.evaluate import evaluate_mapping
-from magnet.mapping.mapping import Mapping
+from magnet.mapper.mapspace import Space
+from magnet.mapping import Mapping
+from magnet.model.evaluate import evaluate_mapping
 from magnet.search import SearchFailed, search
 from magnet.templates import unregister_template
 from magnet.templates.base import TemplateParams

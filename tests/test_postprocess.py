@@ -21,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 import magnet as mg
 from magnet.cli import main
 from magnet.errors import MagnetError
-from magnet.mapping.postprocess import unit_ops
+from magnet.model.postprocess import unit_ops
 from magnet.workload.dims import Operand
 from magnet.workload.layer import Layer, pool, postprocess
 from magnet.workload.network import Network
@@ -736,8 +736,8 @@ def test_records_carry_each_layers_kind_and_the_network_table_shows_it() -> None
 def test_an_older_record_without_kinds_still_renders(small) -> None:
     # a version-5 record (before the unit): its rows have no kind, op nor fused_into, and
     # its network no skipped_ops; the design page still lists its layers
-    from magnet.report.design import design_view
-    from magnet.search.evaluate import pack
+    from magnet.report.design_page import design_view
+    from magnet.search.job import pack
     from tests.test_design_page import body
 
     trial = small.pareto_front()[0]
@@ -787,7 +787,7 @@ def test_costs_lists_the_parts_of_the_unit(tmp_path: Path) -> None:
 
 # ---- a pipeline of a package ---------------------------------------------------------------
 def test_a_pipeline_runs_post_processing_layers_on_its_bands(monkeypatch) -> None:
-    import magnet.mapper.pipeline as P
+    import magnet.mapper.planner as P
 
     # conv, relu, conv, relu on a 2 x 2 package, in two stages of one row each: each ReLU
     # runs on its conv's output path on its stage's band (2 chiplets x 16 PEs: 32 units)

@@ -22,11 +22,11 @@ from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 from magnet.cost import price_arch
 from magnet.dataflow import Dataflow
 from magnet.errors import DesignInfeasible, InvalidMappingError
+from magnet.mapper.mapspace import Space
 from magnet.mapper.sampler import sample
-from magnet.mapper.space import Space
-from magnet.mapping import LevelMapping, Mapping, analyze, evaluate_batch, to_batch
-from magnet.mapping.evaluate import evaluate_mapping
-from magnet.mapping.mapping import MappingBatch, default_keep
+from magnet.mapping import LevelMapping, Mapping, MappingBatch, default_keep, to_batch
+from magnet.model import analyze, evaluate_batch
+from magnet.model.evaluate import evaluate_mapping
 from magnet.workload.dims import DIMS, NUM_DIMS, OPERANDS, RELEVANT, Operand
 from magnet.workload.layer import Layer
 

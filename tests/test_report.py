@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from magnet.cli import main
 from magnet.report import figures as F
 from magnet.report import write_report
-from magnet.report.design import design_figures, design_view, safe_file_name
+from magnet.report.design_page import design_figures, design_view, safe_file_name
 from magnet.report.html import plotly_js
 from magnet.search import load_study, search
 from magnet.search.pareto import nondominated, to_minimised_log

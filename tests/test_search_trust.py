@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import magnet as mg
 from magnet.cli import main
 from magnet.cost.base import CostModel
-from magnet.cost.registry import unregister_cost_model
+from magnet.cost.lookup import unregister_cost_model
 from magnet.cost.tables import nominal_voltage
 from magnet.search import METRICS, SAMPLERS, SearchSpace, load_study, search
 from magnet.search.storage import open_storage

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 import magnet.cli
 from magnet.search import search, space_from_data, workers
-from magnet.search.evaluate import DesignJob, DesignResult
+from magnet.search.job import DesignJob, DesignResult
 from tests.conftest import DATA
 
 SPACE = DATA / "search" / "small_space.yaml"

@@ -19,8 +19,8 @@ from magnet.arch.sparse import TensorSparsity
 from magnet.cli import main
 from magnet.interop.timeloop import load_timeloop
 from magnet.interop.timeloop_writer import write_timeloop
-from magnet.mapper.space import Space
-from magnet.mapping.sparse import fiber_bits, stored_bits, without_each
+from magnet.mapper.mapspace import Space
+from magnet.model.sparse_counts import fiber_bits, stored_bits, without_each
 from magnet.workload.dims import Operand
 from magnet.workload.sparsity import Density
 from tests.conftest import REPO
@@ -440,7 +440,7 @@ def test_template_parameters_say_what_the_design_does_with_zeros() -> None:
 
 
 def test_a_search_space_workload_takes_densities(tmp_path: Path) -> None:
-    from magnet.search.space import load_space
+    from magnet.search.design_space import load_space
 
     text = (REPO / "magnet" / "spaces" / "quickstart.yaml").read_text()
     bad = tmp_path / "bad.yaml"

@@ -28,7 +28,7 @@ from magnet.design import build_design
 from magnet.errors import DesignInfeasible, MagnetError
 from magnet.interop import load_timeloop, write_timeloop
 from magnet.interop.timeloop_writer import TIMELOOP_FILE, timeloop_input
-from magnet.mapping.evaluate import Result
+from magnet.model.evaluate import Result
 from magnet.workload.layer import Layer
 from tests.test_dataflow_coverage import SMALL_SIMBA
 

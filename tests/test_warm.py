@@ -9,10 +9,10 @@ import numpy as np
 import magnet as mg
 from magnet.design import build_design
 from magnet.mapper import get_mapper
-from magnet.mapper.network import map_network
-from magnet.mapper.space import Space
+from magnet.mapper.mapspace import Space
 from magnet.mapper.warm import WarmStore, evaluation_identity, repair, seed_batch
-from magnet.mapping.evaluate import evaluate_batch, layer_view
+from magnet.mapper.whole_network import map_network
+from magnet.model.evaluate import evaluate_batch, layer_view
 from magnet.workload.network import NetworkLayer
 
 LAYER = mg.Layer(name="c", K=64, C=64, P=14, Q=14, R=3, S=3)
@@ -87,9 +87,9 @@ def test_a_seed_that_no_longer_fits_is_repaired_or_priced_invalid() -> None:
 
 
 def test_a_search_reuses_unless_told_not_to(tmp_path) -> None:
-    from magnet.search import evaluate as E
+    from magnet.search import job as E
     from magnet.search import load_space
-    from magnet.search.evaluate import DesignJob, evaluate_design
+    from magnet.search.job import DesignJob, evaluate_design
 
     space = load_space("quickstart")
     data = space.model_dump(mode="json")

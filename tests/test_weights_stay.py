@@ -1,4 +1,4 @@
-"""Weights that stay on chip across a stream of batches (``magnet.mapping.network``)."""
+"""Weights that stay on chip across a stream of batches (``magnet.model.network_result``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 import magnet as mg
 from magnet.api import design as build
-from magnet.mapper.network import holding_design
+from magnet.mapper.whole_network import holding_design
 from magnet.workload.layer import Layer
 from magnet.workload.network import Network
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
-from magnet.mapping.postprocess import PostResult  # noqa: E402
+from magnet.model.postprocess import PostResult  # noqa: E402
 
 BUFFERS = ("GlobalBuffer", "InputBuffer", "WeightBuffer", "AccumulationBuffer")
 COLLECTORS = ("WeightCollector", "AccumulationCollector")

@@ -29,8 +29,8 @@ import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
 from magnet.search import load_space  # noqa: E402
-from magnet.search.evaluate import DesignJob, evaluate_design  # noqa: E402
-from magnet.search.space import WorkloadSpec  # noqa: E402
+from magnet.search.design_space import WorkloadSpec  # noqa: E402
+from magnet.search.job import DesignJob, evaluate_design  # noqa: E402
 from magnet.templates import presets  # noqa: E402
 
 OBJECTIVES = ("energy_pj", "latency_cycles", "area_mm2")

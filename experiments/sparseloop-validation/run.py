@@ -33,9 +33,9 @@ sys.path.insert(0, str(HERE.parent))
 import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
-from magnet.mapping.evaluate import evaluate_batch, layer_view  # noqa: E402
-from magnet.mapping.mapping import to_batch  # noqa: E402
-from magnet.mapping.sparse import fiber_bits, without_each  # noqa: E402
+from magnet.mapping import to_batch  # noqa: E402
+from magnet.model.evaluate import Result, evaluate_batch, layer_view  # noqa: E402
+from magnet.model.sparse_counts import fiber_bits, without_each  # noqa: E402
 from magnet.workload.dims import Operand  # noqa: E402
 
 ROOT = HERE.parent.parent
@@ -216,7 +216,7 @@ def eyeriss_alexnet(cfg: dict[str, Any], ref: Path) -> list[dict[str, Any]]:
         dense = evaluate_batch(view, dense_arch, batch, result.costs)
         gated = result.energy_pj_by_level
         plain = evaluate_batch(view, ungated, batch, result.costs)
-        plain_levels = mg.mapping.evaluate.Result(
+        plain_levels = Result(
             conv, ungated, result.mapping, result.costs, plain, batch.keep
         ).energy_pj_by_level
         dense_by_op = dense.dram_bytes(dense_arch)[:, 0]

@@ -19,7 +19,7 @@ parser.cpp`` and ``src/workload/format-models``), per storage level and tensor:
   "gating/skipping target conditioned on ...".
 
 The MACs (``ComputeLevel.zeros``) gate or skip a multiply whose ``operands`` are
-zero. The model is ``magnet.mapping.sparse``.
+zero. The model is ``magnet.model.sparse_counts``.
 """
 
 from __future__ import annotations

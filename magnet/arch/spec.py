@@ -114,7 +114,7 @@ class Fanout(Strict):
     links carry at most this much into it and as much out of it (GB/s; None: unlimited),
     every operand alike. ``ports``: the children (x, y) the parent's links attach to (a
     chip-to-chip fan-out; empty: each child of the row y = 0, the package's edge); the
-    parent's words cross the links from there (``magnet.mapping.mesh``). ``link_hop_ns``:
+    parent's words cross the links from there (``magnet.model.mesh``). ``link_hop_ns``:
     the latency of one hop; a layer waits for its first words to reach each chiplet from
     its port and for its last partial sums to come back (0: hidden by the transfers'
     overlap with compute).
@@ -366,7 +366,7 @@ POSTPROCESS_UNIT_OPS: tuple[str, ...] = ("add", "compare", "mac", "lookup")
 
 class PostProcessor(Strict):
     """The post-processing (vector) unit: where elementwise, activation, pooling, softmax and
-    normalisation layers run (``magnet.mapping.postprocess``).
+    normalisation layers run (``magnet.model.postprocess``).
 
     One instance sits beside each instance of storage level ``level`` (Simba's PPU: one per
     PE, beside its input buffer; a chip-wide unit: beside the global buffer). It reads

@@ -1,5 +1,5 @@
 """Cost models: the contract (``magnet.cost.base``), built-in tables and models, plug-ins
-(``magnet.cost.registry``) and pricing an architecture (``magnet.cost.pricing``)."""
+(``magnet.cost.lookup``) and pricing an architecture (``magnet.cost.pricing``)."""
 
 from magnet.cost.base import (
     ACTIONS,

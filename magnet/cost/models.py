@@ -1,4 +1,4 @@
-"""Built-in cost models, registered by name (``--cost-model NAME``; see ``registry.py``).
+"""Built-in cost models, registered by name (``--cost-model NAME``; see ``lookup.py``).
 
 ``horowitz45``
     The built-in table (``TableCostModel``) at 45 nm; given ``technology_nm`` (the CLI
@@ -49,7 +49,7 @@ from magnet.cost.base import (
     SramComponent,
     typed_component,
 )
-from magnet.cost.registry import _register
+from magnet.cost.lookup import _register
 from magnet.cost.tables import (
     ScalingFactors,
     TableCostModel,

@@ -59,7 +59,7 @@ from magnet.errors import MagnetError
 from magnet.perf import paused_gc
 from magnet.report import explore as E
 from magnet.report import figures as F
-from magnet.report.design import (
+from magnet.report.design_page import (
     DesignView,
     design_figures,
     design_view,

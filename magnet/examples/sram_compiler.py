@@ -8,7 +8,7 @@ Use it without installing anything::
 
 or from Python::
 
-    from magnet.cost.registry import load_cost_model
+    from magnet.cost.lookup import load_cost_model
     model = load_cost_model("magnet/examples/sram_compiler.py:SramCompiler")
 
 It reads ``sram_compiler_28nm.yaml`` next to this file (ILLUSTRATIVE numbers, not a

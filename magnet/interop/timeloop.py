@@ -55,7 +55,7 @@ from magnet.dataflow import Dataflow, Rule
 from magnet.design import CostSpec, Design, build_design
 from magnet.errors import MagnetError, clipped_repr, validation_message
 from magnet.files import read_yaml
-from magnet.mapping.mapping import LevelMapping, Mapping
+from magnet.mapping import LevelMapping, Mapping
 from magnet.strict import Strict
 from magnet.workload.dims import DIMS, MAX_EXTENT, parse_dim, parse_factors
 from magnet.workload.layer import GemmView, Layer

@@ -56,8 +56,8 @@ from magnet.files import (
     refuse_foreign,
     write_atomic,
 )
-from magnet.mapping.evaluate import Result, layer_view
-from magnet.mapping.mapping import LevelMapping
+from magnet.mapping import LevelMapping
+from magnet.model.evaluate import Result, layer_view
 from magnet.workload.dims import DIMS, OPERANDS
 from magnet.workload.layer import GemmView, Layer
 

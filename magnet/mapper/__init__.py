@@ -17,7 +17,7 @@ from magnet.mapper.base import (
     register_mapper,
     unregister_mapper,
 )
-from magnet.mapper.network import NetworkOutcome, map_network
+from magnet.mapper.whole_network import NetworkOutcome, map_network
 
 __all__ = [
     "Budget",

@@ -43,16 +43,16 @@ from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 from magnet.arguments import check_fields, checked_call, checked_methods, require
 from magnet.design import Design, searched_designs
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
-from magnet.mapper.space import Space, alternative_name, lift
-from magnet.mapping.evaluate import (
+from magnet.mapper.mapspace import Space, alternative_name, lift
+from magnet.mapping import Mapping, MappingBatch
+from magnet.model.evaluate import (
     BatchResult,
     Result,
     evaluate_batch,
     layer_view,
     overflow_message,
 )
-from magnet.mapping.mapping import Mapping, MappingBatch
-from magnet.mapping.records import LayerRecord, MapperStats
+from magnet.model.records import LayerRecord, MapperStats
 from magnet.registry import BUILT_IN, ENTRY_POINT, Registry, plugin_errors
 from magnet.strict import Public
 from magnet.units import check_seed, real_number, whole_number
@@ -180,7 +180,7 @@ class Tracker:
     ):
         self.space, self.design, self.objective, self.budget = space, design, objective, budget
         #: score mappings with their weights staying on chip across batches (those that
-        #: hold them: ``magnet.mapping.evaluate.holds_weights``)
+        #: hold them: ``magnet.model.evaluate.holds_weights``)
         self.on_chip = (Operand.W,) if staying else ()
         self.progress = progress
         self.start = time.perf_counter()
@@ -255,13 +255,13 @@ class MapOutcome:
     #: mapspace), e.g. ``ws-local-os`` or ``os-local-ws without AccumulationCollector``
     searched_as: str | None = None
     #: the best mapping found that holds its weights (``Result.holds_weights``: they can
-    #: stay on chip across batches, ``magnet.mapping.network``); the ``result`` itself when
+    #: stay on chip across batches, ``magnet.model.network_result``); the ``result`` itself when
     #: it does, else the best of a search with the weights held (``map_network``); None:
     #: none found
     holding: Result | None = None
     #: the best mapping found that keeps at most ``LEAN_SHARE`` of the weight home (None:
     #: the best does, or none found): a layer whose weights do not stay runs under it to
-    #: leave the home to those that do (``magnet.mapper.network.lean_design``)
+    #: leave the home to those that do (``magnet.mapper.whole_network.lean_design``)
     lean: Result | None = None
 
     @property

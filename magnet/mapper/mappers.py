@@ -27,9 +27,9 @@ from pydantic import Field
 
 from magnet.errors import MagnetError
 from magnet.mapper.base import Mapper, Tracker
+from magnet.mapper.mapspace import Space
 from magnet.mapper.sampler import neighbours, sample
-from magnet.mapper.space import Space
-from magnet.mapping.mapping import MappingBatch
+from magnet.mapping import MappingBatch
 from magnet.strict import Strict
 from magnet.workload.dims import NUM_DIMS
 

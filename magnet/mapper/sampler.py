@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from magnet.mapper.space import _REL, Space
-from magnet.mapping.mapping import MappingBatch
+from magnet.mapper.mapspace import _REL, Space
+from magnet.mapping import MappingBatch
 from magnet.workload.dims import NUM_DIMS, Dim, Operand, divisors
 
 #: Factors of a batch: ``int32[level, dim, batch]`` (fixed ones: ``[level, dim]``).

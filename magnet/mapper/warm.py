@@ -35,15 +35,15 @@ import numpy as np
 from magnet.arch.spec import Arch
 from magnet.design import Design, design_identity
 from magnet.errors import MagnetError
-from magnet.mapper.space import Space
-from magnet.mapping.mapping import LevelMapping, Mapping, MappingBatch, to_batch
+from magnet.mapper.mapspace import Space
+from magnet.mapping import LevelMapping, Mapping, MappingBatch, to_batch
 from magnet.workload.dims import DIMS, RELEVANT, Dim
 
 if TYPE_CHECKING:
     from magnet.mapper.base import MapOutcome
 
 Start = Literal["searched", "warm", "exact"]
-#: The searches of a layer shape a network maps (``magnet.mapper.network``): its best
+#: The searches of a layer shape a network maps (``magnet.mapper.whole_network``): its best
 #: mapping, its best holding its weights, its best lean one.
 Kind = Literal["best", "holding", "lean"]
 #: What only an architecture's area sees (``Arch.controller``: area only), and its names.

@@ -25,10 +25,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from magnet.cost.base import OVERHEAD_NOTES
-from magnet.mapping.records import shown_categories
-from magnet.report.design import OLD_RECORD, area_note
+from magnet.model.records import shown_categories
+from magnet.report.design_page import OLD_RECORD, area_note
 from magnet.search import pareto
-from magnet.search.space import METRICS
+from magnet.search.design_space import METRICS
 from magnet.search.storage import quiet_optuna
 from magnet.search.study import Study, TrialView, has_values, with_values
 from magnet.units import human_bytes

@@ -21,8 +21,8 @@ from urllib.parse import quote
 from markupsafe import Markup
 
 from magnet.files import make_folder, refuse_foreign, write_atomic
-from magnet.report.design import mappings_yaml
-from magnet.search.space import METRICS
+from magnet.report.design_page import mappings_yaml
+from magnet.search.design_space import METRICS
 from magnet.search.storage import check_output
 from magnet.search.study import Study, TrialView
 
@@ -131,7 +131,7 @@ def param_text(study: Study, name: str, value: Any) -> str:
 def param_cells(template: str, name: str, value: Any) -> tuple[str, str]:
     """A parameter's value of a design of ``template`` as the tables print it
     (``param_text``), and as a plain cell prints it (``cell_text``)."""
-    from magnet.report.design import size_params
+    from magnet.report.design_page import size_params
     from magnet.units import human_bytes
 
     plain = cell_text(value)
@@ -212,7 +212,7 @@ WIDE = ("slices", "contour", "timeline", "parallel")
 
 def render_report(study: Study, max_designs: int = MAX_DESIGNS) -> str:
     """The report of ``study`` as one HTML document."""
-    from magnet.report.design import design_figures, design_view
+    from magnet.report.design_page import design_figures, design_view
 
     front = study.pareto_front()
     figures = study_figures(study)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from magnet.mapping.records import (
+from magnet.model.records import (
     LayerRecord,
     LayerRow,
     NetworkRecord,

@@ -17,8 +17,8 @@ from typing import Any
 
 from magnet.arguments import Count, Seconds, Seed, checked_call
 from magnet.errors import SearchFailed
+from magnet.search.design_space import METRICS, SearchSpace, load_space, space_from_data
 from magnet.search.driver import SAMPLERS, SearchOptions, run_search
-from magnet.search.space import METRICS, SearchSpace, load_space, space_from_data
 from magnet.search.study import (
     Study,
     TrialView,

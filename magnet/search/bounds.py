@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 
 from magnet.design import Design
-from magnet.mapping.sparse import effectual_share
+from magnet.model.sparse_counts import effectual_share
 from magnet.search import pareto
-from magnet.search.evaluate import DesignJob, spec_network
-from magnet.search.space import SearchSpace
+from magnet.search.design_space import SearchSpace
+from magnet.search.job import DesignJob, spec_network
 from magnet.workload.dims import Operand
 from magnet.workload.network import Network
 

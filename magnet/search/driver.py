@@ -50,8 +50,7 @@ import numpy as np
 from magnet.errors import MagnetError, PluginError, SearchFailed
 from magnet.search import pareto
 from magnet.search.bounds import front_for, unbounded
-from magnet.search.evaluate import DesignJob, DesignResult, preflight
-from magnet.search.space import (
+from magnet.search.design_space import (
     SearchSpace,
     WorkloadSpec,
     as_stored_now,
@@ -60,6 +59,7 @@ from magnet.search.space import (
     checked,
     constraint_violations,
 )
+from magnet.search.job import DesignJob, DesignResult, preflight
 from magnet.search.storage import (
     DriverLock,
     check_storage,
@@ -355,7 +355,7 @@ def check_options(options: SearchOptions) -> None:
     check_workers(options.workers, options.ray_address)
     if options.ray_address is not None:
         check_address(options.ray_address)
-    from magnet.search.evaluate import load_network
+    from magnet.search.job import load_network
 
     for spec in options.workloads:  # the command line's workloads, checked like the space's
         try:

@@ -26,8 +26,8 @@ from magnet.arguments import checked_call, checked_methods
 from magnet.errors import MagnetError
 from magnet.perf import paused_gc
 from magnet.search import pareto
-from magnet.search.evaluate import unpack, unpack_json
-from magnet.search.space import METRICS, SearchSpace, upgraded
+from magnet.search.design_space import METRICS, SearchSpace, upgraded
+from magnet.search.job import unpack, unpack_json
 from magnet.search.storage import describe, open_storage, reading
 
 if TYPE_CHECKING:

@@ -44,7 +44,7 @@ from typing import Any, Protocol
 
 from magnet.errors import MagnetError, SearchFailed
 from magnet.perf import tune_allocator
-from magnet.search.evaluate import DesignJob, DesignResult, evaluate_design
+from magnet.search.job import DesignJob, DesignResult, evaluate_design
 
 #: Ray's environment for the clusters magnet starts (given to the ``ray start`` process, whose
 #: raylet passes it to every worker; the driver's own environment is never changed): no

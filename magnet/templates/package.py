@@ -9,11 +9,11 @@ multicast to every chiplet), input channels (C: partial sums reduced across chip
 output pixels (P, Q: DRAM reads every input word once, and the overlap of neighbouring
 chiplets' windows, the halo, crosses one link from the neighbour holding it; chiplets
 exchange the halo of one step of DRAM's loops, the overlap of two steps is read again:
-``magnet.mapping.analysis._parent_share``), and each chiplet's share is mapped as on one
+``magnet.model.counts._parent_share``), and each chiplet's share is mapped as on one
 chip. DRAM's links enter the mesh at ``dram_at``: ``edge`` (the default: a link to each
 chiplet of the row y = 0, one per column, as in Stream's ``simba`` example), ``corner``,
 ``centre``, or a list of chiplets [[x, y], ...]; a word crosses the port's link and then
-one link per step to its chiplet, a multicast one tree (``magnet.mapping.mesh``). The
+one link per step to its chiplet, a multicast one tree (``magnet.model.mesh``). The
 NoP's words are priced per hop at the link's energy per bit (the cost-model chain's price
 of the link), halo words at one hop. Every link carries at most ``link_gb_per_s`` each
 way, the words crossing it sharing it (fluid sharing within a layer): the busiest are the
@@ -45,7 +45,7 @@ default 3 mm: Simba's 6 mm^2 chiplet, 2.45 mm on a side, and a gap), and a hop's
 DRAM's ports later and its last partial sums come back later. ``uniform`` shares wait for
 the farthest chiplet; ``non-uniform`` ones, Simba's non-uniform work partitioning (MICRO
 2019), give far chiplets less work so that all finish together and the layer waits for the
-mean trip from the ports (``magnet.mapping.evaluate._hop_cycles``; the shares are taken as
+mean trip from the ports (``magnet.model.evaluate._hop_cycles``; the shares are taken as
 fine enough to balance exactly, an upper bound on the gain). Without a hop latency both are
 the same.
 """
@@ -58,7 +58,7 @@ from pydantic import Field, field_validator, model_validator
 
 from magnet.arch.spec import Arch, Fanout, LinkPjPerBit
 from magnet.dataflow import Dataflow, Rule
-from magnet.mapping.mesh import PLACES, named_ports
+from magnet.model.mesh import PLACES, named_ports
 from magnet.templates.base import Int, Template
 from magnet.templates.parts import PIXELS
 from magnet.templates.simba import Simba, SimbaParams

@@ -67,7 +67,7 @@ class Layer(Public):
     output is ``N x G x K x P x Q`` elements (channels, or a row's length for ``softmax`` and
     ``layernorm``, in ``K``; ``C`` is 1); only a ``pool`` has a window (``R``, ``S``, strides
     and dilations), its input the window box as for a convolution. The template's
-    post-processing unit runs it (``magnet.mapping.postprocess``).
+    post-processing unit runs it (``magnet.model.postprocess``).
     """
 
     name: str = "layer"
@@ -204,7 +204,7 @@ class Layer(Public):
     @property
     def macs(self) -> int:
         """Multiply-accumulates of the layer: the product of its extents (0 for a
-        post-processing layer: its operations are counted by ``magnet.mapping.postprocess``)."""
+        post-processing layer: its operations are counted by ``magnet.model.postprocess``)."""
         return 0 if self.is_postprocess else math.prod(self.dims)
 
     def operand_size(self, operand: Operand) -> int:
@@ -280,7 +280,7 @@ class GemmView(Layer):
     """A layer seen as SCALE-Sim's GEMM (``Layer.gemm_view``): its inputs are the im2col
     matrix, which repeats each of the ``input_tensor_words`` words of the input tensor up to
     R*S times. DRAM holds the tensor; the on-chip level it fills serves the repeats
-    (``magnet.mapping.analysis``)."""
+    (``magnet.model.counts``)."""
 
     input_tensor_words: int = Field(ge=1)
 

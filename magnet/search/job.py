@@ -30,7 +30,7 @@ from magnet.cost import NocModel
 from magnet.errors import DesignInfeasible, MagnetError
 from magnet.mapper.warm import WarmStore
 from magnet.registry import REGISTERED, Plugin
-from magnet.search.space import METRICS, SearchSpace
+from magnet.search.design_space import METRICS, SearchSpace
 
 if TYPE_CHECKING:
     from magnet.design import Design
@@ -114,7 +114,7 @@ class DesignJob:
 def registered_plugins(space: SearchSpace) -> tuple[Plugin, ...]:
     """The plug-ins registered from Python that ``space`` names (built-ins, entry points and
     file plug-ins load by themselves in any process)."""
-    from magnet.cost.registry import COST_MODELS
+    from magnet.cost.lookup import COST_MODELS
     from magnet.mapper.base import MAPPERS
     from magnet.templates.base import TEMPLATES
 
@@ -127,7 +127,7 @@ def registered_plugins(space: SearchSpace) -> tuple[Plugin, ...]:
 
 def install_plugins(plugins: tuple[Plugin, ...]) -> None:
     """Make the driver's registrations known in this process (see ``DesignJob.plugins``)."""
-    from magnet.cost.registry import COST_MODELS
+    from magnet.cost.lookup import COST_MODELS
     from magnet.mapper.base import MAPPERS
     from magnet.templates.base import TEMPLATES
 
@@ -173,7 +173,7 @@ def unpack_json(text: str) -> str:
 
 
 def metrics_of(record: dict[str, Any]) -> dict[str, float]:
-    """The searchable metrics (``magnet.search.space.METRICS``) of a ``NetworkRecord``; one
+    """The searchable metrics (``magnet.search.design_space.METRICS``) of a ``NetworkRecord``; one
     the cost model does not give (an area of None) is NaN."""
     values = {m: record[_RECORD_FIELD.get(m, m)] for m in METRICS}
     return {m: math.nan if v is None else float(v) for m, v in values.items()}
@@ -214,8 +214,8 @@ def evaluate_design(job: DesignJob) -> DesignResult:
 def _evaluate(job: DesignJob) -> DesignResult:
     """``evaluate_design`` without the bookkeeping: the design mapped on every workload."""
     from magnet.mapper import map_network
-    from magnet.mapper.network import NetworkOutcome
-    from magnet.mapper.pipeline import PipelineOutcome, map_pipeline
+    from magnet.mapper.planner import PipelineOutcome, map_pipeline
+    from magnet.mapper.whole_network import NetworkOutcome
 
     design = design_of(job)
     if isinstance(design, DesignResult):
@@ -301,7 +301,7 @@ def preflight(space: SearchSpace, source: str) -> None:
     mapper takes its options, and one design of the space (each range at its first value)
     builds and prices, or is refused as infeasible, which stays a per-trial outcome. A
     ``MagnetError`` names the file and the field; a plug-in's bug raises ``PluginError``."""
-    from magnet.cost.registry import load_chain
+    from magnet.cost.lookup import load_chain
     from magnet.mapper import get_mapper
 
     networks = []
@@ -332,7 +332,7 @@ def preflight(space: SearchSpace, source: str) -> None:
             field=field,
         ) from None
     if not isinstance(design, DesignResult):  # a unit for the post-processing layers
-        from magnet.mapping.postprocess import require_unit
+        from magnet.model.postprocess import require_unit
 
         for i, network in enumerate(networks):
             try:

@@ -13,10 +13,10 @@ from magnet.dataflow import Dataflow, Rule
 from magnet.design import Design, design_identity, on_arch, with_dataflow
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
 from magnet.mapper.warm import Kind, Known, WarmStore
-from magnet.mapping.evaluate import Result, evaluate_mapping, layer_view, weight_home
-from magnet.mapping.mapping import Mapping
-from magnet.mapping.network import NetworkResult
-from magnet.mapping.postprocess import require_unit
+from magnet.mapping import Mapping
+from magnet.model.evaluate import Result, evaluate_mapping, layer_view, weight_home
+from magnet.model.network_result import NetworkResult
+from magnet.model.postprocess import require_unit
 from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
 from magnet.workload.layer import Layer, ShapeKey
 from magnet.workload.network import Network
@@ -169,7 +169,7 @@ def holding_design(design: Design) -> Design | None:
 def lean_design(design: Design) -> Design | None:
     """``design`` with its weight home cut to ``LEAN_SHARE`` of its capacity, at the
     design's prices (None: no bounded home): its mappings leave the rest of every instance
-    of the home to the weights that stay (``magnet.mapping.network``)."""
+    of the home to the weights that stay (``magnet.model.network_result``)."""
     home = weight_home(design.arch)
     capacity = None if home is None else design.arch.inner_first[home].capacity_bits
     if home is None or capacity is None:

@@ -378,7 +378,7 @@ def loop_nests(record: dict[str, Any], arch: Arch | None) -> list[dict[str, Any]
     """Each distinct layer shape's mapping of ``record`` as a loop nest on ``arch`` (the record
     keeps the mappings but not the level tree a loop nest names: ``build_arch`` rebuilds it; None
     without one), with the layers that share it."""
-    from magnet.mapping.mapping import Mapping
+    from magnet.mapping import Mapping
 
     out = []
     for shape, levels in (record.get("mappings") or {}).items():

@@ -48,10 +48,10 @@ from functools import cached_property
 
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.errors import MagnetError
-from magnet.mapping.evaluate import Result
-from magnet.mapping.mesh import Mesh, mesh_below
-from magnet.mapping.network import NetworkResult, Run, RunPlan, plan_runs, price_plan
-from magnet.mapping.records import NetworkRecord, PipelineStage
+from magnet.model.evaluate import Result
+from magnet.model.mesh import Mesh, mesh_below
+from magnet.model.network_result import NetworkResult, Run, RunPlan, plan_runs, price_plan
+from magnet.model.records import NetworkRecord, PipelineStage
 from magnet.workload.dims import Operand
 from magnet.workload.layer import ShapeKey
 
@@ -406,7 +406,7 @@ class PipelineResult(NetworkResult):
     @property
     def energy_pj_by_level(self) -> dict[str, float]:
         """Energy (pJ) by level: the hand-overs at the links' level, the waits at each (the
-        post-processing unit waits gated: ``magnet.mapping.postprocess``)."""
+        post-processing unit waits gated: ``magnet.model.postprocess``)."""
         waits = self.wait_pj_by_level
         out = {k: v + waits.get(k, 0.0) for k, v in super().energy_pj_by_level.items()}
         out[package_level(self.arch).name] += self.handover_pj

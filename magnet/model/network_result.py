@@ -26,9 +26,9 @@ from magnet.arguments import check_fields, checked_call, checked_methods
 from magnet.cost import ArchCosts
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
-from magnet.mapping.evaluate import Result, evaluate_mapping, not_a_result, tile_bits
-from magnet.mapping.mapping import Mapping
-from magnet.mapping.postprocess import (
+from magnet.mapping import Mapping
+from magnet.model.evaluate import Result, evaluate_mapping, not_a_result, tile_bits
+from magnet.model.postprocess import (
     Chain,
     PostResult,
     Source,
@@ -36,7 +36,7 @@ from magnet.mapping.postprocess import (
     price_postprocess,
     require_unit,
 )
-from magnet.mapping.records import LayerRow, NetworkRecord, add_savings
+from magnet.model.records import LayerRow, NetworkRecord, add_savings
 from magnet.workload.dims import OPERANDS, Operand
 from magnet.workload.layer import Layer, ShapeKey
 from magnet.workload.network import Network, NetworkLayer
@@ -125,7 +125,7 @@ class RunPlan:
     fused post-processing entry runs (None: not fused); ``kept[(p, c)]``, whether entry
     ``c`` reads entry ``p``'s output on chip; ``shares[i]``, the part of entry ``i``'s
     output held on chip at once (1: all of it; less when a depth-first pipeline passes it on
-    a tile at a time: ``magnet.mapping.pipeline``; empty: 1 for every entry)."""
+    a tile at a time: ``magnet.model.pipeline_result``; empty: 1 for every entry)."""
 
     network: Network
     base: list[Result | None]
@@ -256,7 +256,7 @@ def _fits_next(plan: RunPlan, p: int, c: int) -> bool:
     for li, lvl in homes:
         others = max(_room(producer, li, lvl, Operand.O), _room(consumer, li, lvl, Operand.I))
         # the fewer instances of either side's arch (a pipeline's neighbours run on groups of
-        # a package's chiplets: ``magnet.mapper.pipeline``)
+        # a package's chiplets: ``magnet.mapper.planner``)
         instances = min(plan.archs[i].inner_first[li].instances for i in (p, c))
         weights = plan.reserved_bits(p, li, besides=(plan.unit(p), c)) * instances
         if lvl.capacity_bits is None or bits + others + weights > lvl.capacity_bits * instances:
@@ -582,7 +582,7 @@ class NetworkResult:
     def runs(self) -> list[Run]:
         """Each entry of the network as it runs there: a MAC layer under its shape's mapping,
         priced with the activations that stay on chip; a post-processing layer on the
-        post-processing unit (``magnet.mapping.postprocess``), fused or a pass of its own.
+        post-processing unit (``magnet.model.postprocess``), fused or a pass of its own.
 
         The rule. Each layer's mapping is found alone, reading its inputs from DRAM and
         writing its outputs there. Then, where the design's post-processing unit sits on the
@@ -622,7 +622,7 @@ class NetworkResult:
         layers are taken greedily, the largest gain per bit held first, each kept where the
         objective (``objective``: the mapper's) gains to first order; twice, once with the
         other layers on their best mappings and once on their lean ones (``lean``: at most
-        ``magnet.mapper.network.LEAN_SHARE`` of the home), the better kept. A shape has one
+        ``magnet.mapper.whole_network.LEAN_SHARE`` of the home), the better kept. A shape has one
         mapping: its best, its lean one, or its best that holds its weights (``holding``)
         once one of its layers keeps them. Such a layer reads no weights from DRAM, fills no
         weights into their home and sends none over the fan-outs above it (a package's links

@@ -1,4 +1,4 @@
-"""Pipelining a network across groups of a package's chiplets (``magnet.mapping.pipeline``).
+"""Pipelining a network across groups of a package's chiplets (``magnet.model.pipeline_result``).
 
 Every distinct layer shape is mapped once on each band height (1 to all the rows of the
 package's mesh: ``map_network`` on the package cut to that band). Then the layers, in order,
@@ -39,12 +39,12 @@ from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost import ArchCosts
 from magnet.design import Design, on_arch
 from magnet.mapper.base import MapOutcome, Mapper, get_mapper
-from magnet.mapper.network import LEAN_SHARE, map_network
 from magnet.mapper.warm import WarmStore
-from magnet.mapping.evaluate import Result, tile_bits, weight_home
-from magnet.mapping.network import NetworkResult, fused_heads
-from magnet.mapping.pipeline import PipelineResult, Stage, package_level
-from magnet.mapping.postprocess import price_postprocess, require_unit
+from magnet.mapper.whole_network import LEAN_SHARE, map_network
+from magnet.model.evaluate import Result, tile_bits, weight_home
+from magnet.model.network_result import NetworkResult, fused_heads
+from magnet.model.pipeline_result import PipelineResult, Stage, package_level
+from magnet.model.postprocess import price_postprocess, require_unit
 from magnet.workload.dims import Operand
 from magnet.workload.layer import ShapeKey
 from magnet.workload.network import Network
@@ -152,7 +152,7 @@ def weights_fit(
 ) -> Callable[[int, int, int], bool]:
     """Whether entries j..i may be a fused stage on h rows: each MAC entry has a mapping on
     the band that holds its weights (``holding[h]``), and all of them fit each instance of
-    the band's weight home as the plan checks it (``magnet.mapping.network._weights_fit``):
+    the band's weight home as the plan checks it (``magnet.model.network_result._weights_fit``):
     beside a region for the largest tile any of them keeps there besides its weights, their
     weights spread over the instances each uses, so that a batch can pass a tile at a time
     without reading them again."""

@@ -34,7 +34,7 @@ its buffer, clock and leakage are in ``memory``, ``clock`` and ``static``), a la
 ``unit_ops`` count the unit's operations), a row's ``fused_into`` (the MAC layer whose output
 path ran it) and a network's ``skipped_ops`` (ONNX operators left out on request). Readers
 take records of earlier versions, which lack these (``kind`` None: a MAC layer).
-Version 7 (weights that stay on chip across a stream of batches, ``magnet.mapping.network``):
+Version 7 (weights that stay on chip across a stream of batches, ``magnet.model.network_result``):
 a row's ``weights_at`` (the level a layer's weights stay in, loaded once for the stream, or
 ``DRAM``: read again for every batch; None: a post-processing layer, or an earlier record),
 and a network's ``first_latency_s`` and ``first_energy_pj`` (the first batch of a stream,
@@ -43,7 +43,7 @@ state, with them on chip) and ``weights_on_chip_bytes`` (the weights that stay, 
 ``mappings`` holds the mapping each shape runs under (the one holding its weights, when
 some of its layers keep them).
 Version 8 (fused pipelines): a pipeline stage's ``tiles`` and ``group``.
-Version 9 (zeros, ``magnet.mapping.sparse``; mapping reuse, ``magnet.mapper.warm``: a
+Version 9 (zeros, ``magnet.model.sparse_counts``; mapping reuse, ``magnet.mapper.warm``: a
 layer's ``mapper.start`` and a row's ``mapping_start``, how its mapping was found:
 ``searched`` afresh, ``warm`` from a neighbouring design's, ``exact`` from a design that
 prices it alike): a layer's ``densities`` (each tensor's that is
@@ -171,7 +171,7 @@ class LayerRow(_Record):
     """One layer of a network (its repeats run back to back); energy, cycles and DRAM bytes
     are of one repeat. ``off_chip``: the operands that moved to or from DRAM; an activation
     the global buffer kept between this layer and its neighbour is not among them
-    (``magnet.mapping.network``). ``kind`` and ``op``: what the layer is (``op`` for a
+    (``magnet.model.network_result``). ``kind`` and ``op``: what the layer is (``op`` for a
     post-processing layer); ``fused_into``: the MAC layer on whose output path the
     post-processing unit ran it (its ``latency_cycles`` are those by which it outran that
     layer; None: a pass of its own, or a MAC layer)."""

@@ -21,9 +21,9 @@ import numpy as np
 from magnet.arch.spec import Arch
 from magnet.dataflow import Dataflow
 from magnet.errors import DesignInfeasible
-from magnet.mapping.analysis import tile_capacity_bits
-from magnet.mapping.mapping import MappingBatch, default_keep
-from magnet.mapping.sparse import stored_bits
+from magnet.mapping import MappingBatch, default_keep
+from magnet.model.counts import tile_capacity_bits
+from magnet.model.sparse_counts import stored_bits
 from magnet.workload.dims import (
     DIMS,
     NUM_DIMS,

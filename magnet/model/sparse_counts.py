@@ -44,8 +44,8 @@ import numpy as np
 
 from magnet.arch.sparse import COORDINATES, ComputeZeros, Rank
 from magnet.arch.spec import Arch
-from magnet.mapping.analysis import Counts, FloatArray, operand_bits, tile_capacity_bits
-from magnet.mapping.mapping import MappingBatch
+from magnet.mapping import MappingBatch
+from magnet.model.counts import Counts, FloatArray, operand_bits, tile_capacity_bits
 from magnet.workload.dims import OPERANDS, RELEVANT, Dim, Operand, parse_operand
 from magnet.workload.layer import Layer, ShapeKey
 from magnet.workload.sparsity import Density

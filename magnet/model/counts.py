@@ -48,7 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from magnet.arch.spec import Arch
-from magnet.mapping.mapping import MappingBatch
+from magnet.mapping import MappingBatch
 from magnet.workload.dims import NUM_DIMS, RELEVANT, Dim, Operand
 from magnet.workload.layer import GemmView, Layer, operand_words
 
@@ -96,7 +96,7 @@ class Counts:
     # the fan-out below a level from a neighbouring child (the halo), every copy counted
     macs: int  # real MACs of the layer
     padded_macs: FloatArray  # [batch]
-    # zeros (``magnet.mapping.sparse``; None: dense): the share of each access made, not
+    # zeros (``magnet.model.sparse_counts``; None: dense): the share of each access made, not
     # gated, [level, operand, action (read, fill, update), batch]; the MACs done [batch]
     made: FloatArray | None = None
     effectual_macs: FloatArray | None = None

@@ -14,12 +14,12 @@ streams it through its lanes. What it costs:
   takes longer at a level's bandwidth (as for any layer);
 * **traffic**: activations are read from the global buffer (the outermost on-chip level
   keeping outputs: where the producers left them) when the network keeps them on chip
-  (``magnet.mapping.network``), else from DRAM through it; the output is written to the
+  (``magnet.model.network_result``), else from DRAM through it; the output is written to the
   global buffer, and on to DRAM unless every consumer reads it on chip. Constants (a bias,
   a batchnorm's or layernorm's scale and shift) come from DRAM. Words cross the fan-outs
   between the global buffer and the unit (Simba's: one per PE, over the PE mesh) and between
   DRAM and the global buffer (a package's links), priced as the fan-outs price a word
-  (``magnet.mapping.evaluate._fanouts``);
+  (``magnet.model.evaluate._fanouts``);
 * **the unit's buffer**: a softmax (three passes: max, exp and sum, normalise) or a
   layernorm (two: statistics, normalise) keeps its row there when the row fits, else reads
   the input again for each pass (a softmax then computes its exponentials twice); a pool keeps
@@ -49,8 +49,8 @@ from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost import ArchCosts
 from magnet.cost.pricing import PostCosts
 from magnet.errors import MagnetError
-from magnet.mapping.analysis import Counts, FloatArray
-from magnet.mapping.evaluate import (
+from magnet.model.counts import Counts, FloatArray
+from magnet.model.evaluate import (
     BatchResult,
     OneRun,
     _accesses,
@@ -61,7 +61,7 @@ from magnet.mapping.evaluate import (
     _sum_rows,
     _upkeep,
 )
-from magnet.mapping.records import LayerRecord
+from magnet.model.records import LayerRecord
 from magnet.workload.dims import Operand
 from magnet.workload.layer import Layer
 

@@ -359,10 +359,10 @@ class Limit(Strict):
 class WorkloadSpec(Strict):
     """A workload of a space (a zoo name, ONNX or YAML file), its batch and its weight in the
     metrics (weighted means over the workloads). ``pipeline``: on a design of several
-    chiplets, its layers run as a pipeline across groups of them (``magnet.mapper.pipeline``;
+    chiplets, its layers run as a pipeline across groups of them (``magnet.mapper.planner``;
     ``images_per_s`` is then the pipeline's rate); on one chip, layer after layer. ``fuse``:
     as ``pipeline``, the stages also fused depth-first, the plan best for the mapper's
-    objective taken (``magnet.mapper.pipeline.map_pipeline``). ``skip_unpriced_ops``: an
+    objective taken (``magnet.mapper.planner.map_pipeline``). ``skip_unpriced_ops``: an
     ONNX model's operators magnet does not price are left out (each record lists them)
     instead of refused. ``densities``: the layers' densities (a ``DensityTable``: ``{weights:
     "2:4", inputs: 0.4}`` for every MAC layer, or ``default`` and named ``layers``), so that

@@ -10,7 +10,7 @@ Energy, by category:
   adder tree (a vector MAC's lanes) replaces all but one accumulation of the ``r`` lanes it
   merges by the tree's adds, priced at their widths;
 * ``postprocess``: the operations of a post-processing unit (0 here: a MAC layer has none;
-  ``magnet.mapping.postprocess`` prices the layers it runs);
+  ``magnet.model.postprocess`` prices the layers it runs);
 * ``memory``: reads, fills and updates of the on-chip storage levels, per access of a block;
 * ``dram``: the same for DRAM;
 * ``network``: the chip's wires and network reductions. A fan-out's n children are laid out in the
@@ -48,7 +48,8 @@ from magnet.arguments import checked_methods
 from magnet.cost import ArchCosts
 from magnet.cost.base import MAX_COST
 from magnet.errors import InvalidMappingError, PluginError
-from magnet.mapping.analysis import (
+from magnet.mapping import Mapping, MappingBatch, check_coverage, to_batch
+from magnet.model.counts import (
     BoolArray,
     Counts,
     FloatArray,
@@ -57,10 +58,9 @@ from magnet.mapping.analysis import (
     operand_bits,
     take_batch,
 )
-from magnet.mapping.mapping import Mapping, MappingBatch, check_coverage, to_batch
-from magnet.mapping.mesh import mesh_below
-from magnet.mapping.records import LayerRecord, MapperStats, ZeroSaving
-from magnet.mapping.sparse import with_zeros, without_each
+from magnet.model.mesh import mesh_below
+from magnet.model.records import LayerRecord, MapperStats, ZeroSaving
+from magnet.model.sparse_counts import with_zeros, without_each
 from magnet.workload.dims import NUM_DIMS, OPERANDS, RELEVANT, Operand
 from magnet.workload.layer import Layer
 
@@ -169,7 +169,7 @@ def evaluate_batch(
 ) -> BatchResult:
     """Price every mapping of ``batch`` (of ``layer_view(layer, arch)``); invalid ones
     (overflow) are priced but flagged. ``on_chip``: operands whose DRAM traffic a network
-    keeps on chip (``magnet.mapping.network``): their DRAM reads and updates are not
+    keeps on chip (``magnet.model.network_result``): their DRAM reads and updates are not
     charged, in energy or in DRAM cycles; the on-chip levels' counts stay as they are, but
     for weights that stay on chip across a stream of batches (``holds_weights``), which
     neither fill their home level nor cross the fan-outs above it. ``counts``: the batch's
@@ -308,7 +308,7 @@ def _level_cycles(arch: Arch, counts: Counts) -> FloatArray:
 
 
 class Routes(NamedTuple):
-    """How a chip-to-chip fan-out's words travel its mesh, per mapping (``magnet.mapping.mesh``)."""
+    """How a chip-to-chip fan-out's words travel its mesh, per mapping (``magnet.model.mesh``)."""
 
     hops: FloatArray  # [operand, batch]: links one distinct word crosses (its multicast tree)
     busiest: FloatArray  # [operand, batch]: share of the distinct words on the busiest port link
@@ -365,7 +365,7 @@ def _route(arch: Arch, li: int, keys: IntArray) -> Routes:
 def _link_cycles(arch: Arch, counts: Counts, routes: dict[int, Routes]) -> FloatArray:
     """[batch]: the cycles a package's chip-to-chip links need (0 on a chip). Each link
     carries at most ``Fanout.link_gb_per_s`` each way, its transfers sharing it (fluid
-    sharing within the layer); the busiest is a port's (``magnet.mapping.mesh``): down it,
+    sharing within the layer); the busiest is a port's (``magnet.model.mesh``): down it,
     the distinct weights, inputs and read-back partial sums of every group it serves, up it
     their partial sums; halo words cross a link between neighbours, each chiplet's share
     (taken on links of their own, apart from the ports' words)."""
@@ -525,7 +525,7 @@ def holds_weights(counts: Counts, home: int | None) -> BoolArray:
     """bool[batch]: the valid mappings that fill each instance of the weight ``home`` once
     per batch (``weight_home``): each instance keeps one tile of the layer's weights for the
     whole layer, and the instances' tiles together are all of them; such weights can stay
-    there across a stream of batches (``magnet.mapping.network``)."""
+    there across a stream of batches (``magnet.model.network_result``)."""
     if home is None:
         return np.zeros(counts.valid.shape, dtype=bool)
     fills, tile = counts.fills[home, Operand.W], counts.tile_words[home, Operand.W]
@@ -985,7 +985,7 @@ def __getattr__(name: str) -> Any:
     """``evaluate``: the 0.2 name of ``evaluate_mapping`` (goes in 0.4)."""
     if name == "evaluate":
         warnings.warn(
-            "magnet.mapping.evaluate.evaluate is now evaluate_mapping; the old name goes in "
+            "magnet.model.evaluate.evaluate is now evaluate_mapping; the old name goes in "
             "magnet 0.4",
             DeprecationWarning,
             stacklevel=2,

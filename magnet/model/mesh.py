@@ -22,7 +22,7 @@ column). Partial sums of a group are reduced on the way back along the same tree
 Bandwidth (Stream's fluid sharing within a phase, here a layer): every link carries at most
 ``link_gb_per_s`` each way; all of a port's words cross its link, so the busiest port link
 carries the distinct words of every group with a member it serves, and a layer needs at
-least those bits over the link's bandwidth (``magnet.mapping.evaluate._link_cycles``). A
+least those bits over the link's bandwidth (``magnet.model.evaluate._link_cycles``). A
 link further in carries a part of one port's words, so a port's link is the busiest.
 """
 
@@ -89,7 +89,7 @@ class Mesh:
         """For a ``gx`` x ``gy`` block and the weights', inputs' and outputs' groups
         (``groups``: dx, dy of each): the three operands' ``Reach.hops``, their
         ``Reach.busiest``, a word for one chiplet's hops and busiest share, and the block's
-        mean and longest trips (``magnet.mapping.evaluate.Routes``)."""
+        mean and longest trips (``magnet.model.evaluate.Routes``)."""
         return _routes(self, gx, gy, groups)
 
 
