@@ -32,7 +32,7 @@ from magnet import templates
 from magnet.api import design, evaluate, map_layer
 from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel
 from magnet.cost import ArchCosts, price_arch
-from magnet.cost.base import Component, CostModel
+from magnet.cost.contract import Component, CostModel
 from magnet.cost.lookup import load_chain, load_cost_model, register_cost_model
 from magnet.dataflow import Dataflow, Rule, load_dataflow
 from magnet.design import Design
@@ -61,7 +61,7 @@ from magnet.workload.layer import (
     matmul,
     parse_layer,
 )
-from magnet.workload.load import load_workload
+from magnet.workload.loader import load_workload
 from magnet.workload.network import Network
 
 __version__ = "0.2.0"

@@ -480,7 +480,7 @@ def evaluate_command(
         arch_spec, layer_text, mapping_file, timeloop_file, cost_model, noc
     )
     if densities is not None:
-        from magnet.workload.load import density_table
+        from magnet.workload.loader import density_table
 
         layer = layer.model_copy(update={"densities": density_table(densities).default})
     result = evaluate(layer, design, mapping, source=source)
@@ -509,7 +509,7 @@ def _evaluate_network(
     neither is given), with one progress line per layer on stderr unless ``quiet``."""
     from magnet.api import evaluate
     from magnet.model.network_result import LayerMappings
-    from magnet.workload.load import load_workload
+    from magnet.workload.loader import load_workload
 
     if not arch_spec:
         raise MagnetError("--workload needs --arch")

@@ -16,13 +16,13 @@ from magnet.errors import MagnetError
 
 
 def _models() -> dict[str, tuple[str, type[BaseModel]]]:
-    from magnet.arch.load import ArchFile
+    from magnet.arch.level_tree import ArchFile
     from magnet.cost.models import Datasheet
     from magnet.dataflow import Dataflow
     from magnet.mapping import Mapping
     from magnet.model.records import LayerRecord, NetworkRecord
     from magnet.search.design_space import SearchSpace
-    from magnet.workload.load import NetworkFile
+    from magnet.workload.loader import NetworkFile
 
     return {
         "search-space": ("a search space (magnet/spaces/*.yaml: magnet spaces)", SearchSpace),

@@ -19,8 +19,8 @@ from magnet.cli import main
 from magnet.dataflow import Dataflow, Rule
 from magnet.errors import MagnetError
 from magnet.templates import get_template, register_template, templates, unregister_template
-from magnet.templates.base import Int, Template, TemplateParams
 from magnet.templates.parts import assemble, dram
+from magnet.templates.template import Int, Template, TemplateParams
 from tests.conftest import DATA, REFERENCE, REPO
 
 RES2A = "K=64,C=64,P=56,Q=56,R=3,S=3"

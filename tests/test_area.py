@@ -25,7 +25,7 @@ from click.testing import CliRunner
 import magnet as mg
 from magnet.arch.spec import CONTROLLERS, Arch, ComputeLevel, Fanout, StorageLevel
 from magnet.cli import main
-from magnet.cost.base import OVERHEAD_KINDS, Component, CostModel, OverheadComponent
+from magnet.cost.contract import OVERHEAD_KINDS, Component, CostModel, OverheadComponent
 from magnet.cost.tables import TABLE_DIR, TableCostModel, builtin_cost_model
 from magnet.errors import MagnetError
 from magnet.report.design_page import area_rows

@@ -334,7 +334,7 @@ FIXED: dict[str, tuple[Case, str]] = {
             explicit(top="frequency: 3\n"),
             [r"frequency: unknown field", r"allowed: .*\blevels\b.*\bcompute\b"],
         ),
-        "was: arch/load.py _explain() always lists _LevelFile's fields as 'allowed', so an "
+        "was: arch/level_tree.py _explain() always lists _LevelFile's fields as 'allowed', so an "
         "unknown top-level key of an explicit arch file is answered with the fields of a "
         "storage level (name, component, capacity_bits, ...) instead of name, levels, "
         "compute, clock_ghz, technology_nm",

@@ -30,7 +30,7 @@ from magnet.mapping import Mapping
 from magnet.search import load_space
 from magnet.templates import load_arch
 from magnet.units import parse_bytes
-from magnet.workload.load import parse_workload_spec
+from magnet.workload.loader import parse_workload_spec
 from magnet.workload.onnx_import import load_onnx
 from tests.conftest import DATA, REPO
 

@@ -26,7 +26,7 @@ import yaml
 from magnet import templates
 from magnet.api import evaluate
 from magnet.cost import arch_components, price_arch
-from magnet.cost.base import Component, CostModel
+from magnet.cost.contract import Component, CostModel
 from magnet.cost.lookup import (
     ENTRY_POINT_GROUP,
     available_cost_models,
@@ -281,7 +281,7 @@ def test_file_without_class_name_needs_one_when_ambiguous(tmp_path):
 
 def test_plugin_file_that_does_not_import(tmp_path):
     broken = tmp_path / "broken.py"
-    broken.write_text("from magnet.cost.base import CostModel\nclass X(CostModel:\n")
+    broken.write_text("from magnet.cost.contract import CostModel\nclass X(CostModel:\n")
     with pytest.raises(MagnetError, match=r"importing the plug-in file failed \(line 2\)"):
         load_cost_model(f"{broken}:X")
 
@@ -361,7 +361,7 @@ def test_built_in_names_are_taken_and_a_registration_can_be_replaced():
 def test_entry_points_are_discovered(tmp_path, monkeypatch):
     # A real (if minimal) installed distribution: a .dist-info folder on sys.path.
     (tmp_path / "acme_costs.py").write_text(
-        "from magnet.cost.base import CostModel\n"
+        "from magnet.cost.contract import CostModel\n"
         "class Acme(CostModel):\n"
         "    name = 'acme'\n"
         "    def supports(self, c): return c.cls == 'dram'\n"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from magnet.cost.base import ACTIONS, Component
+from magnet.cost.contract import ACTIONS, Component
 from magnet.cost.tables import TABLE_DIR, TableCostModel, builtin_cost_model
 from magnet.errors import MagnetError
 

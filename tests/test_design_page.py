@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 import magnet as mg
-from magnet.cost.base import OVERHEAD_NOTES
+from magnet.cost.contract import OVERHEAD_NOTES
 from magnet.model.network_result import LayerMappings
 from magnet.report import figures as F
 from magnet.report.design_page import (
@@ -137,7 +137,7 @@ def test_records_grow_little(small) -> None:
 
 # ---- a viewer prices nothing ------------------------------------------------------------
 def test_a_design_view_reads_no_workload_and_prices_nothing(moved, monkeypatch) -> None:
-    import magnet.workload.load as loading
+    import magnet.workload.loader as loading
 
     evaluation = importlib.import_module("magnet.model.evaluate")
 

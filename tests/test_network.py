@@ -12,7 +12,7 @@ from magnet.cli import main
 from magnet.errors import MagnetError
 from magnet.model.network_result import LayerMappings
 from magnet.templates import load_arch
-from magnet.workload.load import load_workload, network_from_yaml, with_batch
+from magnet.workload.loader import load_workload, network_from_yaml, with_batch
 from tests.conftest import DATA
 
 NET = DATA / "network"

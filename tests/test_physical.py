@@ -17,7 +17,7 @@ import pytest
 
 import magnet as mg
 from magnet.arch.spec import Arch, ComputeLevel, Fanout, StorageLevel
-from magnet.cost.base import OVERHEAD_KINDS
+from magnet.cost.contract import OVERHEAD_KINDS
 from magnet.mapping import LevelMapping, Mapping
 
 ALL = ("weights", "inputs", "outputs")

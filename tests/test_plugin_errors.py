@@ -23,8 +23,8 @@ from magnet.mapper.mappers import FastMapper
 from magnet.mapper.mapspace import Space
 from magnet.search import SearchFailed, search
 from magnet.templates import unregister_template
-from magnet.templates.base import TemplateParams
 from magnet.templates.simba import Simba
+from magnet.templates.template import TemplateParams
 from magnet.workload.layer import Layer
 from tests.conftest import DATA
 

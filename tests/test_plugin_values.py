@@ -35,7 +35,7 @@ from click.testing import CliRunner, Result
 
 import magnet as mg
 from magnet.cli import main
-from magnet.cost.base import MAX_COST
+from magnet.cost.contract import MAX_COST
 from magnet.cost.lookup import (
     ENTRY_POINT_GROUP,
     available_cost_models,
@@ -47,15 +47,15 @@ from magnet.cost.lookup import (
 from magnet.cost.tables import TableCostModel, nominal_voltage
 from magnet.errors import MagnetError, PluginError
 from magnet.mapper import unregister_mapper
-from magnet.mapper.base import BudgetExhausted, Tracker
+from magnet.mapper.mapper import BudgetExhausted, Tracker
 from magnet.mapper.mappers import FastMapper, RandomMapper
 from magnet.mapper.mapspace import Space
 from magnet.mapping import Mapping
 from magnet.model.evaluate import evaluate_mapping
 from magnet.search import SearchFailed, search
 from magnet.templates import unregister_template
-from magnet.templates.base import TemplateParams
 from magnet.templates.simba import Simba
+from magnet.templates.template import TemplateParams
 from tests.conftest import DATA, REPO
 from tests.services import magnet_command, magnet_process
 

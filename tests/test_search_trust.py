@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import magnet as mg
 from magnet.cli import main
-from magnet.cost.base import CostModel
+from magnet.cost.contract import CostModel
 from magnet.cost.lookup import unregister_cost_model
 from magnet.cost.tables import nominal_voltage
 from magnet.search import METRICS, SAMPLERS, SearchSpace, load_study, search
@@ -289,7 +289,7 @@ def _math_pj_and_macs(study) -> dict[str, tuple[float, float]]:
 def _plugin_file(tmp_path: Path, name: str, mac_pj: float) -> Path:
     path = tmp_path / name
     path.write_text(
-        "from magnet.cost.base import CostModel\n\n\n"
+        "from magnet.cost.contract import CostModel\n\n\n"
         "class Custom(CostModel):\n"
         '    name = "custom"\n\n'
         "    def supports(self, component):\n"

@@ -29,7 +29,7 @@ import common  # noqa: E402
 
 import magnet as mg  # noqa: E402
 from magnet.arch.spec import Arch  # noqa: E402
-from magnet.cost.base import Component  # noqa: E402
+from magnet.cost.contract import Component  # noqa: E402
 from magnet.cost.models import EyerissNormalized  # noqa: E402
 from magnet.units import parse_bytes  # noqa: E402
 

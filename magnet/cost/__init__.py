@@ -1,7 +1,7 @@
-"""Cost models: the contract (``magnet.cost.base``), built-in tables and models, plug-ins
+"""Cost models: the contract (``magnet.cost.contract``), built-in tables and models, plug-ins
 (``magnet.cost.lookup``) and pricing an architecture (``magnet.cost.pricing``)."""
 
-from magnet.cost.base import (
+from magnet.cost.contract import (
     ACTIONS,
     COMPONENT_TYPES,
     AdderComponent,

@@ -11,7 +11,7 @@ process (send the spec, not the model, to workers: every process loads it again)
     a registered model that takes one argument, e.g. ``table:path/to/datasheet.yaml``.
 ``path/to/file.py:ClassName``
     a class in a Python file, imported by path (no package, no ``sys.path`` change). The
-    class must subclass ``magnet.cost.base.CostModel`` and implement its abstract methods.
+    class must subclass ``magnet.cost.contract.CostModel`` and implement its abstract methods.
 ``path/to/file.py``
     the same, when the file defines exactly one concrete ``CostModel`` subclass.
 
@@ -26,7 +26,7 @@ node given to ``load_cost_model`` (the CLI passes the architecture's ``technolog
 Every model ``load_cost_model`` returns is wrapped in ``_Guarded``: it keeps the model's
 ``name``, hands the model a copy of each component, and turns an exception raised inside the
 model (or a ``sys.exit``, ...: ``magnet.registry.plugin_errors``), or a number it returns
-that is not a cost (``magnet.cost.base.cost_problem``), into one ``PluginError`` line naming
+that is not a cost (``magnet.cost.contract.cost_problem``), into one ``PluginError`` line naming
 the model, the component and the action; a ``MagnetError`` it raises is its refusal of the
 design (``DesignInfeasible``).
 """
@@ -51,7 +51,7 @@ import numpy as np
 
 from magnet.arch.spec import Arch
 from magnet.arguments import checked_call
-from magnet.cost.base import Component, CostModel, cost_problem
+from magnet.cost.contract import Component, CostModel, cost_problem
 from magnet.errors import DesignInfeasible, MagnetError, PluginError
 from magnet.files import path_kind
 from magnet.registry import (
@@ -104,13 +104,13 @@ def _check_class(cls: Any, where: str) -> type[CostModel]:
     if not inspect.isclass(cls):
         raise MagnetError(
             f"{where} is a {type(cls).__name__}, not a class; give a subclass of "
-            "magnet.cost.base.CostModel"
+            "magnet.cost.contract.CostModel"
         )
     label = where if cls.__name__ in where else f"{where} ({cls.__name__})"
     if not issubclass(cls, CostModel):
         raise MagnetError(
             f"{label} is not a CostModel subclass; write "
-            f"'class {cls.__name__}(magnet.cost.base.CostModel)' and implement "
+            f"'class {cls.__name__}(magnet.cost.contract.CostModel)' and implement "
             f"{', '.join(_ABSTRACT_ORDER)}"
         )
     if hasattr(cls, "leakage_pj_per_cycle"):

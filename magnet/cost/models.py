@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from magnet.cost.base import (
+from magnet.cost.contract import (
     ACTIONS,
     COMPONENT_TYPES,
     MAX_COST,

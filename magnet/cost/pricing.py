@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from magnet.arch.spec import Arch, ComputeLevel, StorageLevel
 from magnet.arguments import checked_call
-from magnet.cost.base import (
+from magnet.cost.contract import (
     OVERHEAD_KINDS,
     STORAGE_TYPES,
     AdderComponent,

@@ -49,7 +49,7 @@ from pydantic import (
     model_validator,
 )
 
-from magnet.cost.base import (
+from magnet.cost.contract import (
     ACTIONS,
     OVERHEAD_KINDS,
     AdderComponent,

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, TypedDict
 
-from magnet.cost.base import Component, CostModel
+from magnet.cost.contract import Component, CostModel
 from magnet.cost.tables import load_scaling_table, scaling_factors
 from magnet.errors import MagnetError
 from magnet.files import read_yaml

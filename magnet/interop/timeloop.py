@@ -35,7 +35,7 @@ from magnet.arch.spec import (
 )
 from magnet.arguments import Name, checked_call, checked_methods
 from magnet.cost import NocModel
-from magnet.cost.base import (
+from magnet.cost.contract import (
     AdderComponent,
     ClockGateComponent,
     Component,

@@ -47,7 +47,7 @@ import yaml
 
 from magnet.arch.spec import ComputeLevel, Fanout, StorageLevel
 from magnet.arguments import checked_call
-from magnet.cost.base import OVERHEAD_KINDS
+from magnet.cost.contract import OVERHEAD_KINDS
 from magnet.errors import MagnetError
 from magnet.files import (
     TIMELOOP_HEADER,

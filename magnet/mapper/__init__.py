@@ -5,7 +5,7 @@ outcome = get_mapper("fast", objective="edp", budget=Budget(seconds=2)).map(laye
 outcome.status, outcome.result, outcome.reason
 """
 
-from magnet.mapper.base import (
+from magnet.mapper.mapper import (
     Budget,
     MapOutcome,
     Mapper,

@@ -26,7 +26,7 @@ import numpy.typing as npt
 from pydantic import Field
 
 from magnet.errors import MagnetError
-from magnet.mapper.base import Mapper, Tracker
+from magnet.mapper.mapper import Mapper, Tracker
 from magnet.mapper.mapspace import Space
 from magnet.mapper.sampler import neighbours, sample
 from magnet.mapping import MappingBatch

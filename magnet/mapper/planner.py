@@ -38,7 +38,7 @@ from typing import Any
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost import ArchCosts
 from magnet.design import Design, on_arch
-from magnet.mapper.base import MapOutcome, Mapper, get_mapper
+from magnet.mapper.mapper import MapOutcome, Mapper, get_mapper
 from magnet.mapper.warm import WarmStore
 from magnet.mapper.whole_network import LEAN_SHARE, map_network
 from magnet.model.evaluate import Result, tile_bits, weight_home

@@ -40,7 +40,7 @@ from magnet.mapping import LevelMapping, Mapping, MappingBatch, to_batch
 from magnet.workload.dims import DIMS, RELEVANT, Dim
 
 if TYPE_CHECKING:
-    from magnet.mapper.base import MapOutcome
+    from magnet.mapper.mapper import MapOutcome
 
 Start = Literal["searched", "warm", "exact"]
 #: The searches of a layer shape a network maps (``magnet.mapper.whole_network``): its best

@@ -11,7 +11,7 @@ from magnet.arch.spec import Arch
 from magnet.arguments import checked_call
 from magnet.dataflow import Dataflow, Rule
 from magnet.design import Design, design_identity, on_arch, with_dataflow
-from magnet.mapper.base import MapOutcome, Mapper, get_mapper, guarded_map
+from magnet.mapper.mapper import MapOutcome, Mapper, get_mapper, guarded_map
 from magnet.mapper.warm import Kind, Known, WarmStore
 from magnet.mapping import Mapping
 from magnet.model.evaluate import Result, evaluate_mapping, layer_view, weight_home

@@ -46,7 +46,7 @@ import numpy as np
 from magnet.arch.spec import Arch
 from magnet.arguments import checked_methods
 from magnet.cost import ArchCosts
-from magnet.cost.base import MAX_COST
+from magnet.cost.contract import MAX_COST
 from magnet.errors import InvalidMappingError, PluginError
 from magnet.mapping import Mapping, MappingBatch, check_coverage, to_batch
 from magnet.model.counts import (
@@ -227,7 +227,7 @@ def evaluate_batch(
 
 def not_a_result(what: str, value: float, costs: ArchCosts) -> PluginError:
     """The error for a total that is not a finite number, never reported nor stored as a
-    result. Prices are finite and at most ``MAX_COST`` (``magnet.cost.base.cost_problem``),
+    result. Prices are finite and at most ``MAX_COST`` (``magnet.cost.contract.cost_problem``),
     so it comes from prices at the edges of a float: all 0, or near the bound."""
     return PluginError(
         f"{what} is {value:g}, not a finite number: the prices of cost model(s) "

@@ -21,7 +21,7 @@ from typing import Any, TypedDict, get_args
 import yaml
 
 from magnet.arch.spec import Arch
-from magnet.cost.base import OVERHEAD_NOTES, UNPRICED_OVERHEADS
+from magnet.cost.contract import OVERHEAD_NOTES, UNPRICED_OVERHEADS
 from magnet.errors import MagnetError
 from magnet.search.study import Study, TrialView
 from magnet.units import exact_bytes, human_bytes
@@ -65,7 +65,7 @@ def template_params(study: Study, trial: TrialView) -> dict[str, Any]:
 def size_params(template: str) -> frozenset[str]:
     """The parameters of ``template`` that are sizes in bytes (typed ``Bytes``)."""
     from magnet.templates import get_template
-    from magnet.templates.base import Bytes
+    from magnet.templates.template import Bytes
 
     try:
         fields = get_template(template).Params.model_fields

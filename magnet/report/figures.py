@@ -24,7 +24,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from magnet.cost.base import OVERHEAD_NOTES
+from magnet.cost.contract import OVERHEAD_NOTES
 from magnet.model.records import shown_categories
 from magnet.report.design_page import OLD_RECORD, area_note
 from magnet.search import pareto

@@ -63,7 +63,7 @@ from magnet.workload.dims import MAX_EXTENT
 from magnet.workload.sparsity import DensityTable
 
 if TYPE_CHECKING:
-    from magnet.templates.base import Template
+    from magnet.templates.template import Template
 
 #: Metrics of a network result a search can optimise or limit (``NetworkRecord`` fields;
 #: ``edp`` is energy x latency in pJ x cycles).
@@ -793,7 +793,7 @@ def _check_mapper(space: SearchSpace, source: str) -> None:
 def _check_workloads(space: SearchSpace, source: str) -> None:
     """Every workload loads, and none is listed twice (the same network at the same batch,
     however written, pipelined or not alike: its weight says how much it counts)."""
-    from magnet.workload.load import check_skip_ops, load_workload
+    from magnet.workload.loader import check_skip_ops, load_workload
     from magnet.workload.network import Network
 
     loaded: list[tuple[Network, bool, bool]] = []

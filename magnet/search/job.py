@@ -115,8 +115,8 @@ def registered_plugins(space: SearchSpace) -> tuple[Plugin, ...]:
     """The plug-ins registered from Python that ``space`` names (built-ins, entry points and
     file plug-ins load by themselves in any process)."""
     from magnet.cost.lookup import COST_MODELS
-    from magnet.mapper.base import MAPPERS
-    from magnet.templates.base import TEMPLATES
+    from magnet.mapper.mapper import MAPPERS
+    from magnet.templates.template import TEMPLATES
 
     wanted = [(TEMPLATES, space.template), (MAPPERS, space.mapper.name)]
     for spec in (space.cost_model or "").split(","):
@@ -128,8 +128,8 @@ def registered_plugins(space: SearchSpace) -> tuple[Plugin, ...]:
 def install_plugins(plugins: tuple[Plugin, ...]) -> None:
     """Make the driver's registrations known in this process (see ``DesignJob.plugins``)."""
     from magnet.cost.lookup import COST_MODELS
-    from magnet.mapper.base import MAPPERS
-    from magnet.templates.base import TEMPLATES
+    from magnet.mapper.mapper import MAPPERS
+    from magnet.templates.template import TEMPLATES
 
     registries = {r.kind: r for r in (COST_MODELS, MAPPERS, TEMPLATES)}
     for plugin in plugins:
@@ -360,7 +360,7 @@ def load_network(
     """The network ``spec`` names, loaded once per process (``skip_ops``: an ONNX model's
     operators magnet does not price left out; ``densities``: its layers' densities as the
     JSON of a ``DensityTable``)."""
-    from magnet.workload.load import load_workload
+    from magnet.workload.loader import load_workload
 
     table = None if densities is None else json.loads(densities)
     return load_workload(spec, batch, skip_ops=skip_ops, densities=table)

@@ -7,7 +7,7 @@
     flow = mg.templates.dataflow_for(arch, "os-local-ws")
     mg.templates.get_template("simba").dataflows       # name -> description
 
-A user template subclasses ``Template`` (``magnet.templates.base``) and is registered with
+A user template subclasses ``Template`` (``magnet.templates.template``) and is registered with
 ``register_template`` or through the entry-point group ``magnet.templates``.
 """
 
@@ -17,13 +17,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from magnet.arch.load import arch_from_tree
+from magnet.arch.level_tree import arch_from_tree
 from magnet.arch.spec import Arch
 from magnet.arguments import Name, checked_call
 from magnet.dataflow import Dataflow, load_dataflow
 from magnet.errors import DesignInfeasible, MagnetError, clipped_repr
 from magnet.files import no_such_name, path_kind, read_yaml
-from magnet.templates.base import (
+from magnet.templates.eyeriss import Eyeriss
+from magnet.templates.package import Package
+from magnet.templates.simba import Simba
+from magnet.templates.systolic import Systolic
+from magnet.templates.template import (
     Template,
     TemplateParams,
     get_template,
@@ -33,10 +37,6 @@ from magnet.templates.base import (
     templates,
     unregister_template,
 )
-from magnet.templates.eyeriss import Eyeriss
-from magnet.templates.package import Package
-from magnet.templates.simba import Simba
-from magnet.templates.systolic import Systolic
 
 BUILTIN: dict[str, type[Template[Any]]] = {
     "simba": Simba,

@@ -14,8 +14,8 @@ from pydantic import Field
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost.operating_point import ClockReference
 from magnet.dataflow import Dataflow, Rule
-from magnet.templates.base import Bytes, Int, Template
 from magnet.templates.parts import PostProcessParams, assemble, bus_words, dram, post_processor
+from magnet.templates.template import Bytes, Int, Template
 from magnet.units import Real
 
 

@@ -59,9 +59,9 @@ from pydantic import Field, field_validator, model_validator
 from magnet.arch.spec import Arch, Fanout, LinkPjPerBit
 from magnet.dataflow import Dataflow, Rule
 from magnet.model.mesh import PLACES, named_ports
-from magnet.templates.base import Int, Template
 from magnet.templates.parts import PIXELS
 from magnet.templates.simba import Simba, SimbaParams
+from magnet.templates.template import Int, Template
 from magnet.units import Real
 
 LinkName = Literal["grs", "ucie-standard", "ucie-advanced"]

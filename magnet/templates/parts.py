@@ -9,7 +9,7 @@ from pydantic import Field
 
 from magnet.arch.sparse import ComputeZeros, TensorSparsity
 from magnet.arch.spec import Arch, ComputeLevel, PostProcessor, StorageLevel
-from magnet.templates.base import Bytes, Int, TemplateParams
+from magnet.templates.template import Bytes, Int, TemplateParams
 from magnet.units import Real
 from magnet.workload.dims import OPERANDS
 

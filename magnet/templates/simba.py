@@ -37,7 +37,6 @@ from pydantic import Field, model_validator
 from magnet.arch.spec import Arch, Controller, Fanout, StorageLevel
 from magnet.dataflow import Dataflow, Rule
 from magnet.errors import DesignInfeasible
-from magnet.templates.base import Bytes, Int, Template
 from magnet.templates.parts import (
     PIXELS,
     WINDOW,
@@ -46,6 +45,7 @@ from magnet.templates.parts import (
     dram,
     post_processor,
 )
+from magnet.templates.template import Bytes, Int, Template
 from magnet.units import Real
 
 

@@ -19,8 +19,8 @@ from pydantic import Field
 
 from magnet.arch.spec import Arch, Fanout, StorageLevel, SystolicPipeline
 from magnet.dataflow import Dataflow, Rule
-from magnet.templates.base import Bytes, Int, Template
 from magnet.templates.parts import PostProcessParams, assemble, bus_words, dram, post_processor
+from magnet.templates.template import Bytes, Int, Template
 
 
 class SystolicParams(PostProcessParams):

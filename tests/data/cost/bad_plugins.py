@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from magnet.cost.base import Component, CostModel
+from magnet.cost.contract import Component, CostModel
 
 
 class MissingMethods(CostModel):

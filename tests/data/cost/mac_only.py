@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from magnet.cost.base import Component, CostModel
+from magnet.cost.contract import Component, CostModel
 
 
 class MacOnly(CostModel):

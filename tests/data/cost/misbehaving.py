@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from magnet.cost.base import MAX_COST, Component, CostModel
+from magnet.cost.contract import MAX_COST, Component, CostModel
 
 
 class _Returns(CostModel):

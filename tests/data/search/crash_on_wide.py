@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from magnet.cost.base import Component, CostModel
+from magnet.cost.contract import Component, CostModel
 from magnet.cost.tables import builtin_cost_model
 
 

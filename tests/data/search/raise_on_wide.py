@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from magnet.cost.base import Component, CostModel
+from magnet.cost.contract import Component, CostModel
 from magnet.cost.tables import builtin_cost_model
 
 #: read energy per 32-bit access of the one macro this table has (an assumption of the test)
