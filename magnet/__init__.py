@@ -64,7 +64,7 @@ from magnet.workload.layer import (
 from magnet.workload.loader import load_workload
 from magnet.workload.network import Network
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -10,7 +10,6 @@ calls them and prints what they return.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Annotated, Any, overload
 
@@ -56,26 +55,11 @@ def design(
     cost_model: CostSpec = None,
     *,
     noc: NocModel | None = None,
-    network: NocModel | None = None,
 ) -> Design:
     """``arch`` priced under ``cost_model`` and constrained by ``dataflow`` (a ``Design`` is
     returned as it is, when no other dataflow, cost model or NoC model is asked for, and
     keeps its prices when only the dataflow changes).
-    ``noc``: the on-chip network, ``wires`` (default) or ``none`` (Timeloop parity);
-    ``network`` is its 0.2 name (deprecated, goes in 0.4); both given must agree."""
-    if network is not None:
-        if noc is not None and noc != network:
-            raise MagnetError(
-                f"noc={noc!r} and network={network!r} disagree: network is the 0.2 name of "
-                "noc; give noc only",
-                source="design()",
-            )
-        warnings.warn(
-            "design(network=...) is now design(noc=...); the old name goes in magnet 0.4",
-            DeprecationWarning,
-            stacklevel=3,  # the caller's line, past ``checked_call``'s wrapper
-        )
-        noc = noc or network
+    ``noc``: the on-chip network, ``wires`` (default) or ``none`` (Timeloop parity)."""
     if isinstance(arch, Design):
         if cost_model is None and noc in (None, arch.costs.noc):
             if dataflow is None:

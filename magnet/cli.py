@@ -160,18 +160,6 @@ class _Whole(click.IntRange):
         return super().convert(value, param, ctx)
 
 
-def _one_value(param: click.Parameter, values: tuple[str, ...]) -> str | None:
-    """The value of a flag with two names (``--noc``, and ``--network`` its 0.2 name), given
-    once or with one value: two values are refused, never the last taken silently."""
-    if len(set(values)) > 1:
-        raise click.BadParameter(
-            f"given twice, as {' and '.join(map(repr, values))}; give one value "
-            f"({' and '.join(param.opts)} are two names of one flag)",
-            param=param,
-        )
-    return values[0] if values else None
-
-
 def _options(*decorators: Callable[..., Any]) -> Callable[..., Any]:
     def apply(func: Callable[..., Any]) -> Callable[..., Any]:
         for decorator in reversed(decorators):
@@ -232,13 +220,11 @@ COMMON_OPTIONS = _options(
     click.option("--cost-model", "cost_model", type=str, default=None, help=COST_HELP),
     click.option(
         "--noc",
-        "--network",
         "noc",
         type=click.Choice(list(NOC_CHOICES)),
-        multiple=True,
-        callback=lambda ctx, param, values: _one_value(param, values),
+        default=None,
         help="The on-chip network (NoC): price its wires from the floorplan, or not at all "
-        "(Timeloop parity). Default: wires, none with --timeloop. (--network: its 0.2 name.)",
+        "(Timeloop parity). Default: wires, none with --timeloop.",
     ),
     click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON."),
 )

@@ -1,13 +1,13 @@
-"""The 0.2 names renamed by issue 21 keep working for one release, each with a warning that
-names the new one: ``network`` (the on-chip network, now ``noc``) as a keyword, a search
-space field and a flag; ``magnet.templates.design`` (now ``magnet.design``);
-``magnet.model.evaluate.evaluate`` (now ``evaluate_mapping``)."""
+"""The 0.2 names that 0.3 renamed are gone, each refused in one line naming the new one or
+the allowed ones (``network``, the on-chip network, now ``noc``, as a keyword, a search
+space field and a flag; ``magnet.templates.design``, now ``magnet.design``;
+``magnet.mapping.evaluate``, now ``magnet.model.evaluate`` and its ``evaluate_mapping``),
+while a study stored by 0.2 still resumes."""
 
 from __future__ import annotations
 
 import importlib
 import json
-import sys
 
 import pytest
 import yaml
@@ -15,59 +15,50 @@ from click.testing import CliRunner
 
 import magnet as mg
 from magnet.cli import main
+from magnet.errors import MagnetError
 from magnet.search.design_space import load_space
 from tests.conftest import DATA
 
 LAYER = "K=8,C=8,P=4"
 
 
-def test_design_network_keyword_warns_and_sets_the_noc() -> None:
+def test_the_design_keyword_network_is_refused_naming_noc() -> None:
     arch = mg.load_arch("simba-chip")
-    with pytest.warns(DeprecationWarning, match=r"design\(noc=\.\.\.\)"):
-        old = mg.design(arch, network="none")
-    assert old.costs.noc == "none"
-    assert old.costs.wire_pj_per_bit_mm.sum() == 0  # no wires priced: the same as noc="none"
+    with pytest.raises(
+        MagnetError,
+        match=r"design\(\): got an unexpected keyword argument 'network'; its arguments: .*\bnoc$",
+    ):
+        mg.design(arch, network="none")
     assert mg.design(arch, noc="none").costs.noc == "none"
 
 
-def test_the_old_module_of_design_warns_and_gives_the_same_objects() -> None:
-    sys.modules.pop("magnet.templates.design", None)
-    with pytest.warns(DeprecationWarning, match="magnet.design"):
-        old = importlib.import_module("magnet.templates.design")
-    assert old.Design is mg.Design
-    assert old.build_design is importlib.import_module("magnet.design").build_design
+@pytest.mark.parametrize("module", ["magnet.templates.design", "magnet.mapping.evaluate"])
+def test_the_old_modules_are_gone(module: str) -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(module)
 
 
-def test_evaluate_of_magnet_mapping_evaluate_is_evaluate_mapping() -> None:
-    module = importlib.import_module("magnet.model.evaluate")
-    with pytest.warns(DeprecationWarning, match="evaluate_mapping"):
-        old = module.evaluate
-    assert old is module.evaluate_mapping
-
-
-def test_a_space_with_the_field_network_reads_as_noc(tmp_path) -> None:
+def test_a_space_with_the_field_network_is_refused_naming_noc(tmp_path) -> None:
     data = yaml.safe_load((DATA / "search" / "small_space.yaml").read_text())
     data.pop("noc", None)
     data["network"] = "none"
     data["workloads"] = [str(DATA / "search" / "small_net.yaml")]
     path = tmp_path / "old.yaml"
     path.write_text(yaml.safe_dump(data))
-    with pytest.warns(FutureWarning, match="'network' is now 'noc'"):
-        space = load_space(path)
-    assert space.noc == "none"
+    with pytest.raises(MagnetError, match=r"old.yaml: network: the field 'network' is 'noc' since"):
+        load_space(path)
 
 
-def test_the_flag_network_is_the_flag_noc(tmp_path) -> None:
+def test_the_flag_network_is_refused_and_noc_prices_no_wires(tmp_path) -> None:
     mapping = tmp_path / "m.yaml"
     mapping.write_text("mapping:\n  - target: DRAM\n    temporal: {K: 8, C: 8, P: 4}\n")
     given = ["evaluate", "--arch", "simba-chip", "--layer", LAYER, "--mapping", str(mapping)]
-    records = {}
-    for flag in ("--noc", "--network"):
-        out = CliRunner().invoke(main, [*given, flag, "none", "--json"])
-        assert out.exit_code == 0, out.output
-        records[flag] = json.loads(out.stdout)
-    assert records["--noc"]["energy_pj"] == records["--network"]["energy_pj"]
-    assert records["--noc"]["energy_pj_by_category"]["network"] == 0  # no wires priced
+    out = CliRunner().invoke(main, [*given, "--network", "none", "--json"])
+    assert out.exit_code == 2
+    assert "--network" in out.output and "Traceback" not in out.output
+    out = CliRunner().invoke(main, [*given, "--noc", "none", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["energy_pj_by_category"]["network"] == 0  # no wires priced
 
 
 def test_a_study_stored_by_0_2_resumes(tmp_path) -> None:

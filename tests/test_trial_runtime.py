@@ -625,21 +625,6 @@ def test_two_studies_never_share_a_default_report_or_download_name(tmp_path: Pat
         assert len(files) == len(names), files
 
 
-# ---- S15: two names of one argument that disagree ---------------------------------------------
-def test_noc_and_its_old_name_given_differently_are_refused(tmp_path: Path) -> None:
-    chip = mg.load_arch("simba-chip")
-    with pytest.raises(MagnetError, match=r"design\(\): noc='wires' and network='none' disagree"):
-        mg.design(chip, "ws", noc="wires", network="none")
-    with pytest.warns(DeprecationWarning):  # the same value under both names: its old name
-        assert mg.design(chip, "ws", noc="none", network="none").costs.noc == "none"
-    base = ("map", "--arch", "simba-chip", "--layer", LAYER, "--dataflow", "ws")
-    for flags in (("--noc", "wires", "--network", "none"), ("--network", "none", "--noc", "wires")):
-        out = run(*base, *flags, cwd=tmp_path)
-        refused(out, r"'--noc' / '--network': given twice, as '\w+' and '\w+'; give one value")
-    out = run(*base, "--noc", "none", "--network", "none", "--json", cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-
-
 # ---- A3: the public methods of what the API returns check their arguments ----------------------
 @pytest.fixture(scope="module")
 def results(journal: Path):

@@ -35,7 +35,6 @@ Energy, by category:
 
 from __future__ import annotations
 
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
@@ -979,16 +978,3 @@ def overflow_message(layer: Layer, arch: Arch, batch: MappingBatch, counts: Coun
         f"{int(over + (lvl.capacity_bits or 0))} bits but it holds {lvl.capacity_bits} bits "
         f"({lvl.describe_capacity()}): over by {over} bits ({over / 8:g} bytes)"
     )
-
-
-def __getattr__(name: str) -> Any:
-    """``evaluate``: the 0.2 name of ``evaluate_mapping`` (goes in 0.4)."""
-    if name == "evaluate":
-        warnings.warn(
-            "magnet.model.evaluate.evaluate is now evaluate_mapping; the old name goes in "
-            "magnet 0.4",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return evaluate_mapping
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,7 +39,6 @@ import ast
 import builtins
 import itertools
 import math
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -1120,13 +1119,14 @@ def _next_to(space: Path, workload: Any) -> Any:
     return {**workload, "workload": str(beside)} if isinstance(workload, dict) else str(beside)
 
 
-#: Fields renamed since 0.2 (old name -> new): read under either name until 0.4.
+#: Fields renamed in 0.3 (old name -> new): a study stored by 0.2 is read under the new
+#: names (``as_stored_now``); a space file under an old one is refused, naming the new.
 RENAMED_FIELDS = {"network": "noc"}
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` (a space as written, or as a study stored it) with renamed fields under
-    their current names."""
+    """``data`` (a space as a study stored it) with renamed fields under their current
+    names."""
     out = dict(data)
     for old, new in RENAMED_FIELDS.items():
         if old in out and new not in out:
@@ -1150,15 +1150,14 @@ def as_stored_now(stored: dict[str, Any]) -> dict[str, Any]:
 
 def space_from_data(data: dict[str, Any], source: str = "space") -> SearchSpace:
     """A search space from a dict (the same checks as ``load_space``); a field under its
-    0.2 name is read with a warning naming the new one."""
+    0.2 name is refused, naming the new one."""
     for old, new in RENAMED_FIELDS.items():
         if old in data:
-            warnings.warn(
-                f"{source}: the field {old!r} is now {new!r} (the old name goes in magnet 0.4)",
-                FutureWarning,
-                stacklevel=2,
+            raise MagnetError(
+                f"the field {old!r} is {new!r} since magnet 0.3: rename it",
+                source=source,
+                field=old,
             )
-    data = upgraded(data)
     try:
         space = SearchSpace(**data)
     except ValidationError as exc:
