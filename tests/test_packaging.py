@@ -66,10 +66,10 @@ def test_the_wheel_holds_the_spaces_the_example_and_the_assets(installed) -> Non
     wheel, _ = installed
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in builtin_spaces():
-        assert f"magnet/spaces/{name}.yaml" in names
+        assert f"magnet/search_spaces/{name}.yaml" in names
     for path in (
-        "magnet/examples/sram_compiler.py",
-        "magnet/examples/sram_compiler_28nm.yaml",
+        "magnet/cost_models/sram_compiler.py",
+        "magnet/cost_models/sram_compiler_28nm.yaml",
         "magnet/report/assets/vendor/plotly-strict.min.js",
         "magnet/dashboard/static/dashboard.js",
         "magnet/dashboard/templates/study.html",
