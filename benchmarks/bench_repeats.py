@@ -33,8 +33,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _run(code: Path, storage: Path, sampler: str, trials: int, workers: int) -> dict[str, float]:
-    # the space moved into the package (magnet/spaces) after 2026-11-25
-    space = next(p for p in (code / "magnet" / "spaces", code / "search_spaces") if p.is_dir())
+    # search_spaces/ at the top level, except from 2026-11-25 until the layout of issue 34
+    # (item 5), when the spaces lived in the package (magnet/spaces)
+    space = next(p for p in (code / "search_spaces", code / "magnet" / "spaces") if p.is_dir())
     space = space / "magnet.yaml"
     cmd = [sys.executable, "-m", "magnet.cli", "search", str(space), "--storage", str(storage)]
     cmd += ["--study", sampler, "--sampler", sampler, "--trials", str(trials)]

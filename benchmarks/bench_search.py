@@ -198,7 +198,7 @@ def _run_search(space: Path, trials: int, workers: int, folder: Path) -> dict:
 def throughput(skip_magnet: bool) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="magnet-bench-"))
     try:
-        quick = REPO / "magnet" / "spaces" / "quickstart.yaml"
+        quick = REPO / "search_spaces" / "quickstart.yaml"
         one = _run_search(quick, 48, 1, folder)
         two = _run_search(quick, 48, 2, folder)
         print(
@@ -211,7 +211,7 @@ def throughput(skip_magnet: bool) -> dict:
             "parallel_efficiency": two["trials_per_second"] / (2 * one["trials_per_second"]),
         }
         if not skip_magnet:
-            magnet = REPO / "magnet" / "spaces" / "magnet.yaml"
+            magnet = REPO / "search_spaces" / "magnet.yaml"
             for workers in (1, 2):
                 run = _run_search(magnet, 200, workers, folder)
                 out[f"magnet_resnet50_200_designs_{workers}_worker{'s' * (workers > 1)}"] = run

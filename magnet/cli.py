@@ -1073,9 +1073,9 @@ def spaces(as_json: bool) -> None:
 def examples(target: str | None) -> None:
     """Show (or copy) the example files that ship with magnet: a cost-model plug-in and its
     datasheet."""
-    from magnet.files import check_writable, make_folder, write_atomic
+    from magnet.files import check_writable, make_folder, shipped, write_atomic
 
-    folder = Path(__file__).resolve().parent / "examples"
+    folder = shipped("cost_models")
     files = sorted(p for p in folder.iterdir() if p.suffix in (".py", ".yaml", ".md"))
     if target is None:
         for p in files:

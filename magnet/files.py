@@ -12,6 +12,8 @@ would keep the last one silently).
 One check of every place an output goes, before any work (``check_writable``, with
 ``refuse_foreign`` for a file of the user's and ``refuse_input`` for a file the command reads)
 and one writer for every result file (reports, exports, mappings): ``write_atomic``.
+One way to find the folders that ship with magnet (``search_spaces``, ``cost_models``):
+``shipped``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import secrets
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -542,3 +544,28 @@ def write_atomic(path: str | Path, data: str | bytes | Iterable[str]) -> Path:
             f"cannot write the file: {exc.strerror or exc}", source=str(path)
         ) from None
     return Path(path)
+
+
+#: The folders that ship with magnet, at the repository's top level beside ``magnet/``: the
+#: built-in search spaces and the example cost-model plug-in. The wheel carries each inside
+#: the package under the same name (pyproject.toml: ``force-include``).
+Shipped = Literal["search_spaces", "cost_models"]
+
+
+def shipped(folder: Shipped) -> Path:
+    """Where the shipped folder ``folder`` is: inside the imported ``magnet`` package when it
+    is there (an installed wheel, into which pyproject.toml's ``force-include`` put it), else
+    beside that package at the top of its source tree (a clone, or an editable install: that
+    puts the source tree on the path, so ``magnet`` is the clone's; the copies hatchling
+    also writes into site-packages for it are never read)."""
+    package = Path(__file__).resolve().parent
+    inside = package / folder
+    if inside.is_dir():
+        return inside
+    root = package.parent
+    if (root / "pyproject.toml").is_file() and (root / folder).is_dir():
+        return root / folder
+    raise MagnetError(
+        f"magnet is installed without its {folder} folder: neither {inside} nor {root / folder} "
+        "exists; install magnet again"
+    )

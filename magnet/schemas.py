@@ -25,7 +25,7 @@ def _models() -> dict[str, tuple[str, type[BaseModel]]]:
     from magnet.workload.loader import NetworkFile
 
     return {
-        "search-space": ("a search space (magnet/spaces/*.yaml: magnet spaces)", SearchSpace),
+        "search-space": ("a search space (search_spaces/*.yaml: magnet spaces)", SearchSpace),
         "arch": ("an architecture as an explicit level tree (levels:, compute:)", ArchFile),
         "network": ("a network file (layers with repeat counts)", NetworkFile),
         "mapping": ("a mapping file (per level: factors, order, spatial)", Mapping),

@@ -37,7 +37,7 @@ from tests.conftest import DATA, REPO
 TINY_ARCH = DATA / "tiny_arch.yaml"  # DRAM -> RF (64 B) -> 2 MACs along x
 TINY_MAPPING = DATA / "tiny_mapping.yaml"  # K=4,C=2,P=4: DRAM {K: 4}; RF {P: 4, C: 2}
 TINY_LAYER = "K=4,C=2,P=4"
-QUICKSTART = REPO / "magnet" / "spaces" / "quickstart.yaml"
+QUICKSTART = REPO / "search_spaces" / "quickstart.yaml"
 
 
 def digest(folder: Path) -> dict[str, str]:

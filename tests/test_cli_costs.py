@@ -12,7 +12,7 @@ from tests.conftest import REPO
 
 LAYER = "K=64,C=64,P=56,Q=56,R=3,S=3"
 MAPPING = str(REPO / "experiments" / "mappings" / "simba-chip_resnet50_res2a_branch2b.yaml")
-PLUGIN = str(REPO / "magnet" / "examples" / "sram_compiler.py") + ":SramCompiler"
+PLUGIN = str(REPO / "cost_models" / "sram_compiler.py") + ":SramCompiler"
 
 
 def _evaluate(*extra: str) -> dict:

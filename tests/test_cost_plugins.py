@@ -246,7 +246,7 @@ def test_a_claimed_component_that_cannot_be_priced_names_plugin_component_and_ac
 
 def test_plugin_file_that_does_not_exist():
     with pytest.raises(MagnetError, match=r"plug-in file not found .*no_such_plugin\.py"):
-        load_cost_model("magnet/examples/no_such_plugin.py:Nope")
+        load_cost_model("cost_models/no_such_plugin.py:Nope")
 
 
 def test_class_not_in_file_lists_the_classes_that_are():
@@ -293,7 +293,7 @@ def test_unknown_names_list_the_allowed_ones():
     assert "unknown cost model 'horowitz-45'; allowed: horowitz45, horowitz45-65nm" in text
     assert "eyeriss-normalized" in text and "FILE.py:CLASS" in text
     with pytest.raises(MagnetError, match="looks like a file"):
-        load_cost_model("magnet/examples/sram_compiler:SramCompiler")  # forgot the .py
+        load_cost_model("cost_models/sram_compiler:SramCompiler")  # forgot the .py
     with pytest.raises(MagnetError, match=r"'table' needs an argument: write table:FILE\.yaml"):
         load_cost_model("table")
     with pytest.raises(MagnetError, match="'eyeriss-normalized' takes no argument"):
@@ -586,8 +586,8 @@ def test_incomplete_grid_is_refused(tmp_path):
 
 
 def test_example_plugin_agrees_with_the_table_model_on_the_same_datasheet(simba):
-    plugin = load_chain("magnet/examples/sram_compiler.py:SramCompiler", simba.technology_nm)
-    table = load_chain("table:magnet/examples/sram_compiler_28nm.yaml", simba.technology_nm)
+    plugin = load_chain("cost_models/sram_compiler.py:SramCompiler", simba.technology_nm)
+    table = load_chain("table:cost_models/sram_compiler_28nm.yaml", simba.technology_nm)
     by_plugin = describe_costs(simba, plugin)
     by_table = describe_costs(simba, table)
     for a, b in zip(by_plugin, by_table, strict=True):
@@ -607,7 +607,7 @@ def test_example_plugin_agrees_with_the_table_model_on_the_same_datasheet(simba)
     # GlobalBuffer: 4 banks of 16 KiB x 256 bits, a datasheet row (11.8 pJ at 28 nm), scaled
     # to 16 nm by the ratio of dynamic-energy factors 0.32 / f(28 nm)
     gb = next(row for row in by_plugin if row["component"] == "GlobalBuffer")
-    sheet = yaml.safe_load((REPO / "magnet" / "examples" / "sram_compiler_28nm.yaml").read_text())
+    sheet = yaml.safe_load((REPO / "cost_models" / "sram_compiler_28nm.yaml").read_text())
     assert sheet["source"].startswith("ILLUSTRATIVE")
     row = next(
         r for r in sheet["sram"]["rows"] if (r["capacity_bytes"], r["width_bits"]) == (16384, 256)
@@ -615,7 +615,7 @@ def test_example_plugin_agrees_with_the_table_model_on_the_same_datasheet(simba)
     f28 = TableCostModel(28).factors.dynamic_energy
     assert gb["energy_pj"]["read"] == pytest.approx(row["read_pj"] * 0.32 / f28, rel=1e-12)
     # bf16 vs fp16 MACs, chosen by the 'format' attribute
-    compiler = load_cost_model("magnet/examples/sram_compiler.py:SramCompiler")
+    compiler = load_cost_model("cost_models/sram_compiler.py:SramCompiler")
     bf16 = Component("MAC", "mac", {"bits": 16, "datatype": "float", "format": "bf16"})
     fp16 = Component("MAC", "mac", {"bits": 16, "datatype": "float"})
     int4 = Component("MAC", "mac", {"bits": 4, "datatype": "int"})

@@ -19,6 +19,7 @@ from magnet.cost import LinkComponent, arch_components, price_arch
 from magnet.cost.lookup import load_cost_model
 from magnet.cost.tables import load_link_table
 from magnet.errors import PluginError
+from magnet.search.design_space import builtin_spaces
 from tests.test_package import _on_package
 
 # K=64,C=32,P=Q=7 split over K on 2 x 2 chiplets (tests/test_package.py, by hand): 8 x 2,048
@@ -243,7 +244,7 @@ def test_an_unknown_kind_on_an_explicit_architecture_names_the_kinds(tmp_path: P
 def test_a_bad_search_space_parameter_is_refused(
     tmp_path: Path, value: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    space = (Path(mg.__file__).parent / "spaces" / "package.yaml").read_text()
+    space = builtin_spaces()["package"].read_text()
     link = "  link: {choices: [grs, ucie-standard, ucie-advanced]}"
     assert link in space
     (tmp_path / "space.yaml").write_text(space.replace(link, f"  link_pj_per_bit: {value}"))

@@ -17,8 +17,8 @@ from tests.conftest import REPO
 
 DATA = REPO / "tests" / "data"
 SHIPPED = {
-    "search-space": sorted((REPO / "magnet" / "spaces").glob("*.yaml")),
-    "datasheet": sorted((REPO / "magnet" / "examples").glob("*.yaml")),
+    "search-space": sorted((REPO / "search_spaces").glob("*.yaml")),
+    "datasheet": sorted((REPO / "cost_models").glob("*.yaml")),
     "dataflow": [DATA / "dataflow" / "pe_ws.yaml", REPO / "experiments/eyeriss-dataflows/nlr.yaml"],
     "mapping": sorted((REPO / "experiments" / "mappings").glob("*.yaml")),
     "mappings": [DATA / "network" / "tiny_mappings.yaml"],
@@ -48,7 +48,7 @@ def test_refused_files_are_refused_by_the_schema_too() -> None:
     bad = yaml.safe_load((DATA / "cost" / "bad_datasheet.yaml").read_text())
     assert errors("datasheet", bad)
     # an unknown search-space field, and an objective given as a number
-    space = yaml.safe_load((REPO / "magnet" / "spaces" / "quickstart.yaml").read_text())
+    space = yaml.safe_load((REPO / "search_spaces" / "quickstart.yaml").read_text())
     assert errors("search-space", {**space, "trails": 10})
     assert errors("search-space", {**space, "objectives": [3]})
 

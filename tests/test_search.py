@@ -95,10 +95,10 @@ def test_bad_spaces_fail_fast_naming_the_field(tmp_path, change, message) -> Non
 
 
 def test_the_shipped_spaces_load() -> None:
-    names = sorted(p.stem for p in (REPO / "magnet" / "spaces").glob("*.yaml"))
+    names = sorted(p.stem for p in (REPO / "search_spaces").glob("*.yaml"))
     assert {"quickstart", "magnet", "simba", "eyeriss", "systolic"} <= set(names)
     for name in names:
-        space = load_space(REPO / "magnet" / "spaces" / f"{name}.yaml")
+        space = load_space(REPO / "search_spaces" / f"{name}.yaml")
         assert space.objectives
 
 

@@ -442,7 +442,7 @@ def test_template_parameters_say_what_the_design_does_with_zeros() -> None:
 def test_a_search_space_workload_takes_densities(tmp_path: Path) -> None:
     from magnet.search.design_space import load_space
 
-    text = (REPO / "magnet" / "spaces" / "quickstart.yaml").read_text()
+    text = (REPO / "search_spaces" / "quickstart.yaml").read_text()
     bad = tmp_path / "bad.yaml"
     bad.write_text(
         text.replace(

@@ -32,8 +32,8 @@ from tests.test_bad_workloads import conv_model, expect, raises, refused
 
 L = "K=16,C=16,P=8,Q=8"
 MAP = ("map", "--arch", "simba-chip", "--layer", L, "--dataflow", "ws")
-QUICKSTART = (REPO / "magnet" / "spaces" / "quickstart.yaml").read_text()
-DATASHEET = (REPO / "magnet" / "examples" / "sram_compiler_28nm.yaml").read_text()
+QUICKSTART = (REPO / "search_spaces" / "quickstart.yaml").read_text()
+DATASHEET = (REPO / "cost_models" / "sram_compiler_28nm.yaml").read_text()
 TIMELOOP = (DATA / "timeloop_conv1d.yaml").read_text()
 TINY_ARCH = (DATA / "tiny_arch.yaml").read_text()
 NINES = "9" * 5000

@@ -360,7 +360,7 @@ def test_an_input_named_like_an_output_is_only_an_input_when_it_is_a_file(tmp_pa
 
 def test_search_never_writes_its_report_over_the_space_or_a_workload(tmp_path: Path) -> None:
     space = tmp_path / "space.html"  # a space file of any name is read as YAML
-    space.write_text((REPO / "magnet" / "spaces" / "quickstart.yaml").read_text())
+    space.write_text((REPO / "search_spaces" / "quickstart.yaml").read_text())
     net = tmp_path / "net.yaml"
     net.write_text("name: n\nlayers:\n  - {name: a, K: 16, C: 16, P: 8, Q: 8}\n")
     inside = tmp_path / "inside.yaml"

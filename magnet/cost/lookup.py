@@ -16,7 +16,7 @@ process (send the spec, not the model, to workers: every process loads it again)
     the same, when the file defines exactly one concrete ``CostModel`` subclass.
 
 A chain is several specs, first first, as a list or one comma-separated string
-(``"magnet/examples/sram_compiler.py:SramCompiler,eyeriss-normalized"``); the built-in table
+(``"cost_models/sram_compiler.py:SramCompiler,eyeriss-normalized"``); the built-in table
 of the architecture's node always comes last (see ``magnet.cost.price_arch``).
 
 Constructors: a model is built with no arguments, except that ``NAME:ARGUMENT`` passes the

@@ -357,7 +357,7 @@ class MacRow(Strict):
 
 
 class Datasheet(Strict):
-    """A ``table:FILE.yaml`` datasheet (see ``magnet/examples/sram_compiler_28nm.yaml``)."""
+    """A ``table:FILE.yaml`` datasheet (see ``cost_models/sram_compiler_28nm.yaml``)."""
 
     name: str = Field(min_length=1)
     source: str = Field(min_length=1)  # where the numbers come from (say if illustrative)

@@ -1,6 +1,6 @@
 """Search spaces: what a design search varies, what it optimises and what it must respect.
 
-A space is a YAML file (the built-in ones, in ``magnet/spaces/``, are also known by name:
+A space is a YAML file (the built-in ones, in ``search_spaces/``, are also known by name:
 ``magnet spaces``)::
 
     name: quickstart
@@ -54,7 +54,7 @@ from pydantic import (
 
 from magnet.cost import NocModel
 from magnet.errors import MagnetError, validation_message
-from magnet.files import no_such_name, path_kind, read_yaml
+from magnet.files import no_such_name, path_kind, read_yaml, shipped
 from magnet.mapper import Budget
 from magnet.strict import Strict
 from magnet.units import Real, Whole, parse_bytes, real_number
@@ -1057,13 +1057,10 @@ def constraint_violations(space: SearchSpace, params: dict[str, Any]) -> list[st
     return broken
 
 
-#: The search spaces that ship with magnet (``magnet spaces``; ``magnet search NAME``).
-BUILTIN_SPACES = Path(__file__).resolve().parents[1] / "spaces"
-
-
 def builtin_spaces() -> dict[str, Path]:
-    """The built-in search spaces by name (``quickstart``, ``magnet``, ...)."""
-    return {p.stem: p for p in sorted(BUILTIN_SPACES.glob("*.yaml"))}
+    """The search spaces that ship with magnet (``search_spaces/*.yaml``; ``magnet spaces``,
+    ``magnet search NAME``) by name (``quickstart``, ``magnet``, ...)."""
+    return {p.stem: p for p in sorted(shipped("search_spaces").glob("*.yaml"))}
 
 
 def space_path(spec: str | Path) -> Path:

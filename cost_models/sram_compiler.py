@@ -4,12 +4,12 @@ Use it without installing anything::
 
     magnet evaluate --arch simba-chip --layer "K=64,C=64,P=56,Q=56,R=3,S=3" \\
         --mapping experiments/mappings/simba-chip_resnet50_res2a_branch2b.yaml \\
-        --cost-model magnet/examples/sram_compiler.py:SramCompiler
+        --cost-model cost_models/sram_compiler.py:SramCompiler
 
 or from Python::
 
     from magnet.cost.lookup import load_cost_model
-    model = load_cost_model("magnet/examples/sram_compiler.py:SramCompiler")
+    model = load_cost_model("cost_models/sram_compiler.py:SramCompiler")
 
 It reads ``sram_compiler_28nm.yaml`` next to this file (ILLUSTRATIVE numbers, not a
 vendor's) and prices
@@ -26,7 +26,7 @@ and declines everything else (register files, DRAM, networks), which the next mo
 chain (finally magnet's built-in table) prices. The datasheet is 28 nm; a component at
 another node is scaled with magnet's built-in node factors (``scaling.yaml``).
 
-The same file also loads as ``--cost-model table:magnet/examples/sram_compiler_28nm.yaml``
+The same file also loads as ``--cost-model table:cost_models/sram_compiler_28nm.yaml``
 (magnet's generic datasheet model); this class is the hand-written equivalent, to show the
 ``CostModel`` contract: ``supports``, ``energy_pj``, ``leakage_mw``, ``area_um2``.
 """
