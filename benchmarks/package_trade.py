@@ -29,7 +29,7 @@ import common
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from magnet.report.figures import metric_title
+from magnet.report.theme import metric_title
 from magnet.search import search
 from magnet.search.study import Study, TrialView
 

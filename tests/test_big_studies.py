@@ -13,8 +13,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from magnet.dashboard.app import FIGURES, create_app
-from magnet.report import figures as F
+from magnet.dashboard.app import create_app
+from magnet.report import study_figures, theme
+from magnet.report.catalog import FIGURES
 from magnet.search import export
 from magnet.search.export import export_chunks
 
@@ -25,25 +26,27 @@ def _numbers(trials) -> list[int]:
 
 def test_a_sample_is_uniform_over_the_study_ordered_and_stable_as_it_grows() -> None:
     trials = [SimpleNamespace(number=n) for n in range(100_000)]
-    picked = _numbers(F.sample(trials, 2000))
+    picked = _numbers(study_figures.sample(trials, 2000))
     assert len(picked) == len(set(picked)) == 2000 and picked == sorted(picked)
     # uniform over the trials (so over a search's course): 200 expected per tenth
     counts = np.histogram(picked, bins=10, range=(0, 100_000))[0]
     assert counts.min() >= 180 and counts.max() <= 220, counts
     # 1,000 trials more: about 2,000 x 1,000 / 101,000 = 20 of the drawn ones give way
     grown = _numbers(
-        F.sample([*trials, *(SimpleNamespace(number=n) for n in range(100_000, 101_000))], 2000)
+        study_figures.sample(
+            [*trials, *(SimpleNamespace(number=n) for n in range(100_000, 101_000))], 2000
+        )
     )
     assert len(set(picked) & set(grown)) >= 1950
     # at most the limit: every trial, as it was
-    assert F.sample(trials[:10], 2000) == trials[:10]
+    assert study_figures.sample(trials[:10], 2000) == trials[:10]
 
 
 def test_steps_keep_the_line_of_a_long_history_and_nothing_else(monkeypatch) -> None:
-    monkeypatch.setattr(F, "MAX_POINTS", 5)
+    monkeypatch.setattr(study_figures, "MAX_POINTS", 5)
     points = [(0, 3.0), (1, 3.0), (2, 2.0), (3, 2.0), (4, 2.0), (5, 1.0), (6, 1.0)]
-    assert F.steps(points) == [(0, 3.0), (2, 2.0), (5, 1.0), (6, 1.0)]
-    assert F.steps(points[:5]) == points[:5]  # within the limit: every point
+    assert study_figures.steps(points) == [(0, 3.0), (2, 2.0), (5, 1.0), (6, 1.0)]
+    assert study_figures.steps(points[:5]) == points[:5]  # within the limit: every point
 
 
 def _drawn(fig: dict, meta: str) -> list[int]:
@@ -58,11 +61,11 @@ def _notes(fig: dict) -> str:
 def test_a_figure_over_the_limit_draws_the_front_and_a_sample_and_says_so(
     small, monkeypatch, kind
 ) -> None:
-    monkeypatch.setattr(F, "MAX_POINTS", 2)
+    monkeypatch.setattr(study_figures, "MAX_POINTS", 2)
     front = {t.number for t in small.pareto_front()}
     others = {t.number for t in small.feasible()} - front
     assert len(others) > 2  # the shared study has more feasible designs off its front
-    fig = F.figure_json(FIGURES[kind].make(small, {}))
+    fig = theme.figure_json(FIGURES[kind].make(small, {}))
     drawn = set(_drawn(fig, "front") + _drawn(fig, "feasible"))
     assert front <= drawn  # every front design
     assert len(drawn - front) == 2  # and MAX_POINTS of the others
@@ -70,19 +73,19 @@ def test_a_figure_over_the_limit_draws_the_front_and_a_sample_and_says_so(
 
 
 def test_parallel_and_timeline_over_the_limit_say_what_they_draw(small, monkeypatch) -> None:
-    monkeypatch.setattr(F, "MAX_POINTS", 2)
+    monkeypatch.setattr(study_figures, "MAX_POINTS", 2)
     front = {t.number for t in small.pareto_front()}
-    fig = F.figure_json(F.parallel(small))
+    fig = theme.figure_json(study_figures.parallel(small))
     lines = len(fig["data"][0]["dimensions"][0]["values"])
     assert lines == len(front) + 2
-    timeline = F.figure_json(FIGURES["timeline"].make(small, {}))
+    timeline = theme.figure_json(FIGURES["timeline"].make(small, {}))
     bars = sum(len(trace["customdata"]) for trace in timeline["data"])
     assert bars == 2 and "2 of " in _notes(timeline)
 
 
 def test_an_ecdf_over_the_limit_runs_through_evenly_spaced_ranks(small, monkeypatch) -> None:
-    monkeypatch.setattr(F, "MAX_POINTS", 3)
-    fig = F.figure_json(FIGURES["ecdf"].make(small, {}))
+    monkeypatch.setattr(study_figures, "MAX_POINTS", 3)
+    fig = theme.figure_json(FIGURES["ecdf"].make(small, {}))
     line = next(t for t in fig["data"] if t.get("meta") == "ecdf")
     n = len([t for t in small.feasible() if t.values])
     # ranks 0, (n - 1) / 2 and n - 1: the first, the middle and the last design
@@ -91,7 +94,7 @@ def test_an_ecdf_over_the_limit_runs_through_evenly_spaced_ranks(small, monkeypa
 
 
 def test_within_the_limit_a_figure_draws_every_design(small) -> None:
-    fig = F.figure_json(FIGURES["front"].make(small, {}))
+    fig = theme.figure_json(FIGURES["front"].make(small, {}))
     feasible = {t.number for t in small.feasible()}
     assert feasible <= set(_drawn(fig, "front") + _drawn(fig, "feasible"))
     assert "sample" not in _notes(fig)

@@ -588,10 +588,10 @@ def test_a_sampled_figure_draws_the_front_and_says_what_it_samples(
 ) -> None:
     # a report written with room for 2 designs off the front per figure, opened in Chromium:
     # the markers drawn and the note on the figure are what the user sees
-    from magnet.report import figures as F
+    from magnet.report import study_figures
 
     study = load_study("small", storage)
-    monkeypatch.setattr(F, "MAX_POINTS", 2)
+    monkeypatch.setattr(study_figures, "MAX_POINTS", 2)
     path = write_report(study, tmp_path / "sampled.html")
     front = study.pareto_front()
     others = len(study.feasible()) - len(front)

@@ -17,8 +17,7 @@ import pytest
 
 from magnet.dashboard.app import CSP
 from magnet.report import explore as E
-from magnet.report import figures as F
-from magnet.report import write_report
+from magnet.report import study_figures, theme, write_report
 from magnet.report.design_page import design_figures, design_view
 from magnet.report.html import ASSETS, json_script, plotly_js, plotly_js_version
 from magnet.search import load_study
@@ -102,12 +101,12 @@ def test_study_page_draws_every_figure(server, watched, storage) -> None:
     watched.ready(server + "/studies/small")
     front2d = drawn(page, "#front2d")
     assert front2d["markers"] == markers(study, x, y), front2d
-    front = {F.dataflow_colors(study)[t.dataflow] for t in study.pareto_front()}
+    front = {theme.dataflow_colors(study)[t.dataflow] for t in study.pareto_front()}
     front3d = drawn(page, "#front3d", colors=tuple(front))
     assert all(front3d["gl_colors"][c] > 0 for c in front), front3d  # each dataflow's markers
     hypervolume = drawn(page, "#hypervolume")
     assert (hypervolume["markers"], hypervolume["lines"]) == (len(study.hypervolume_history()), 1)
-    scores = F.importances(study)
+    scores = study_figures.importances(study)
     assert drawn(page, "#importance")["bars"] == sum(
         1 for s in scores.values() for v in s.values() if v
     )
@@ -189,7 +188,7 @@ def page_of(figures: dict) -> str:
 
 
 def test_other_kinds_of_trace_draw_under_the_policy(watched) -> None:
-    figures = {k: F.figure_json(go.Figure(trace)) for k, (trace, _) in KINDS.items()}
+    figures = {k: theme.figure_json(go.Figure(trace)) for k, (trace, _) in KINDS.items()}
     files = {
         "/": ("text/html", page_of(figures)),
         "/plotly.js": ("text/javascript", plotly_js()),
@@ -235,7 +234,7 @@ def test_a_package_design_page_draws_its_nop_and_splits(browser, tmp_path) -> No
     (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
     journal = str(tmp_path / "s.journal")
     trial = search(tmp_path / "space.yaml", n_trials=1, storage=journal).feasible()[0]
-    nop = _rgb(F.CATEGORY_COLORS["nop"])
+    nop = _rgb(theme.CATEGORY_COLORS["nop"])
     with test_dashboard.dashboard(journal) as url:
         w = Watched(browser)
         try:
@@ -259,7 +258,7 @@ def test_a_chip_design_page_draws_no_nop(server, watched, storage) -> None:
     watched.ready(f"{server}/studies/small/trials/{trial.number}")
     assert drawn(watched.page, "[data-figure='category']")["bars"] > 0
     gd = watched.page.locator("[data-figure='category']")
-    nop = _rgb(F.CATEGORY_COLORS["nop"])
+    nop = _rgb(theme.CATEGORY_COLORS["nop"])
     assert gd.evaluate(BARS_OF_COLOR, nop) == 0
 
 

@@ -28,7 +28,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from magnet.cli import main
 from magnet.dashboard import create_app
 from magnet.dashboard.store import Store
-from magnet.report import figures as F
+from magnet.report import study_figures, theme
 from magnet.search import load_study, search
 from magnet.search.driver import summary_lines
 from magnet.search.storage import open_storage
@@ -476,11 +476,11 @@ def test_a_dataflow_has_one_colour_in_every_study(tmp_path) -> None:
         storage=str(tmp_path / "s.journal"),
         study="b",
     )
-    assert F.dataflow_colors(a) == F.dataflow_colors(b)
-    assert len(set(F.dataflow_colors(a).values())) == 2
+    assert theme.dataflow_colors(a) == theme.dataflow_colors(b)
+    assert len(set(theme.dataflow_colors(a).values())) == 2
     for flow in ("free", "ws", "os", "is", "rs", "os-local-ws", "ws-local-os"):
-        assert F.dataflow_color(flow) == F.DATAFLOW_COLORS[flow]
-    assert len(set(F.DATAFLOW_COLORS.values())) == len(F.DATAFLOW_COLORS)
+        assert theme.dataflow_color(flow) == theme.DATAFLOW_COLORS[flow]
+    assert len(set(theme.DATAFLOW_COLORS.values())) == len(theme.DATAFLOW_COLORS)
 
 
 def test_designs_without_values_are_counted_on_the_front(tmp_path) -> None:
@@ -497,7 +497,7 @@ def test_designs_without_values_are_counted_on_the_front(tmp_path) -> None:
     study = search(path, n_trials=12, storage=str(tmp_path / "s.journal"), study="clocks")
     refused = [t for t in study.trials() if t.status == "infeasible" and not t.values]
     assert refused
-    fig = F.figure_json(F.front_2d(study))
+    fig = theme.figure_json(study_figures.front_2d(study))
     notes = [a["text"] for a in fig["layout"].get("annotations", [])]
     assert any(n.startswith(f"{len(refused)} design(s) without values") for n in notes)
 
@@ -569,14 +569,14 @@ def test_sizes_are_printed_in_binary_units(tmp_path) -> None:
 def test_importance_is_computed_again_every_tenth_more_and_bounded() -> None:
     # 10, 11, 12, 13, 14, 15, 16 (round(16.5) = 16, to even), 18, ...: the largest not above
     # the count
-    assert F.importance_slice(9) == slice(0, 0)
-    assert F.importance_slice(10) == slice(0, 10, 1)
-    assert F.importance_slice(17) == slice(0, 16, 1)
-    assert F.importance_slice(18) == slice(0, 18, 1)
-    k = F.importance_slice(1722).stop  # 10 * 1.1^n rounded at each step, up to 1722
+    assert study_figures.importance_slice(9) == slice(0, 0)
+    assert study_figures.importance_slice(10) == slice(0, 10, 1)
+    assert study_figures.importance_slice(17) == slice(0, 16, 1)
+    assert study_figures.importance_slice(18) == slice(0, 18, 1)
+    k = study_figures.importance_slice(1722).stop  # 10 * 1.1^n rounded at each step, up to 1722
     steps = [10]
     while round(steps[-1] * 1.1) <= 1722:
         steps.append(round(steps[-1] * 1.1))
     assert k == steps[-1] and k > 1722 / 1.1 - 1
-    chosen = range(1722)[F.importance_slice(1722)]
-    assert len(chosen) <= F.MAX_IMPORTANCE_TRIALS and chosen.step == -(-k // 400)
+    chosen = range(1722)[study_figures.importance_slice(1722)]
+    assert len(chosen) <= study_figures.MAX_IMPORTANCE_TRIALS and chosen.step == -(-k // 400)

@@ -19,7 +19,7 @@ import yaml
 import magnet as mg
 from magnet.cost.contract import OVERHEAD_NOTES
 from magnet.model.network_result import LayerMappings
-from magnet.report import figures as F
+from magnet.report import breakdowns, theme
 from magnet.report.design_page import (
     OLD_RECORD,
     build_arch,
@@ -179,7 +179,7 @@ def test_an_older_record_says_what_it_lacks(small) -> None:
 def test_roofline_points_and_roofs_come_from_the_record(small) -> None:
     for t in small.pareto_front():
         record = t.records[0]
-        fig = F.figure_json(F.roofline(record))
+        fig = theme.figure_json(breakdowns.roofline(record))
         points = sorted(
             (x, y, tr["meta"])
             for tr in fig["data"]
@@ -209,7 +209,7 @@ def test_roofline_points_and_roofs_come_from_the_record(small) -> None:
 
 def test_roofline_hover_escapes_layer_names(storage) -> None:
     study = load_study(XSS, storage)
-    fig = F.figure_json(F.roofline(study.pareto_front()[0].records[0]))
+    fig = theme.figure_json(breakdowns.roofline(study.pareto_front()[0].records[0]))
     hover = " ".join(h for tr in fig["data"] for h in tr.get("hovertext") or [])
     assert "&lt;img src=x onerror=alert(2)&gt;" in hover and XSS_LAYER not in hover
     assert "MACs per DRAM byte" in hover and "TOPS" in hover
@@ -239,7 +239,9 @@ def test_breakdowns_have_linear_and_log_buttons(small) -> None:
         linear, log = (relayout(layout, b["args"][0]) for b in menu["buttons"])
         assert log["yaxis"]["type"] == "log" and log["barmode"] == "group"
         assert linear["yaxis"]["type"] == "linear" and linear["barmode"] == "stack"
-        assert F.LOG_NOTE in log["title"]["text"] and F.STACKED_NOTE in linear["title"]["text"]
+        assert (
+            theme.LOG_NOTE in log["title"]["text"] and theme.STACKED_NOTE in linear["title"]["text"]
+        )
         assert layout["title"]["text"] == linear["title"]["text"]
     # the hover of a part keeps its share of the whole, on either axis
     for tr in figures["layers-0"]["data"][:2]:
@@ -250,13 +252,13 @@ def test_design_comparison_reads_records_and_has_log_buttons(small, monkeypatch)
     evaluation = importlib.import_module("magnet.model.evaluate")
     monkeypatch.setattr(evaluation, "evaluate_batch", None)  # pricing would fail
     a, b = small.pareto_front()[:2]
-    _, by_cat = F.compare_designs([("a", a), ("b", b)], ["energy_pj"])
-    layout = F.figure_json(by_cat)["layout"]
+    _, by_cat = breakdowns.compare_designs([("a", a), ("b", b)], ["energy_pj"])
+    layout = theme.figure_json(by_cat)["layout"]
     (menu,) = layout["updatemenus"]
     log = relayout(layout, menu["buttons"][1]["args"][0])
     assert log["yaxis"]["type"] == "log" and log["barmode"] == "group"  # grouped already
-    assert F.GROUPED_NOTES[1] in log["title"]["text"]
-    for trace, t in zip(F.figure_json(by_cat)["data"], (a, b), strict=True):
+    assert theme.GROUPED_NOTES[1] in log["title"]["text"]
+    for trace, t in zip(theme.figure_json(by_cat)["data"], (a, b), strict=True):
         cats = t.records[0]["energy_pj_by_category"]
         assert trace["y"] == [cats[c] for c in trace["x"]]
 
@@ -392,16 +394,16 @@ def test_a_package_design_shows_its_chiplets_split_and_nop(tmp_path) -> None:
         "WeightBuffer"
     }
     assert "<td>WeightBuffer</td>" in page
-    first = f'<div class="v">{F.fmt(record["first_latency_s"] * 1e3)} ms</div>'
+    first = f'<div class="v">{theme.fmt(record["first_latency_s"] * 1e3)} ms</div>'
     assert first + '<div class="k">first batch (' in page
     # the NoP is a category of the breakdown (a package's links), drawn in its own colour
-    bars = F.energy_by_category(trial.records)
+    bars = breakdowns.energy_by_category(trial.records)
     nop = [t for t in bars.data if t.name == "nop"]
-    assert nop and nop[0].marker.color == F.CATEGORY_COLORS["nop"] and nop[0].y[0] > 0
+    assert nop and nop[0].marker.color == theme.CATEGORY_COLORS["nop"] and nop[0].y[0] > 0
 
 
 def test_a_chip_has_no_nop_in_its_breakdown(small) -> None:
     t = small.pareto_front()[0]
     assert t.records[0]["energy_pj_by_category"]["nop"] == 0
-    assert "nop" not in [trace.name for trace in F.energy_by_category(t.records).data]
+    assert "nop" not in [trace.name for trace in breakdowns.energy_by_category(t.records).data]
     assert "split across chiplets" not in body(design_view(small, t))

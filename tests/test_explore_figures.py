@@ -17,7 +17,7 @@ import yaml
 
 from magnet.errors import PluginError
 from magnet.report import explore as E
-from magnet.report.figures import esc, figure_json, fmt
+from magnet.report.theme import esc, figure_json, fmt
 from magnet.search import SearchFailed, load_study, search
 from magnet.search.design_space import space_from_data
 from magnet.search.job import DesignJob, evaluate_design

@@ -844,7 +844,7 @@ def test_the_report_and_the_dashboard_show_post_processing_rows(post_study, tmp_
     from starlette.testclient import TestClient
 
     from magnet.dashboard import create_app
-    from magnet.report.figures import roofline
+    from magnet.report.breakdowns import roofline
     from magnet.report.html import render_report
 
     study, root = post_study

@@ -14,8 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from magnet.cli import main
-from magnet.report import figures as F
-from magnet.report import write_report
+from magnet.report import breakdowns, study_figures, theme, write_report
 from magnet.report.design_page import design_figures, design_view, safe_file_name
 from magnet.report.html import plotly_js
 from magnet.search import load_study, search
@@ -38,7 +37,7 @@ def limited(tmp_path_factory):
 
 
 def front_numbers(fig) -> list[int]:
-    data = F.figure_json(fig)["data"]
+    data = theme.figure_json(fig)["data"]
     return sorted(n for t in data if t.get("meta") == "front" for n in t["customdata"])
 
 
@@ -46,7 +45,7 @@ def front_numbers(fig) -> list[int]:
 def test_front_2d_highlights_the_front_by_dataflow(small) -> None:
     front = small.pareto_front()
     for x, y in (("energy_pj", "latency_cycles"), ("latency_cycles", "area_mm2")):
-        fig = F.figure_json(F.front_2d(small, x, y))
+        fig = theme.figure_json(study_figures.front_2d(small, x, y))
         traces = {t["meta"]: t for t in fig["data"] if t["meta"] != "front"}
         fronts = [t for t in fig["data"] if t["meta"] == "front"]
         assert sorted(n for t in fronts for n in t["customdata"]) == sorted(t.number for t in front)
@@ -86,21 +85,25 @@ def test_front_2d_highlights_the_front_by_dataflow(small) -> None:
 def test_infeasible_designs_show_their_reason(limited) -> None:
     infeasible = [t for t in limited.trials() if t.status == "infeasible" and t.values]
     assert infeasible, "the limit should make some design infeasible"
-    fig = F.figure_json(F.front_2d(limited, "energy_pj", "area_mm2"))
+    fig = theme.figure_json(study_figures.front_2d(limited, "energy_pj", "area_mm2"))
     trace = next(t for t in fig["data"] if t["meta"] == "infeasible")
     assert sorted(trace["customdata"]) == sorted(t.number for t in infeasible)
     assert all("outside the limit area_mm2&lt;=0.21" in h for h in trace["hovertext"])
-    assert front_numbers(F.front_2d(limited)) == sorted(t.number for t in limited.pareto_front())
+    assert front_numbers(study_figures.front_2d(limited)) == sorted(
+        t.number for t in limited.pareto_front()
+    )
 
 
 def test_front_3d_hypervolume_parallel(small) -> None:
-    assert front_numbers(F.front_3d(small)) == sorted(t.number for t in small.pareto_front())
-    fig = F.figure_json(F.front_3d(small))
+    assert front_numbers(study_figures.front_3d(small)) == sorted(
+        t.number for t in small.pareto_front()
+    )
+    fig = theme.figure_json(study_figures.front_3d(small))
     assert fig["layout"]["scene"]["zaxis"]["title"]["text"] == "area_mm2"
-    hv = F.figure_json(F.hypervolume(small))["data"][0]
+    hv = theme.figure_json(study_figures.hypervolume(small))["data"][0]
     assert hv["x"] == [n for n, _ in small.hypervolume_history()]
     assert hv["y"][-1] == pytest.approx(small.hypervolume())
-    par = F.figure_json(F.parallel(small, "latency_cycles"))["data"][0]
+    par = theme.figure_json(study_figures.parallel(small, "latency_cycles"))["data"][0]
     labels = [d["label"] for d in par["dimensions"]]
     assert labels[:4] == ["vector_width", "vector_units", "weight_collector", "accum_collector"]
     assert "dataflow" in labels and labels[-3:] == [f"log10 {o}" for o in small.objectives]
@@ -110,16 +113,16 @@ def test_front_3d_hypervolume_parallel(small) -> None:
 
 
 def test_importance_per_objective(small, storage) -> None:
-    scores = F.importances(small)
+    scores = study_figures.importances(small)
     assert scores is not None and set(scores) == set(small.objectives)
     for s in scores.values():
         assert set(s) <= {*small.space.ranges(), "dataflow"}
         assert sum(s.values()) == pytest.approx(1.0)
-    fig = F.figure_json(F.importance(small))
+    fig = theme.figure_json(study_figures.importance(small))
     assert [t["name"] for t in fig["data"]] == small.objectives
     few = load_study(XSS, storage)
-    assert F.importances(few) is None
-    text = F.figure_json(F.importance(few))["layout"]["annotations"][0]["text"]
+    assert study_figures.importances(few) is None
+    text = theme.figure_json(study_figures.importance(few))["layout"]["annotations"][0]["text"]
     assert "importance needs at least 10 feasible designs" in text
 
 
@@ -153,7 +156,9 @@ def test_design_figures_add_up(small) -> None:
 
 def test_comparisons(small, storage) -> None:
     other = load_study(XSS, storage)
-    fig = F.figure_json(F.compare_fronts([small, other], "energy_pj", "latency_cycles"))
+    fig = theme.figure_json(
+        study_figures.compare_fronts([small, other], "energy_pj", "latency_cycles")
+    )
     assert [t["meta"]["study"] for t in fig["data"]] == ["small", XSS]
     # per study, the feasible designs no other of its designs beats on these two objectives,
     # as a step line from the lowest energy
@@ -168,15 +173,15 @@ def test_comparisons(small, storage) -> None:
     assert fig["data"][0]["line"]["shape"] == "hv"
     assert fig["data"][1]["name"] == "&lt;script&gt;alert(1)&lt;/script&gt;"
     a, b = small.pareto_front()[:2]
-    bars, by_cat = F.compare_designs([("a", a), ("b", b)], ["energy_pj", "area_mm2"])
-    bars = F.figure_json(bars)
+    bars, by_cat = breakdowns.compare_designs([("a", a), ("b", b)], ["energy_pj", "area_mm2"])
+    bars = theme.figure_json(bars)
     assert [t["y"][0] for t in bars["data"]] == [
         a.metrics["energy_pj"],
         a.metrics["area_mm2"],
         b.metrics["energy_pj"],
         b.metrics["area_mm2"],
     ]
-    assert [t["name"] for t in F.figure_json(by_cat)["data"]] == ["a", "b"]
+    assert [t["name"] for t in theme.figure_json(by_cat)["data"]] == ["a", "b"]
 
 
 def test_safe_file_names() -> None:

@@ -40,7 +40,6 @@ import threading
 import typing
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -57,8 +56,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from magnet.dashboard.store import NotFound, Refused, Store, clip, whole_number
 from magnet.errors import MagnetError
 from magnet.perf import paused_gc
-from magnet.report import explore as E
-from magnet.report import figures as F
+from magnet.report import breakdowns, explore, study_figures, theme
+from magnet.report.catalog import FIGURES, FigureKind
 from magnet.report.design_page import (
     DesignView,
     design_figures,
@@ -103,47 +102,6 @@ EVERY_MAX_SECONDS = 86400
 Endpoint = Callable[[Request], Any]  # a Response, or a coroutine of one
 
 
-@dataclass(frozen=True)
-class FigureKind:
-    """A figure of /api/studies/NAME/figures/KIND: how it is made from the study and the
-    query, what the query may hold (``objective`` or ``param`` values, by name) and which of
-    its values must differ (the x and y of a front or a contour)."""
-
-    make: Callable[..., Any]
-    query: tuple[tuple[str, str], ...] = ()
-    distinct: tuple[str, ...] = ()
-    #: What the figure depends on, if not every change of the study (kept while it is equal)
-    basis: Callable[[Study], Any] | None = None
-
-
-OBJECTIVE = (("objective", "objective"),)
-FIGURES: dict[str, FigureKind] = {
-    "front": FigureKind(
-        lambda s, q: F.front_2d(s, q.get("x"), q.get("y")),
-        (("x", "objective"), ("y", "objective")),
-        ("x", "y"),
-    ),
-    "front3d": FigureKind(
-        lambda s, q: F.front_3d(s, [q.get("x"), q.get("y"), q.get("z")]),
-        (("x", "objective"), ("y", "objective"), ("z", "objective")),
-        ("x", "y", "z"),
-    ),
-    "hypervolume": FigureKind(lambda s, q: F.hypervolume(s)),
-    "parallel": FigureKind(lambda s, q: F.parallel(s, q.get("color")), (("color", "objective"),)),
-    "importance": FigureKind(
-        lambda s, q: F.importance(s),
-        basis=lambda s: tuple(t.number for t in F.importance_basis(s)),
-    ),
-    "history": FigureKind(lambda s, q: E.history(s, q.get("objective")), OBJECTIVE),
-    "slices": FigureKind(lambda s, q: E.slices(s, q.get("objective")), OBJECTIVE),
-    "contour": FigureKind(
-        lambda s, q: E.contour(s, q.get("objective"), q.get("x"), q.get("y")),
-        (*OBJECTIVE, ("x", "param"), ("y", "param")),
-        ("x", "y"),
-    ),
-    "ecdf": FigureKind(lambda s, q: E.ecdf(s)),
-    "timeline": FigureKind(lambda s, q: E.timeline(s)),
-}
 #: Study names a browser takes for "here" and "up" in a URL path, however they are encoded.
 DOT_SEGMENTS = (".", "..")
 #: What a path as sent keeps unencoded when it is routed (``RawPath``): RFC 3986's path
@@ -291,7 +249,7 @@ class Dashboard:
     def study_page(self, request: Request) -> Response:
         """``/studies/NAME``: a study's fronts, hypervolume, parameters and trials."""
         study = self.study(request)
-        varied = E.varied_params(study)
+        varied = explore.varied_params(study)
         rows = page_size(request.query_params, "rows", "rows (per page of the table)")
         return self.page(
             "study.html", study=study, summary=self.summary(study), varied=varied, rows=rows
@@ -366,8 +324,8 @@ class Dashboard:
             metrics += [o for o in study.objectives if o not in metrics]
         metrics += [m for m in ("edp", "tops_per_w", "utilization") if m not in metrics]
         labelled = [(f"#{t.number} {s.name}", t) for s, t in chosen]
-        bars, by_cat = F.compare_designs(labelled, metrics)
-        figures = {"metrics": F.figure_json(bars), "category": F.figure_json(by_cat)}
+        bars, by_cat = breakdowns.compare_designs(labelled, metrics)
+        figures = {"metrics": theme.figure_json(bars), "category": theme.figure_json(by_cat)}
         return self.page(
             "compare.html", mode="designs", chosen=chosen, metrics=metrics, figures=figures
         )
@@ -398,7 +356,7 @@ class Dashboard:
         figures, reference, rows = {}, None, []
         if studies:
             if len(axes) > 1:
-                figures["fronts"] = F.figure_json(F.compare_fronts(studies, x, y))
+                figures["fronts"] = theme.figure_json(study_figures.compare_fronts(studies, x, y))
             reference, volumes = common_hypervolumes(studies)
             rows = [
                 {**self.summary(s), "common_hypervolume": v}
@@ -572,7 +530,7 @@ class Dashboard:
         query = self.figure_query(study, kind, request)
 
         def make() -> dict[str, Any]:
-            fig = F.figure_json(kind.make(study, query))
+            fig = theme.figure_json(kind.make(study, query))
             # the user's zoom, camera and legend choices survive live updates of one view
             fig["layout"]["uirevision"] = f"{name}?" + "&".join(
                 f"{k}={v}" for k, v in sorted(query.items())
@@ -597,7 +555,7 @@ class Dashboard:
     def figure_query(study: Study, kind: FigureKind, request: Request) -> dict[str, str]:
         """The query of a figure, each value checked against the study (400 if unknown)."""
         check_query(request, [key for key, _ in kind.query])
-        allowed = {"objective": study.objectives, "param": E.varied_params(study)}
+        allowed = {"objective": study.objectives, "param": explore.varied_params(study)}
         query = {}
         for key, what in kind.query:
             value = request.query_params.get(key)

@@ -257,7 +257,7 @@ class DesignView:
 def param_rows(study: Study, trial: TrialView) -> list[ParamRow]:
     """The parameters of ``trial`` (the trial's, then the space's fixed ones) as the page
     prints them: sizes in bytes in binary units, the exact count in ``title``."""
-    from magnet.report.figures import fmt
+    from magnet.report.theme import fmt
 
     sizes = size_params(study.space.template)
     fixed = study.space.fixed()
@@ -420,20 +420,20 @@ def design_view(study: Study, trial: TrialView) -> DesignView:
 def design_figures(view: DesignView) -> dict[str, Any]:
     """The design's figures as JSON data: category, level, operand, area, and per workload
     its layers (``layers-0``, ...) and roofline (``roofline-0``, ...)."""
-    from magnet.report import figures as F
+    from magnet.report import breakdowns, theme
 
     records = [w.record for w in view.workloads]
     if not records:
         return {}
     out = {
-        "category": F.energy_by_category(records),
-        "level": F.energy_by_level(records),
-        "operand": F.energy_by_operand(
+        "category": breakdowns.energy_by_category(records),
+        "level": breakdowns.energy_by_level(records),
+        "operand": breakdowns.energy_by_operand(
             [(w.record.get("network", str(w.index)), w.operands) for w in view.workloads]
         ),
-        "area": F.area(records[0]),
+        "area": breakdowns.area(records[0]),
     }
     for w in view.workloads:
-        out[f"layers-{w.index}"] = F.layers(w.record)
-        out[f"roofline-{w.index}"] = F.roofline(w.record)
-    return {k: F.figure_json(v) for k, v in out.items()}
+        out[f"layers-{w.index}"] = breakdowns.layers(w.record)
+        out[f"roofline-{w.index}"] = breakdowns.roofline(w.record)
+    return {k: theme.figure_json(v) for k, v in out.items()}

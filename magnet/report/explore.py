@@ -23,28 +23,30 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from magnet.report.figures import (
-    INFEASIBLE_COLOR,
-    LEGEND_BELOW,
-    PALETTE,
-    _axis_type,
+from magnet.report.study_figures import (
     _groups,
-    _layout,
     _param_order,
-    dataflow_colors,
-    empty,
-    esc,
-    fmt,
     hover,
     infeasible_with,
-    metric_title,
-    note,
     ranks,
     sample,
     sample_infeasible,
     sample_note,
     sample_off_front,
     step_at,
+)
+from magnet.report.theme import (
+    INFEASIBLE_COLOR,
+    LEGEND_BELOW,
+    PALETTE,
+    _axis_type,
+    _layout,
+    dataflow_colors,
+    empty,
+    esc,
+    fmt,
+    metric_title,
+    note,
 )
 from magnet.search.study import Study, TrialView
 

@@ -13,7 +13,6 @@ import datetime as _dt
 import json
 import re
 from functools import cache, lru_cache
-from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -72,7 +71,7 @@ def json_script(data: Any) -> Markup:
 
 def cell_text(value: Any) -> str:
     """A value as a table cell prints it: blank for None, else as ``figures.fmt`` does."""
-    from magnet.report.figures import fmt as number
+    from magnet.report.theme import fmt as number
 
     return "" if value is None else number(value)
 
@@ -178,30 +177,18 @@ def reasons(study: Study) -> list[tuple[str, int, int]]:
 
 
 def study_figures(study: Study) -> dict[str, Any]:
-    """The study's figures as JSON: a front per pair of objectives, 3-D, hypervolume,
-    importance, the history of each objective, ECDF, slices, a contour, the timeline and
-    parallel coordinates."""
-    from magnet.report import explore as E
-    from magnet.report import figures as F
+    """The study's figures as JSON, each instance of each figure a report draws
+    (``catalog.FIGURES``), and, for one objective, a note where the front would be."""
+    from magnet.report import theme
+    from magnet.report.catalog import FIGURES
 
     out: dict[str, Any] = {}
-    for x, y in combinations(study.objectives, 2):
-        out[f"front:{x}:{y}"] = F.front_2d(study, x, y)
-    if len(study.objectives) == 1:
-        out["single"] = F.empty("one objective: see the best design below", "Pareto front")
-    if len(study.objectives) >= 3:
-        out["front3d"] = F.front_3d(study)
-    out["hypervolume"] = F.hypervolume(study)
-    out["importance"] = F.importance(study)
-    for objective in study.objectives:
-        out[f"history:{objective}"] = E.history(study, objective)
-    out["ecdf"] = E.ecdf(study)
-    out["slices"] = E.slices(study)
-    if len(E.varied_params(study)) >= 2:
-        out["contour"] = E.contour(study)
-    out["timeline"] = E.timeline(study)
-    out["parallel"] = F.parallel(study)
-    return {k: F.figure_json(v) for k, v in out.items()}
+    for name, kind in FIGURES.items():
+        for key, query in kind.in_report(study):
+            out[key] = kind.make(study, query)
+        if name == "front" and len(study.objectives) == 1:
+            out["single"] = theme.empty("one objective: see the best design below", "Pareto front")
+    return {k: theme.figure_json(v) for k, v in out.items()}
 
 
 #: Report figures drawn when they come into view (the others when the report opens).

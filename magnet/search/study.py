@@ -90,7 +90,7 @@ class TrialView:
     #: recorded (studies made before magnet recorded it, a trial the driver failed).
     worker: str | None = None
     _records: str | None = None
-    #: What figures show of the trial, made once (``magnet.report.figures.hover``).
+    #: What figures show of the trial, made once (``magnet.report.study_figures.hover``).
     hover_text: str | None = field(default=None, repr=False, compare=False)
 
     @property
