@@ -30,14 +30,13 @@ Numbers, forms and calibrations are worked out in ``magnet/cost/tables/README.md
 from __future__ import annotations
 
 from magnet.cost.contract import CostModel
-from magnet.cost.lookup import _register
 from magnet.cost.models.datasheet import Datasheet, DatasheetCostModel, loglog_interpolate
 from magnet.cost.models.eyeriss_normalized import EyerissNormalized
 from magnet.cost.models.horowitz import AT_NODES, Horowitz45
 from magnet.cost.models.sram_analytical import SramAnalytical
-from magnet.registry import BUILT_IN
 
-#: The built-in cost models by registered name, in the order ``magnet costs --list`` shows.
+#: The built-in cost models by name, in the order ``magnet costs --list`` shows them
+#: (``magnet.cost.lookup.COST_MODELS`` registers them when it is first used).
 BUILTIN: dict[str, type[CostModel]] = {
     "horowitz45": Horowitz45,
     **AT_NODES,
@@ -59,6 +58,3 @@ __all__ = [
     "SramAnalytical",
     "loglog_interpolate",
 ]
-
-for _name, _model in BUILTIN.items():
-    _register(_name, _model, None, origin=BUILT_IN)
