@@ -1,15 +1,22 @@
 """Plug-ins by name: one mechanism for cost models, mappers and templates.
 
-Every kind of plug-in keeps a ``Registry``: built-ins (registered when the kind is first
-used), names registered from Python, and (per kind) installed entry points. Each entry is a
-``Plugin`` with one *identity*: ``module:qualname@digest``, the digest a hash of the class's
-source (a file plug-in: of the file), so that two plug-ins that share a name, or two versions
-of one plug-in re-registered in a notebook, never share cached results.
+Every kind of plug-in keeps a ``Registry``: built-ins, names registered from Python, and
+(per kind) installed entry points. Each entry is a ``Plugin`` with one *identity*:
+``module:qualname@digest``, the digest a hash of the class's source (a file plug-in: of the
+file), so that two plug-ins that share a name, or two versions of one plug-in re-registered
+in a notebook, never share cached results.
 
 A design search sends every user-registered plug-in a job needs *with the job* (by value:
 Ray pickles a class defined in a notebook with its code); the worker ``install``s it, so a
 registration made in the driver reaches every worker, and a worker's caches are keyed by the
 identity.
+
+Built-ins load one way for every kind: a ``Registry`` is given the module that holds them,
+whose ``BUILTIN`` maps each name to its plug-in, and imports it when the kind is first used
+(so that the module may import the kind's own module, as a plug-in does, without a cycle),
+handing each to the kind's ``adopt``: the checks a plug-in of the kind passes, which add it.
+A kind that names an entry-point group loads the installed entry points the same way, after
+the built-ins (cost models read theirs lazily, by name: ``magnet.cost.lookup``).
 
 Re-registering a name that was registered from Python replaces it (a notebook cell run
 again); a built-in or entry-point name cannot be taken.
@@ -20,6 +27,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
+import importlib.metadata
 import inspect
 import signal
 import sys
@@ -75,19 +84,45 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-class Registry:
-    """The plug-ins of one kind by name (see the module docstring)."""
+#: How a kind takes in a plug-in: ``adopt(name, obj, origin)`` checks ``obj`` as a plug-in of
+#: the kind, adds it (``Registry.add``) and returns the name it was added as (a mapper and a
+#: template name themselves; ``name`` is the ``BUILTIN`` key or the entry point's name).
+Adopt = Callable[[str, Any, str], str]
 
-    def __init__(self, kind: str, load_builtins: Callable[[Registry], None]):
+
+class Registry:
+    """The plug-ins of one kind by name (see the module docstring): the built-ins of the
+    module ``builtins`` (its ``BUILTIN``, name -> plug-in) and, with ``entry_points``, the
+    entry points of that group, each taken in by ``adopt``, when the kind is first used."""
+
+    def __init__(
+        self, kind: str, builtins: str, adopt: Adopt, *, entry_points: str | None = None
+    ) -> None:
         self.kind = kind
-        self._load_builtins = load_builtins
+        self.builtins = builtins
+        self.entry_points = entry_points
+        self._adopt = adopt
         self._entries: dict[str, Plugin] = {}
         self._loaded = False
 
     def _ensure_loaded(self) -> None:
-        if not self._loaded:
-            self._loaded = True
-            self._load_builtins(self)
+        if self._loaded:
+            return
+        self._loaded = True
+        builtin: dict[str, Any] = importlib.import_module(self.builtins).BUILTIN
+        for name, obj in builtin.items():
+            added = self._adopt(name, obj, BUILT_IN)
+            if added != name:
+                raise RuntimeError(
+                    f"{self.builtins}.BUILTIN lists the {self.kind} {added!r} as {name!r}"
+                )
+        if self.entry_points is None:
+            return
+        for ep in importlib.metadata.entry_points(group=self.entry_points):
+            label = f"{self.kind} entry point {ep.name!r} ({ep.value})"
+            with plugin_errors(self.kind, ep, "being imported", label=label):
+                loaded = ep.load()
+            self._adopt(ep.name, loaded, ENTRY_POINT)
 
     def add(
         self, name: str, obj: Any, *, origin: str = REGISTERED, description: str = ""

@@ -17,6 +17,7 @@ import yaml
 from click.testing import CliRunner
 
 import magnet.cli
+import magnet.cli.shared
 from magnet.search import search, space_from_data, workers
 from magnet.search.job import DesignJob, DesignResult
 from tests.conftest import DATA
@@ -77,7 +78,7 @@ def test_the_allocator_is_tuned_by_the_command_line_and_by_workers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls: list[str] = []
-    monkeypatch.setattr(magnet.cli, "tune_allocator", lambda: calls.append("cli") or True)
+    monkeypatch.setattr(magnet.cli.shared, "tune_allocator", lambda: calls.append("cli") or True)
     monkeypatch.setattr(workers, "tune_allocator", lambda: calls.append("worker") or True)
     assert CliRunner().invoke(magnet.cli.main, ["schema"]).exit_code == 0
     assert calls == ["cli"]

@@ -85,13 +85,15 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
 # ---- the registry ------------------------------------------------------------------------
-def _load_builtins(registry: Registry) -> None:
-    import magnet.cost.models  # noqa: F401  (registers the built-in models on import)
+def _adopt(name: str, cls: Any, origin: str) -> str:
+    """A built-in model (``magnet.registry.Adopt``), checked as a registered one is."""
+    _register(name, cls, None, origin=origin)
+    return name
 
 
-#: Cost models by name (``magnet.registry``): built-ins and names registered from Python;
-#: entry points are read lazily by ``load_cost_model``.
-COST_MODELS = Registry("cost-model", _load_builtins)
+#: Cost models by name (``magnet.registry``): built-ins (``magnet.cost.models.BUILTIN``) and
+#: names registered from Python; entry points are read lazily by ``load_cost_model``.
+COST_MODELS = Registry("cost-model", "magnet.cost.models", _adopt)
 _ENTRY_POINTS: dict[str, list[importlib.metadata.EntryPoint]] | None = None
 
 

@@ -26,7 +26,6 @@ the entry-point group ``magnet.mappers``.
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import inspect
 import math
 import time
@@ -53,7 +52,7 @@ from magnet.model.evaluate import (
     overflow_message,
 )
 from magnet.model.records import LayerRecord, MapperStats
-from magnet.registry import BUILT_IN, ENTRY_POINT, Registry, plugin_errors
+from magnet.registry import Registry, plugin_errors
 from magnet.strict import Public
 from magnet.units import check_seed, real_number, whole_number
 from magnet.workload.dims import Operand
@@ -513,22 +512,17 @@ def _why_no_mapping(space: Space, tracker: Tracker) -> str:
 
 
 # ---- the registry --------------------------------------------------------------------------
-def _load_builtins(registry: Registry) -> None:
-    """The built-in mappers, then those installed distributions offer."""
-    from magnet.mapper.mappers import BUILTIN
-
-    for builtin in BUILTIN:
-        registry.add(builtin.name, builtin, origin=BUILT_IN)
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        label = f"mapper entry point {ep.name!r} ({ep.value})"
-        with plugin_errors("mapper", ep, "being imported", label=label):
-            loaded = ep.load()
-        cls = _checked(loaded)
-        registry.add(cls.name, cls, origin=ENTRY_POINT)
+def _adopt(name: str, cls: Any, origin: str) -> str:
+    """A built-in mapper or an installed one (``magnet.registry.Adopt``): a ``Mapper``
+    subclass, registered by its own ``name``."""
+    checked = _checked(cls)
+    MAPPERS.add(checked.name, checked, origin=origin)
+    return checked.name
 
 
-#: Mappers by name (``magnet.registry``).
-MAPPERS = Registry("mapper", _load_builtins)
+#: Mappers by name (``magnet.registry``): the built-ins (``magnet.mapper.mappers.BUILTIN``),
+#: then those installed distributions offer, and names registered from Python.
+MAPPERS = Registry("mapper", "magnet.mapper.mappers", _adopt, entry_points=ENTRY_POINT_GROUP)
 
 
 def _checked(cls: Any) -> type[Mapper[Any]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -201,7 +202,11 @@ class FastMapper(Mapper[FastOptions]):
                 break
 
 
-BUILTIN = (FastMapper, ExhaustiveMapper, RandomMapper)
+#: The built-in mappers by name (``magnet.mapper.mapper.MAPPERS`` registers them when it is
+#: first used).
+BUILTIN: dict[str, type[Mapper[Any]]] = {
+    cls.name: cls for cls in (FastMapper, ExhaustiveMapper, RandomMapper)
+}
 
 _HASH = np.random.default_rng(12345).random((4, 32, NUM_DIMS))
 

@@ -17,7 +17,6 @@ entry-point group ``magnet.templates``.
 
 from __future__ import annotations
 
-import importlib.metadata
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
@@ -40,7 +39,7 @@ from magnet.errors import (
     MagnetError,
     validation_message,
 )
-from magnet.registry import BUILT_IN, ENTRY_POINT, REGISTERED, Registry, plugin_errors
+from magnet.registry import REGISTERED, Registry, plugin_errors
 from magnet.strict import Strict
 from magnet.units import Real, Whole, parse_bytes, real_number
 
@@ -339,20 +338,16 @@ def template_dataflow(template: Template[Any], arch: Arch, name: str) -> Dataflo
 
 
 # ---- the registry --------------------------------------------------------------------------
-def _load_builtins(registry: Registry) -> None:
-    from magnet.templates import BUILTIN
-
-    for cls in BUILTIN.values():
-        _register(cls, origin=BUILT_IN)
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        label = f"template entry point {ep.name!r} ({ep.value})"
-        with plugin_errors("template", ep, "being imported", label=label):
-            loaded = ep.load()
-        _register(loaded, origin=ENTRY_POINT)
+def _adopt(name: str, template: Any, origin: str) -> str:
+    """A built-in template or an installed one (``magnet.registry.Adopt``), registered by its
+    own ``name``."""
+    return _register(template, origin=origin).name
 
 
-#: Templates by name (``magnet.registry``); each entry's object is the template instance.
-TEMPLATES = Registry("template", _load_builtins)
+#: Templates by name (``magnet.registry``): the built-ins (``magnet.templates.BUILTIN``), then
+#: those installed distributions offer, and names registered from Python; each entry's object
+#: is the template instance.
+TEMPLATES = Registry("template", "magnet.templates", _adopt, entry_points=ENTRY_POINT_GROUP)
 
 
 @checked_call
