@@ -10,6 +10,7 @@ The public API, in the order data flows through it::
     result = mg.evaluate(net, arch, dataflow="os-local-ws") # maps every distinct layer
     result.energy_pj, result.latency_cycles, result.energy_pj_by_category
     result.record()                                         # a NetworkRecord (--json)
+    mg.read_record(json.loads(text))                        # a record of any version, upgraded
 
     design = mg.design(arch, "ws", cost_model="horowitz45") # priced once, passed inward
     outcome = mg.map_layer(mg.parse_layer("K=64,C=64,P=56,Q=56,R=3,S=3"), design,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     )
     from magnet.mapping import Mapping
     from magnet.model.network_result import LayerMappings, NetworkResult
-    from magnet.model.records import SCHEMA_VERSION, LayerRecord, NetworkRecord
+    from magnet.model.records import SCHEMA_VERSION, LayerRecord, NetworkRecord, read_record
     from magnet.search import load_study, search
     from magnet.templates import Template, dataflow_for, load_arch, register_template
     from magnet.workload.layer import (
@@ -125,6 +126,7 @@ __all__ = [
     "matmul",
     "parse_layer",
     "price_arch",
+    "read_record",
     "register_cost_model",
     "register_mapper",
     "register_template",
@@ -151,7 +153,7 @@ _HOMES: dict[str, str] = {
         ),
         ("magnet.mapping", "Mapping"),
         ("magnet.model.network_result", "LayerMappings NetworkResult"),
-        ("magnet.model.records", "SCHEMA_VERSION LayerRecord NetworkRecord"),
+        ("magnet.model.records", "SCHEMA_VERSION LayerRecord NetworkRecord read_record"),
         ("magnet.search", "load_study search"),
         ("magnet.templates", "Template dataflow_for load_arch register_template"),
         (

@@ -6,6 +6,7 @@ design the same way (``mg.templates.package(...)`` like ``mg.templates.simba(...
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import re
 from collections.abc import Callable
@@ -574,6 +575,10 @@ GOOD: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
         {"data": {"template": "simba"}, "source": "s"},
     ),
     "templates.get_template": (mg.templates.get_template, {"name": "simba", "source": None}),
+    "read_record": (
+        mg.read_record,
+        {"data": json.loads((DATA / "records" / "v3.json").read_text())},
+    ),
 }
 #: What an adversarial caller tries for any argument.
 SPOILERS = [None, 0, -1, 1.5, NAN, INF, True, "", "x", [], {}, [None], 2**100, object()]

@@ -384,7 +384,7 @@ def test_study_page_shows_exactly_the_front_and_a_click_opens_the_design(
     for key in ("category", "level", "operand", "area", "layers-0"):
         assert page.evaluate(f"document.querySelector('[data-figure=\"{key}\"]').data.length") > 0
     ys = page.evaluate("document.querySelector('[data-figure=\"category\"]').data.map(t => t.y[0])")
-    assert math.fsum(ys) == pytest.approx(record["energy_pj"], rel=1e-9)
+    assert math.fsum(ys) == pytest.approx(record.energy_pj, rel=1e-9)
     assert "<< MAC >>" in page.locator("pre.loop-nest").first.text_content()
     assert f"magnet evaluate --arch trial-{trial.number}.yaml" in page.content()
     assert watched.errors == []

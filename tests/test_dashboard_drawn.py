@@ -245,8 +245,8 @@ def test_a_package_design_page_draws_its_nop_and_splits(browser, tmp_path) -> No
             assert gd.evaluate(BARS_OF_COLOR, nop) == 1  # one workload
             w.page.locator("summary", has_text="Layers").click()
             assert w.page.locator("th", has_text="split").is_visible()
-            for row in trial.records[0]["layers"]:
-                split = "x".join(f"{d}{f}" for d, f in row["partition"].items()) or "-"
+            for row in trial.records[0].layers:
+                split = "x".join(f"{d}{f}" for d, f in (row.partition or {}).items()) or "-"
                 assert w.page.locator("td.mono", has_text=split).first.is_visible()
         finally:
             w.close()

@@ -70,7 +70,7 @@ def older(trial):
     """``trial`` as magnet wrote it before records kept operands and roofs (version 3)."""
     records = [
         {**{k: v for k, v in r.items() if k not in NEW_FIELDS}, "schema_version": 3}
-        for r in trial.records
+        for r in trial.stored_records()
     ]
     return dataclasses.replace(trial, _records=pack(records))
 
@@ -104,15 +104,16 @@ def test_stored_operand_energy_adds_up_to_the_access_energy(small) -> None:
     assert trials
     for t in trials:
         for r in t.records:
-            ops = r["energy_pj_by_operand"]
-            levels = list(r["energy_pj_by_level"])
+            ops = r.energy_pj_by_operand
+            assert ops is not None
+            levels = list(r.energy_pj_by_level)
             assert list(ops) == levels[:-1]  # every storage level; the MACs (last) have none
             access = math.fsum(pj for by_op in ops.values() for pj in by_op.values())
-            cats = r["energy_pj_by_category"]
+            cats = r.energy_pj_by_category
             assert access == pytest.approx(cats["memory"] + cats["dram"], rel=1e-12)
             assert math.fsum(ops["DRAM"].values()) == pytest.approx(cats["dram"], rel=1e-12)
             for level, by_op in ops.items():
-                assert math.fsum(by_op.values()) <= r["energy_pj_by_level"][level] * (1 + 1e-12)
+                assert math.fsum(by_op.values()) <= r.energy_pj_by_level[level] * (1 + 1e-12)
 
 
 def test_record_roofs_are_the_templates_numbers(small) -> None:
@@ -122,8 +123,8 @@ def test_record_roofs_are_the_templates_numbers(small) -> None:
         p = get_template("simba").Params(**template_params(small, t))
         record = t.records[0]
         macs = p.vector_width * p.vector_units * p.pe_rows * p.pe_cols
-        assert record["peak_macs_per_cycle"] == macs
-        assert record["dram_bytes_per_cycle"] == pytest.approx(p.dram_gb_per_s / p.clock_ghz)
+        assert record.peak_macs_per_cycle == macs
+        assert record.dram_bytes_per_cycle == pytest.approx(p.dram_gb_per_s / p.clock_ghz)
 
 
 def test_records_grow_little(small) -> None:
@@ -131,7 +132,7 @@ def test_records_grow_little(small) -> None:
     # add a few floats per network, none per layer: about 210 bytes packed on this 2-layer
     # network (+12 %) as on ResNet-18 (+6 %, 3,750 -> 3,970 bytes)
     for t in small.feasible():
-        now, before = pack(t.records), pack(older(t).records)
+        now, before = pack(t.stored_records()), pack(older(t).stored_records())
         assert len(now) - len(before) <= 300 * len(t.records), (len(now), len(before))
 
 
@@ -150,7 +151,7 @@ def test_a_design_view_reads_no_workload_and_prices_nothing(moved, monkeypatch) 
     view = design_view(moved, t)
     figures = design_figures(view)
     w = view.workloads[0]
-    assert w.operands == t.records[0]["energy_pj_by_operand"] and w.operands_note is None
+    assert w.operands == t.records[0].energy_pj_by_operand and w.operands_note is None
     shown = {tr["name"]: tr["y"] for tr in figures["operand"]["data"]}
     for level_index, level in enumerate(w.operands):
         for op, pj in w.operands[level].items():
@@ -188,12 +189,12 @@ def test_roofline_points_and_roofs_come_from_the_record(small) -> None:
         )
         # intensity: MACs per DRAM byte; throughput: MACs per cycle; of one repeat each
         expected = sorted(
-            (r["macs"] / r["dram_bytes"], r["macs"] / r["latency_cycles"], f"layers:{r['bound']}")
-            for r in record["layers"]
-            if r["dram_bytes"] > 0
+            (r.macs / r.dram_bytes, r.macs / r.latency_cycles, f"layers:{r.bound}")
+            for r in record.layers
+            if r.dram_bytes is not None and r.dram_bytes > 0
         )
         assert points == expected
-        peak, bandwidth = record["peak_macs_per_cycle"], record["dram_bytes_per_cycle"]
+        peak, bandwidth = record.peak_macs_per_cycle, record.dram_bytes_per_cycle
         roofs = {tr["meta"]: tr for tr in fig["data"] if tr["meta"].startswith("roof:")}
         ridge = peak / bandwidth  # where the memory roof meets the compute roof
         assert roofs["roof:compute"]["y"] == [peak, peak]
@@ -259,7 +260,7 @@ def test_design_comparison_reads_records_and_has_log_buttons(small, monkeypatch)
     assert log["yaxis"]["type"] == "log" and log["barmode"] == "group"  # grouped already
     assert theme.GROUPED_NOTES[1] in log["title"]["text"]
     for trace, t in zip(theme.figure_json(by_cat)["data"], (a, b), strict=True):
-        cats = t.records[0]["energy_pj_by_category"]
+        cats = t.records[0].energy_pj_by_category
         assert trace["y"] == [cats[c] for c in trace["x"]]
 
 
@@ -340,8 +341,8 @@ def test_pages_print_sizes_in_human_units_with_the_exact_count(small) -> None:
         each = lvl.capacity_bits // 8
         assert rows[lvl.name]["capacity"] == {"text": human_bytes(each), "title": exact_bytes(each)}
         assert f'title="{exact_bytes(each)}">{human_bytes(each)}</span>' in page
-    for row in t.records[0]["layers"]:  # the layer table's DRAM bytes
-        assert f'title="{exact_bytes(row["dram_bytes"])}">{human_bytes(row["dram_bytes"])}<' in page
+    for row in t.records[0].layers:  # the layer table's DRAM bytes
+        assert f'title="{exact_bytes(row.dram_bytes)}">{human_bytes(row.dram_bytes)}<' in page
 
 
 def test_no_uncore_the_overheads_explained(small, storage) -> None:
@@ -350,7 +351,7 @@ def test_no_uncore_the_overheads_explained(small, storage) -> None:
     from magnet.dashboard import create_app
 
     t = small.pareto_front()[0]
-    overheads = [k for k in t.records[0]["area_mm2_by_component"] if k in OVERHEAD_NOTES]
+    overheads = [k for k in t.records[0].area_mm2_by_component if k in OVERHEAD_NOTES]
     assert overheads, "the built-in tables price overheads"
     with TestClient(create_app(storage), base_url="http://127.0.0.1") as client:
         pages = [
@@ -380,21 +381,19 @@ def test_a_package_design_shows_its_chiplets_split_and_nop(tmp_path) -> None:
     trial = study.feasible()[0]
     record = trial.records[0]
     chiplets = 2 * trial.params["chiplets_y"]
-    assert record["chiplets"] == chiplets and record["schema_version"] == 9
+    assert record.chiplets == chiplets and record.schema_version == 9
     page = body(design_view(study, trial))
     assert f'<div class="v">{chiplets}</div><div class="k">chiplets (' in page
     assert '<th title="dimensions split across chiplets">split</th>' in page
-    for row in record["layers"]:  # each layer's split, as K2 or K2xC2, or - on one chiplet
-        split = "x".join(f"{d}{f}" for d, f in row["partition"].items()) or "-"
+    for row in record.layers:  # each layer's split, as K2 or K2xC2, or - on one chiplet
+        split = "x".join(f"{d}{f}" for d, f in (row.partition or {}).items()) or "-"
         assert f'<td class="mono">{split}</td>' in page
     # where each layer's weights live across a stream of images, and the first image's time
     # when some stay (the small network's weights fit the chiplets' weight buffers)
     assert "weights at</th>" in page
-    assert {row["weights_at"] for row in record["layers"] if row["kind"] == "conv"} == {
-        "WeightBuffer"
-    }
+    assert {row.weights_at for row in record.layers if row.kind == "conv"} == {"WeightBuffer"}
     assert "<td>WeightBuffer</td>" in page
-    first = f'<div class="v">{theme.fmt(record["first_latency_s"] * 1e3)} ms</div>'
+    first = f'<div class="v">{theme.fmt(record.first_latency_s * 1e3)} ms</div>'
     assert first + '<div class="k">first batch (' in page
     # the NoP is a category of the breakdown (a package's links), drawn in its own colour
     bars = breakdowns.energy_by_category(trial.records)
@@ -404,6 +403,128 @@ def test_a_package_design_shows_its_chiplets_split_and_nop(tmp_path) -> None:
 
 def test_a_chip_has_no_nop_in_its_breakdown(small) -> None:
     t = small.pareto_front()[0]
-    assert t.records[0]["energy_pj_by_category"]["nop"] == 0
+    assert t.records[0].energy_pj_by_category["nop"] == 0
     assert "nop" not in [trace.name for trace in breakdowns.energy_by_category(t.records).data]
     assert "split across chiplets" not in body(design_view(small, t))
+
+
+# ---- a record of an older version, stored with a trial ------------------------------------
+def test_a_stored_record_of_an_older_version_shows_what_it_lacks(
+    storage, tmp_path, browser
+) -> None:
+    # two trials added to a copy of the shared studies, their records the frozen ones of
+    # versions 1 and 3 (tests/data/records): read through read_record, each design page
+    # (the dashboard's and the report's) says what its record lacks, and draws the rest
+    import html as markup
+    import json
+
+    import optuna
+    from starlette.testclient import TestClient
+
+    from magnet.dashboard import create_app
+
+    db = tmp_path / "studies.db"
+    shutil.copy(storage.removeprefix("sqlite:///"), db)
+    url = f"sqlite:///{db}"
+    stored = optuna.load_study(study_name="small", storage=url)
+    minimize = [d == optuna.study.StudyDirection.MINIMIZE for d in stored.directions]
+    done = [t.values for t in stored.trials if t.values is not None]
+    best = [(min if m else max)(v[i] for v in done) for i, m in enumerate(minimize)]
+    numbers = {}
+    # two designs of the front (a design proposed again is shown once), each better than
+    # every design on every objective, neither better than the other: both on the front
+    for model, (name, first) in zip(stored.best_trials, (("v1", 0.5), ("v3", 0.6)), strict=False):
+        data = json.loads((DATA / "records" / f"{name}.json").read_text())
+        shares = [first, 1.1 - first] + [0.5] * (len(best) - 2)
+        values = [v * s if m else v / s for v, s, m in zip(best, shares, minimize, strict=True)]
+        stored.add_trial(
+            optuna.trial.create_trial(
+                params=model.params,
+                distributions=model.distributions,
+                values=values,
+                # its records: the frozen file, packed as a search stores it
+                user_attrs={
+                    **model.user_attrs,
+                    "magnet": {**model.user_attrs["magnet"], "records": pack([data])},
+                },
+                system_attrs=model.system_attrs,
+            )
+        )
+        numbers[name] = stored.trials[-1].number
+    assert len(numbers) == 2
+    study = load_study("small", url)
+    lacks = {
+        "v1": [
+            f"Access energy by level and operand, alexnet: {OLD_RECORD}.",
+            f"DRAM bytes and off-chip operands per layer (the roofline): {OLD_RECORD}.",
+            f"Each layer's kind (all are MAC layers): {OLD_RECORD}.",
+            f"The design's chiplets, its NoP bytes and each layer's split: {OLD_RECORD}.",
+        ],
+        "v3": [
+            f"Access energy by level and operand, alexnet: {OLD_RECORD}.",
+            f"The design's roofs (the roofline shows the layers alone): {OLD_RECORD}.",
+            f"Each layer's kind (all are MAC layers): {OLD_RECORD}.",
+            f"The design's chiplets, its NoP bytes and each layer's split: {OLD_RECORD}.",
+        ],
+    }
+    report = markup.unescape(render_report(study))
+    with TestClient(create_app(url), base_url="http://127.0.0.1") as client:
+        for name, number in numbers.items():
+            t = study.trial(number)
+            assert t.stored_records()[0]["schema_version"] == int(name[1:])
+            (record,) = t.records
+            assert record.schema_version == mg.SCHEMA_VERSION and record.network == "alexnet"
+            response = client.get(f"/studies/small/trials/{number}")
+            assert response.status_code == 200
+            page = markup.unescape(response.text)
+            for note in lacks[name]:
+                assert f'<p class="note">{note}</p>' in page, note
+                assert note in report, note
+            assert f"design-{number}-roofline-0" in report
+            figures = design_figures(design_view(study, t))
+            assert figures["operand"]["layout"]["annotations"][0]["text"] == OLD_RECORD
+            assert figures["category"]["data"] and figures["layers-0"]["data"]
+            roof = figures["roofline-0"]
+            if name == "v1":
+                text = roof["layout"]["annotations"][0]["text"]
+                assert text == f"DRAM bytes per layer: {OLD_RECORD}"
+            else:
+                assert f"roofs: {OLD_RECORD}" in roof["layout"]["title"]["text"]
+                assert not [tr for tr in roof["data"] if str(tr.get("meta")).startswith("roof:")]
+                assert [tr for tr in roof["data"] if str(tr.get("meta")).startswith("layers:")]
+            # the mappings it stored, for --mapping-file, one per MAC layer
+            maps = yaml.safe_load(
+                client.get(f"/studies/small/trials/{number}/mappings/0.yaml").text
+            )
+            assert list(maps["layers"]) == [row.name for row in record.layers]
+    # a record of a later version than this magnet's: refused, saying so, on its page alone
+    model = stored.best_trials[-1]
+    newer = {**json.loads((DATA / "records" / "v9.json").read_text()), "schema_version": 10}
+    stored.add_trial(
+        optuna.trial.create_trial(
+            params=model.params,
+            distributions=model.distributions,
+            values=model.values,
+            user_attrs={
+                **model.user_attrs,
+                "magnet": {**model.user_attrs["magnet"], "records": pack([newer])},
+            },
+            system_attrs=model.system_attrs,
+        )
+    )
+    app = create_app(url)
+    with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+        page = markup.unescape(client.get(f"/studies/small/trials/{stored.trials[-1].number}").text)
+        assert "a record of version 10, written by a newer magnet" in page
+        assert client.get(f"/studies/small/trials/{numbers['v1']}").status_code == 200
+    with dashboard(url) as base:
+        w = Watched(browser)
+        try:
+            for number in numbers.values():
+                w.ready(f"{base}/studies/small/trials/{number}")
+                for key in ("category", "level", "area", "layers-0"):
+                    sel = f"[data-figure='{key}']"
+                    assert w.page.evaluate(f'document.querySelector("{sel}").data.length') > 0
+            assert w.errors == []
+        finally:
+            w.close()

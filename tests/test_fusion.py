@@ -141,21 +141,23 @@ def test_a_search_can_fuse_its_package_designs(tmp_path) -> None:
     records = [t.records[0] for t in study.feasible()]
     assert records
     for record in records:  # the plan taken, its stages and their tiles, on all 2 chiplets
-        stages = record["pipeline"]
-        assert sum(s["chiplets"] for s in stages) == 2 and all(s["tiles"] >= 1 for s in stages)
+        stages = record.pipeline
+        assert stages is not None
+        assert sum(s.chiplets for s in stages) == 2 and all(s.tiles >= 1 for s in stages)
     # the design page lists the stages, with their groups and tiles when fused
     from magnet.report.design_page import design_view
     from tests.test_design_page import body
 
     trial = study.feasible()[0]
     page = body(design_view(study, trial))
-    stages = trial.records[0]["pipeline"]
-    fused = any(s["tiles"] > 1 for s in stages)
+    stages = trial.records[0].pipeline
+    assert stages is not None
+    fused = any(s.tiles > 1 for s in stages)
     head = "fused stage (depth-first)" if fused else "pipeline stage"
     assert f"<th>{head}</th>" in page
     assert ('<th class="num">tiles</th>' in page) == fused
     for s in stages:
-        assert f"<td>{s['first']} .. {s['last']}</td>" in page
+        assert f"<td>{s.first} .. {s.last}</td>" in page
 
 
 def test_fused_groups_run_one_after_another(monkeypatch) -> None:

@@ -200,14 +200,16 @@ def test_a_search_can_pipeline_its_package_designs(tmp_path) -> None:
     # two chiplets: stages of the layers in order (conv, fc) on all of them, a batch every
     # slowest stage's time
     two = records[2]
-    stages = two["pipeline"]
-    assert stages[0]["first"] == "conv" and stages[-1]["last"] == "fc"
-    assert sum(s["chiplets"] for s in stages) == 2 and sum(s["layers"] for s in stages) == 2
+    stages = two.pipeline
+    assert stages is not None
+    assert stages[0].first == "conv" and stages[-1].last == "fc"
+    assert sum(s.chiplets for s in stages) == 2 and sum(s.layers for s in stages) == 2
     # the interval: the slowest stage, or the shared DRAM's time for the batch's traffic
-    dram_cycles = math.ceil(two["dram_bytes"] / two["dram_bytes_per_cycle"] - 1e-9)
-    interval = max(max(s["latency_cycles"] for s in two["pipeline"]), dram_cycles)
-    assert two["images_per_s"] == pytest.approx(two["clock_ghz"] * 1e9 / interval, rel=1e-9)
-    assert records[1]["pipeline"] is None  # one chip: layer after layer
+    assert two.dram_bytes is not None and two.dram_bytes_per_cycle is not None
+    dram_cycles = math.ceil(two.dram_bytes / two.dram_bytes_per_cycle - 1e-9)
+    interval = max(max(s.latency_cycles for s in stages), dram_cycles)
+    assert two.images_per_s == pytest.approx(two.clock_ghz * 1e9 / interval, rel=1e-9)
+    assert records[1].pipeline is None  # one chip: layer after layer
     # the design page lists the stages
     from magnet.report.design_page import design_view
     from tests.test_design_page import body
@@ -216,7 +218,7 @@ def test_a_search_can_pipeline_its_package_designs(tmp_path) -> None:
     page = body(design_view(study, trial))
     assert "<th>pipeline stage</th>" in page
     for s in stages:
-        assert f"<td>{s['first']} .. {s['last']}</td>" in page
+        assert f"<td>{s.first} .. {s.last}</td>" in page
 
 
 def test_the_stages_share_the_links_from_dram(monkeypatch) -> None:

@@ -748,7 +748,7 @@ def test_an_older_record_without_kinds_still_renders(small) -> None:
             "schema_version": 5,
             "layers": [{k: v for k, v in row.items() if k not in new} for row in r["layers"]],
         }
-        for r in trial.records
+        for r in trial.stored_records()
     ]
     old = dataclasses.replace(trial, _records=pack(records))
     page = body(design_view(small, old))
@@ -867,7 +867,7 @@ def test_the_report_and_the_dashboard_show_post_processing_rows(post_study, tmp_
     args += [str(root / "net.yaml"), "--mapping-file", str(tmp_path / "maps.yaml"), "--json"]
     out = CliRunner().invoke(main, args)
     assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["energy_pj"] == pytest.approx(record["energy_pj"], rel=1e-9)
+    assert json.loads(out.stdout)["energy_pj"] == pytest.approx(record.energy_pj, rel=1e-9)
     # the roofline draws the MAC layers (a post-processing layer has no MACs) and says so
     fig = roofline(record)
     drawn = sum(len(trace.x) for trace in fig.data if trace.name.endswith("-bound layers"))
@@ -918,8 +918,8 @@ def test_a_search_space_skips_unpriced_operators_only_when_asked(tmp_path: Path)
             assert re.search(cause, out.stderr), out.stderr
     (trial,) = mg.load_study("small", str(journal)).pareto_front()
     (record,) = trial.records
-    assert record["skipped_ops"] == {"Pow": 1}
-    assert [row["name"] for row in record["layers"]] == ["conv"]
+    assert record.skipped_ops == {"Pow": 1}
+    assert [row.name for row in record.layers] == ["conv"]
 
 
 # ---- what the README says the layers change --------------------------------------------------

@@ -132,20 +132,21 @@ def test_design_figures_add_up(small) -> None:
     record = t.records[0]
     figs = design_figures(view)
     cat = figs["category"]["data"]
-    assert math.fsum(tr["y"][0] for tr in cat) == pytest.approx(record["energy_pj"], rel=1e-9)
+    assert math.fsum(tr["y"][0] for tr in cat) == pytest.approx(record.energy_pj, rel=1e-9)
     level = figs["level"]["data"]
-    assert math.fsum(tr["y"][0] for tr in level) == pytest.approx(record["energy_pj"], rel=1e-9)
+    assert math.fsum(tr["y"][0] for tr in level) == pytest.approx(record.energy_pj, rel=1e-9)
     area = figs["area"]["data"][0]
-    assert math.fsum(area["y"]) == pytest.approx(record["area_mm2"], rel=1e-9)
+    assert math.fsum(area["y"]) == pytest.approx(record.area_mm2, rel=1e-9)
     layers = figs["layers-0"]["data"]
     energy = [tr for tr in layers if tr["yaxis"] in ("y", None) and tr["type"] == "bar"]
-    assert math.fsum(v for tr in energy for v in tr["y"]) == pytest.approx(record["energy_pj"])
+    assert math.fsum(v for tr in energy for v in tr["y"]) == pytest.approx(record.energy_pj)
     # the operands, as stored, stay within each level's energy (test_design_page.py: more)
     ops = view.workloads[0].operands
-    assert ops == record["energy_pj_by_operand"] and view.workloads[0].operands_note is None
+    assert ops is not None
+    assert ops == record.energy_pj_by_operand and view.workloads[0].operands_note is None
     for lvl, by_op in ops.items():
         assert set(by_op) <= {"weights", "inputs", "outputs"}
-        assert math.fsum(by_op.values()) <= record["energy_pj_by_level"][lvl] * (1 + 1e-9)
+        assert math.fsum(by_op.values()) <= record.energy_pj_by_level[lvl] * (1 + 1e-9)
     assert "<< MAC >>" in view.workloads[0].loop_nests[0]["loop_nest"]
     assert view.workloads[0].command.startswith(
         f"magnet evaluate --arch trial-{t.number}.yaml --workload tests/data/search/small_net.yaml"

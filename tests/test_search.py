@@ -109,7 +109,8 @@ def test_a_small_search_ends_with_a_mutually_non_dominated_front(storage) -> Non
     assert_mutually_non_dominated(study)
     # every trial stores its full record: the dashboard needs no re-evaluation
     t = study.pareto_front()[0]
-    record = mg.NetworkRecord(**t.records[0])
+    record = mg.NetworkRecord(**t.stored_records()[0])  # stored at the current version
+    assert t.records == [record]
     assert record.energy_pj == pytest.approx(t.values["energy_pj"])
     assert set(record.energy_pj_by_category) == set(CATEGORIES)
     assert record.mappings  # a mapping per distinct layer shape

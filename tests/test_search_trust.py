@@ -280,8 +280,8 @@ def _math_pj_and_macs(study) -> dict[str, tuple[float, float]]:
     for t in study.trials("ok"):
         record = t.records[0]
         out[json.dumps(t.params, sort_keys=True)] = (
-            record["energy_pj_by_category"]["math"],
-            record["macs"] * (record["voltage_v"] / nominal_voltage(16)) ** 2,
+            record.energy_pj_by_category["math"],
+            record.macs * (record.voltage_v / nominal_voltage(16)) ** 2,
         )
     return out
 

@@ -447,7 +447,7 @@ class PipelineResult(NetworkResult):
                 "tops": tops,
                 "tops_per_mm2": None if area is None else tops / area,
                 "power_w": rec.energy_pj * 1e-12 / interval_s,
-                "nop_bytes": rec.nop_bytes
+                "nop_bytes": (rec.nop_bytes or 0.0)
                 + (sum(self.handover_bits) + sum(self.approach_bits)) / 8,
                 "pipeline": stages,
             }

@@ -52,19 +52,38 @@ zeros; None: every MAC) and ``zeros_saved`` (what each way the design handles ze
 the layer: ``compute``, ``accesses``, ``formats``, each the energy and cycles of the same
 mapping without it less those with it; None when nothing is sparse); a row's and a
 network's the same (a network's summed over its layers and their repeats).
+
+Reading a stored record (``read_record``): a record of any version from 1 on is upgraded,
+one version at a time (``magnet.model.record_upgrades``), to the current one, then
+validated. What a version adds is filled in where an older record determines it (a version-1
+network's clock, from its cycles and seconds; a layer's ``bound``, from its bottleneck; a
+network's ``images_per_s``, from its batch and latency; the post-processing unit's category,
+0 before there was one; every layer dense before version 9) and otherwise is None, which
+the field's docstring says is "not in a record older than version N": the reader shows
+``OLD_RECORD`` there. The energy categories of an older record are as it wrote them: no
+``clock`` and ``control`` before version 2 (they are in ``math``, ``memory`` and
+``static``), no ``nop`` before version 5 (a version-4 package's links are in ``network``).
+A record of a later version than ``SCHEMA_VERSION``, or of none, is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, ValidationError
 
+from magnet.arguments import checked_call
+from magnet.errors import MagnetError, validation_message
+from magnet.model.record_upgrades import UPGRADES
 from magnet.strict import Strict
 
 #: The version of every record's shape (see the module docstring).
 SCHEMA_VERSION: Final = 9
+#: What a reader shows where a record says a field is unknown: a record written by an older
+#: magnet, upgraded (``read_record``), that lacks it (a field whose None means "not in a
+#: record older than version N").
+OLD_RECORD: Final = "not in this record (written by an older magnet)"
 #: Energy categories only some designs or workloads spend in, shown only when spent: a
 #: package's links (a chip's records have them at 0) and a post-processing unit's operations
 #: (0 for a network of MAC layers only).
@@ -127,19 +146,25 @@ def add_savings(
 
 class LayerRecord(_Record):
     """One layer under one mapping on one design (a post-processing layer: on the design's
-    post-processing unit, without a mapping; ``unit_ops``: its operations by kind)."""
+    post-processing unit, without a mapping; ``unit_ops``: its operations by kind).
+
+    None, in a record older than the version that added it (``read_record``): ``clock_ghz``
+    (version 2: a layer record has no time in seconds to derive it from), ``dram_bytes`` and
+    ``dram_bytes_by_operand`` (version 3), ``partition`` and ``nop_bytes`` (version 5: a
+    version-4 record does not say whether its design was a package) and ``kind`` (version 6:
+    a MAC layer, which kind not kept)."""
 
     schema_version: Literal[9] = SCHEMA_VERSION
     record: Literal["layer"] = "layer"
     layer: str
-    kind: str
+    kind: str | None
     op: str | None = None
     shape: str
     macs: int
     arch: str
     dataflow: str | None
     cost_model: str
-    clock_ghz: float
+    clock_ghz: float | None
     voltage_v: float | None
     latency_cycles: int
     compute_cycles: int
@@ -148,14 +173,14 @@ class LayerRecord(_Record):
     utilization: float
     energy_pj: float
     energy_pj_per_mac: float | None
-    dram_bytes: float
-    dram_bytes_by_operand: dict[str, float]
+    dram_bytes: float | None
+    dram_bytes_by_operand: dict[str, float] | None
     edp_pj_cycles: float
     energy_pj_by_level: dict[str, float]
     energy_pj_by_operand: dict[str, dict[str, float]]
     energy_pj_by_category: dict[str, float]
-    partition: dict[str, int]
-    nop_bytes: float
+    partition: dict[str, int] | None
+    nop_bytes: float | None
     accesses: dict[str, dict[str, dict[str, float]]]
     area_mm2: float | None
     area_mm2_by_component: dict[str, float]
@@ -174,10 +199,16 @@ class LayerRow(_Record):
     (``magnet.model.network_result``). ``kind`` and ``op``: what the layer is (``op`` for a
     post-processing layer); ``fused_into``: the MAC layer on whose output path the
     post-processing unit ran it (its ``latency_cycles`` are those by which it outran that
-    layer; None: a pass of its own, or a MAC layer)."""
+    layer; None: a pass of its own, or a MAC layer). ``weights_at``: None for a
+    post-processing layer, or in a record older than version 7; ``mapping_start``: None for
+    a post-processing layer, or in a record older than mapping reuse (each mapping searched).
+
+    None, in a record older than the version that added it (``read_record``): ``dram_bytes``
+    and ``off_chip`` (version 3), ``partition`` and ``nop_bytes`` (version 5) and ``kind``
+    (version 6: a MAC layer, which kind not kept)."""
 
     name: str
-    kind: str
+    kind: str | None
     op: str | None = None
     fused_into: str | None = None
     shape: str
@@ -188,11 +219,11 @@ class LayerRow(_Record):
     utilization: float
     bottleneck: str
     bound: Literal["compute", "memory"]
-    dram_bytes: float
-    off_chip: list[str]
+    dram_bytes: float | None
+    off_chip: list[str] | None
     energy_pj_by_category: dict[str, float]
-    partition: dict[str, int]
-    nop_bytes: float
+    partition: dict[str, int] | None
+    nop_bytes: float | None
     weights_at: str | None = None
     mapping_start: Literal["searched", "warm", "exact"] | None = None
     densities: dict[str, str] | None = None
@@ -226,6 +257,12 @@ class NetworkRecord(_Record):
     leakage and the network below it, is in ``energy_pj_by_level`` only). The roofs of the
     design: ``peak_macs_per_cycle`` (its MACs) and ``dram_bytes_per_cycle`` (the DRAM's
     bandwidth at its word width; None when unlimited: ``Arch.dram_bytes_per_cycle``).
+
+    None, in a record older than the version that added it (``read_record``): ``dram_bytes``
+    (version 3), ``energy_pj_by_operand`` and ``peak_macs_per_cycle`` (version 4: the roofs
+    were not kept, so ``dram_bytes_per_cycle`` None then says nothing of the DRAM either),
+    ``chiplets`` and ``nop_bytes`` (version 5: a version-4 record does not say whether its
+    design was a package).
     """
 
     schema_version: Literal[9] = SCHEMA_VERSION
@@ -244,7 +281,7 @@ class NetworkRecord(_Record):
     latency_cycles: int
     latency_s: float
     images_per_s: float
-    chiplets: int
+    chiplets: int | None
     utilization: float
     energy_pj: float
     energy_pj_per_mac: float
@@ -253,12 +290,12 @@ class NetworkRecord(_Record):
     tops: float
     tops_per_w: float
     tops_per_mm2: float | None
-    dram_bytes: float
-    nop_bytes: float
-    peak_macs_per_cycle: int
+    dram_bytes: float | None
+    nop_bytes: float | None
+    peak_macs_per_cycle: int | None
     dram_bytes_per_cycle: float | None
     energy_pj_by_level: dict[str, float]
-    energy_pj_by_operand: dict[str, dict[str, float]]
+    energy_pj_by_operand: dict[str, dict[str, float]] | None
     energy_pj_by_category: dict[str, float]
     area_mm2: float | None
     area_mm2_by_component: dict[str, float]
@@ -269,3 +306,51 @@ class NetworkRecord(_Record):
     first_energy_pj: float | None = None
     weights_on_chip_bytes: float = 0.0
     zeros_saved: dict[str, ZeroSaving] | None = None
+
+
+#: The upgrade of a record of each older version to the next (``record_upgrades``).
+assert sorted(UPGRADES) == list(range(1, SCHEMA_VERSION)), "an upgrade per older version"
+
+
+@checked_call
+def read_record(data: Mapping[str, Any]) -> NetworkRecord | LayerRecord:
+    """A stored record (JSON data: what ``--json`` printed or a search stored) of any version
+    from 1 to ``SCHEMA_VERSION``, upgraded one version at a time to the current one
+    (``magnet.model.record_upgrades``) and validated; what an older version lacks is derived
+    or None (the module docstring). A record of a later version, of none, or that is not
+    one, is a ``MagnetError``."""
+    version = data.get("schema_version")
+    known = f"this magnet reads records of versions 1 to {SCHEMA_VERSION}"
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise MagnetError(f"not a record of a known version: schema_version {version!r} ({known})")
+    if version > SCHEMA_VERSION:
+        raise MagnetError(
+            f"a record of version {version}, written by a newer magnet ({known}): upgrade magnet"
+        )
+    kind = data.get("record")
+    model: type[NetworkRecord | LayerRecord]
+    if kind == "network":
+        model = NetworkRecord
+    elif kind == "layer":
+        model = LayerRecord
+    else:
+        raise MagnetError(f"not a record: 'record' is {kind!r}, not 'network' or 'layer'")
+    where = f"a {kind} record of version {version}"
+    upgraded = dict(data)
+    try:
+        for step in range(version, SCHEMA_VERSION):
+            upgraded = UPGRADES[step](upgraded)
+        return model.model_validate(upgraded)
+    except ValidationError as exc:
+        raise MagnetError(validation_message(exc, model), source=where) from None
+    except (TypeError, AttributeError, ValueError) as exc:  # a step met a malformed record
+        raise MagnetError(f"not a record of this shape ({exc})", source=where) from None
+
+
+def read_network_record(data: Mapping[str, Any]) -> NetworkRecord:
+    """``read_record`` of a network record (what a design search stores with a trial); a
+    layer record is a ``MagnetError``."""
+    record = read_record(data)
+    if not isinstance(record, NetworkRecord):
+        raise MagnetError("a layer record where a network record was expected")
+    return record

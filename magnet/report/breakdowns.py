@@ -6,19 +6,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypedDict
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from magnet.cost.contract import OVERHEAD_NOTES
-from magnet.model.records import shown_categories
-from magnet.report.design_page import OLD_RECORD, area_note
-from magnet.search.study import TrialView
-from magnet.units import human_bytes
-
-if TYPE_CHECKING:
-    pass
+from magnet.model.records import OLD_RECORD, LayerRow, NetworkRecord, shown_categories
+from magnet.report.design_page import area_note
 from magnet.report.theme import (
     CATEGORY_COLORS,
     LEGEND_BELOW,
@@ -31,6 +26,8 @@ from magnet.report.theme import (
     fmt,
     subtitled,
 )
+from magnet.search.study import TrialView
+from magnet.units import human_bytes
 
 
 def _share(part: float, whole: float) -> float:
@@ -38,13 +35,15 @@ def _share(part: float, whole: float) -> float:
 
 
 def _energy_stack(
-    title: str, records: list[dict[str, Any]], key: str, colors: dict[str, str] | None = None
+    title: str,
+    records: list[NetworkRecord],
+    parts: list[dict[str, float]],
+    colors: dict[str, str] | None = None,
 ) -> go.Figure:
-    """Stacked bars: one bar per workload, one trace per name of the records' ``key``, with
-    linear / log buttons (``scale_menu``)."""
+    """Stacked bars: one bar per workload (``records``), one trace per name of its ``parts``
+    (energy by category or level), with linear / log buttons (``scale_menu``)."""
     fig = _layout(go.Figure(), title, barmode="stack")
-    workloads = [esc(r["network"]) for r in records]
-    parts = [r[key] for r in records]
+    workloads = [esc(r.network) for r in records]
     totals = [math.fsum(p.values()) for p in parts]
     names: list[str] = []
     for p in parts:
@@ -67,19 +66,18 @@ def _energy_stack(
     return _with_scale(fig, title)
 
 
-def energy_by_category(records: list[dict[str, Any]]) -> go.Figure:
+def energy_by_category(records: list[NetworkRecord]) -> go.Figure:
     """Energy of each workload by category (math, postprocess, memory, network, nop, clock,
     control, dram, static), linear or log; ``nop`` (a package's links) only for a package,
     ``postprocess`` (the post-processing unit's operations) only when spent."""
-    key = "energy_pj_by_category"
-    shown = shown_categories(r[key] for r in records)
-    records = [{**r, key: {c: r[key].get(c, 0.0) for c in shown}} for r in records]
-    return _energy_stack("Energy by category", records, key, CATEGORY_COLORS)
+    shown = shown_categories(r.energy_pj_by_category for r in records)
+    parts = [{c: r.energy_pj_by_category.get(c, 0.0) for c in shown} for r in records]
+    return _energy_stack("Energy by category", records, parts, CATEGORY_COLORS)
 
 
-def energy_by_level(records: list[dict[str, Any]]) -> go.Figure:
+def energy_by_level(records: list[NetworkRecord]) -> go.Figure:
     """Energy of each workload by level (all costs of a level, the MACs last), linear or log."""
-    return _energy_stack("Energy by level", records, "energy_pj_by_level")
+    return _energy_stack("Energy by level", records, [r.energy_pj_by_level for r in records])
 
 
 def energy_by_operand(operands: list[tuple[str, dict[str, dict[str, float]] | None]]) -> go.Figure:
@@ -122,10 +120,10 @@ def energy_by_operand(operands: list[tuple[str, dict[str, dict[str, float]] | No
     return _with_scale(fig, title)
 
 
-def area(record: dict[str, Any]) -> go.Figure:
+def area(record: NetworkRecord) -> go.Figure:
     """Area by component (the same design on every workload); the hover says what each
     overhead is (``AREA_NOTES``)."""
-    parts = record.get("area_mm2_by_component") or {}
+    parts = record.area_mm2_by_component
     title = "Area by component"
     if not parts:
         return empty("the cost model gives no area", title)
@@ -156,12 +154,12 @@ def area(record: dict[str, Any]) -> go.Figure:
     return fig
 
 
-def layers(record: dict[str, Any]) -> go.Figure:
+def layers(record: NetworkRecord) -> go.Figure:
     """Per layer: energy (by category, the layer's repeats included), latency, utilisation;
     energy linear or log (``scale_menu``: on the log axis, the categories of a layer side by
     side; the hover gives each its share of the layer)."""
-    rows = record.get("layers") or []
-    title = f"Layers of {esc(record.get('network', ''))}"
+    rows = record.layers
+    title = f"Layers of {esc(record.network)}"
     if not rows:
         return empty("no layers", title)
     fig = make_subplots(
@@ -185,15 +183,15 @@ def layers(record: dict[str, Any]) -> go.Figure:
     return _with_scale(fig, title)
 
 
-def _energy_by_layer(rows: list[dict[str, Any]]) -> list[go.Bar]:
+def _energy_by_layer(rows: list[LayerRow]) -> list[go.Bar]:
     """Energy per layer (pJ, its repeats included), one stacked trace per category (in the
     order the layers first name them), each bar's share of its layer in the hover."""
-    names = [esc(r["name"]) for r in rows]
-    cats = shown_categories(r["energy_pj_by_category"] for r in rows)
-    totals = [r["energy_pj"] * r["count"] for r in rows]
+    names = [esc(r.name) for r in rows]
+    cats = shown_categories(r.energy_pj_by_category for r in rows)
+    totals = [r.energy_pj * r.count for r in rows]
     bars = []
     for c in cats:
-        ys = [r["energy_pj_by_category"].get(c, 0.0) * r["count"] for r in rows]
+        ys = [r.energy_pj_by_category.get(c, 0.0) * r.count for r in rows]
         bars.append(
             go.Bar(
                 x=names,
@@ -209,23 +207,23 @@ def _energy_by_layer(rows: list[dict[str, Any]]) -> list[go.Bar]:
     return bars
 
 
-def _latency_and_utilisation(rows: list[dict[str, Any]]) -> tuple[go.Bar, go.Bar]:
+def _latency_and_utilisation(rows: list[LayerRow]) -> tuple[go.Bar, go.Bar]:
     """Cycles per layer (its repeats included, with its bottleneck) and MAC utilisation (%)."""
-    names = [esc(r["name"]) for r in rows]
-    bottleneck = [esc(r["bottleneck"]) for r in rows]
+    names = [esc(r.name) for r in rows]
+    bottleneck = [esc(r.bottleneck) for r in rows]
     latency = go.Bar(
         x=names,
-        y=[r["latency_cycles"] * r["count"] for r in rows],
+        y=[r.latency_cycles * r.count for r in rows],
         name="latency",
         marker={"color": "#444444"},
-        customdata=list(zip([r["count"] for r in rows], bottleneck, strict=True)),
+        customdata=list(zip([r.count for r in rows], bottleneck, strict=True)),
         hovertemplate="%{x}<br>%{y:,} cycles (x%{customdata[0]}), "
         "bottleneck %{customdata[1]}<extra></extra>",
         showlegend=False,
     )
     utilisation = go.Bar(
         x=names,
-        y=[r["utilization"] * 100 for r in rows],
+        y=[r.utilization * 100 for r in rows],
         name="utilisation",
         marker={"color": PALETTE[5]},
         hovertemplate="%{x}<br>utilisation %{y:.1f} %<extra></extra>",
@@ -238,7 +236,15 @@ def _latency_and_utilisation(rows: list[dict[str, Any]]) -> tuple[go.Bar, go.Bar
 BOUND_COLORS = {"compute": PALETTE[0], "memory": PALETTE[1]}
 
 
-def roofline_points(record: dict[str, Any]) -> list[dict[str, Any]]:
+class RooflinePoint(TypedDict):
+    """A layer on a roofline (``roofline_points``)."""
+
+    row: LayerRow
+    intensity: float
+    macs_per_cycle: float
+
+
+def roofline_points(record: NetworkRecord) -> list[RooflinePoint]:
     """The layers a roofline draws: ``{row, intensity, macs_per_cycle}`` per layer row that
     has MACs (a post-processing layer has none) and moved DRAM bytes, with intensity = MACs /
     DRAM bytes and macs_per_cycle = MACs / cycles (one repeat each: both ratios are the same
@@ -246,15 +252,15 @@ def roofline_points(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             "row": r,
-            "intensity": r["macs"] / r["dram_bytes"],
-            "macs_per_cycle": r["macs"] / r["latency_cycles"],
+            "intensity": r.macs / r.dram_bytes,
+            "macs_per_cycle": r.macs / r.latency_cycles,
         }
-        for r in record.get("layers") or []
-        if r["macs"] > 0 and r.get("dram_bytes") and r["latency_cycles"] > 0
+        for r in record.layers
+        if r.macs > 0 and r.dram_bytes and r.latency_cycles > 0
     ]
 
 
-def roofline(record: dict[str, Any]) -> go.Figure:
+def roofline(record: NetworkRecord) -> go.Figure:
     """The layers of a network on the design's roofline, from the record alone.
 
     x: arithmetic intensity, MACs per byte moved to and from DRAM (a MAC is two ops);
@@ -264,33 +270,34 @@ def roofline(record: dict[str, Any]) -> go.Figure:
     it; it may be an on-chip level, below the DRAM roof). Roofs: the design's MACs
     (``peak_macs_per_cycle``) and the DRAM's bytes per cycle times the intensity
     (``dram_bytes_per_cycle``; a stall-free DRAM has none). A record written before it kept
-    its roofs shows the layers alone, and a layer that moved no DRAM byte (its activations
+    its roofs (``peak_macs_per_cycle`` None) shows the layers alone, one before it kept DRAM
+    bytes per layer (``dram_bytes`` None) none, and a layer that moved no DRAM byte (its activations
     stayed on chip and it has no weights) or has no MACs (a post-processing layer, on the
     post-processing unit) is counted in the subtitle, not drawn.
     """
-    title = f"Roofline of {esc(record.get('network', ''))}"
-    rows = record.get("layers") or []
-    if rows and "dram_bytes" not in rows[0]:
+    title = f"Roofline of {esc(record.network)}"
+    rows = record.layers
+    if any(r.dram_bytes is None for r in rows):
         return empty(f"DRAM bytes per layer: {OLD_RECORD}", title)
     points = roofline_points(record)
     if not points:
         return empty("no MAC layer moved DRAM bytes: no intensity to draw", title)
     notes = ["x: MACs per DRAM byte; y: MACs per cycle (one repeat)"]
-    unmapped = sum(1 for r in rows if r["macs"] == 0)
+    unmapped = sum(1 for r in rows if r.macs == 0)
     if unmapped:
         notes.append(f"{unmapped} post-processing layer(s) (no MACs) not drawn")
     if len(points) < len(rows) - unmapped:
         notes.append(
             f"{len(rows) - unmapped - len(points)} layer(s) moved no DRAM byte (not drawn)"
         )
-    peak = record.get("peak_macs_per_cycle")
-    bandwidth = record.get("dram_bytes_per_cycle")
-    if "peak_macs_per_cycle" not in record:
+    peak = record.peak_macs_per_cycle
+    bandwidth = None if peak is None else record.dram_bytes_per_cycle
+    if peak is None:
         notes.append(f"roofs: {OLD_RECORD}")
     elif bandwidth is None:
         notes.append("DRAM stall-free: no memory roof")
     fig = _layout(go.Figure(), subtitled(title, esc("; ".join(notes))))
-    for trace in _roofline_layers(points, record.get("clock_ghz")):
+    for trace in _roofline_layers(points, record.clock_ghz):
         fig.add_trace(trace)
     xs = [p["intensity"] for p in points]
     for trace in _roofs(peak, bandwidth, min(xs) / 2, max(xs) * 2):
@@ -301,11 +308,11 @@ def roofline(record: dict[str, Any]) -> go.Figure:
     return fig
 
 
-def _roofline_layers(points: list[dict[str, Any]], clock: float | None) -> list[go.Scatter]:
+def _roofline_layers(points: list[RooflinePoint], clock: float | None) -> list[go.Scatter]:
     """The layers of a roofline, one trace per ``bound`` (``BOUND_COLORS``)."""
     traces = []
     for bound, color in BOUND_COLORS.items():
-        group = [p for p in points if p["row"].get("bound") == bound]
+        group = [p for p in points if p["row"].bound == bound]
         if not group:
             continue
         traces.append(
@@ -358,17 +365,17 @@ def _compute_roof(peak: float, lo: float, hi: float, line: dict[str, Any]) -> go
     )
 
 
-def _roofline_hover(point: dict[str, Any], bound: str, clock: float | None) -> str:
+def _roofline_hover(point: RooflinePoint, bound: str, clock: float | None) -> str:
     r = point["row"]
     lines = [
-        f"<b>{esc(r['name'])}</b> (x{r['count']})",
-        esc(r["shape"]),
+        f"<b>{esc(r.name)}</b> (x{r.count})",
+        esc(r.shape),
         f"{fmt(point['intensity'])} MACs per DRAM byte",
         f"{fmt(point['macs_per_cycle'])} MACs per cycle"
         + (f" ({fmt(2 * point['macs_per_cycle'] * clock / 1e3)} TOPS)" if clock else ""),
-        f"{esc(bound)}-bound" + (f": {esc(r['bottleneck'])}" if bound == "memory" else ""),
-        f"DRAM: {human_bytes(r['dram_bytes'])} per repeat"
-        + (f" ({esc(', '.join(r['off_chip']))})" if r.get("off_chip") else ""),
+        f"{esc(bound)}-bound" + (f": {esc(r.bottleneck)}" if bound == "memory" else ""),
+        f"DRAM: {human_bytes(r.dram_bytes or 0.0)} per repeat"
+        + (f" ({esc(', '.join(r.off_chip))})" if r.off_chip else ""),
     ]
     return "<br>".join(lines)
 
@@ -404,7 +411,7 @@ def compare_designs(
     for _, t in designs:
         total: dict[str, float] = {}
         for r in t.records:
-            for c, v in r["energy_pj_by_category"].items():
+            for c, v in r.energy_pj_by_category.items():
                 total[c] = total.get(c, 0.0) + v
         sums.append(total)
     cats = shown_categories(sums)

@@ -2,11 +2,12 @@
 
 A viewer shows what the search stored and prices nothing: every number comes from the
 trial's ``NetworkRecord`` (energy by category, level and operand, area, per-layer rows, the
-roofs); a record written by an older magnet that lacks one says so where it would be shown
-(``OLD_RECORD``). The architecture is rebuilt from the space's fixed parameters and the
-trial's (no cost model: its YAML is what ``magnet evaluate --arch`` reads, its levels give
-the capacities), and each distinct layer shape's mapping is shown as a loop nest. No workload
-file is read.
+roofs), read through ``read_record`` whichever version wrote it; where a record written by an
+older magnet lacks one (the field is None: "not in a record older than version N"), the page
+says so where it would be shown (``OLD_RECORD``). The architecture is rebuilt from the
+space's fixed parameters and the trial's (no cost model: its YAML is what ``magnet evaluate
+--arch`` reads, its levels give the capacities), and each distinct layer shape's mapping is
+shown as a loop nest. No workload file is read.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ import yaml
 from magnet.arch.spec import Arch
 from magnet.cost.contract import OVERHEAD_NOTES, UNPRICED_OVERHEADS
 from magnet.errors import MagnetError
+from magnet.model.records import OLD_RECORD as OLD_RECORD  # what a page says a record lacks
+from magnet.model.records import NetworkRecord, ZeroSaving
 from magnet.search.study import Study, TrialView
 from magnet.units import exact_bytes, human_bytes
 from magnet.workload.layer import POSTPROCESS_OPS
 
-#: What a design page says where a record predates what it shows.
-OLD_RECORD = "not in this record (written by an older magnet)"
 #: What each class of storage level is, in the area table.
 STORAGE_NOTES = {
     "dram": "DRAM, off chip (no area on the die)",
@@ -94,11 +95,11 @@ def size(value: float) -> SizeText:
     return {"text": human_bytes(value), "title": exact_bytes(value)}
 
 
-def area_note(record: dict[str, Any], component: str) -> str:
+def area_note(record: NetworkRecord | None, component: str) -> str:
     """What an area component of ``record`` is, in one line."""
     if component in AREA_NOTES:
         return AREA_NOTES[component]
-    levels = list(record.get("energy_pj_by_level") or {})
+    levels = [] if record is None else list(record.energy_pj_by_level)
     if levels and component == levels[-1]:
         return "the MACs (the compute level, all of them)"
     if component in levels:
@@ -128,20 +129,17 @@ def arch_yaml(arch: Arch) -> str:
     return yaml.safe_dump(arch_to_data(arch), sort_keys=False)
 
 
-def mappings_data(record: dict[str, Any]) -> dict[str, Any]:
+def mappings_data(record: NetworkRecord) -> dict[str, Any]:
     """The per-layer mappings of a record, as ``magnet evaluate --mapping-file`` reads them:
     its MAC layers' (a post-processing layer has no mapping: the unit runs it)."""
-    mappings = record.get("mappings") or {}
     return {
         "layers": {
-            r["name"]: mappings[r["shape"]]
-            for r in record["layers"]
-            if r.get("kind") not in POSTPROCESS_OPS
+            r.name: record.mappings[r.shape] for r in record.layers if r.kind not in POSTPROCESS_OPS
         }
     }
 
 
-def mappings_yaml(record: dict[str, Any]) -> str:
+def mappings_yaml(record: NetworkRecord) -> str:
     """``mappings_data`` as YAML."""
     return yaml.safe_dump(mappings_data(record), sort_keys=False, default_flow_style=None)
 
@@ -151,9 +149,9 @@ def arch_file(trial: TrialView) -> str:
     return f"trial-{trial.number}.yaml"
 
 
-def mappings_file(trial: TrialView, index: int, record: dict[str, Any]) -> str:
+def mappings_file(trial: TrialView, record: NetworkRecord) -> str:
     """The file name a design's mappings on one workload are saved as."""
-    network = safe_file_name(str(record.get("network", index)), "workload")
+    network = safe_file_name(record.network, "workload")
     return f"trial-{trial.number}-{network}.mappings.yaml"
 
 
@@ -163,7 +161,7 @@ class WorkloadView:
 
     index: int
     spec: dict[str, Any]
-    record: dict[str, Any]
+    record: NetworkRecord
     loop_nests: list[dict[str, Any]]  # {shape, layers: [names], loop_nest}
     command: str
     exact_command: str
@@ -172,7 +170,7 @@ class WorkloadView:
     @property
     def operands(self) -> dict[str, dict[str, float]] | None:
         """Access energy by level and operand, as stored (None: an older record)."""
-        return self.record.get("energy_pj_by_operand")
+        return self.record.energy_pj_by_operand
 
     @property
     def operands_note(self) -> str | None:
@@ -180,14 +178,36 @@ class WorkloadView:
         return None if self.operands is not None else OLD_RECORD
 
     @property
+    def package(self) -> bool:
+        """Whether the design is a package of several chiplets (a record older than version
+        5 does not say: shown as one chip)."""
+        return self.record.chiplets is not None and self.record.chiplets > 1
+
+    @property
+    def unknown_notes(self) -> list[str]:
+        """What the page says of the figures an older record lacks (the access energy by
+        operand has its own note, ``operands_note``)."""
+        r = self.record
+        lacks = []
+        if any(row.dram_bytes is None for row in r.layers):
+            lacks.append("DRAM bytes and off-chip operands per layer (the roofline)")
+        elif r.peak_macs_per_cycle is None:
+            lacks.append("The design's roofs (the roofline shows the layers alone)")
+        if any(row.kind is None for row in r.layers):
+            lacks.append("Each layer's kind (all are MAC layers)")
+        if r.chiplets is None:
+            lacks.append("The design's chiplets, its NoP bytes and each layer's split")
+        return [f"{what}: {OLD_RECORD}" for what in lacks]
+
+    @property
     def zeros(self) -> ZerosView:
         """The layers with densities or savings on zeros, and the network's total (none in
         a dense record, or one older than version 9)."""
-        total = self.record.get("zeros_saved") or {}
+        total = self.record.zeros_saved or {}
         features = list(total)
         rows = []
-        for row in self.record.get("layers", []):
-            dens, saved = row.get("densities"), row.get("zeros_saved")
+        for row in self.record.layers:
+            dens, saved = row.densities, row.zeros_saved
             if not dens and not saved:
                 continue
             features += [f for f in saved or {} if f not in features]
@@ -196,9 +216,9 @@ class WorkloadView:
         for row, dens, saved in rows:
             out.rows.append(
                 ZerosRow(
-                    row["name"],
+                    row.name,
                     ", ".join(f"{k} {v}" for k, v in (dens or {}).items()) or "dense",
-                    row.get("effectual_macs"),
+                    row.effectual_macs,
                     [_pair(saved.get(f)) for f in features],
                 )
             )
@@ -230,8 +250,8 @@ class ZerosView:
     rows: list[ZerosRow] = field(default_factory=list)
 
 
-def _pair(saved: dict[str, Any] | None) -> tuple[float, int] | None:
-    return None if saved is None else (saved["energy_pj"], saved["cycles"])
+def _pair(saved: ZeroSaving | None) -> tuple[float, int] | None:
+    return None if saved is None else (saved.energy_pj, saved.cycles)
 
 
 @dataclass
@@ -275,14 +295,14 @@ def param_rows(study: Study, trial: TrialView) -> list[ParamRow]:
     return rows
 
 
-def area_rows(record: dict[str, Any] | None, arch: Arch | None) -> list[dict[str, Any]]:
+def area_rows(record: NetworkRecord | None, arch: Arch | None) -> list[dict[str, Any]]:
     """The design's components, outermost first: each storage level of the rebuilt ``arch``
     (class, instances, capacity per instance and in all, operands kept: what the record
     lacks, ``build_arch``), the MACs, then the record's other area components (routers, the
     overheads), each with its area in mm² and share from ``record`` (never priced again)
     and a line saying what it is; last the parts a chip has that the built-in tables leave
     out (``UNPRICED_OVERHEADS``, a package's die-to-die PHYs only for a package), no area."""
-    parts = dict((record or {}).get("area_mm2_by_component") or {})
+    parts = {} if record is None else dict(record.area_mm2_by_component)
     total = sum(parts.values())
     rows: list[dict[str, Any]] = []
 
@@ -328,7 +348,7 @@ def area_rows(record: dict[str, Any] | None, arch: Arch | None) -> list[dict[str
                 capacity=size(unit.buffer_bits // 8),
             )
     for name in list(parts):
-        add(name, area_note(record or {}, name))
+        add(name, area_note(record, name))
     # what silicon has that the built-in tables leave out: named, without an area
     shown = {row["name"] for row in rows}
     package = arch is not None and arch.chiplets > 1
@@ -374,15 +394,15 @@ def commands(
     return mapped, base + _flag("--mapping-file", maps)
 
 
-def loop_nests(record: dict[str, Any], arch: Arch | None) -> list[dict[str, Any]]:
+def loop_nests(record: NetworkRecord, arch: Arch | None) -> list[dict[str, Any]]:
     """Each distinct layer shape's mapping of ``record`` as a loop nest on ``arch`` (the record
     keeps the mappings but not the level tree a loop nest names: ``build_arch`` rebuilds it; None
     without one), with the layers that share it."""
     from magnet.mapping import Mapping
 
     out = []
-    for shape, levels in (record.get("mappings") or {}).items():
-        names = [r["name"] for r in record["layers"] if r["shape"] == shape]
+    for shape, levels in record.mappings.items():
+        names = [r.name for r in record.layers if r.shape == shape]
         try:
             nest = Mapping.from_data(levels).loop_nest(arch) if arch is not None else None
         except Exception as exc:  # an old record the model no longer reads
@@ -406,9 +426,9 @@ def design_view(study: Study, trial: TrialView) -> DesignView:
     view.params = param_rows(study, trial)
     view.area = area_rows(trial.records[0] if trial.records else None, arch)
     specs = [w.model_dump() for w in study.space.workloads]
-    names = [mappings_file(trial, i, r) for i, r in enumerate(trial.records)]
+    names = [mappings_file(trial, r) for r in trial.records]
     for i, record in enumerate(trial.records):
-        spec = specs[i] if i < len(specs) else {"workload": record.get("network", "?")}
+        spec = specs[i] if i < len(specs) else {"workload": record.network}
         maps = names[i] if names.count(names[i]) == 1 else f"trial-{trial.number}-{i}.mappings.yaml"
         command, exact = commands(study, trial, spec, (view.arch_file, maps))
         view.workloads.append(
@@ -429,7 +449,7 @@ def design_figures(view: DesignView) -> dict[str, Any]:
         "category": breakdowns.energy_by_category(records),
         "level": breakdowns.energy_by_level(records),
         "operand": breakdowns.energy_by_operand(
-            [(w.record.get("network", str(w.index)), w.operands) for w in view.workloads]
+            [(w.record.network, w.operands) for w in view.workloads]
         ),
         "area": breakdowns.area(records[0]),
     }

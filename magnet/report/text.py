@@ -6,6 +6,7 @@ import math
 from typing import TYPE_CHECKING
 
 from magnet.model.records import (
+    OLD_RECORD,
     LayerRecord,
     LayerRow,
     NetworkRecord,
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 def operating_point(r: LayerRecord | NetworkRecord) -> str:
     """The clock and supply a record ran at, as one phrase."""
+    if r.clock_ghz is None:
+        return f"clock and supply: {OLD_RECORD}"
     supply = "the node's nominal supply" if r.voltage_v is None else f"{r.voltage_v:.3f} V"
     return f"{r.clock_ghz:.4g} GHz at {supply}"
 
@@ -31,16 +34,30 @@ def _fmt(value: float) -> str:
     return f"{value:,.2f}"
 
 
-def _bytes(value: float) -> str:
-    return f"{value:,.0f}"
+def _bytes(value: float | None) -> str:
+    """Bytes with thousands separators; ``?`` where an older record has none (``_old``)."""
+    return "?" if value is None else f"{value:,.0f}"
+
+
+def _old(value: object, text: str) -> str:
+    """``text``, or ``OLD_RECORD`` where ``value`` is None: a field an older record lacks."""
+    return OLD_RECORD if value is None else text
+
+
+def _chiplets(r: NetworkRecord) -> int:
+    """A network's chiplets, 1 where a record older than version 5 does not say."""
+    return 1 if r.chiplets is None else r.chiplets
 
 
 def _area(record: LayerRecord | NetworkRecord) -> str:
     return "n/a" if record.area_mm2 is None else f"{record.area_mm2:.3f} mm^2"
 
 
-def partition_text(partition: dict[str, int]) -> str:
-    """A layer's split across chiplets as ``K4xC2`` (``-``: on one chiplet)."""
+def partition_text(partition: dict[str, int] | None) -> str:
+    """A layer's split across chiplets as ``K4xC2`` (``-``: on one chiplet; ``?``: an older
+    record does not say)."""
+    if partition is None:
+        return "?"
     return "x".join(f"{d}{f}" for d, f in partition.items()) or "-"
 
 
@@ -82,8 +99,17 @@ def _per_mac(r: LayerRecord) -> str:
 
 def kind_text(row: LayerRow) -> str:
     """What a network's layer is: its kind, a post-processing layer's op (``relu``), and
-    ``+`` when it ran fused on the output path of the layer before it."""
-    return f"{row.op or row.kind}{'+' if row.fused_into else ''}"
+    ``+`` when it ran fused on the output path of the layer before it (``mac``: a MAC layer
+    of a record older than version 6, which kind not kept)."""
+    return f"{row.op or row.kind or 'mac'}{'+' if row.fused_into else ''}"
+
+
+def _off_chip(operands: list[str] | None) -> str:
+    """The operands a layer moved off chip by initial (``WIO``; ``-``: none; ``?``: an older
+    record does not say)."""
+    if operands is None:
+        return "?"
+    return ",".join(o[0].upper() for o in operands) or "-"
 
 
 def layer_table(record: LayerRecord, loop_nest: str) -> str:
@@ -99,12 +125,16 @@ def layer_table(record: LayerRecord, loop_nest: str) -> str:
         f"bottleneck: {r.bottleneck}; {r.bound}-bound)",
         f"utilization  {r.utilization * 100:.2f} %{_padding(r)}",
         f"energy       {_fmt(r.energy_pj)} pJ  ({_per_mac(r)})",
-        f"dram bytes   {_bytes(r.dram_bytes)}  ("
-        + ", ".join(f"{op} {_bytes(b)}" for op, b in r.dram_bytes_by_operand.items())
-        + ")",
+        "dram bytes   "
+        + _old(
+            r.dram_bytes_by_operand,
+            f"{_bytes(r.dram_bytes)}  ("
+            + ", ".join(f"{op} {_bytes(b)}" for op, b in (r.dram_bytes_by_operand or {}).items())
+            + ")",
+        ),
         f"area         {_area(r)}",
     ]
-    if r.partition or r.nop_bytes:
+    if r.partition or r.nop_bytes:  # a package's (None: an older record does not say)
         lines.append(
             f"chiplets     split {partition_text(r.partition)}; "
             f"NoP {_bytes(r.nop_bytes)} over the links"
@@ -199,12 +229,12 @@ def network_table(record: NetworkRecord) -> str:
         f"throughput   {r.tops:.3f} TOPS"
         + ("" if r.tops_per_mm2 is None else f", {r.tops_per_mm2:.3f} TOPS/mm^2"),
         f"area         {_area(r)}",
-        f"dram bytes   {_bytes(r.dram_bytes)}",
+        f"dram bytes   {_old(r.dram_bytes, _bytes(r.dram_bytes))}",
         *_stay_lines(r),
         *([f"skipped      {_counts(r.skipped_ops)} (ONNX, not priced)"] if r.skipped_ops else []),
         *(
             [f"chiplets     {r.chiplets}; NoP {_bytes(r.nop_bytes)} over the links"]
-            if r.chiplets > 1
+            if _chiplets(r) > 1
             else []
         ),
         "",
@@ -212,7 +242,7 @@ def network_table(record: NetworkRecord) -> str:
             f"{'layer':<28}{'kind':<11}{'count':>6}{'MACs':>14}{'energy pJ':>14}{'cycles':>14}"
             f"{'util':>7}"
             f"{'bound':>9}{'dram bytes':>14}  {'off chip':<8}"
-            + (f"{'nop bytes':>14}  split" if r.chiplets > 1 else "")
+            + (f"{'nop bytes':>14}  split" if _chiplets(r) > 1 else "")
         ).rstrip(),
     ]
     for row in r.layers:
@@ -222,10 +252,10 @@ def network_table(record: NetworkRecord) -> str:
                 f"{_fmt(row.energy_pj):>14}"
                 f"{row.latency_cycles:>14,}{row.utilization * 100:>6.1f}%{row.bound:>9}"
                 f"{_bytes(row.dram_bytes):>14}  "
-                f"{','.join(o[0].upper() for o in row.off_chip) or '-':<8}"
+                f"{_off_chip(row.off_chip):<8}"
                 + (
                     f"{_bytes(row.nop_bytes):>14}  {partition_text(row.partition)}"
-                    if r.chiplets > 1
+                    if _chiplets(r) > 1
                     else ""
                 )
             ).rstrip()

@@ -24,6 +24,7 @@ import numpy as np
 
 from magnet.arguments import checked_call, checked_methods
 from magnet.errors import MagnetError
+from magnet.model.records import NetworkRecord, read_network_record
 from magnet.perf import paused_gc
 from magnet.search import pareto
 from magnet.search.design_space import METRICS, SearchSpace, upgraded
@@ -99,8 +100,16 @@ class TrialView:
         return self.params.get("dataflow")
 
     @cached_property
-    def records(self) -> list[dict[str, Any]]:
-        """The ``NetworkRecord`` of every workload (empty for a design that did not run)."""
+    def records(self) -> list[NetworkRecord]:
+        """The ``NetworkRecord`` of every workload (empty for a design that did not run),
+        read once, when first asked for (a study holds up to 100,000 trials; a viewer asks
+        for a few): each stored record, of whichever version magnet wrote it in, upgraded to
+        the current one (``read_record``)."""
+        return [read_network_record(r) for r in self.stored_records()]
+
+    def stored_records(self) -> list[dict[str, Any]]:
+        """The records as the trial stores them (JSON data, of the version that wrote them),
+        unpacked at each call."""
         return [] if self._records is None else unpack(self._records)
 
     def records_json(self) -> str:
@@ -121,7 +130,7 @@ class TrialView:
             "worker": self.worker,
         }
         if with_records:  # unpacked for this answer only: an export of every trial holds none
-            out["records"] = [] if self._records is None else unpack(self._records)
+            out["records"] = self.stored_records()
         return out
 
 
