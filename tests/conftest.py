@@ -30,8 +30,8 @@ CHROMIUM_ARGS = [
 @pytest.fixture(scope="module")
 def storage(tmp_path_factory) -> str:
     """The studies the dashboard and report tests share (``small``, and one named with
-    HTML: ``shared_storage`` in test_dashboard.py), made once per test session."""
-    from tests.test_dashboard import shared_storage
+    HTML: ``shared_storage`` in tests/helpers.py), made once per test session."""
+    from tests.helpers import shared_storage
 
     return shared_storage(tmp_path_factory)
 

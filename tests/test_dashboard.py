@@ -17,7 +17,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from magnet.cli import main
@@ -25,33 +24,9 @@ from magnet.dashboard import create_app
 from magnet.report import write_report
 from magnet.report.html import plotly_js, plotly_js_version
 from magnet.search import load_study, search
-from tests.conftest import DATA, REPO
+from tests.conftest import REPO
+from tests.helpers import SPACE, XSS, XSS_LAYER
 from tests.services import free_port, magnet_command
-
-SPACE = DATA / "search" / "small_space.yaml"
-XSS = "<script>alert(1)</script>"
-XSS_LAYER = "<img src=x onerror=alert(2)>"
-
-
-# ---- studies ------------------------------------------------------------------------------
-def shared_storage(tmp_path_factory) -> str:
-    """A SQLite storage with ``small`` (16 designs) and a study named with HTML whose network
-    has a layer named with HTML too; made once per test session (test_report.py uses it)."""
-    root = tmp_path_factory.getbasetemp() / "dashboard-studies"
-    url = f"sqlite:///{root / 'studies.db'}"
-    if (root / "done").exists():
-        return url
-    root.mkdir(exist_ok=True)
-    search(SPACE, n_trials=16, storage=url, study="small")
-    net = yaml.safe_load((DATA / "search" / "small_net.yaml").read_text())
-    net["layers"][0]["name"] = XSS_LAYER
-    (root / "net.yaml").write_text(yaml.safe_dump(net))
-    space = yaml.safe_load(SPACE.read_text())
-    space["workloads"] = [str(root / "net.yaml")]
-    (root / "space.yaml").write_text(yaml.safe_dump(space))
-    search(root / "space.yaml", n_trials=3, storage=url, study=XSS)
-    (root / "done").write_text("")
-    return url
 
 
 @pytest.fixture(scope="module")

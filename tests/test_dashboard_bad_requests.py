@@ -26,8 +26,9 @@ from magnet.dashboard.app import segment_text, study_segment, study_url
 from magnet.search import search
 from magnet.search.storage import open_storage
 from tests.drawn import drawn
+from tests.helpers import SPACE
 from tests.services import free_port, postgres, postgres_bin
-from tests.test_dashboard import SPACE, Watched, dashboard, wait_until
+from tests.test_dashboard import Watched, dashboard, wait_until
 
 #: Study names a URL path cannot hold as they are. ``x/trials/1`` beside ``x``: the study's
 #: page, not design 1 of ``x``; ``~..``: not mistaken for ``..`` (written ``~..``).

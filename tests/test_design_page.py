@@ -34,7 +34,8 @@ from magnet.templates import get_template
 from magnet.units import exact_bytes, human_bytes
 from magnet.workload.network import Network, NetworkLayer
 from tests.conftest import DATA
-from tests.test_dashboard import XSS, XSS_LAYER, Watched, dashboard
+from tests.helpers import XSS, XSS_LAYER
+from tests.test_dashboard import Watched, dashboard
 from tests.test_hand_derived import COSTS, LAYER_KCP, arch, buf, dram, mapping
 
 SPACE = DATA / "search" / "small_space.yaml"
