@@ -496,6 +496,7 @@ def test_other_yaml_inputs_say_what_a_fifo_or_a_folder_is(tmp_path: Path, args, 
         assert out.stderr == f"error: {path}: {expected}\n"
 
 
+@pytest.mark.subprocess
 def test_a_real_process_on_a_folder_or_a_fifo_exits_2_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "space.yaml"
     os.mkfifo(fifo)  # opened for reading, it would wait for a writer for ever

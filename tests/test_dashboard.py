@@ -323,6 +323,7 @@ PICK_POINT = """() => {
 }"""
 
 
+@pytest.mark.subprocess
 def test_study_page_shows_exactly_the_front_and_a_click_opens_the_design(
     server, watched, storage
 ) -> None:
@@ -369,6 +370,7 @@ def test_study_page_shows_exactly_the_front_and_a_click_opens_the_design(
 ROWS = "[...document.querySelectorAll('#trials-table tbody tr')].map(r => Number(r.dataset.trial))"
 
 
+@pytest.mark.subprocess
 def test_the_table_pages_sorts_and_filters_on_the_server_and_keeps_choices(
     server, watched, storage
 ) -> None:
@@ -407,6 +409,7 @@ def test_the_table_pages_sorts_and_filters_on_the_server_and_keeps_choices(
     assert page.url.count("design=") == 2 and watched.errors == []
 
 
+@pytest.mark.subprocess
 def test_html_in_names_renders_as_text(server, watched, storage) -> None:
     page = watched.page
     watched.ready(server + "/")
@@ -429,6 +432,7 @@ def test_html_in_names_renders_as_text(server, watched, storage) -> None:
     assert watched.errors == []
 
 
+@pytest.mark.subprocess
 def test_unknown_study_or_trial_is_a_404_page(server, watched) -> None:
     page = watched.page
     r = page.goto(server + "/studies/nope")
@@ -440,6 +444,7 @@ def test_unknown_study_or_trial_is_a_404_page(server, watched) -> None:
     assert r.status == 404
 
 
+@pytest.mark.subprocess
 def test_a_storage_that_is_not_a_journal_is_refused_before_serving(tmp_path) -> None:
     bad = tmp_path / "bad.journal"
     bad.write_bytes(b"\x00\xffnot a journal\n{{{\n")
@@ -458,6 +463,7 @@ def test_a_storage_that_is_not_a_journal_is_refused_before_serving(tmp_path) -> 
     assert bad.read_bytes() == before
 
 
+@pytest.mark.subprocess
 def test_a_journal_damaged_while_served_is_an_error_page(browser, tmp_path) -> None:
     journal = tmp_path / "later.journal"
     search(SPACE, n_trials=2, storage=str(journal), study="later")
@@ -475,6 +481,7 @@ def test_a_journal_damaged_while_served_is_an_error_page(browser, tmp_path) -> N
             w.close()
 
 
+@pytest.mark.subprocess
 def test_studies_list_follows_a_running_search(browser, tmp_path) -> None:
     journal = str(tmp_path / "live.journal")
     Path(journal).touch()  # a storage that does not exist is refused; an empty one has no study

@@ -95,6 +95,7 @@ def scatter_markers(figure: dict) -> int:
     )
 
 
+@pytest.mark.subprocess
 def test_study_page_draws_every_figure(server, watched, storage) -> None:
     study = load_study("small", storage)
     x, y = study.objectives[:2]
@@ -131,6 +132,7 @@ def test_study_page_draws_every_figure(server, watched, storage) -> None:
     assert_quiet(watched)
 
 
+@pytest.mark.subprocess
 def test_design_page_draws_its_figures(server, watched, storage) -> None:
     study = load_study("small", storage)
     trial = study.pareto_front()[0]
@@ -219,6 +221,7 @@ def _rgb(hex_color: str) -> str:
     return "rgb({}, {}, {})".format(*(int(hex_color[i : i + 2], 16) for i in (1, 3, 5)))
 
 
+@pytest.mark.subprocess
 def test_a_package_design_page_draws_its_nop_and_splits(browser, tmp_path) -> None:
     import yaml
 
@@ -253,6 +256,7 @@ def test_a_package_design_page_draws_its_nop_and_splits(browser, tmp_path) -> No
             w.close()
 
 
+@pytest.mark.subprocess
 def test_a_chip_design_page_draws_no_nop(server, watched, storage) -> None:
     study = load_study("small", storage)
     trial = study.pareto_front()[0]
@@ -263,6 +267,7 @@ def test_a_chip_design_page_draws_no_nop(server, watched, storage) -> None:
     assert gd.evaluate(BARS_OF_COLOR, nop) == 0
 
 
+@pytest.mark.subprocess
 def test_a_design_page_with_post_processing_layers_draws_them(browser, tmp_path) -> None:
     """A network with ReLUs, a pool and an add: the design page draws every figure as plotly
     has it (the per-layer bars include the post-processing layers, the roofline its two MAC

@@ -262,6 +262,7 @@ def test_design_comparison_reads_records_and_has_log_buttons(small, monkeypatch)
         assert trace["y"] == [cats[c] for c in trace["x"]]
 
 
+@pytest.mark.subprocess
 def test_log_buttons_work_in_the_dashboard_and_the_report(
     browser,
     storage,

@@ -62,6 +62,7 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     return wheel, venv / "bin"
 
 
+@pytest.mark.subprocess
 def test_the_wheel_holds_the_spaces_the_example_and_the_assets(installed) -> None:
     wheel, _ = installed
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -79,6 +80,7 @@ def test_the_wheel_holds_the_spaces_the_example_and_the_assets(installed) -> Non
         assert path in names, path
 
 
+@pytest.mark.subprocess
 def test_an_installed_magnet_searches_a_built_in_space_from_an_empty_folder(
     installed, tmp_path
 ) -> None:
