@@ -96,9 +96,9 @@ FIXTURE_STARTS = {"browser": "chromium", "ray_cluster": "ray", "postgres_url": "
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that starts something is also ``e2e``: ``python -m pytest -q -n 2 -m "not
-    e2e"`` leaves them out, the edit loop's tier (README: under a minute here); CI runs every
-    test."""
+    """Every test that starts something is also ``e2e`` (as are a few that take seconds of
+    CPU alone, marked in their files): ``python -m pytest -q -n 2 -m "not e2e"`` leaves them
+    out, the edit loop's tier (README: under a minute here); CI runs every test."""
     for item in items:
         for fixture, marker in FIXTURE_STARTS.items():
             if fixture in item.fixturenames:
