@@ -1,6 +1,7 @@
-"""Shared test helpers: where the reference data lives, and the browser the dashboard and
-report tests drive (Debian's Chromium through Playwright; its own download cannot work
-here)."""
+"""Shared test fixtures: where the reference data lives, the services tests start (a Ray
+head, a PostgreSQL server, the browser the dashboard and report tests drive: Debian's
+Chromium through Playwright, its own download cannot work here), and the markers of what a
+test starts."""
 
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ CHROMIUM_ARGS = [
 @pytest.fixture(scope="module")
 def storage(tmp_path_factory) -> str:
     """The studies the dashboard and report tests share (``small``, and one named with
-    HTML: ``shared_storage`` in test_dashboard.py), made once per test session."""
-    from tests.test_dashboard import shared_storage
+    HTML: ``shared_storage`` in tests/helpers.py), made once per test session."""
+    from tests.helpers import shared_storage
 
     return shared_storage(tmp_path_factory)
 
@@ -56,6 +57,18 @@ def ray_cluster() -> Iterator[str]:
         yield address
 
 
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """The URL of a PostgreSQL server of this test module's own (127.0.0.1, a free port);
+    missing, it fails the tests on CI."""
+    from tests.services import postgres, postgres_bin
+
+    if postgres_bin() is None and not os.environ.get("CI"):  # .ci/run installs it
+        pytest.skip("PostgreSQL's server is missing: apt-get install -y postgresql")
+    with postgres() as url:
+        yield url
+
+
 @pytest.fixture(scope="session")
 def browser():
     """A headless Chromium (one per test process: contexts keep the tests apart); missing,
@@ -75,33 +88,20 @@ def browser():
             b.close()
 
 
-#: The test files that take most of the suite's time (browsers, Ray clusters, searches, a
-#: subprocess per case): ``python -m pytest -q -n 2 -m "not slow"`` leaves them out, the edit
-#: loop's tier (README: under a minute here); CI runs every test.
-SLOW_FILES = frozenset(
-    {
-        "test_trial_runtime.py",
-        "test_dashboard_bad_requests.py",
-        "test_search.py",
-        "test_dashboard_live.py",
-        "test_dashboard_drawn.py",
-        "test_ray_interrupt.py",
-        "test_dashboard.py",
-        "test_storage_integrity.py",
-        "test_search_trust.py",
-        "test_trial_inputs.py",
-        "test_experiments.py",
-        "test_design_page.py",
-        "test_packaging.py",
-        "test_properties.py",
-        "test_bad_spaces.py",
-        "test_explore_figures.py",
-        "test_plugin_values.py",
-    }
-)
+#: What a test starts, one marker each (pyproject.toml says what each means). A fixture of this
+#: file gives its marker to every test that asks for it, directly or through another fixture
+#: (``FIXTURE_STARTS``); a test that starts one itself carries the marker in its file.
+STARTS = ("ray", "chromium", "postgres", "subprocess")
+FIXTURE_STARTS = {"browser": "chromium", "ray_cluster": "ray", "postgres_url": "postgres"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that starts something is also ``e2e`` (as are a few that take seconds of
+    CPU alone, marked in their files): ``python -m pytest -q -n 2 -m "not e2e"`` leaves them
+    out, the edit loop's tier (README: under a minute here); CI runs every test."""
     for item in items:
-        if item.path.name in SLOW_FILES:
-            item.add_marker(pytest.mark.slow)
+        for fixture, marker in FIXTURE_STARTS.items():
+            if fixture in item.fixturenames:
+                item.add_marker(marker)
+        if any(item.get_closest_marker(name) for name in STARTS):
+            item.add_marker(pytest.mark.e2e)

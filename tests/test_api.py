@@ -318,6 +318,7 @@ print(json.dumps({"imported": imported, "evaluated": evaluated, "command": probe
 """
 
 
+@pytest.mark.subprocess
 def test_a_library_call_leaves_the_allocator_and_a_command_tunes_it(tmp_path) -> None:
     # magnet/perf.py: glibc serves big blocks with an mmap of their own and unmaps them on
     # free; tune_allocator raises M_MMAP_THRESHOLD and M_TRIM_THRESHOLD to 1 GiB so that they

@@ -285,6 +285,7 @@ def test_cli_exits_2_with_the_message(name: str, tmp_path: Path) -> None:
     check_cli_output(result.exit_code, result.stdout, result.stderr, case)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("command", "name"),
     [
@@ -455,6 +456,7 @@ def test_cli_fixed_cases(name: str, tmp_path: Path) -> None:
     check_cli_output(result.exit_code, result.stdout, result.stderr, case)
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_in_a_command_is_one_line_and_exit_130() -> None:
     import signal
 
@@ -475,6 +477,7 @@ def test_ctrl_c_in_a_command_is_one_line_and_exit_130() -> None:
     assert "Traceback" not in err and "Aborted" not in err and out == ""
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "args, message",
     [

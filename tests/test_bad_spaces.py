@@ -296,6 +296,9 @@ def test_a_grid_of_billions_is_refused_without_listing_it() -> None:
     assert peak < 50 * 2**20  # the grid alone would take hundreds of GB
 
 
+# e2e though it starts nothing: tracemalloc, on while the space is read and checked, makes it
+# about 3 CPU-s here
+@pytest.mark.e2e
 def test_an_int_range_of_a_billion_values_is_never_listed() -> None:
     # 1,073,740,801 buffer sizes: read, checked (an even sample) and searched without a list
     data = space_data(params={**PARAMS, "weight_buffer": {"int": ["1KiB", "1GiB"]}})
@@ -496,6 +499,7 @@ def test_other_yaml_inputs_say_what_a_fifo_or_a_folder_is(tmp_path: Path, args, 
         assert out.stderr == f"error: {path}: {expected}\n"
 
 
+@pytest.mark.subprocess
 def test_a_real_process_on_a_folder_or_a_fifo_exits_2_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "space.yaml"
     os.mkfifo(fifo)  # opened for reading, it would wait for a writer for ever

@@ -29,6 +29,9 @@ def space_file(tmp_path: Path, **changes: object) -> Path:
     return path
 
 
+# e2e though it starts nothing: a search of 200 trials, then every skipped design mapped, about
+# 4 CPU-s here (the other tests of the bounds stay in the edit loop's tier)
+@pytest.mark.e2e
 def test_no_design_skipped_by_its_bounds_would_have_entered_the_front(tmp_path: Path) -> None:
     path = space_file(tmp_path)
     search(path, n_trials=200, storage=str(tmp_path / "s.journal"), seed=0)

@@ -159,6 +159,7 @@ def _worker_layers(spec, jobs):
     return out
 
 
+@pytest.mark.subprocess
 def test_a_plugin_spec_gives_identical_results_in_spawned_workers(simba):
     levels = yaml.safe_load(MAPPING_FILE.read_text())["mapping"]
     jobs = [

@@ -17,7 +17,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from magnet.cli import main
@@ -25,33 +24,9 @@ from magnet.dashboard import create_app
 from magnet.report import write_report
 from magnet.report.html import plotly_js, plotly_js_version
 from magnet.search import load_study, search
-from tests.conftest import DATA, REPO
+from tests.conftest import REPO
+from tests.helpers import SPACE, XSS, XSS_LAYER
 from tests.services import free_port, magnet_command
-
-SPACE = DATA / "search" / "small_space.yaml"
-XSS = "<script>alert(1)</script>"
-XSS_LAYER = "<img src=x onerror=alert(2)>"
-
-
-# ---- studies ------------------------------------------------------------------------------
-def shared_storage(tmp_path_factory) -> str:
-    """A SQLite storage with ``small`` (16 designs) and a study named with HTML whose network
-    has a layer named with HTML too; made once per test session (test_report.py uses it)."""
-    root = tmp_path_factory.getbasetemp() / "dashboard-studies"
-    url = f"sqlite:///{root / 'studies.db'}"
-    if (root / "done").exists():
-        return url
-    root.mkdir(exist_ok=True)
-    search(SPACE, n_trials=16, storage=url, study="small")
-    net = yaml.safe_load((DATA / "search" / "small_net.yaml").read_text())
-    net["layers"][0]["name"] = XSS_LAYER
-    (root / "net.yaml").write_text(yaml.safe_dump(net))
-    space = yaml.safe_load(SPACE.read_text())
-    space["workloads"] = [str(root / "net.yaml")]
-    (root / "space.yaml").write_text(yaml.safe_dump(space))
-    search(root / "space.yaml", n_trials=3, storage=url, study=XSS)
-    (root / "done").write_text("")
-    return url
 
 
 @pytest.fixture(scope="module")
@@ -348,6 +323,7 @@ PICK_POINT = """() => {
 }"""
 
 
+@pytest.mark.subprocess
 def test_study_page_shows_exactly_the_front_and_a_click_opens_the_design(
     server, watched, storage
 ) -> None:
@@ -394,6 +370,7 @@ def test_study_page_shows_exactly_the_front_and_a_click_opens_the_design(
 ROWS = "[...document.querySelectorAll('#trials-table tbody tr')].map(r => Number(r.dataset.trial))"
 
 
+@pytest.mark.subprocess
 def test_the_table_pages_sorts_and_filters_on_the_server_and_keeps_choices(
     server, watched, storage
 ) -> None:
@@ -432,6 +409,7 @@ def test_the_table_pages_sorts_and_filters_on_the_server_and_keeps_choices(
     assert page.url.count("design=") == 2 and watched.errors == []
 
 
+@pytest.mark.subprocess
 def test_html_in_names_renders_as_text(server, watched, storage) -> None:
     page = watched.page
     watched.ready(server + "/")
@@ -454,6 +432,7 @@ def test_html_in_names_renders_as_text(server, watched, storage) -> None:
     assert watched.errors == []
 
 
+@pytest.mark.subprocess
 def test_unknown_study_or_trial_is_a_404_page(server, watched) -> None:
     page = watched.page
     r = page.goto(server + "/studies/nope")
@@ -465,6 +444,7 @@ def test_unknown_study_or_trial_is_a_404_page(server, watched) -> None:
     assert r.status == 404
 
 
+@pytest.mark.subprocess
 def test_a_storage_that_is_not_a_journal_is_refused_before_serving(tmp_path) -> None:
     bad = tmp_path / "bad.journal"
     bad.write_bytes(b"\x00\xffnot a journal\n{{{\n")
@@ -483,6 +463,7 @@ def test_a_storage_that_is_not_a_journal_is_refused_before_serving(tmp_path) -> 
     assert bad.read_bytes() == before
 
 
+@pytest.mark.subprocess
 def test_a_journal_damaged_while_served_is_an_error_page(browser, tmp_path) -> None:
     journal = tmp_path / "later.journal"
     search(SPACE, n_trials=2, storage=str(journal), study="later")
@@ -500,6 +481,7 @@ def test_a_journal_damaged_while_served_is_an_error_page(browser, tmp_path) -> N
             w.close()
 
 
+@pytest.mark.subprocess
 def test_studies_list_follows_a_running_search(browser, tmp_path) -> None:
     journal = str(tmp_path / "live.journal")
     Path(journal).touch()  # a storage that does not exist is refused; an empty one has no study

@@ -26,8 +26,9 @@ from magnet.dashboard.app import segment_text, study_segment, study_url
 from magnet.search import search
 from magnet.search.storage import open_storage
 from tests.drawn import drawn
+from tests.helpers import SPACE
 from tests.services import free_port, postgres, postgres_bin
-from tests.test_dashboard import SPACE, Watched, dashboard, wait_until
+from tests.test_dashboard import Watched, dashboard, wait_until
 
 #: Study names a URL path cannot hold as they are. ``x/trials/1`` beside ``x``: the study's
 #: page, not design 1 of ``x``; ``~..``: not mistaken for ``..`` (written ``~..``).
@@ -280,6 +281,7 @@ def test_a_sqlite_storage_read_by_many_threads_logs_nothing(tmp_path, caplog) ->
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
+@pytest.mark.postgres
 def test_a_database_that_went_away_is_named_on_the_page() -> None:
     """The PostgreSQL server stops while the dashboard serves it: the pages say the
     connection was refused (it was Optuna's "StorageInternalError: An exception is raised
@@ -423,6 +425,7 @@ def server(names_storage):
         yield url
 
 
+@pytest.mark.subprocess
 def test_studies_named_with_slashes_open_from_the_index_and_draw(browser, server) -> None:
     """From the index, each study's page, every figure, a design's page, every download and
     the compare page's click: no request fails, no console error."""
@@ -480,6 +483,7 @@ PARALLEL = "(document.getElementById('parallel').data || []).length > 0"
 COLOUR = "document.getElementById('parallel').data[0].line.colorbar.title.text"
 
 
+@pytest.mark.subprocess
 def test_a_figure_shows_the_answer_to_its_last_request(browser, server) -> None:
     """The parallel coordinates asked for in one colour, then in another: the first answer,
     arriving last, is dropped (it was drawn over the second: the figure and its select
@@ -506,6 +510,7 @@ def test_a_figure_shows_the_answer_to_its_last_request(browser, server) -> None:
         w.close()
 
 
+@pytest.mark.subprocess
 def test_a_slow_first_load_is_not_asked_for_again(browser, server) -> None:
     """While the page's first load waits (a slow server), the polls do not load every figure
     again: each figure is asked for once."""
@@ -530,6 +535,7 @@ def test_a_slow_first_load_is_not_asked_for_again(browser, server) -> None:
         w.close()
 
 
+@pytest.mark.subprocess
 def test_a_figure_that_failed_to_load_is_drawn_at_the_next_poll(browser, server) -> None:
     """A figure whose answer failed (the server busy, a journal being written) is asked for
     again: it was left blank until the study changed, for good when the search had ended."""

@@ -94,6 +94,7 @@ def scatter_markers(figure: dict) -> int:
     )
 
 
+@pytest.mark.subprocess
 def test_study_page_draws_every_figure(server, watched, storage) -> None:
     study = load_study("small", storage)
     x, y = study.objectives[:2]
@@ -130,6 +131,7 @@ def test_study_page_draws_every_figure(server, watched, storage) -> None:
     assert_quiet(watched)
 
 
+@pytest.mark.subprocess
 def test_design_page_draws_its_figures(server, watched, storage) -> None:
     study = load_study("small", storage)
     trial = study.pareto_front()[0]
@@ -218,6 +220,7 @@ def _rgb(hex_color: str) -> str:
     return "rgb({}, {}, {})".format(*(int(hex_color[i : i + 2], 16) for i in (1, 3, 5)))
 
 
+@pytest.mark.subprocess
 def test_a_package_design_page_draws_its_nop_and_splits(browser, tmp_path) -> None:
     import yaml
 
@@ -252,6 +255,7 @@ def test_a_package_design_page_draws_its_nop_and_splits(browser, tmp_path) -> No
             w.close()
 
 
+@pytest.mark.subprocess
 def test_a_chip_design_page_draws_no_nop(server, watched, storage) -> None:
     study = load_study("small", storage)
     trial = study.pareto_front()[0]
@@ -262,6 +266,7 @@ def test_a_chip_design_page_draws_no_nop(server, watched, storage) -> None:
     assert gd.evaluate(BARS_OF_COLOR, nop) == 0
 
 
+@pytest.mark.subprocess
 def test_a_design_page_with_post_processing_layers_draws_them(browser, tmp_path) -> None:
     """A network with ReLUs, a pool and an add: the design page draws every figure as plotly
     has it (the per-layer bars include the post-processing layers, the roofline its two MAC

@@ -110,6 +110,7 @@ def fingerprint(folder: Path) -> dict[str, str]:
 
 
 # ---- read-only -------------------------------------------------------------------------------
+@pytest.mark.subprocess
 def test_a_browsing_session_changes_no_storage_file(browser, stores, tmp_path) -> None:
     root = Path(stores["root"])
     before = fingerprint(root)
@@ -149,6 +150,7 @@ def test_a_browsing_session_changes_no_storage_file(browser, stores, tmp_path) -
     assert fingerprint(root) == before  # no file changed, none added (no lock, no journal)
 
 
+@pytest.mark.subprocess
 def test_a_reader_never_creates_a_storage(tmp_path) -> None:
     absent = tmp_path / "absent.db"
     out = CliRunner().invoke(main, ["studies", "--storage", f"sqlite:///{absent}"])
@@ -238,6 +240,7 @@ HIDDEN = """() => document.getElementById('front2d').data
   .filter(t => t.visible === 'legendonly').map(t => t.uid)"""
 
 
+@pytest.mark.subprocess
 def test_a_live_page_keeps_the_zoom_and_appends(browser, tmp_path) -> None:
     journal = str(tmp_path / "live.journal")
     search(SPACE, n_trials=8, storage=journal, study="small")
@@ -314,6 +317,7 @@ FRONT_MARKERS = """() => {
 }"""
 
 
+@pytest.mark.subprocess
 def test_every_front_marker_opens_its_own_trial(browser, stores) -> None:
     twins = load_study("twins", stores["journal"])
     assert len(twins.feasible()) > len({json.dumps(t.params) for t in twins.feasible()})
@@ -358,6 +362,7 @@ def test_every_front_marker_opens_its_own_trial(browser, stores) -> None:
             w.close()
 
 
+@pytest.mark.subprocess
 def test_compare_page_fronts_open_the_design_of_their_study(browser, stores) -> None:
     with dashboard(stores["journal"]) as url:
         w = Watched(browser)
@@ -512,6 +517,7 @@ def test_the_summary_commands_survive_a_shell(tmp_path) -> None:
     assert words[words.index("--storage") + 1] == storage
 
 
+@pytest.mark.subprocess
 def test_a_port_in_use_is_named_before_any_address(tmp_path) -> None:
     import socket
 

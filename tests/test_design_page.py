@@ -34,7 +34,8 @@ from magnet.templates import get_template
 from magnet.units import exact_bytes, human_bytes
 from magnet.workload.network import Network, NetworkLayer
 from tests.conftest import DATA
-from tests.test_dashboard import XSS, XSS_LAYER, Watched, dashboard
+from tests.helpers import XSS, XSS_LAYER
+from tests.test_dashboard import Watched, dashboard
 from tests.test_hand_derived import COSTS, LAYER_KCP, arch, buf, dram, mapping
 
 SPACE = DATA / "search" / "small_space.yaml"
@@ -264,6 +265,7 @@ def test_design_comparison_reads_records_and_has_log_buttons(small, monkeypatch)
         assert trace["y"] == [cats[c] for c in trace["x"]]
 
 
+@pytest.mark.subprocess
 def test_log_buttons_work_in_the_dashboard_and_the_report(
     browser,
     storage,

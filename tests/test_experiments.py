@@ -45,6 +45,7 @@ def run_quick(name: str, out: Path) -> dict:
     return summary
 
 
+@pytest.mark.subprocess
 def test_scalesim_cycles_are_exact(tmp_path: Path) -> None:
     summary = run_quick("scalesim-cycles", tmp_path)
     # every quick run (3 layers x os / ws / is on 128 x 128) equals SCALE-Sim's Total Cycles
@@ -54,6 +55,7 @@ def test_scalesim_cycles_are_exact(tmp_path: Path) -> None:
     assert len(rows) == 1 + 9
 
 
+@pytest.mark.subprocess
 def test_timeloop_agreement(tmp_path: Path) -> None:
     summary = run_quick("timeloop-agreement", tmp_path)
     model = summary["model"]
@@ -74,6 +76,7 @@ def test_timeloop_agreement(tmp_path: Path) -> None:
     assert (tmp_path / "mapper.md").exists()
 
 
+@pytest.mark.subprocess
 def test_eyeriss_dataflows(tmp_path: Path) -> None:
     summary = run_quick("eyeriss-dataflows", tmp_path)
     ranges = summary["ranges"]["eyeriss"]
@@ -144,6 +147,7 @@ def _package_row(summary: dict, series: str, chiplets: int) -> dict:
     return next(r for r in summary["rows"] if r["series"] == series and r["chiplets"] == chiplets)
 
 
+@pytest.mark.subprocess
 def test_simba_package(tmp_path: Path) -> None:
     summary = run_quick("simba-package", tmp_path)
     assert (tmp_path / "published.md").exists() and (tmp_path / "partitions.md").exists()
@@ -251,6 +255,7 @@ def test_simba_package_committed_results_say_where_the_nop_dominates() -> None:
         assert swept[0] == 0 and swept == sorted(swept) and swept[1] < 0.01
 
 
+@pytest.mark.subprocess
 def test_stream_comparison(tmp_path: Path) -> None:
     summary = run_quick("stream-comparison", tmp_path)
     two = summary["two_conv"]
@@ -272,6 +277,7 @@ def test_stream_comparison(tmp_path: Path) -> None:
     assert rows["fused"]["latency_cycles"] <= lbl["latency_cycles"]
 
 
+@pytest.mark.subprocess
 def test_an_out_folder_in_the_way_is_refused(tmp_path: Path) -> None:
     # --out on a file, or on a folder holding files the experiment did not write: one line,
     # exit 2, the user's files as they were
@@ -320,6 +326,7 @@ def test_the_simba_package_figure_draws_every_series_and_simba() -> None:
         assert int(np.all(rgb == colour, axis=-1).sum()) > 500, colour
 
 
+@pytest.mark.subprocess
 def test_sparseloop_validation(tmp_path: Path) -> None:
     summary = run_quick("sparseloop-validation", tmp_path)
     v2 = summary["eyeriss_v2_pe"]

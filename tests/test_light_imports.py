@@ -11,6 +11,9 @@ import sys
 
 import pytest
 
+#: each test imports in a fresh interpreter (a child process)
+pytestmark = pytest.mark.subprocess
+
 #: Packages and modules a light import must not load (a prefix, whole names only).
 HEAVY = (
     "optuna",

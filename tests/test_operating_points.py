@@ -93,6 +93,7 @@ def test_an_operating_point_the_node_cannot_run_is_refused(given, message) -> No
         SIMBA.build({**simba_params(), **given})
 
 
+@pytest.mark.subprocess
 def test_the_cli_refuses_an_inconsistent_operating_point_with_exit_2(tmp_path) -> None:
     arch = tmp_path / "arch.yaml"
     arch.write_text(yaml.safe_dump({"template": "simba", "voltage_v": 0.42, "clock_ghz": 1.96}))

@@ -106,6 +106,7 @@ def editable(tmp_path_factory) -> Path:
     return bin_
 
 
+@pytest.mark.subprocess
 def test_the_wheel_holds_the_spaces_the_example_and_the_assets(installed) -> None:
     wheel, _ = installed
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -128,6 +129,7 @@ def test_the_wheel_holds_the_spaces_the_example_and_the_assets(installed) -> Non
     assert not [name for name in names if name.startswith(elsewhere)]
 
 
+@pytest.mark.subprocess
 def test_the_sdist_holds_them_at_its_top_level_and_builds_the_same_wheel(built, tmp_path) -> None:
     wheel, sdist = built
     top = sdist.name.removesuffix(".tar.gz")  # magnet-0.2.0
@@ -145,6 +147,7 @@ def test_the_sdist_holds_them_at_its_top_level_and_builds_the_same_wheel(built, 
     assert set(zipfile.ZipFile(again).namelist()) == set(zipfile.ZipFile(wheel).namelist())
 
 
+@pytest.mark.subprocess
 def test_an_installed_magnet_searches_a_built_in_space_from_an_empty_folder(
     installed, tmp_path
 ) -> None:
@@ -190,6 +193,7 @@ def test_an_installed_magnet_searches_a_built_in_space_from_an_empty_folder(
     assert miss.returncode == 2 and f"built-in spaces: {', '.join(names)} (" in miss.stderr
 
 
+@pytest.mark.subprocess
 def test_an_editable_install_reads_them_at_the_repository_top_level(editable, tmp_path) -> None:
     # the clone's own magnet/ is imported (the venv's site-packages also get hatchling's
     # copies of the forced folders, beside no package: never read)

@@ -454,6 +454,7 @@ def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("cls", "name", "raised"),
     [
@@ -476,6 +477,7 @@ def test_in_a_process_the_plugins_interrupt_is_exit_1_naming_it(
     assert hashes(PLUGINS) == before
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("cls", ["Slow", "SlowThenExits", "SlowThenSwallows"])
 def test_a_ctrl_c_while_a_plugin_runs_is_the_users_interrupt(cls: str) -> None:
     # SlowThenExits turns the KeyboardInterrupt into sys.exit(1), SlowThenSwallows catches it
@@ -506,6 +508,7 @@ def wide_space(tmp_path: Path, cls: str) -> Path:
     return path
 
 
+@pytest.mark.subprocess
 def test_a_search_fails_the_trials_a_plugin_interrupts_and_stops(tmp_path: Path) -> None:
     space = wide_space(tmp_path, "InterruptsOnWide")
     before = hashes(space, PLUGINS)
@@ -533,6 +536,7 @@ def test_a_search_fails_the_trials_a_plugin_exits_on(tmp_path: Path) -> None:
     assert study.trials("failed") and not study.trials("infeasible")
 
 
+@pytest.mark.subprocess
 def test_a_ctrl_c_while_a_plugin_runs_in_a_search_interrupts_it(tmp_path: Path) -> None:
     space = wide_space(tmp_path, "SlowOnWide")
     storage = tmp_path / "s.journal"

@@ -13,10 +13,14 @@ from __future__ import annotations
 import signal
 import time
 
+import pytest
+
 from magnet.errors import MagnetError
 from magnet.search import load_study, search
 from tests.conftest import DATA
 from tests.services import DriverCluster, magnet_process
+
+pytestmark = [pytest.mark.ray, pytest.mark.subprocess]
 
 SPACE = DATA / "search" / "small_space.yaml"
 DESIGNS = ("ok", "infeasible")

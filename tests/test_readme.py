@@ -27,6 +27,9 @@ def block_with(language: str, marker: str) -> str:
     return found
 
 
+# e2e though it starts nothing: the README's example as a user runs it (a layer mapped for up
+# to 10 s, ResNet-18 evaluated, a search of 8 designs), about 4 CPU-s here
+@pytest.mark.e2e
 def test_the_python_example_runs(tmp_path, monkeypatch, capsys) -> None:
     code = block_with("python", "import magnet as mg")
     # the example's search writes to a scratch journal; here, into the test's folder

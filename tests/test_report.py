@@ -20,7 +20,7 @@ from magnet.report.html import plotly_js
 from magnet.search import load_study, search
 from magnet.search.pareto import nondominated, to_minimised_log
 from tests.conftest import DATA
-from tests.test_dashboard import XSS, XSS_LAYER
+from tests.helpers import XSS, XSS_LAYER
 
 SPACE = DATA / "search" / "small_space.yaml"
 

@@ -4,7 +4,6 @@ PostgreSQL, and the commands around it."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -26,8 +25,6 @@ from tests.conftest import DATA, REPO
 from tests.services import (
     DriverCluster,
     magnet_process,
-    postgres,
-    postgres_bin,
     ray_head,
 )
 
@@ -243,6 +240,8 @@ def _wait_for_trials(
     raise AssertionError(f"fewer than {count} trials after {seconds} s")
 
 
+@pytest.mark.ray
+@pytest.mark.subprocess
 def test_a_sigkilled_driver_on_ray_resumes_and_leaves_no_ray_process(tmp_path, storage) -> None:
     proc = _search_process(storage, "--workers", "2", "--trials", "40")
     cluster = DriverCluster(proc.pid)  # its Ray processes, not a neighbour's
@@ -266,6 +265,7 @@ def test_a_sigkilled_driver_on_ray_resumes_and_leaves_no_ray_process(tmp_path, s
     assert study.counts()["designs"] == len(kept) + 2
 
 
+@pytest.mark.subprocess
 def test_sigint_stops_cleanly_and_resumes(tmp_path, storage) -> None:
     # ResNet-18 (~0.5 s a design) so that the search is still running when interrupted
     proc = _search_process(storage, "--trials", "60", "--workload", "resnet18")
@@ -404,6 +404,7 @@ def test_search_on_an_existing_ray_cluster_by_address(storage, ray_cluster) -> N
     assert [int(row.split()[0]) for row in table[2:]] == [t.number for t in study.pareto_front()]
 
 
+@pytest.mark.ray
 def test_a_study_runs_on_a_ray_cluster_of_two_nodes(tmp_path) -> None:
     # two `ray start` on this machine (the head at 127.0.0.2, a node at 127.0.0.3), one CPU
     # each: the search's designs are evaluated on both (a Ray worker names its node)
@@ -536,13 +537,10 @@ def test_a_bad_ray_address_is_a_clear_error(storage) -> None:
     assert out.exit_code == 2 and "no Ray cluster answers" in out.output
 
 
-def test_postgresql_storage() -> None:
-    if postgres_bin() is None and not os.environ.get("CI"):  # .ci/run installs it
-        pytest.skip("PostgreSQL's server is missing: apt-get install -y postgresql")
-    with postgres() as url:
-        study = search(SPACE, n_trials=4, storage=url)
-        assert study.counts()["designs"] == 4
-        again = load_study("small", url)
-        assert [t.values for t in again.trials()] == [t.values for t in study.trials()]
-        out = CliRunner().invoke(main, ["studies", "--storage", url, "--json"])
-        assert json.loads(out.output)[0]["name"] == "small"
+def test_postgresql_storage(postgres_url) -> None:
+    study = search(SPACE, n_trials=4, storage=postgres_url)
+    assert study.counts()["designs"] == 4
+    again = load_study("small", postgres_url)
+    assert [t.values for t in again.trials()] == [t.values for t in study.trials()]
+    out = CliRunner().invoke(main, ["studies", "--storage", postgres_url, "--json"])
+    assert json.loads(out.output)[0]["name"] == "small"

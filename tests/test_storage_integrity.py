@@ -28,7 +28,7 @@ from magnet.errors import MagnetError
 from magnet.search import load_study
 from magnet.search import storage as S
 from tests.conftest import DATA, REPO
-from tests.services import magnet_command, postgres, postgres_bin
+from tests.services import magnet_command
 
 SPACE = DATA / "search" / "small_space.yaml"
 PASSWORD = "s3cret-Pa55"
@@ -87,19 +87,11 @@ def journal(journal3, tmp_path) -> Path:
     return Path(shutil.copy(journal3, tmp_path / "j.journal"))
 
 
-@pytest.fixture(scope="module")
-def pg_url():
-    if postgres_bin() is None and not os.environ.get("CI"):  # .ci/run installs it
-        pytest.skip("PostgreSQL's server is missing: apt-get install -y postgresql")
-    with postgres() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def db_url(request, tmp_path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'locks.db'}"
-    return request.getfixturevalue("pg_url")
+    return request.getfixturevalue("postgres_url")
 
 
 # ---- files that are not a journal ------------------------------------------------------------
@@ -246,6 +238,7 @@ def test_a_corrupt_middle_line_is_refused_and_left_as_is(journal) -> None:
         assert sha(journal) == before
 
 
+@pytest.mark.subprocess
 def test_two_searches_share_a_journal(tmp_path) -> None:
     journal = tmp_path / "shared.journal"
     procs = [spawn(*search_args(str(journal), "--study", "a", "--trials", "6"))]
@@ -264,6 +257,7 @@ def test_two_searches_share_a_journal(tmp_path) -> None:
 
 
 # ---- one driver per study --------------------------------------------------------------------
+@pytest.mark.subprocess
 def test_a_second_driver_through_a_symlink_or_dot_path_is_refused(tmp_path, monkeypatch) -> None:
     journal = tmp_path / "j.journal"
     space = yaml.safe_load(SPACE.read_text())
@@ -378,6 +372,7 @@ def test_a_dead_drivers_database_lock_is_taken_over(db_url) -> None:
     engine.dispose()
 
 
+@pytest.mark.subprocess
 def test_drivers_creating_one_fresh_sqlite_storage_at_once_do_not_crash(tmp_path) -> None:
     for round_ in range(5):  # in threads: the creations overlap every time
         db = tmp_path / f"t{round_}.db"
@@ -523,12 +518,12 @@ def test_a_bad_url_error_does_not_show_the_password() -> None:
     assert PASSWORD not in out.output and "me:***@127.0.0.1:1/s" in out.output
 
 
-def test_no_password_in_output_reports_exports_or_the_dashboard(pg_url, tmp_path) -> None:
+def test_no_password_in_output_reports_exports_or_the_dashboard(postgres_url, tmp_path) -> None:
     from starlette.testclient import TestClient
 
     from magnet.dashboard import create_app
 
-    url = pg_url.replace("postgres@", f"postgres:{PASSWORD}@")  # the server trusts anyone
+    url = postgres_url.replace("postgres@", f"postgres:{PASSWORD}@")  # the server trusts anyone
     report = tmp_path / "r.html"
     search = ["search", SPACE, "--storage", url, "--study", "masked", "--trials", "2"]
     runs = [
@@ -573,6 +568,7 @@ for _ in range(150):
 """
 
 
+@pytest.mark.subprocess
 def test_a_dead_holders_journal_lock_is_broken_at_once(tmp_path) -> None:
     from magnet.search.journal_lock import JournalLock
 
@@ -605,6 +601,7 @@ def test_a_live_holders_journal_lock_is_waited_for(tmp_path) -> None:
     thread.join()
 
 
+@pytest.mark.subprocess
 def test_the_journal_lock_excludes_processes(tmp_path) -> None:
     journal, counter = tmp_path / "j.journal", tmp_path / "counter"
     journal.touch()

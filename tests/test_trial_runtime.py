@@ -88,6 +88,7 @@ def _stopped_search(folder: Path, signum: int, line: int, delay: float) -> tuple
     return proc.returncode, "".join(seen) + err
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_stop_during_a_search_is_never_a_plugins_failure(tmp_path: Path, signum: int) -> None:
     # no plug-in at all: a stop landing inside magnet's own cost model or mapper was taken for
@@ -101,6 +102,7 @@ def test_a_stop_during_a_search_is_never_a_plugins_failure(tmp_path: Path, signu
     assert {t.reason for t in study.trials("failed")} <= {"interrupted"}
 
 
+@pytest.mark.subprocess
 def test_sigterm_while_a_plugin_runs_in_a_search_is_the_users_stop(tmp_path: Path) -> None:
     # the plug-in turns the KeyboardInterrupt it gets into sys.exit(1): still the user's stop
     import yaml
@@ -155,6 +157,7 @@ def test_a_signal_a_handler_turns_into_keyboardinterrupt_is_not_the_plugins() ->
 
 
 # ---- T4, T5: --workers has a bound; a Ray cluster that cannot start is one line ---------------
+@pytest.mark.subprocess
 @pytest.mark.parametrize("workers", ["1180591620717411303424", "1e30", "100000"])
 def test_more_local_workers_than_the_machine_can_run_is_refused(
     tmp_path: Path, workers: str
@@ -167,6 +170,7 @@ def test_more_local_workers_than_the_machine_can_run_is_refused(
     assert list(tmp_path.iterdir()) == []  # nothing written, no cluster started
 
 
+@pytest.mark.subprocess
 def test_more_workers_than_any_cluster_is_refused_before_its_address(tmp_path: Path) -> None:
     out = run(
         "search",
@@ -189,6 +193,7 @@ def _fake_head(tmp_path: Path, script: str) -> tuple[subprocess.Popen[bytes], Pa
     return head, output
 
 
+@pytest.mark.subprocess
 def test_a_head_that_exits_is_one_line_naming_its_error(tmp_path: Path) -> None:
     from magnet.search.workers import _wait_for_head
 
@@ -201,6 +206,7 @@ def test_a_head_that_exits_is_one_line_naming_its_error(tmp_path: Path) -> None:
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("log", ["raylet.out", "raylet.err", "gcs_server.err"])
 def test_a_raylet_that_dies_is_named_at_once(tmp_path: Path, log: str) -> None:
     # under `ulimit -v 4000000` the raylet cannot map its object store and dies within a
@@ -230,6 +236,7 @@ def test_a_raylet_that_dies_is_named_at_once(tmp_path: Path, log: str) -> None:
     assert time.monotonic() - start < 5
 
 
+@pytest.mark.subprocess
 def test_a_slow_start_says_so_and_is_bounded(tmp_path: Path, monkeypatch) -> None:
     from magnet.search import workers
 
@@ -267,6 +274,8 @@ def test_a_cluster_that_will_not_take_the_driver_is_one_line(monkeypatch) -> Non
     )
 
 
+@pytest.mark.ray
+@pytest.mark.subprocess
 def test_under_a_memory_limit_ray_fails_in_one_line_and_exit_1(tmp_path: Path) -> None:
     import resource
 
@@ -310,6 +319,7 @@ def mapping(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.subprocess
 def test_export_timeloop_never_writes_over_its_mapping(tmp_path: Path, mapping: Path) -> None:
     # the trial's case: exit 0 and the --mapping input overwritten
     (tmp_path / "hard.yaml").hardlink_to(mapping)
@@ -331,6 +341,7 @@ def test_export_timeloop_never_writes_over_its_mapping(tmp_path: Path, mapping: 
     assert hashes(mapping) == before
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("flag", "value"),
     [
@@ -349,6 +360,7 @@ def test_map_never_writes_over_an_input(mapping: Path, flag: str, value: str) ->
     assert hashes(mapping) == before
 
 
+@pytest.mark.subprocess
 def test_an_input_named_like_an_output_is_only_an_input_when_it_is_a_file(tmp_path) -> None:
     # --arch simba-chip is a preset, not the file simba-chip the mapping goes to
     out = run(
@@ -358,6 +370,7 @@ def test_an_input_named_like_an_output_is_only_an_input_when_it_is_a_file(tmp_pa
     assert (tmp_path / "simba-chip").read_text().startswith("mapping:")
 
 
+@pytest.mark.subprocess
 def test_search_never_writes_its_report_over_the_space_or_a_workload(tmp_path: Path) -> None:
     space = tmp_path / "space.html"  # a space file of any name is read as YAML
     space.write_text((REPO / "search_spaces" / "quickstart.yaml").read_text())
@@ -390,6 +403,7 @@ SHOWN = r"a{60}\.\.\.a{20} \(5000 characters\)"  # a word too long to read, by i
 NO_ARCH = rf"^error: {SHOWN}: no such file, preset or template; presets: simba-chip"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "pattern"),
     [
@@ -446,6 +460,7 @@ READERS = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("ending", ["my note about this run\n", "my note without a newline"])
 def test_a_reader_of_a_journal_ending_with_a_note_says_so_and_leaves_it(
     tmp_path: Path, journal: Path, ending: str
@@ -484,6 +499,7 @@ def _free_port() -> int:
     return free_port()
 
 
+@pytest.mark.subprocess
 def test_the_dashboard_refuses_a_storage_that_does_not_exist_like_every_reader(tmp_path) -> None:
     # it served "note: ... does not exist yet" while studies, pareto, report and export refuse
     for args in (("--storage", "missing.journal"), ()):
@@ -493,6 +509,7 @@ def test_the_dashboard_refuses_a_storage_that_does_not_exist_like_every_reader(t
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.subprocess
 def test_a_dashboard_refusing_a_damaged_journal_prints_that_line_only(
     tmp_path: Path, journal: Path
 ) -> None:
@@ -521,6 +538,7 @@ UNUSABLE = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(("url", "pattern"), UNUSABLE)
 def test_a_storage_url_no_optuna_storage_can_use_is_one_line(tmp_path, url, pattern) -> None:
     if url.startswith("postgresql+asyncpg"):
@@ -544,6 +562,7 @@ def test_a_storage_url_no_optuna_storage_can_use_is_one_line(tmp_path, url, patt
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.subprocess
 def test_readers_of_a_database_that_refuses_the_connection_say_so(tmp_path: Path) -> None:
     url = "postgresql://u:s3cret@127.0.0.1:1/db"
     for args in READERS:
@@ -569,6 +588,7 @@ def test_a_database_failing_while_it_is_read_is_named_by_the_drivers_error() -> 
         raise StorageInternalError("An exception is raised during the commit") from refusal
 
 
+@pytest.mark.subprocess
 def test_a_refused_sqlite_storage_leaves_nothing_beside_it(tmp_path: Path) -> None:
     # sqlite:///notes.txt was refused, after the work, leaving notes.txt.magnet-create.lock
     notes = tmp_path / "notes.txt"
@@ -588,6 +608,7 @@ def test_a_refused_sqlite_storage_leaves_nothing_beside_it(tmp_path: Path) -> No
 
 
 # ---- T7, T8: two study names never share a report or a download -------------------------------
+@pytest.mark.subprocess
 def test_two_studies_never_share_a_default_report_or_download_name(tmp_path: Path) -> None:
     from starlette.testclient import TestClient
 
