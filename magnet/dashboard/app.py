@@ -197,14 +197,14 @@ class Dashboard:
             out = study.summary()
             out.update(
                 url=study_url(study.name),
-                version=self.store.version(study.name),
+                version=self.store.version_of(study),
                 dataflows=study.space.dataflows(),
                 params=param_names(study),
                 description=study.space.description,
             )
             return out
 
-        return self.store.memo((study.name, "summary"), make)
+        return self.store.memo((study.name, "summary"), make, study)
 
     def design(self, study: Study, trial: TrialView) -> tuple[DesignView, dict[str, Any]]:
         """A design's view and figures (kept while the storage is the same: a finished trial does
@@ -216,7 +216,7 @@ class Dashboard:
 
         # a design does not change once its trial finished: kept while the study grows
         key = (study.name, "design", trial.number, trial.state)
-        return self.store.memo(key, make, per_version=False)
+        return self.store.memo(key, make)
 
     def read_all(self) -> None:
         """``warm``, with ``reading`` set meanwhile; its ``MagnetError`` (a damaged journal)
@@ -484,6 +484,7 @@ class Dashboard:
         numbers = self.store.memo(
             (study.name, "table", which, sort, order, words),
             lambda: self.table_order(study, which, sort, order == "desc", words),
+            study,
         )
         page = [study.trial(int(n)) for n in numbers[offset : offset + limit]]
         head = dumps({"version": version, "total": len(numbers), "offset": offset, "limit": limit})
@@ -548,7 +549,7 @@ class Dashboard:
         if kind.basis is not None:
             key += (kind.basis(study),)
         # kept as JSON text: a figure asked again is sent, not serialised again (~1 MB)
-        text = self.store.memo(key, lambda: dumps(make()), per_version=kind.basis is None)
+        text = self.store.memo(key, lambda: dumps(make()), study if kind.basis is None else None)
         return self.json_text(text)
 
     @staticmethod

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -163,6 +164,9 @@ class Store:
         self._feeds: dict[str, Feed] = {}
         self._names: list[str] = []
         self._memo: OrderedDict[Any, Any] = OrderedDict()
+        #: the version of each study object handed out (``snapshot``): what a memo of it is
+        #: kept under, however far the study has grown since
+        self._versions: weakref.WeakKeyDictionary[Study, int] = weakref.WeakKeyDictionary()
 
     @property
     def path(self) -> Path | None:
@@ -265,15 +269,25 @@ class Store:
         changes), read together."""
         feed = self.feed(name)
         try:
-            return feed.refresh()
+            study, version = feed.refresh()
         except MagnetError as exc:
             if "not made by magnet" in str(exc):
                 raise NotFound(f"study {name!r} was not made by magnet") from None
             raise
+        with self._lock:
+            self._versions[study] = version
+        return study, version
 
     def version(self, name: str) -> int:
-        """The version of study ``name``."""
+        """The version of study ``name`` now."""
         return self.snapshot(name)[1]
+
+    def version_of(self, study: Study) -> int:
+        """The version ``study`` was read at (a study this store handed out), not the one
+        its storage is at now: what the study's figures, rows and summary are kept under."""
+        with self._lock:
+            version = self._versions.get(study)
+        return self.version(study.name) if version is None else version
 
     def trial(self, name: str, number: str) -> tuple[Study, TrialView]:
         """The study ``name`` and its trial ``number`` (as a URL gives it): ``NotFound`` naming
@@ -299,11 +313,14 @@ class Store:
                 continue
         return out
 
-    def memo(self, key: tuple[Any, ...], make: Callable[[], T], per_version: bool = True) -> T:
-        """``make()`` for ``key`` (its first item a study name), made again when that study
-        changed (``per_version``), or kept while the storage is the same one (for what does
-        not change as a study grows, such as a finished trial's design)."""
-        version = self.version(key[0]) if per_version else id(self._storage)
+    def memo(self, key: tuple[Any, ...], make: Callable[[], T], study: Study | None = None) -> T:
+        """``make()`` for ``key`` (its first item a study name), kept under the version of
+        ``study``, the study ``make`` reads (made again for each version: a request that read
+        a study before it grew never keeps its result under the grown study's version, where
+        it would stand for it once the storage stops changing), or, without ``study``, while
+        the storage is the same one (for what does not change as a study grows, such as a
+        finished trial's design)."""
+        version = id(self._storage) if study is None else self.version_of(study)
         full = (version, *key)
         with self._lock:
             if full in self._memo:
