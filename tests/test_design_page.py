@@ -19,9 +19,9 @@ import yaml
 import magnet as mg
 from magnet.cost.contract import OVERHEAD_NOTES
 from magnet.model.network_result import LayerMappings
+from magnet.model.records import OLD_RECORD
 from magnet.report import breakdowns, theme
 from magnet.report.design_page import (
-    OLD_RECORD,
     build_arch,
     design_figures,
     design_view,

@@ -283,11 +283,11 @@ class Store:
         return self.snapshot(name)[1]
 
     def version_of(self, study: Study) -> int:
-        """The version ``study`` was read at (a study this store handed out), not the one
-        its storage is at now: what the study's figures, rows and summary are kept under."""
+        """The version ``study`` was read at (a study this store handed out: ``snapshot``),
+        not the one its storage is at now: what the study's figures, rows and summary are
+        kept under."""
         with self._lock:
-            version = self._versions.get(study)
-        return self.version(study.name) if version is None else version
+            return self._versions[study]
 
     def trial(self, name: str, number: str) -> tuple[Study, TrialView]:
         """The study ``name`` and its trial ``number`` (as a URL gives it): ``NotFound`` naming

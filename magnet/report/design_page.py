@@ -24,8 +24,7 @@ import yaml
 from magnet.arch.spec import Arch
 from magnet.cost.contract import OVERHEAD_NOTES, UNPRICED_OVERHEADS
 from magnet.errors import MagnetError
-from magnet.model.records import OLD_RECORD as OLD_RECORD  # what a page says a record lacks
-from magnet.model.records import NetworkRecord, ZeroSaving
+from magnet.model.records import OLD_RECORD, NetworkRecord, ZeroSaving
 from magnet.search.study import Study, TrialView
 from magnet.units import exact_bytes, human_bytes
 from magnet.workload.layer import POSTPROCESS_OPS
