@@ -17,7 +17,7 @@ from click.testing import CliRunner
 import magnet as mg
 from magnet.cli import main
 from magnet.errors import MagnetError
-from magnet.model.evaluate import CATEGORIES
+from magnet.model.records import CATEGORIES
 from magnet.search import driver, load_space, load_study, search, workers
 from magnet.search.job import DesignJob, DesignResult
 from magnet.search.pareto import nondominated

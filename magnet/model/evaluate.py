@@ -64,17 +64,6 @@ from magnet.workload.dims import NUM_DIMS, OPERANDS, RELEVANT, Operand
 from magnet.workload.layer import Layer
 
 ACTIONS = ("reads", "fills", "updates")
-CATEGORIES = (
-    "math",
-    "postprocess",
-    "memory",
-    "network",
-    "nop",
-    "clock",
-    "control",
-    "dram",
-    "static",
-)
 
 
 def layer_view(layer: Layer, arch: Arch) -> Layer:
@@ -142,7 +131,8 @@ class BatchResult:
         return energy
 
     def category_pj(self) -> dict[str, FloatArray]:
-        """Energy by category (``CATEGORIES``), each ``[batch]``; they add up to the total."""
+        """Energy by category (the records' ``CATEGORIES``), each ``[batch]``; they add up
+        to the total."""
         access = self.access_energy_pj.sum(axis=(1, 2))
         return {
             "math": self.math_pj,
@@ -882,7 +872,8 @@ class Result(OneRun):
 
     @property
     def energy_pj_by_category(self) -> dict[str, float]:
-        """Energy (pJ) by category (``CATEGORIES``); the values add up to ``energy_pj``."""
+        """Energy (pJ) by category (the records' ``CATEGORIES``); the values add up to
+        ``energy_pj``."""
         return {k: float(v[0]) for k, v in self.batch.category_pj().items()}
 
     @property

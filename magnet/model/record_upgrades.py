@@ -21,11 +21,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from magnet.model.records import CATEGORIES
+
 Record = dict[str, Any]
 
-#: The energy categories in the order records list them (``magnet.model.evaluate.CATEGORIES``).
-CATEGORY_ORDER: tuple[str, ...] = ("math", "postprocess", "memory", "network", "nop")
-CATEGORY_ORDER += ("clock", "control", "dram", "static")
 #: A network layer's batch in its shape text (``Layer.shape_str``: ``N=4``, absent when 1).
 _BATCH = re.compile(r"(?:^|,)N=(\d+)(?:,|$)")
 
@@ -44,10 +43,10 @@ def _rows(data: Record, fill: Callable[[Record], None]) -> None:
 
 
 def _category(parts: dict[str, float], name: str, value: float) -> dict[str, float]:
-    """``parts`` with ``name`` at ``value`` in its place among ``CATEGORY_ORDER``."""
+    """``parts`` with ``name`` at ``value`` in its place among ``CATEGORIES``."""
     if name in parts:
         return parts
-    order = {c: i for i, c in enumerate(CATEGORY_ORDER)}
+    order = {c: i for i, c in enumerate(CATEGORIES)}
     rank = order[name]
     out: dict[str, float] = {}
     for key, v in parts.items():

@@ -75,7 +75,6 @@ from pydantic import ConfigDict, ValidationError
 
 from magnet.arguments import checked_call
 from magnet.errors import MagnetError, validation_message
-from magnet.model.record_upgrades import UPGRADES
 from magnet.strict import Strict
 
 #: The version of every record's shape (see the module docstring).
@@ -88,6 +87,18 @@ OLD_RECORD: Final = "not in this record (written by an older magnet)"
 #: package's links (a chip's records have them at 0) and a post-processing unit's operations
 #: (0 for a network of MAC layers only).
 PACKAGE_CATEGORIES: Final = ("postprocess", "nop")
+#: Every energy category, in the order records list them (they add up to ``energy_pj``).
+CATEGORIES: Final = (
+    "math",
+    "postprocess",
+    "memory",
+    "network",
+    "nop",
+    "clock",
+    "control",
+    "dram",
+    "static",
+)
 
 
 def shown_categories(breakdowns: Iterable[dict[str, float]]) -> list[str]:
@@ -309,7 +320,6 @@ class NetworkRecord(_Record):
 
 
 #: The upgrade of a record of each older version to the next (``record_upgrades``).
-assert sorted(UPGRADES) == list(range(1, SCHEMA_VERSION)), "an upgrade per older version"
 
 
 @checked_call
@@ -335,6 +345,8 @@ def read_record(data: Mapping[str, Any]) -> NetworkRecord | LayerRecord:
         model = LayerRecord
     else:
         raise MagnetError(f"not a record: 'record' is {kind!r}, not 'network' or 'layer'")
+    from magnet.model.record_upgrades import UPGRADES  # it reads this module's categories
+
     where = f"a {kind} record of version {version}"
     upgraded = dict(data)
     try:
