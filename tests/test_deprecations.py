@@ -56,6 +56,7 @@ def test_the_flag_network_is_refused_and_noc_prices_no_wires(tmp_path) -> None:
     out = CliRunner().invoke(main, [*given, "--network", "none", "--json"])
     assert out.exit_code == 2
     assert "--network" in out.output and "Traceback" not in out.output
+    assert "no such option '--network': it is '--noc' since magnet 0.3" in out.output
     out = CliRunner().invoke(main, [*given, "--noc", "none", "--json"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["energy_pj_by_category"]["network"] == 0  # no wires priced

@@ -221,6 +221,11 @@ COMMON_OPTIONS = _options(
 )
 
 
+#: Flags 0.3 renamed (old -> new): given, the error names the new one (click's own guess,
+#: by spelling, named ``--workload`` for ``--network``).
+RENAMED_FLAGS = {"--network": "--noc"}
+
+
 class _Magnet(click.Group):
     """The ``magnet`` group: a usage error (an unknown command or flag, a flag's value click
     refuses: ``--seed -1``, ``--trials x``) is one line and exit 2 like every other bad input,
@@ -246,7 +251,11 @@ class _Magnet(click.Group):
         except click.ClickException as exc:
             command = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else ""
             hint = f" ('{command} -h' for help)" if command else ""
-            click.echo(f"error: {clip_digits(exc.format_message())}{hint}", err=True)
+            message = exc.format_message()
+            if isinstance(exc, click.NoSuchOption) and exc.option_name in RENAMED_FLAGS:
+                new = RENAMED_FLAGS[exc.option_name]
+                message = f"no such option {exc.option_name!r}: it is {new!r} since magnet 0.3"
+            click.echo(f"error: {clip_digits(message)}{hint}", err=True)
             sys.exit(exc.exit_code)
         except click.Abort:  # Ctrl-C outside a command (at a prompt, while parsing)
             click.echo("interrupted: nothing was left half-written", err=True)
