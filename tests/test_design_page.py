@@ -410,6 +410,12 @@ def test_a_chip_has_no_nop_in_its_breakdown(small) -> None:
     assert "split across chiplets" not in body(design_view(small, t))
 
 
+#: Bars of a figure (selected by ``sel``) drawn with an area.
+DRAWN_BARS = """(sel) => [...document.querySelector(sel)
+  .querySelectorAll('.cartesianlayer g.point path')]
+  .filter(p => p.getBBox().width * p.getBBox().height > 0).length"""
+
+
 # ---- a record of an older version, stored with a trial ------------------------------------
 def test_a_stored_record_of_an_older_version_shows_what_it_lacks(
     storage, tmp_path, browser
@@ -522,11 +528,21 @@ def test_a_stored_record_of_an_older_version_shows_what_it_lacks(
     with dashboard(url) as base:
         w = Watched(browser)
         try:
-            for number in numbers.values():
+            for name, number in numbers.items():
                 w.ready(f"{base}/studies/small/trials/{number}")
                 for key in ("category", "level", "area", "layers-0"):
-                    sel = f"[data-figure='{key}']"
-                    assert w.page.evaluate(f'document.querySelector("{sel}").data.length') > 0
+                    # bars drawn with an area, not only data handed to plotly
+                    drawn = w.page.evaluate(DRAWN_BARS, f"[data-figure='{key}']")
+                    assert drawn > 0, (name, key)
+                # what the page says its record lacks, as the reader sees it
+                shown = w.page.evaluate("document.body.innerText")
+                for note in lacks[name]:
+                    assert note in shown, (name, note)
+                said = w.page.evaluate(
+                    "[...document.querySelectorAll(\"[data-figure='operand'] .annotation-text\")]"
+                    ".map(e => e.textContent).join(' ')"
+                )
+                assert OLD_RECORD in said, (name, said)
             assert w.errors == []
         finally:
             w.close()
