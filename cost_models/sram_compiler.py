@@ -22,7 +22,7 @@ vendor's) and prices
   ``format`` attribute (``int4``, ``int8``, ``fp16``, ``bf16``), else ``int<bits>`` /
   ``fp<bits>``;
 
-and declines everything else (register files, DRAM, networks), which the next model of the
+and declines everything else (register files, DRAM, NoC links), which the next model of the
 chain (finally magnet's built-in table) prices. The datasheet is 28 nm; a component at
 another node is scaled with magnet's built-in node factors (``scaling.yaml``).
 

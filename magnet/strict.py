@@ -1,18 +1,33 @@
 """The base of every model magnet reads from a user: ``Strict``, and ``Public`` for the
 models people also build from Python."""
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from magnet.errors import MagnetError, validation_message
 
 
 class Strict(BaseModel):
     """A pydantic model that refuses unknown fields (a typo is an error, never a silent
-    default), refuses NaN and infinity for every number, and is frozen once validated."""
+    default), refuses NaN and infinity for every number, and is frozen once validated.
+
+    ``renamed``: fields a model has renamed (old name -> new); data under an old name is
+    refused with a message naming the new one, where ``extra="forbid"`` would only say the
+    old one is not allowed."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    renamed: ClassVar[Mapping[str, str]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_old_names(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for old, new in cls.renamed.items():
+                if old in data:
+                    raise ValueError(f"the field {old!r} is {new!r} since magnet 0.3: rename it")
+        return data
 
 
 class Public(Strict):

@@ -126,7 +126,7 @@ def test_voltage_scales_dynamic_energy_with_its_square() -> None:
     nominal = mg.evaluate(layer, mg.templates.simba(**{**params, "voltage_v": 0.85}), mapping)
     low = mg.evaluate(layer, mg.templates.simba(**{**params, "voltage_v": 0.6}), mapping)
     ratio = (0.6 / 0.85) ** 2
-    for key in ("math", "memory", "network", "clock", "control"):
+    for key in ("math", "memory", "noc", "clock", "control"):
         assert low.energy_pj_by_category[key] == pytest.approx(
             nominal.energy_pj_by_category[key] * ratio, rel=1e-9
         ), key
@@ -156,7 +156,7 @@ def test_records_are_versioned_json_that_reads_back() -> None:
         "math",
         "postprocess",
         "memory",
-        "network",
+        "noc",
         "nop",
         "clock",
         "control",

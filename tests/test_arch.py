@@ -68,7 +68,7 @@ def test_simba_chip_fanouts_innermost_first() -> None:
     ]
     assert a.fanouts == ((1, 1), (8, 1), (1, 1), (8, 1), (4, 4), (1, 1))
     assert level(a, "AccumulationBuffer").fanout.reduction == "adder_tree"
-    assert level(a, "GlobalBuffer").fanout.network == "mesh"
+    assert level(a, "GlobalBuffer").fanout.topology == "mesh"
     total = 1
     for fx, fy in a.fanouts:
         total *= fx * fy

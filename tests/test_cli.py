@@ -160,7 +160,7 @@ def test_explicit_arch_json_by_hand() -> None:
     assert cat["clock"] == pytest.approx(2 * (2.816 + 0.3648))
     assert cat["control"] == pytest.approx(3.2 + 128 * add6)
     assert cat["static"] == pytest.approx(0.196608 + 0.053632)
-    assert cat["network"] == 0
+    assert cat["noc"] == 0
     # Area: RF 512 bits x 6 um^2 = 3072, MACs 2 x 419 = 838 and 3 clock-gating cells (the RF's
     # port register, the 2 MACs' input registers) x 3.99 = 11.97 are logic (3921.97 um^2); the
     # clock tree 5 % of it, white space for 70 % placement density, control 2 % of the die

@@ -101,7 +101,7 @@ def test_doubling_sram_reads_changes_exactly_the_sram_read_entries(simba):
     np.testing.assert_array_equal(after[changed], 2 * before[changed])
     np.testing.assert_array_equal(after[~changed], before[~changed])
     assert np.count_nonzero(before[changed]) >= 4  # every SRAM level is read by someone
-    fields = ("static_pj", "clock_pj", "control_pj", "network_pj", "math_pj", "latency_cycles")
+    fields = ("static_pj", "clock_pj", "control_pj", "interconnect_pj", "math_pj", "latency_cycles")
     for field in fields:
         np.testing.assert_array_equal(getattr(doubled.batch, field), getattr(base.batch, field))
 
@@ -423,7 +423,7 @@ def test_describe_costs_matches_price_arch(simba):
         assert row["model"] == costs.sources[comp.name]
     assert by_name["MAC"]["energy_pj"] == {"compute": costs.mac_pj}
     gb = [lvl.name for lvl in simba.inner_first].index("GlobalBuffer")
-    assert by_name["GlobalBuffer.network"]["energy_pj"]["transfer"] == costs.wire_pj_per_bit_mm[gb]
+    assert by_name["GlobalBuffer.noc"]["energy_pj"]["transfer"] == costs.wire_pj_per_bit_mm[gb]
     assert by_name["GlobalBuffer"]["model"] == "sram-analytical"
     assert by_name["DRAM"]["model"] == "horowitz45-scaled-16nm"
     for c, lvl in zip(storage_comps, simba.inner_first, strict=True):
@@ -482,7 +482,7 @@ def test_eyeriss_normalized_ratios():
         6 * 4 * MAC16_45NM, rel=1e-12
     )
     # network: 2x per 16-bit word per 1 mm; a 0.5 mm hop is half: 2 x 0.5 x 0.8374 = 0.8374
-    hop = Component("net", "network", {"word_bits": 16, "hop_mm": 0.5})
+    hop = Component("net", "noc", {"word_bits": 16, "hop_mm": 0.5})
     assert model.energy_pj(hop, "transfer") == pytest.approx(MAC16_45NM, rel=1e-12)
     assert model.leakage_mw(glb) == 0.0 and model.area_um2(glb) is None
     # at 16 nm the unit scales with the table's dynamic-energy factor 0.32

@@ -216,11 +216,11 @@ def test_dram_64_bit_access_is_horowitz_low_end(m45):
 def test_network_word_over_default_hop_cross_checks_eyeriss(m45):
     # Keckler 2011: 121 fJ/bit-mm. 16 bits x 0.121 x 1 mm = 1.936 pJ; Eyeriss: inter-PE (1-2
     # mm) = 2x MAC = 2 x 0.8374 = 1.675 pJ (ratio 1.156).
-    link = Component("noc", "network", {"word_bits": 16})
+    link = Component("noc", "noc", {"word_bits": 16})
     assert m45.energy_pj(link, "transfer") == pytest.approx(1.936)
     two_macs = 2 * m45.energy_pj(mac(16, 16), "compute")
     assert 0.8 < m45.energy_pj(link, "transfer") / two_macs < 1.2
-    longer = Component("noc", "network", {"word_bits": 16, "hop_mm": 2.5})
+    longer = Component("noc", "noc", {"word_bits": 16, "hop_mm": 2.5})
     assert m45.energy_pj(longer, "transfer") == pytest.approx(4.84)
     assert m45.area_um2(link) is None
 
@@ -285,7 +285,7 @@ def test_16nm_is_45nm_times_the_cited_factors(m45):
     assert m16.area_um2(mac()) == pytest.approx(419 * 0.3025)
     # leakage 0.3358 (assumption), wire 0.2479 (Dally VLSI 2018)
     assert m16.leakage_mw(sram) == pytest.approx(m45.leakage_mw(sram) * 0.3358)
-    link = Component("noc", "network", {"word_bits": 16})
+    link = Component("noc", "noc", {"word_bits": 16})
     assert m16.energy_pj(link, "transfer") == pytest.approx(1.936 * 0.2479)
     # DRAM does not follow the logic node
     assert m16.energy_pj(storage("dram", None), "read") == pytest.approx(1300.0)
@@ -378,7 +378,7 @@ def test_missing_or_bad_attributes(m45):
     with pytest.raises(MagnetError, match="banks"):
         m45.energy_pj(storage("sram", 8 * 1024, banks=1.5), "read")
     with pytest.raises(MagnetError, match="word_bits"):
-        m45.energy_pj(Component("noc", "network", {}), "transfer")
+        m45.energy_pj(Component("noc", "noc", {}), "transfer")
 
 
 def test_technology_must_match_the_model(m45):

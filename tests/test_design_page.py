@@ -87,7 +87,7 @@ def test_network_record_keeps_operand_energy_times_repeats() -> None:
     a = arch(dram(), buf("RF", 3))
     maps = LayerMappings(by_name={LAYER_KCP.name: m})
     record = mg.evaluate(net, a, maps, cost_model=COSTS).record()
-    assert record.schema_version == 9 == mg.SCHEMA_VERSION
+    assert record.schema_version == 10 == mg.SCHEMA_VERSION
     assert record.energy_pj_by_operand == {
         "DRAM": {"weights": 960.0, "inputs": 960.0, "outputs": 240.0},
         "RF": {"weights": 192.0, "inputs": 192.0, "outputs": 168.0},
@@ -383,7 +383,7 @@ def test_a_package_design_shows_its_chiplets_split_and_nop(tmp_path) -> None:
     trial = study.feasible()[0]
     record = trial.records[0]
     chiplets = 2 * trial.params["chiplets_y"]
-    assert record.chiplets == chiplets and record.schema_version == 9
+    assert record.chiplets == chiplets and record.schema_version == 10
     page = body(design_view(study, trial))
     assert f'<div class="v">{chiplets}</div><div class="k">chiplets (' in page
     assert '<th title="dimensions split across chiplets">split</th>' in page

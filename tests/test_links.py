@@ -52,7 +52,7 @@ def test_each_named_kind_is_a_cited_row_of_the_link_table() -> None:
     costs = price_arch(arch)
     assert costs.link_pj_per_bit[-1] == 1.17 and costs.wire_pj_per_bit_mm[-1] == 1.17 / 3.0
     assert costs.sources["DRAM.link"].startswith("horowitz45")
-    link = arch_components(arch).networks[-1]
+    link = arch_components(arch).interconnects[-1]
     assert isinstance(link, LinkComponent) and link.technology == "grs" and link.hop_mm == 3.0
 
 

@@ -142,7 +142,7 @@ def test_static_energy_rises_as_the_clock_falls_at_a_fixed_supply(voltage_v, slo
     # the same cycles, each 1 / slow times longer: static energy x 1 / slow, the rest equal
     assert low.latency_cycles == fast.latency_cycles
     assert b["static"] == pytest.approx(a["static"] / slow, rel=1e-3)
-    for key in ("math", "memory", "network", "clock", "control", "dram"):
+    for key in ("math", "memory", "noc", "clock", "control", "dram"):
         assert b[key] == pytest.approx(a[key], rel=1e-12), key
 
 

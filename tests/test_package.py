@@ -51,7 +51,7 @@ def test_output_channels_across_2x2_chiplets_multicast_the_inputs() -> None:
     # input goes up both columns from their ports, (1 + 1) + (1 + 1) = 4 links
     hops = {"weights": 1.5, "inputs": 4, "outputs": 1.5}
     bits = 8 * 2048 * hops["weights"] + 8 * 1568 * hops["inputs"] + 24 * 3136 * hops["outputs"]
-    assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
+    assert r.batch.interconnect_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
     assert bits * GRS_PJ_PER_BIT == pytest.approx(219_548.16)
     # the NoP is its own category, not the chip's network; its bytes are the bits above / 8
     assert r.energy_pj_by_category["nop"] == pytest.approx(219_548.16, rel=1e-12)
@@ -70,7 +70,7 @@ def test_input_channels_across_2x2_chiplets_reduce_the_partial_sums() -> None:
     # adds per output at the accumulation width
     bits = 8 * 2048 * 1.5 + 8 * 1568 * 1.5 + 24 * 3136 * 4
     adds = 3136 * 3 * r.costs.accum_add_pj
-    assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits + adds, rel=1e-12)
+    assert r.batch.interconnect_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits + adds, rel=1e-12)
     # the reductions' adds are the NoP's too; only the links' bits are NoP bytes
     assert r.energy_pj_by_category["nop"] == pytest.approx(GRS_PJ_PER_BIT * bits + adds)
     assert r.nop_bytes == bits / 8 and r.partition == {"C": 4}
@@ -183,7 +183,7 @@ def test_output_pixels_across_2x2_chiplets_exchange_the_halo(
     # from the edge); halo words 1 hop from the neighbour
     bits = WEIGHT_BITS_TO_ALL_4 + union**2 * 32 * 8 * 1.5 + 64 * (2 * p) ** 2 * 24 * 1.5
     bits += halo * 8
-    assert r.batch.network_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
+    assert r.batch.interconnect_pj[-1, 0] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
     # the halo's bits are the NoP's: in its category and its bytes
     assert r.energy_pj_by_category["nop"] == pytest.approx(GRS_PJ_PER_BIT * bits, rel=1e-12)
     assert r.nop_bytes == pytest.approx(bits / 8, rel=1e-12)

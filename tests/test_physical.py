@@ -68,7 +68,7 @@ def test_a_vector_mac_reduces_its_lanes_in_an_adder_tree() -> None:
     # the partial sums never cross the network: the words below the buffer are the 8 weights
     # and 8 inputs (one per lane per step), each over sqrt(4) / 2 = 1 pitch of 0.01 mm:
     # (8 + 8) x 8 bits x 0.121 x 0.01 = 0.15488 pJ
-    assert r.energy_pj_by_category["network"] == pytest.approx(16 * 8 * 0.121 * 0.01)
+    assert r.energy_pj_by_category["noc"] == pytest.approx(16 * 8 * 0.121 * 0.01)
     # the buffer updates 2 reduced outputs (not 8 partial sums): reads 8 W + 8 I, fills 4 W +
     # 8 I, 2 updates = 30 accesses x 0.36212
     assert r.accesses["Buf"]["outputs"] == {"reads": 0.0, "fills": 0.0, "updates": 2.0}
@@ -120,10 +120,10 @@ def test_wires_price_a_multicast_as_one_tree() -> None:
     weights = 16 * 8 * 0.121 * (2 * 0.5)  # 16 unicasts of 1 mm: 15.488
     inputs = 1 * 8 * 0.121 * ((2 + 15) * 0.5)  # one 8.5 mm tree: 8.228 (16 unicasts: 15.488)
     outputs = 16 * 24 * 0.121 * (2 * 0.5)  # 16 partial sums of 24 bits, 1 mm each: 46.464
-    assert r.energy_pj_by_category["network"] == pytest.approx(weights + inputs + outputs)
+    assert r.energy_pj_by_category["noc"] == pytest.approx(weights + inputs + outputs)
     # Timeloop parity: no network energy at all
     none = mg.evaluate(layer, mg.design(array(), noc="none"), m)
-    assert none.energy_pj_by_category["network"] == 0
+    assert none.energy_pj_by_category["noc"] == 0
     assert none.energy_pj == pytest.approx(r.energy_pj - (weights + inputs + outputs))
 
 
@@ -137,7 +137,7 @@ def test_a_spatial_reduction_merges_partial_sums_on_the_way_up() -> None:
     outputs = 1 * 24 * 0.121 * ((2 + 15) * 0.5)
     adds = 15 * add(24)
     assert r.accesses["GLB"]["outputs"]["updates"] == 1
-    assert r.energy_pj_by_category["network"] == pytest.approx(weights + inputs + outputs + adds)
+    assert r.energy_pj_by_category["noc"] == pytest.approx(weights + inputs + outputs + adds)
 
 
 def test_an_idle_array_leaks_and_clocks_by_its_gating() -> None:

@@ -721,7 +721,7 @@ def test_records_carry_each_layers_kind_and_the_network_table_shows_it() -> None
         Network.of("n", [CONV, relu(channels=16, size=14)]), simba(), dataflow="os-local-ws"
     )
     record = result.record()
-    assert record.schema_version == mg.SCHEMA_VERSION == 9
+    assert record.schema_version == mg.SCHEMA_VERSION == 10
     assert [(r.kind, r.op, r.fused_into) for r in record.layers] == [
         ("conv", None, None),
         ("activation", "relu", "conv"),

@@ -17,6 +17,7 @@ import pytest
 import magnet as mg
 from magnet.model import record_upgrades
 from magnet.model.records import (
+    CATEGORIES,
     OLD_RECORD,
     SCHEMA_VERSION,
     LayerRecord,
@@ -31,6 +32,8 @@ from tests.conftest import DATA
 from tests.test_schemas import errors
 
 RECORDS = DATA / "records"
+#: Categories renamed since (old -> new): version 10's ``noc`` was ``network``.
+NOW = {"network": "noc"}
 #: Each frozen network record: the version magnet wrote it in.
 NETWORKS = {
     "v1": 1,
@@ -126,10 +129,13 @@ def test_every_frozen_record_reads_as_the_current_version(name: str) -> None:
     for key in ("macs", "latency_cycles", "energy_pj", "energy_pj_by_level", "mapping"):
         if key in data:
             assert dumped[key] == data[key], key
-    # the categories are as written (none made up) and add up to the energy
+    # the categories are as written (none made up; version 10 renamed ``network`` ``noc``,
+    # in its place) and add up to the energy
     cats = record.energy_pj_by_category
+    written = {NOW.get(c, c): v for c, v in data["energy_pj_by_category"].items()}
+    assert list(cats) == [c for c in CATEGORIES if c in cats]
     assert {c: v for c, v in cats.items() if c != "postprocess" or v} == {
-        c: v for c, v in data["energy_pj_by_category"].items() if c != "postprocess" or v
+        c: v for c, v in written.items() if c != "postprocess" or v
     }
     assert math.fsum(cats.values()) == pytest.approx(record.energy_pj, rel=1e-9)
 
@@ -141,12 +147,12 @@ def test_a_record_of_each_version_derives_what_it_can() -> None:
     assert v1.clock_ghz == v2["clock_ghz"] == 1.96 and v1.voltage_v is None
     # no clock or control before version 2 (version 1 counted the clock in math, memory
     # and static); the post-processing unit's category 0 before there was one; no NoP
-    # category before version 5 (a version-4 package counted its links in network)
+    # category before version 5 (a version-4 package counted its links in noc, then network)
     assert list(v1.energy_pj_by_category) == [
         "math",
         "postprocess",
         "memory",
-        "network",
+        "noc",
         "dram",
         "static",
     ]
@@ -245,7 +251,7 @@ def test_every_older_version_has_its_upgrade() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"schema_version": SCHEMA_VERSION + 1}, r"a record of version 10, written by a newer"),
+        ({"schema_version": SCHEMA_VERSION + 1}, r"a record of version 11, written by a newer"),
         ({"schema_version": None}, r"not a record of a known version: schema_version None"),
         ({"schema_version": 0}, r"not a record of a known version: schema_version 0"),
         ({"schema_version": True}, r"not a record of a known version: schema_version True"),

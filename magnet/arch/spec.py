@@ -10,9 +10,10 @@ adder tree of a vector MAC) is the ``Fanout`` of the level above it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from itertools import pairwise
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
@@ -93,38 +94,39 @@ def _check_mesh(level: StorageLevel | ComputeLevel) -> None:
 class Fanout(Strict):
     """How data crosses the fan-out below a level to its children.
 
-    ``network``: ``tree`` (buses and multicast / reduction trees: a word reaches a group of
-    children through one tree), ``mesh`` (a routed network with a router per child, as
-    Simba's global buffer to PEs), ``systolic`` (words hop from neighbour to neighbour).
-    ``reduction``: partial sums of children that share outputs are added ``network`` (on
-    the way up, one add per merged word) or in an ``adder_tree`` (a vector MAC's lanes:
-    combinational adds, no network words). ``pitch_mm``: distance between neighbouring
-    children; None derives it from the floorplan (the square root of a child's area). A
-    ``dense`` fan-out is a datapath (a vector MAC's lanes, the vector units of a PE, a
-    systolic array): its children are packed at their component area; other fan-outs (an
-    array of PEs) also spread the chip's overheads (control, clock tree, white space) between
-    their children. ``link`` or ``link_pj_per_bit`` (one of them): the children are chips
-    (chiplets of a package) joined by chip-to-chip links, each hop of ``pitch_mm`` costing
-    the energy per bit of the named link technology (``link``: a row of the cost model's
-    link table, ``magnet/cost/tables/links.yaml`` for the built-in one) or of the user's own
-    (``link_pj_per_bit`` >= 0). The cost-model chain prices the link (a ``LinkComponent``:
-    a plug-in may price it); it is the link's own energy, at its own supply: not scaled
-    with the chip's voltage, and priced whatever the NoC model, as the network-on-package is
-    not the chip's NoC. ``link_gb_per_s``: each child's
-    links carry at most this much into it and as much out of it (GB/s; None: unlimited),
-    every operand alike. ``ports``: the children (x, y) the parent's links attach to (a
-    chip-to-chip fan-out; empty: each child of the row y = 0, the package's edge); the
-    parent's words cross the links from there (``magnet.model.mesh``). ``link_hop_ns``:
-    the latency of one hop; a layer waits for its first words to reach each chiplet from
-    its port and for its last partial sums to come back (0: hidden by the transfers'
-    overlap with compute).
-    ``partitioning``: ``uniform`` gives every chiplet an equal share, so the farthest one
-    sets the pace; ``non-uniform`` (Simba's) sizes the shares so that all finish together,
-    which leaves the mean trip instead of the longest (in the limit of fine shares).
-    """
+    ``topology`` of the interconnect (the NoC on a chip, the NoP on a package): ``tree`` (buses
+    and multicast / reduction trees: a word reaches a group of children through one tree),
+    ``mesh`` (routed, with a router per child, as Simba's global buffer to PEs), ``systolic``
+    (words hop from neighbour to neighbour). ``reduction``: partial sums of children that share
+    outputs are added in the ``interconnect`` (on the way up, one add per merged word) or in an
+    ``adder_tree`` (a vector MAC's lanes: combinational adds, no words on the interconnect).
+    (Before magnet 0.3: ``network`` and ``reduction: network``.) ``pitch_mm``: distance between
+    neighbouring children; None derives it from the floorplan (the square root of a child's
+    area). A ``dense`` fan-out is a datapath (a vector MAC's lanes, the vector units of a PE, a
+    systolic array): its children are packed at their component area; other fan-outs (an array
+    of PEs) also spread the chip's overheads (control, clock tree, white space) between their
+    children. ``link`` or ``link_pj_per_bit`` (one of them): the children are chips (chiplets of
+    a package) joined by chip-to-chip links, each hop of ``pitch_mm`` costing the energy per bit
+    of the named link technology (``link``: a row of the cost model's link table,
+    ``magnet/cost/tables/links.yaml`` for the built-in one) or of the user's own
+    (``link_pj_per_bit`` >= 0). The cost-model chain prices the link (a ``LinkComponent``: a
+    plug-in may price it); it is the link's own energy, at its own supply: not scaled with the
+    chip's voltage, and priced whatever the NoC model, as the network-on-package is not the
+    chip's NoC. ``link_gb_per_s``: each child's links carry at most this much into it and as
+    much out of it (GB/s; None: unlimited), every operand alike. ``ports``: the children (x, y)
+    the parent's links attach to (a chip-to-chip fan-out; empty: each child of the row y = 0,
+    the package's edge); the parent's words cross the links from there (``magnet.model.mesh``).
+    ``link_hop_ns``: the latency of one hop; a layer waits for its first words to reach each
+    chiplet from its port and for its last partial sums to come back (0: hidden by the
+    transfers' overlap with compute). ``partitioning``: ``uniform`` gives every chiplet an equal
+    share, so the farthest one sets the pace; ``non-uniform`` (Simba's) sizes the shares so that
+    all finish together, which leaves the mean trip instead of the longest (in the limit of fine
+    shares)."""
 
-    network: Literal["tree", "mesh", "systolic"] = "tree"
-    reduction: Literal["network", "adder_tree"] = "network"
+    renamed: ClassVar[Mapping[str, str]] = {"network": "topology"}
+
+    topology: Literal["tree", "mesh", "systolic"] = "tree"
+    reduction: Literal["interconnect", "adder_tree"] = "interconnect"
     pitch_mm: float | None = Field(None, gt=0)
     dense: bool = False
     link: str | None = Field(None, min_length=1)

@@ -52,11 +52,12 @@ class Component:
     ``width_bits`` (bits moved per access), ``word_bits``, ``banks``, ``technology_nm``.
     MAC: ``weight_bits`` x ``activation_bits`` multiply (``bits`` is the wider of the two),
     ``accum_bits`` accumulation, ``datatype`` ("int" or "float"), ``format`` (``int8``,
-    ``fp16``, ``bf16``...), ``technology_nm``. Adder: ``bits``, ``datatype``. Network:
-    ``word_bits``, ``hop_mm``, ``network`` (tree, mesh or systolic). Link (a package's
+    ``fp16``, ``bf16``...), ``technology_nm``. Adder: ``bits``, ``datatype``. NoC (a link
+    of the on-chip network): ``word_bits``, ``hop_mm``, ``topology`` (tree, mesh or
+    systolic). Link (a package's
     chip-to-chip link): ``technology`` (a row of ``tables/links.yaml``) or ``pj_per_bit``
     (the user's own), ``hop_mm``. Router: one router of a
-    mesh network (area only). Overhead: one ``kind`` of ``OVERHEAD_KINDS`` (area only),
+    mesh NoC (area only). Overhead: one ``kind`` of ``OVERHEAD_KINDS`` (area only),
     priced in that order from the areas before it: ``logic_area_um2`` (MACs, register
     files, routers, clock-gating cells and, after it, the clock tree), ``macro_area_um2``
     (SRAM macros and, after it, the controller cores), ``chip_area_um2`` (everything priced
@@ -66,7 +67,7 @@ class Component:
     ``control`` (sequencers, address generators, configuration: a share of the die).
 
     A storage action moves ``width_bits``; a MAC action is one multiply-accumulate; an add
-    is one addition; a network action moves one word over one hop (magnet asks for a word of
+    is one addition; a NoC action moves one word over one hop (magnet asks for a word of
     one bit over 1 mm, the energy per bit-mm); a link action moves one bit over one hop.
 
     magnet hands cost models the typed subclass of each class (``SramComponent``,
@@ -259,11 +260,11 @@ class AdderComponent(Component):
 
 @dataclass(frozen=True)
 class NocLinkComponent(Component):
-    """One link of the on-chip network (``cls == "network"``): its action, ``transfer``,
-    moves one ``word_bits`` word over one hop of ``hop_mm``."""
+    """One link of the on-chip network (``cls == "noc"``; ``network`` before magnet 0.3):
+    its action, ``transfer``, moves one ``word_bits`` word over one hop of ``hop_mm``."""
 
-    cls: str = "network"
-    classes: ClassVar[tuple[str, ...]] = ("network",)
+    cls: str = "noc"
+    classes: ClassVar[tuple[str, ...]] = ("noc",)
     actions: ClassVar[tuple[str, ...]] = ("transfer",)
 
     @property
@@ -277,9 +278,9 @@ class NocLinkComponent(Component):
         return self._number("hop_mm")
 
     @property
-    def network(self) -> str | None:
-        """The fan-out's network: ``tree``, ``mesh`` or ``systolic``; None when not given."""
-        return self._text("network")
+    def topology(self) -> str | None:
+        """The fan-out's topology: ``tree``, ``mesh`` or ``systolic``; None when not given."""
+        return self._text("topology")
 
 
 @dataclass(frozen=True)
@@ -311,7 +312,7 @@ class LinkComponent(Component):
 
 @dataclass(frozen=True)
 class RouterComponent(Component):
-    """One router of a mesh network (``cls == "router"``): area only, no actions."""
+    """One router of a mesh NoC (``cls == "router"``): area only, no actions."""
 
     cls: str = "router"
     classes: ClassVar[tuple[str, ...]] = ("router",)
@@ -395,7 +396,7 @@ COMPONENT_TYPES: dict[str, type[Component]] = {
     **STORAGE_TYPES,
     "mac": MacComponent,
     "adder": AdderComponent,
-    "network": NocLinkComponent,
+    "noc": NocLinkComponent,
     "link": LinkComponent,
     "router": RouterComponent,
     "clock_gate": ClockGateComponent,

@@ -627,8 +627,8 @@ CostRow = TypedDict(
     {
         "component": str,
         "class": str,  # the component class (``Component.cls``)
-        "role": str,  # storage, compute, network or postprocess
-        "instances": int | None,  # None for a network (priced per word and hop)
+        "role": str,  # storage, compute, interconnect or postprocess
+        "instances": int | None,  # None for an interconnect (priced per word and hop)
         "model": str,
         "energy_pj": dict[str, float],  # action -> pJ
         "leakage_mw": float,
@@ -642,12 +642,12 @@ CostRow = TypedDict(
 def describe_costs(arch: Arch, models: CostModel | list[CostModel] | None = None) -> list[CostRow]:
     """For every priced component of ``arch``: the model that priced it and its numbers.
 
-    Same chain as ``price_arch`` (first model whose ``supports`` is True, the built-in table
-    of ``arch.technology_nm`` last). One dict per component, storage innermost first, then
-    the MAC, then the networks, then the parts of the post-processing unit (its lanes'
-    multiply-add units and adders, a comparator priced as one more adder, its table and its
-    buffer): ``component``, ``class``, ``role`` (storage / compute / network /
-    postprocess), ``instances``, ``model``, ``energy_pj`` (action -> pJ), ``leakage_mw``,
+    Same chain as ``price_arch`` (first model whose ``supports`` is True, the built-in table of
+    ``arch.technology_nm`` last). One dict per component, storage innermost first, then the MAC,
+    then the interconnects (NoC and NoP links), then the parts of the post-processing unit (its
+    lanes' multiply-add units and adders, a comparator priced as one more adder, its table and its
+    buffer): ``component``, ``class``, ``role`` (storage / compute / interconnect / postprocess),
+    ``instances``, ``model``, ``energy_pj`` (action -> pJ), ``leakage_mw``,
     ``area_um2`` (None if the model has no area), ``attributes`` and ``note`` (the model's
     ``describe(component)`` if it has one, e.g. "interpolated" / "extrapolated").
     Energies and leakage are at the node's nominal supply (``price_arch`` scales them to
@@ -662,7 +662,7 @@ def describe_costs(arch: Arch, models: CostModel | list[CostModel] | None = None
         for comp, lvl in zip(parts.storage, arch.inner_first, strict=True)
     ]
     rows.append((parts.mac, "compute", arch.compute.instances))
-    rows.extend((net, "network", None) for net in parts.networks if net is not None)
+    rows.extend((link, "interconnect", None) for link in parts.interconnects if link is not None)
     if arch.postprocess is not None:
         units, lanes = arch.postprocess_instances, arch.postprocess.lanes
         mac, adder, table, buffer = postprocess_parts(arch)

@@ -41,7 +41,7 @@ from magnet.errors import MagnetError
 FloatArray = npt.NDArray[np.float64]
 
 #: How the on-chip network (NoC) is priced: ``wires`` (bits x distance x energy per bit-mm,
-#: plus the adds of network reductions) or ``none`` (free, as Timeloop's legacy network).
+#: plus the adds of reductions in the NoC) or ``none`` (free, as Timeloop's legacy network).
 NocModel = Literal["wires", "none"]
 NOC_MODELS: tuple[str, ...] = get_args(NocModel)
 #: Pitch of a fan-out's children when the cost model gives no area (assumption: a
@@ -85,7 +85,7 @@ class ArchCosts:
     adder tree has ``tree_pj[level][r]``, the adds that merge ``r`` products, and
     ``accum_add_pj`` is the accumulation inside ``mac_pj`` that such a tree replaces for all
     but one of its inputs. ``reduce_add_pj`` prices one merge of two
-    partial sums in a network reduction. Wires: ``wire_pj_per_bit_mm`` per fan-out and the
+    partial sums in an interconnect reduction. Wires: ``wire_pj_per_bit_mm`` per fan-out and the
     pitch of its children (``pitch_mm``); zero when ``noc == "none"``. A package's fan-out
     over chip-to-chip links has ``link_pj_per_bit``, one bit over one hop as the cost-model
     chain priced its ``LinkComponent`` (0 elsewhere), and its wire energy is that over the
@@ -167,18 +167,18 @@ class ArchComponents(NamedTuple):
     storage: list[StorageComponent]  # one per storage level, innermost first
     mac: MacComponent
     # the fan-out below each level (None: no fan-out; a package's: its chip-to-chip link)
-    networks: list[NocLinkComponent | LinkComponent | None]
+    interconnects: list[NocLinkComponent | LinkComponent | None]
 
 
 def arch_components(arch: Arch) -> ArchComponents:
-    """The priced components of an architecture: storage (innermost first), MAC, networks
-    (a ``NocLinkComponent`` per fan-out of more than one child: one bit over 1 mm; a
-    ``LinkComponent`` for a fan-out over chip-to-chip links: one bit over one hop)."""
+    """The priced components of an architecture: storage (innermost first), MAC, the interconnect
+    below each level (a ``NocLinkComponent`` per fan-out of more than one child: one bit over 1 mm;
+    a ``LinkComponent`` for a fan-out over chip-to-chip links: one bit over one hop)."""
     node = arch.technology_nm
     return ArchComponents(
         storage=[_storage_component(lvl, node) for lvl in arch.inner_first],
         mac=_mac_component(arch.compute, node),
-        networks=[
+        interconnects=[
             None
             if fx * fy == 1
             else (_chip_link(lvl) if lvl.fanout.chip_to_chip else _noc_link(lvl, node))
@@ -221,13 +221,13 @@ def _mac_component(compute: ComputeLevel, technology_nm: float) -> MacComponent:
 
 
 def _noc_link(level: StorageLevel, technology_nm: float) -> NocLinkComponent:
-    """The network of the fan-out below ``level``, priced per bit and millimetre."""
+    """The NoC of the fan-out below ``level``, priced per bit and millimetre."""
     return NocLinkComponent(
-        name=f"{level.name}.network",
+        name=f"{level.name}.noc",
         attributes={
             "word_bits": 1,
             "hop_mm": 1.0,
-            "network": level.fanout.network,
+            "topology": level.fanout.topology,
             "technology_nm": technology_nm,
         },
     )
@@ -320,9 +320,9 @@ def price_arch(
 ) -> ArchCosts:
     """Ask the chain of models (then the built-in table) for every component's costs.
 
-    ``noc="none"`` charges no wire energy and no network reduction adds (Timeloop
+    ``noc="none"`` charges no wire energy and no interconnect reduction adds (Timeloop
     parity: its legacy network is free unless given an energy). Each component is asked in
-    a fixed order (storage, MAC, adds, networks, areas), so a model that keeps notes
+    a fixed order (storage, MAC, adds, interconnects, areas), so a model that keeps notes
     (``describe``) sees the same sequence on every call.
     """
     if noc not in NOC_MODELS:
@@ -343,13 +343,13 @@ def price_arch(
     links = np.array(
         [
             chain.energy(n, "transfer") if isinstance(n, LinkComponent) else 0.0
-            for n in parts.networks
+            for n in parts.interconnects
         ]
     )
     wire = np.array(
         [
             _wire_pj_per_bit_mm(chain, lvl, n, link, noc, dynamic)
-            for lvl, n, link in zip(arch.inner_first, parts.networks, links, strict=True)
+            for lvl, n, link in zip(arch.inner_first, parts.interconnects, links, strict=True)
         ]
     )
     gate = ClockGateComponent("clock_gate", attributes={"technology_nm": arch.technology_nm})
@@ -455,7 +455,7 @@ def _reductions(
     arch: Arch, adds: _Adds, accum_add: float, noc: NocModel
 ) -> tuple[tuple[FloatArray | None, ...], FloatArray]:
     """Per fan-out (innermost first): the adder tree's energies ``[r]`` when its children
-    are reduced in one (else None), and the add of one network reduction (0 when the
+    are reduced in one (else None), and the add of one interconnect reduction (0 when the
     fan-out has one child, reduces in a tree, or ``noc == "none"``)."""
     c = arch.compute
     product_bits = c.weight_bits + c.activation_bits if c.datatype == "int" else c.accum_bits
@@ -623,7 +623,7 @@ def _voltage_factor(arch: Arch) -> float:
 def _wire_pj_per_bit_mm(
     chain: CostChain,
     level: StorageLevel,
-    network: NocLinkComponent | LinkComponent | None,
+    interconnect: NocLinkComponent | LinkComponent | None,
     link_pj_per_bit: float,
     noc: NocModel,
     dynamic: float,
@@ -632,11 +632,11 @@ def _wire_pj_per_bit_mm(
     energy per bit per hop (``link_pj_per_bit``, as the chain priced the link, over the
     fan-out's ``pitch_mm``), else the cost model's on-chip wire at the chip's supply
     (``dynamic``: V^2), nothing when ``noc`` is ``none`` or there is no fan-out."""
-    if network is None:
+    if interconnect is None:
         return 0.0
-    if isinstance(network, LinkComponent) and level.fanout.pitch_mm is not None:
+    if isinstance(interconnect, LinkComponent) and level.fanout.pitch_mm is not None:
         return link_pj_per_bit / level.fanout.pitch_mm
-    return 0.0 if noc == "none" else chain.energy(network, "transfer") * dynamic
+    return 0.0 if noc == "none" else chain.energy(interconnect, "transfer") * dynamic
 
 
 def _gates(arch: Arch, clock_pj_per_cycle: FloatArray, mac_clock_pj: float) -> float:
@@ -719,7 +719,7 @@ def _component_areas(
     areas[arch.compute.name] = (mac_area or 0.0) * arch.compute.instances
     router_um2 = 0.0
     for lvl, (fx, fy) in zip(arch.inner_first, arch.fanouts, strict=True):
-        if lvl.fanout.network == "mesh" and fx * fy > 1:
+        if lvl.fanout.topology == "mesh" and fx * fy > 1:
             attributes = {"technology_nm": arch.technology_nm}
             each = chain.area(RouterComponent(f"{lvl.name}.router", attributes=attributes))
             router_um2 += (each or 0.0) * lvl.instances * fx * fy
@@ -778,7 +778,7 @@ def _pitches(
             pitch[li] = lvl.fanout.pitch_mm
         elif known and child > 0:
             pitch[li] = math.sqrt(child) / 1000.0  # um -> mm
-        if lvl.fanout.network == "mesh" and fx * fy > 1 and "routers" in areas:
+        if lvl.fanout.topology == "mesh" and fx * fy > 1 and "routers" in areas:
             below += areas["routers"] / (lvl.instances * fx * fy)
         below = (per_instance[li] or 0.0) + fx * fy * below
     return pitch

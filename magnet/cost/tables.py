@@ -19,7 +19,7 @@ How a component is priced (45 nm; other nodes multiply by the node's factors):
 - ``dram``: a constant energy per bit accessed that does not scale with the node; no area.
   The component's ``dram_technology`` attribute (every template sets one) picks the row of
   ``tables/dram.yaml``; a DRAM without it is ``horowitz45.yaml``'s generic DRAM.
-- ``network``: ``word_bits`` x energy per bit per mm x ``hop_mm`` (table default if absent).
+- ``noc``: ``word_bits`` x energy per bit per mm x ``hop_mm`` (table default if absent).
 - ``link`` (a package's chip-to-chip link): one bit over one hop at the component's own
   ``pj_per_bit``, else its ``technology``'s row of ``tables/links.yaml``; like DRAM, it does
   not scale with the node (the link's own supply); no area, leakage or clock.
@@ -36,10 +36,10 @@ from __future__ import annotations
 import bisect
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -271,7 +271,7 @@ class LinkTechnologyTable(Strict):
     technologies: dict[str, LinkTechnology] = Field(min_length=1)
 
 
-class NetworkTable(Strict):
+class NocTable(Strict):
     """On-chip wires (energy per bit-mm, default hop) and a mesh router's area."""
 
     energy_pj_per_bit_per_mm: Number
@@ -310,6 +310,8 @@ class DummyTable(Strict):
 class TechnologyTable(Strict):
     """``horowitz45.yaml``: every component class priced at one node."""
 
+    renamed: ClassVar[Mapping[str, str]] = {"network": "noc"}
+
     name: str = Field(min_length=1)
     technology_nm: float = Field(gt=0)
     vdd_v: Number
@@ -318,7 +320,7 @@ class TechnologyTable(Strict):
     regfile: RegfileTable
     clock: ClockTable
     dram: DramTable
-    network: NetworkTable
+    noc: NocTable
     overhead: OverheadTable
     dummy: DummyTable
 
@@ -701,7 +703,7 @@ class TableCostModel(CostModel):
 
     @_energy.register
     def _(self, component: NocLinkComponent, action: str) -> float:
-        return self._network_energy_pj(component) * self.factors.wire_energy
+        return self._noc_energy_pj(component) * self.factors.wire_energy
 
     @_energy.register
     def _(self, component: LinkComponent, action: str) -> float:
@@ -737,7 +739,7 @@ class TableCostModel(CostModel):
 
     @functools.singledispatchmethod
     def _leakage(self, component: Component) -> float:
-        """DRAM, network, adder (part of a MAC), router and overhead: not modelled."""
+        """DRAM, NoC, adder (part of a MAC), router and overhead: not modelled."""
         return 0.0
 
     @_leakage.register
@@ -795,7 +797,7 @@ class TableCostModel(CostModel):
 
     @functools.singledispatchmethod
     def _area(self, component: Component) -> float | None:
-        """DRAM (off chip), network (wires over logic): no area."""
+        """DRAM (off chip), NoC (wires over logic): no area."""
         return None
 
     @_area.register
@@ -827,7 +829,7 @@ class TableCostModel(CostModel):
 
     @_area.register
     def _(self, component: RouterComponent) -> float | None:
-        return self.table.network.router_area_um2.value * self.factors.area
+        return self.table.noc.router_area_um2.value * self.factors.area
 
     @_area.register
     def _(self, component: OverheadComponent) -> float | None:
@@ -1065,12 +1067,12 @@ class TableCostModel(CostModel):
             )
         return links.technologies[name].energy_pj_per_bit.value
 
-    def _network_energy_pj(self, component: Component) -> float:
+    def _noc_energy_pj(self, component: Component) -> float:
         word_bits = self._number(component, "word_bits", minimum=1)
         hop_mm = self._number(
-            component, "hop_mm", default=self.table.network.default_hop_mm.value, minimum=0
+            component, "hop_mm", default=self.table.noc.default_hop_mm.value, minimum=0
         )
-        return word_bits * hop_mm * self.table.network.energy_pj_per_bit_per_mm.value
+        return word_bits * hop_mm * self.table.noc.energy_pj_per_bit_per_mm.value
 
     # -- attribute checks ------------------------------------------------------------------
     def _check_component(self, component: Component) -> Component:

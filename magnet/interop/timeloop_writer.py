@@ -11,7 +11,7 @@ What Timeloop has no place for is written so that the energy still adds up:
 
 * the address generation of an access (magnet's ``control``) is added to the energy of each
   read, write and update of the level;
-* clock energy, leakage (at the design's voltage and clock) and the wires and network adds
+* clock energy, leakage (at the design's voltage and clock) and the wires and reduction adds
   of the fan-out below a level are written as that level's ``leak``: Timeloop charges
   ``leak`` per cycle per instance in use, so it is their sum over this run divided by
   cycles x instances in use;
@@ -338,7 +338,7 @@ def _ert(result: Result, levels: list[_Written]) -> list[dict[str, Any]]:
     # Timeloop's leak. A package's chip-to-chip links are not in it: the magnet block keeps
     # the link (``fanout``), whose halo exchange a reader must count again (Timeloop cannot)
     used = b.counts.instances[:, 0] * b.latency_cycles[0]
-    on_chip = np.where(b.nop, 0.0, b.network_pj[:, 0])
+    on_chip = np.where(b.nop, 0.0, b.interconnect_pj[:, 0])
     leak = (b.clock_pj[:, 0] + b.static_pj[:, 0] + on_chip) / used
     tables = []
     for w in levels:
@@ -407,7 +407,7 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
     routers = sum(
         child.instances
         for parent, child in zip(parents, children, strict=True)
-        if parent.fanout.network == "mesh" and child.instances > parent.instances
+        if parent.fanout.topology == "mesh" and child.instances > parent.instances
     )
     return {
         "version": 1,

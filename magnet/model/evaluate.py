@@ -13,7 +13,8 @@ Energy, by category:
   ``magnet.model.postprocess`` prices the layers it runs);
 * ``memory``: reads, fills and updates of the on-chip storage levels, per access of a block;
 * ``dram``: the same for DRAM;
-* ``network``: the chip's wires and network reductions. A fan-out's n children are laid out in the
+* ``noc``: the chip's wires and the reductions in its interconnect (the NoC; ``network``
+  before record version 10). A fan-out's n children are laid out in the
   squarest grid (sqrt(n) on a side) with the parent in the middle. A word sent down reaches
   the group of children that need it through one tree: to the group (on average sqrt(n) / 2
   pitches away) and then one pitch per further child; partial sums come up the same way and
@@ -81,7 +82,7 @@ class BatchResult:
     clock_pj: FloatArray  # [level, batch]: clock of the level's clocked instances
     control_pj: FloatArray  # [level, batch]: address generation of the level's accesses
     static_pj: FloatArray  # [level, batch]: leakage of the level's powered instances
-    network_pj: FloatArray  # [level, batch]: the fan-out below the level
+    interconnect_pj: FloatArray  # [level, batch]: the fan-out below the level (NoC or NoP)
     math_pj: FloatArray  # [batch]
     mac_clock_pj: FloatArray  # [batch]
     mac_static_pj: FloatArray  # [batch]
@@ -120,13 +121,13 @@ class BatchResult:
 
     @property
     def level_energy_pj(self) -> FloatArray:
-        """[level, batch]: accesses, clock, control, static and the network below it."""
+        """[level, batch]: accesses, clock, control, static and the interconnect below it."""
         energy: FloatArray = (
             self.access_energy_pj.sum(axis=(1, 2))
             + self.clock_pj
             + self.control_pj
             + self.static_pj
-            + self.network_pj
+            + self.interconnect_pj
         )
         return energy
 
@@ -138,8 +139,8 @@ class BatchResult:
             "math": self.math_pj,
             "postprocess": np.zeros_like(self.math_pj),  # a post-processing unit's operations
             "memory": access[~self.dram].sum(axis=0),
-            "network": self.network_pj[~self.nop].sum(axis=0),
-            "nop": self.network_pj[self.nop].sum(axis=0),
+            "noc": self.interconnect_pj[~self.nop].sum(axis=0),
+            "nop": self.interconnect_pj[self.nop].sum(axis=0),
             "clock": self.clock_pj.sum(axis=0) + self.mac_clock_pj,
             "control": self.control_pj.sum(axis=0),
             "dram": access[self.dram].sum(axis=0),
@@ -178,7 +179,7 @@ def evaluate_batch(
     latency = timing.latency_cycles
     upkeep = _upkeep(arch, counts, costs, latency, accesses.writes)
     fanouts = _fanouts(arch, counts, costs, routes)
-    network = fanouts.network_pj
+    interconnect = fanouts.interconnect_pj
     done = counts.macs if counts.effectual_macs is None else counts.effectual_macs
     math = done * costs.mac_pj + fanouts.tree_pj
     energy = (
@@ -186,7 +187,7 @@ def evaluate_batch(
         + _sum_rows(upkeep.clock_pj)
         + _sum_rows(control)
         + _sum_rows(upkeep.static_pj)
-        + _sum_rows(network)
+        + _sum_rows(interconnect)
     )
     total = energy + math + upkeep.mac_clock_pj + upkeep.mac_static_pj
     bad = counts.valid & ~np.isfinite(total)
@@ -199,7 +200,7 @@ def evaluate_batch(
         clock_pj=upkeep.clock_pj,
         control_pj=control,
         static_pj=upkeep.static_pj,
-        network_pj=network,
+        interconnect_pj=interconnect,
         math_pj=math,
         mac_clock_pj=upkeep.mac_clock_pj,
         mac_static_pj=upkeep.mac_static_pj,
@@ -525,7 +526,7 @@ def holds_weights(counts: Counts, home: int | None) -> BoolArray:
 class Fanouts(NamedTuple):
     """What the fan-outs cost (``_fanouts``)."""
 
-    network_pj: FloatArray  # [level, batch]: wires and reductions of the fan-out below it
+    interconnect_pj: FloatArray  # [level, batch]: wires and reductions of the fan-out below it
     tree_pj: FloatArray  # [batch]: the adder trees' correction to the MACs' accumulations
     nop: BoolArray  # bool[level]: fan-outs over chip-to-chip links
     link_bits: FloatArray  # [batch]: bits those links carry, summed over hops
@@ -537,7 +538,7 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, routes: dict[int, Rou
     routes from the ports, ``routes``)."""
     widths = arch.compute.widths
     n = counts.valid.shape[0]
-    network = np.zeros((len(arch.levels), n))
+    interconnect = np.zeros((len(arch.levels), n))
     tree = np.zeros(n)
     links = np.array([li in routes for li in range(len(arch.levels))])
     link_bits = np.zeros(n)
@@ -553,14 +554,14 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, routes: dict[int, Rou
             r = np.minimum(reduced, fx * fy)
             tree += words[Operand.O] * (tree_pj[r] - (r - 1) * costs.accum_add_pj)
         else:
-            network[li] += words[Operand.O] * (reduced - 1) * costs.reduce_add_pj[li]
+            interconnect[li] += words[Operand.O] * (reduced - 1) * costs.reduce_add_pj[li]
         wire = costs.wire_pj_per_bit_mm[li] * costs.pitch_mm[li]
         if wire == 0 and not links[li]:
             continue
         unicast: FloatArray | float
         if links[li]:  # over the mesh from the ports
             reach, unicast = routes[li].hops, routes[li].one_hops
-        elif lvl.fanout.network == "systolic":
+        elif lvl.fanout.topology == "systolic":
             reach, unicast = degree, 1.0
         else:  # to the group's nearest child, then one pitch per further child
             to_child = np.sqrt(fx * fy) / 2  # children laid out in the squarest grid
@@ -573,10 +574,10 @@ def _fanouts(arch: Arch, counts: Counts, costs: ArchCosts, routes: dict[int, Rou
             bits += counts.readback_words[li] * widths[Operand.O] * unicast
         if links[li]:  # halo words: one hop, from the neighbour holding them
             bits += counts.halo_words[li] * widths[Operand.I]
-        network[li] += bits * wire
+        interconnect[li] += bits * wire
         if links[li]:
             link_bits += bits
-    return Fanouts(network, tree, links, link_bits)
+    return Fanouts(interconnect, tree, links, link_bits)
 
 
 def _pipeline_cycles(arch: Arch, batch: MappingBatch, counts: Counts) -> FloatArray:

@@ -495,7 +495,7 @@ def price_postprocess(
             + _sum_rows(upkeep.clock_pj)
             + _sum_rows(control)
             + _sum_rows(upkeep.static_pj)
-            + _sum_rows(fanouts.network_pj)
+            + _sum_rows(fanouts.interconnect_pj)
             + upkeep.mac_clock_pj
             + upkeep.mac_static_pj
         ),
@@ -503,7 +503,7 @@ def price_postprocess(
         clock_pj=upkeep.clock_pj,
         control_pj=control,
         static_pj=upkeep.static_pj,
-        network_pj=fanouts.network_pj,
+        interconnect_pj=fanouts.interconnect_pj,
         math_pj=np.zeros(1),
         mac_clock_pj=upkeep.mac_clock_pj,
         mac_static_pj=upkeep.mac_static_pj,

@@ -229,6 +229,23 @@ def to_v9(data: Record) -> Record:
     return out
 
 
+def _noc(part: Record) -> None:
+    cats = part.get("energy_pj_by_category")
+    if isinstance(cats, dict) and "network" in cats:
+        part["energy_pj_by_category"] = {
+            ("noc" if name == "network" else name): value for name, value in cats.items()
+        }
+
+
+def to_v10(data: Record) -> Record:
+    """Version 10 (the network is the DNN): the category ``network`` (the chip's wires and
+    interconnect reductions) is ``noc``, in its place."""
+    out = {**data, "schema_version": 10}
+    _noc(out)
+    _rows(out, _noc)
+    return out
+
+
 #: The upgrade from each older version to the next, by the version it reads.
 UPGRADES: dict[int, Callable[[Record], Record]] = {
     1: to_v2,
@@ -239,4 +256,5 @@ UPGRADES: dict[int, Callable[[Record], Record]] = {
     6: to_v7,
     7: to_v8,
     8: to_v9,
+    9: to_v10,
 }

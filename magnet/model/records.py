@@ -2,11 +2,11 @@
 what the dashboard and reports read. Plain data with a fixed shape and a schema version
 (``SCHEMA_VERSION``); a reader refuses records of another version.
 
-Units are in the names: energies in pJ, cycles as whole numbers, areas in mm^2,
-``utilization`` 0..1. Energy categories are ``math``, ``memory`` (on-chip buffers and
-collectors), ``network`` (wires, network reductions), ``clock`` (clocked registers and their
-share of the clock tree), ``control`` (address generation), ``dram`` and ``static``
-(leakage power x time); they add up to ``energy_pj``. ``clock_ghz`` and ``voltage_v`` are
+Units are in the names: energies in pJ, cycles as whole numbers, areas in mm^2, ``utilization``
+0..1. Energy categories are ``math``, ``memory`` (on-chip buffers and collectors), ``noc`` (the
+chip's wires and the reductions in its interconnect), ``clock`` (clocked registers and their share
+of the clock tree), ``control`` (address generation), ``dram`` and ``static`` (leakage power x
+time); they add up to ``energy_pj``. ``clock_ghz`` and ``voltage_v`` are
 the operating point the design ran at (``voltage_v`` None: the node's nominal supply, for
 an architecture that gives none). ``dram_bytes``: bytes moved to and from DRAM; ``bound``:
 the layer's roofline side (``compute``, or ``memory`` when a level's bandwidth, named by
@@ -17,11 +17,11 @@ counted the clock in ``math``, ``memory`` and ``static``). Version 3: ``dram_byt
 ``dram_bytes_by_operand``, ``bound`` and ``off_chip``. Version 4: a network record keeps
 its access energy by level and operand (``energy_pj_by_operand``, as a layer record does)
 and its roofs (``peak_macs_per_cycle``, ``dram_bytes_per_cycle``), so that a viewer never
-prices a design again; a layer record is unchanged. Version 5 (packages of chiplets): the
-``nop`` category (the chip-to-chip links of a package's network-on-package and their
-reductions; version 4 counted them in ``network``), ``partition`` (the dimensions a layer
-is split over across chiplets, with their factors) and ``nop_bytes`` (bytes the links carry,
-summed over the links each crosses) of a layer; ``chiplets``, ``images_per_s`` and
+prices a design again; a layer record is unchanged. Version 5 (packages of chiplets): the ``nop``
+category (the chip-to-chip links of a package's network-on-package and their reductions; version 4
+counted them in ``noc``, then called ``network``), ``partition`` (the dimensions a layer is split
+over across chiplets, with their factors) and ``nop_bytes`` (bytes the links carry, summed over the
+links each crosses) of a layer; ``chiplets``, ``images_per_s`` and
 ``nop_bytes`` of a network, and ``pipeline``: the stages of a network pipelined across
 chiplet groups (None: layer after layer on the whole design). ``latency_s`` is the time of
 one batch through the network; ``images_per_s`` the batches per second (the batch over
@@ -52,6 +52,8 @@ zeros; None: every MAC) and ``zeros_saved`` (what each way the design handles ze
 the layer: ``compute``, ``accesses``, ``formats``, each the energy and cycles of the same
 mapping without it less those with it; None when nothing is sparse); a row's and a
 network's the same (a network's summed over its layers and their repeats).
+Version 10 (one meaning per word: the network is the DNN): the category of the chip's wires
+and interconnect reductions is ``noc``, called ``network`` before.
 
 Reading a stored record (``read_record``): a record of any version from 1 on is upgraded,
 one version at a time (``magnet.model.record_upgrades``), to the current one, then
@@ -62,7 +64,7 @@ network's ``images_per_s``, from its batch and latency; the post-processing unit
 the field's docstring says is "not in a record older than version N": the reader shows
 ``OLD_RECORD`` there. The energy categories of an older record are as it wrote them: no
 ``clock`` and ``control`` before version 2 (they are in ``math``, ``memory`` and
-``static``), no ``nop`` before version 5 (a version-4 package's links are in ``network``).
+``static``), no ``nop`` before version 5 (a version-4 package's links are in ``noc``).
 A record of a later version than ``SCHEMA_VERSION``, or of none, is refused.
 """
 
@@ -78,7 +80,7 @@ from magnet.errors import MagnetError, validation_message
 from magnet.strict import Strict
 
 #: The version of every record's shape (see the module docstring).
-SCHEMA_VERSION: Final = 9
+SCHEMA_VERSION: Final = 10
 #: What a reader shows where a record says a field is unknown: a record written by an older
 #: magnet, upgraded (``read_record``), that lacks it (a field whose None means "not in a
 #: record older than version N").
@@ -92,7 +94,7 @@ CATEGORIES: Final = (
     "math",
     "postprocess",
     "memory",
-    "network",
+    "noc",
     "nop",
     "clock",
     "control",
@@ -165,7 +167,7 @@ class LayerRecord(_Record):
     version-4 record does not say whether its design was a package) and ``kind`` (version 6:
     a MAC layer, which kind not kept)."""
 
-    schema_version: Literal[9] = SCHEMA_VERSION
+    schema_version: Literal[10] = SCHEMA_VERSION
     record: Literal["layer"] = "layer"
     layer: str
     kind: str | None
@@ -265,7 +267,7 @@ class NetworkRecord(_Record):
     ``energy_pj_by_operand``: access energy (reads, fills, updates) by level, outermost
     first, and operand, of every layer as it ran, times its repeats; it adds up to the
     ``memory`` and ``dram`` categories (the rest of a level's energy, its clock, control,
-    leakage and the network below it, is in ``energy_pj_by_level`` only). The roofs of the
+    leakage and the interconnect below it, is in ``energy_pj_by_level`` only). The roofs of the
     design: ``peak_macs_per_cycle`` (its MACs) and ``dram_bytes_per_cycle`` (the DRAM's
     bandwidth at its word width; None when unlimited: ``Arch.dram_bytes_per_cycle``).
 
@@ -276,7 +278,7 @@ class NetworkRecord(_Record):
     design was a package).
     """
 
-    schema_version: Literal[9] = SCHEMA_VERSION
+    schema_version: Literal[10] = SCHEMA_VERSION
     record: Literal["network"] = "network"
     network: str
     arch: str

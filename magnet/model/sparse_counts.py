@@ -9,7 +9,7 @@ as they are.
 * Formats. A compressed tensor's words at a level are stored and moved as its kept
   coordinates plus metadata (``fiber_bits``, per rank): its reads, fills and updates there and its
   words on the fan-out below are scaled by (bits per dense word) / (bits of a word), so DRAM
-  bytes, bandwidth, network words and energy all see the compressed size. Capacity is
+  bytes, bandwidth, interconnect words and energy all see the compressed size. Capacity is
   checked on the compressed tiles: their expected size, or their worst
   (``Arch.sparse_capacity``).
 * Gating and skipping. The level's reads of the target (and, of outputs, its updates) are

@@ -38,7 +38,7 @@ STORAGE_NOTES = {
 }
 #: The area components that are neither a storage level nor the MACs, in one line each.
 AREA_NOTES = {
-    "routers": "mesh network routers, one per child of a mesh fan-out",
+    "routers": "mesh NoC routers, one per child of a mesh fan-out",
     "clock_gates": "clock-gating cells, one per register gated on its load enable",
     **OVERHEAD_NOTES,
 }

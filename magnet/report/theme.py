@@ -44,7 +44,7 @@ CATEGORY_COLORS = {
     "math": "#636efa",
     "postprocess": "#b6e880",
     "memory": "#00cc96",
-    "network": "#ffa15a",
+    "noc": "#ffa15a",
     "nop": "#ff6692",
     "clock": "#19d3f3",
     "control": "#fecb52",

@@ -39,9 +39,9 @@ import ast
 import builtins
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -407,6 +407,8 @@ class MapperSpec(Strict):
 
 class SearchSpace(Strict):
     """A validated search space (see the module docstring)."""
+
+    renamed: ClassVar[Mapping[str, str]] = {"network": "noc"}
 
     name: Annotated[str, AfterValidator(check_study_name)]
     description: str = ""
@@ -1116,16 +1118,11 @@ def _next_to(space: Path, workload: Any) -> Any:
     return {**workload, "workload": str(beside)} if isinstance(workload, dict) else str(beside)
 
 
-#: Fields renamed in 0.3 (old name -> new): a study stored by 0.2 is read under the new
-#: names (``as_stored_now``); a space file under an old one is refused, naming the new.
-RENAMED_FIELDS = {"network": "noc"}
-
-
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a space as a study stored it) with renamed fields under their current
     names."""
     out = dict(data)
-    for old, new in RENAMED_FIELDS.items():
+    for old, new in SearchSpace.renamed.items():
         if old in out and new not in out:
             out[new] = out.pop(old)
     return out
@@ -1147,14 +1144,7 @@ def as_stored_now(stored: dict[str, Any]) -> dict[str, Any]:
 
 def space_from_data(data: dict[str, Any], source: str = "space") -> SearchSpace:
     """A search space from a dict (the same checks as ``load_space``); a field under its
-    0.2 name is refused, naming the new one."""
-    for old, new in RENAMED_FIELDS.items():
-        if old in data:
-            raise MagnetError(
-                f"the field {old!r} is {new!r} since magnet 0.3: rename it",
-                source=source,
-                field=old,
-            )
+    0.2 name is refused, naming the new one (``SearchSpace.renamed``)."""
     try:
         space = SearchSpace(**data)
     except ValidationError as exc:

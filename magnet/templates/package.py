@@ -169,7 +169,7 @@ class Package(Template[PackageParams]):
             return chip
         dram, *inner = chip.levels
         nop = Fanout(
-            network="mesh",
+            topology="mesh",
             pitch_mm=p.chiplet_pitch_mm,
             link=None if p.link_pj_per_bit is not None else p.link,
             link_pj_per_bit=p.link_pj_per_bit,

@@ -201,7 +201,7 @@ def _buffers(p: SimbaParams) -> list[StorageLevel]:
             operand_bits={"outputs": p.accum_bits},
             block_words=32,  # NVIDIA simba-chip.cfg: block_size 32, 4 banks
             keeps=("inputs", "outputs"),
-            fanout=Fanout(network="mesh"),
+            fanout=Fanout(topology="mesh"),
             attributes={"banks": 4},
         ),
         StorageLevel(

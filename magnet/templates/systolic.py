@@ -127,7 +127,7 @@ class Systolic(Template[SystolicParams]):
                 name="OfmapSRAM",
                 capacity_bits=p.ofmap_sram * 8,
                 keeps=("outputs",),
-                fanout=Fanout(network="systolic", dense=True),
+                fanout=Fanout(topology="systolic", dense=True),
                 **sram,
             ),
             StorageLevel(name="WeightReg", keeps=("weights",), **reg),

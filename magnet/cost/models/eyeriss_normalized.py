@@ -28,12 +28,12 @@ from magnet.cost.tables import TableCostModel
 from magnet.errors import MagnetError
 
 #: Eyeriss ISCA 2016, energy per 16-bit access relative to one 16-bit MAC.
-EYERISS_RELATIVE = {"mac": 1.0, "regfile": 1.0, "network": 2.0, "sram": 6.0, "dram": 200.0}
+EYERISS_RELATIVE = {"mac": 1.0, "regfile": 1.0, "noc": 2.0, "sram": 6.0, "dram": 200.0}
 #: SRAM up to this size is priced as a register file (Eyeriss's RF is 0.5 KB).
 EYERISS_RF_MAX_BITS = KIB_BITS
 #: The distance Eyeriss's "inter-PE network 2x" covers (low end of its 1-2 mm; the built-in
 #: table's default hop). A hop of ``hop_mm`` costs 2x * hop_mm / 1 mm per 16-bit word.
-EYERISS_NETWORK_MM = 1.0
+EYERISS_NOC_MM = 1.0
 #: The unit: a 16-bit integer MAC with a 16-bit accumulator (Eyeriss keeps 16-bit psums).
 EYERISS_UNIT_MAC = {"bits": 16, "accum_bits": 16, "datatype": "int"}
 #: ``EYERISS_RELATIVE`` by typed component class.
@@ -45,9 +45,9 @@ class EyerissNormalized(CostModel):
 
     energy = relative cost x (bits moved / 16) x unit, with
 
-    - relative cost: MAC 1, regfile (and SRAM <= 1 KiB) 1, SRAM 6, DRAM 200, network 2;
+    - relative cost: MAC 1, regfile (and SRAM <= 1 KiB) 1, SRAM 6, DRAM 200, NoC 2;
     - bits moved: ``width_bits`` (else ``word_bits``) for storage, ``bits`` for a MAC,
-      ``word_bits`` for a network word; a network hop is additionally scaled by
+      ``word_bits`` for a NoC word; a NoC hop is additionally scaled by
       ``hop_mm / 1 mm`` (Eyeriss's 2x is one word over its 1-2 mm array network; the
       evaluator charges per word per hop, so a word crossing 1 mm in total pays 2x);
     - unit: the built-in table's 16-bit int MAC (16-bit multiply + 16-bit add) at the
@@ -66,7 +66,7 @@ class EyerissNormalized(CostModel):
             raise MagnetError(f"mac_pj = {mac_pj!r}; expected a number > 0", source=self.name)
 
     def supports(self, component: Component) -> bool:
-        """Eyeriss's table has MACs, storage and the array network; adders, routers and
+        """Eyeriss's table has MACs, storage and the array's NoC; adders, routers and
         overheads go to the next model."""
         return isinstance(typed_component(component), _EYERISS_CLASSES)
 
@@ -86,16 +86,16 @@ class EyerissNormalized(CostModel):
         return _EYERISS_RELATIVE_BY_TYPE.get(type(typed), 0.0)
 
     def _sixteenths(self, component: Component) -> float:
-        """Bits moved by one action / 16 (and hop length / 1 mm for a network)."""
+        """Bits moved by one action / 16 (and hop length / 1 mm for a NoC)."""
         if isinstance(component, MacComponent):
             return positive_number(self, component, "bits", 8) / 16
         if isinstance(component, NocLinkComponent):
-            hop_mm = component.get("hop_mm", EYERISS_NETWORK_MM)
+            hop_mm = component.get("hop_mm", EYERISS_NOC_MM)
             if not (isinstance(hop_mm, int | float) and math.isfinite(hop_mm) and hop_mm >= 0):
                 raise component_error(
                     self, component, f"hop_mm = {hop_mm!r}; expected >= 0", "hop_mm"
                 )
-            return positive_number(self, component, "word_bits") / 16 * hop_mm / EYERISS_NETWORK_MM
+            return positive_number(self, component, "word_bits") / 16 * hop_mm / EYERISS_NOC_MM
         return access_width_bits(self, component) / 16
 
     def energy_pj(self, component: Component, action: str) -> float:
