@@ -507,7 +507,7 @@ def test_a_stored_record_of_an_older_version_shows_what_it_lacks(
             assert list(maps["layers"]) == [row.name for row in record.layers]
     # a record of a later version than this magnet's: refused, saying so, on its page alone
     model = stored.best_trials[-1]
-    newer = {**json.loads((DATA / "records" / "v9.json").read_text()), "schema_version": 10}
+    newer = {**json.loads((DATA / "records" / "v10.json").read_text()), "schema_version": 11}
     stored.add_trial(
         optuna.trial.create_trial(
             params=model.params,
@@ -523,7 +523,7 @@ def test_a_stored_record_of_an_older_version_shows_what_it_lacks(
     app = create_app(url)
     with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
         page = markup.unescape(client.get(f"/studies/small/trials/{stored.trials[-1].number}").text)
-        assert "a record of version 10, written by a newer magnet" in page
+        assert "a record of version 11, written by a newer magnet" in page
         assert client.get(f"/studies/small/trials/{numbers['v1']}").status_code == 200
     with dashboard(url) as base:
         w = Watched(browser)

@@ -51,8 +51,9 @@ NETWORKS = {
     "v8-fused": 8,
     "v9": 9,
     "v9-zeros": 9,
+    "v10": 10,
 }
-LAYERS = {"layer-v1": 1, "layer-v2-memory": 2, "layer-v4": 4, "layer-v9": 9}
+LAYERS = {"layer-v1": 1, "layer-v2-memory": 2, "layer-v4": 4, "layer-v9": 9, "layer-v10": 10}
 #: The fields a network record may say are unknown (None), ``rows.`` a layer row's.
 NETWORK_UNKNOWNS = (
     "dram_bytes",
@@ -220,12 +221,20 @@ def test_the_batch_is_the_largest_n_of_the_layers() -> None:
 
 
 def test_the_current_version_reads_back_equal() -> None:
-    # a frozen one (3dc39dc: before a row's mapping_start, whose default is None) ...
+    # a frozen one, network and layer (dc07304) ...
+    for name in ("v10", "layer-v10"):
+        data = frozen(name)
+        assert read_record(data).model_dump(mode="json") == data
+    # ... version 9's the same but for the category it names network (3dc39dc: before a
+    # row's mapping_start, whose default is None)
     data = frozen("v9")
     dumped = read_record(data).model_dump(mode="json")
     for row in dumped["layers"]:
         assert row.pop("mapping_start") is None
-    assert dumped == data
+    for part in (data, *data["layers"]):
+        cats = part["energy_pj_by_category"]
+        part["energy_pj_by_category"] = {NOW.get(c, c): v for c, v in cats.items()}
+    assert dumped == {**data, "schema_version": SCHEMA_VERSION}
     # ... and one written now, network and layer
     arch = mg.load_arch("simba-chip")
     net = mg.Network(

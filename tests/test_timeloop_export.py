@@ -30,6 +30,7 @@ from magnet.interop import load_timeloop, write_timeloop
 from magnet.interop.timeloop_writer import TIMELOOP_FILE, timeloop_input
 from magnet.model.evaluate import Result
 from magnet.workload.layer import Layer
+from tests.conftest import DATA
 from tests.test_dataflow_coverage import SMALL_SIMBA
 
 REL = 1e-12
@@ -308,3 +309,22 @@ def test_a_bad_magnet_block_names_its_field(tmp_path) -> None:
         with pytest.raises(MagnetError) as err:
             load_timeloop(bad)
         assert str(bad) in str(err.value) and field in str(err.value)
+
+
+def test_a_file_written_by_magnet_0_2_reads_as_one_written_now(tmp_path) -> None:
+    # tests/data/timeloop/magnet-0.2-simba-chip.yaml: `magnet export-timeloop --arch
+    # simba-chip --layer K=64,C=64,P=56,Q=56,R=3,S=3 --output DIR` at ac36173 (its magnet
+    # block of version 1 names the global buffer's fan-out `network: mesh`); written again
+    # now (version 2: `topology: mesh`), both evaluate alike (area, with its mesh routers,
+    # included)
+    old = DATA / "timeloop" / "magnet-0.2-simba-chip.yaml"
+    assert "GlobalBuffer: {network: mesh}" in old.read_text()
+    given = ["--arch", "simba-chip", "--layer", "K=64,C=64,P=56,Q=56,R=3,S=3"]
+    written = run_cli("export-timeloop", *given, "--output", str(tmp_path / "tl"))
+    assert written.exit_code == 0, written.stderr
+    new = tmp_path / "tl" / TIMELOOP_FILE
+    assert "GlobalBuffer: {topology: mesh}" in new.read_text()
+    runs = [run_cli("evaluate", "--timeloop", str(path), "--json") for path in (old, new)]
+    assert [r.exit_code for r in runs] == [0, 0], [r.stderr for r in runs]
+    a, b = (json.loads(r.stdout) for r in runs)
+    assert a == b and "noc" in a["energy_pj_by_category"]

@@ -93,13 +93,13 @@ def equal_area_params(base: dict[str, Any], drop: list[str], words: int) -> dict
     return {**params, "global_buffer": lo * step}
 
 
-def with_network(arch: Arch, network: str, pitch_mm: float) -> Arch:
-    """``arch`` with the PE array's network (the global buffer's fan-out) priced as
-    ``network`` at ``pitch_mm`` between neighbouring PEs."""
+def with_noc(arch: Arch, topology: str, pitch_mm: float) -> Arch:
+    """``arch`` with the PE array's NoC (the global buffer's fan-out) of ``topology``
+    at ``pitch_mm`` between neighbouring PEs."""
     data = arch.model_dump()
     for level in data["levels"]:
         if level["name"] == "GlobalBuffer":
-            level["fanout"].update(network=network, pitch_mm=pitch_mm)
+            level["fanout"].update(topology=topology, pitch_mm=pitch_mm)
     return Arch.model_validate(data)
 
 
@@ -118,14 +118,14 @@ def comparison(cfg: dict[str, Any], quick: bool) -> dict[str, Any]:
         "global_buffer": parse_bytes(c["global_buffer"]),
     }
     base_arch = mg.templates.eyeriss(**base)
-    networks = dict(c["network"])
+    nocs = dict(c["noc"])
     fc_batches = c["fc_batches"]
     if quick:
-        networks = {k: v for k, v in networks.items() if k in c["quick"]["networks"]}
+        nocs = {k: v for k, v in nocs.items() if k in c["quick"]["nocs"]}
         fc_batches = c["quick"]["fc_batches"]
     pitches = {
         name: floorplan_pitch(base_arch) if spec["pitch_mm"] == "floorplan" else spec["pitch_mm"]
-        for name, spec in networks.items()
+        for name, spec in nocs.items()
     }
     unit_pj = EyerissNormalized(technology_nm=base_arch.technology_nm).unit_pj(
         Component("unit", "mac", {})
@@ -149,11 +149,11 @@ def comparison(cfg: dict[str, Any], quick: bool) -> dict[str, Any]:
     ]
     cases += [(e.layer, b) for b in fc_batches for e in alexnet[b].layers if e.layer.kind == "fc"]
     rows = []
-    for net_name, pitch in pitches.items():
+    for noc_name, pitch in pitches.items():
         designs = {}
         for spec, info in archs.items():
-            kind = networks[net_name]["kind"]
-            arch = with_network(mg.templates.eyeriss(**info["params"]), kind, pitch)
+            kind = nocs[noc_name]["kind"]
+            arch = with_noc(mg.templates.eyeriss(**info["params"]), kind, pitch)
             flow = load_flow(arch, spec, c["glb_keeps_weights"])
             designs[spec] = mg.design(arch, flow, c["cost_model"])
         for layer, batch in cases:
@@ -179,7 +179,7 @@ def comparison(cfg: dict[str, Any], quick: bool) -> dict[str, Any]:
             for spec, got in found.items():
                 rows.append(
                     {
-                        "network": net_name,
+                        "noc": noc_name,
                         "pitch_mm": pitch,
                         "layer": layer.name,
                         "kind": "CONV" if layer.name.startswith("conv") else "FC",
@@ -265,15 +265,13 @@ def chip_row(name: str, r: dict[str, Any]) -> list[Any]:
     ]
 
 
-def ranges(rows: list[dict[str, Any]], network: str) -> dict[str, Any]:
+def ranges(rows: list[dict[str, Any]], noc: str) -> dict[str, Any]:
     """Per kind (and FC batch): the smallest and largest ratio of each other dataflow to RS,
     and RS's margin over the best other dataflow per layer."""
     out: dict[str, Any] = {}
-    keys = sorted({(r["kind"], r["batch"]) for r in rows if r["network"] == network})
+    keys = sorted({(r["kind"], r["batch"]) for r in rows if r["noc"] == noc})
     for kind, batch in keys:
-        sel = [
-            r for r in rows if r["network"] == network and (r["kind"], r["batch"]) == (kind, batch)
-        ]
+        sel = [r for r in rows if r["noc"] == noc and (r["kind"], r["batch"]) == (kind, batch)]
         others = sorted({r["dataflow"] for r in sel} - {"rs"})
         per_flow = {}
         for f in others:
@@ -295,12 +293,12 @@ def ranges(rows: list[dict[str, Any]], network: str) -> dict[str, Any]:
 
 def figure(result: dict[str, Any], chip_result: dict[str, Any], primary: str) -> go.Figure:
     mapped = [r for r in result["rows"] if r["status"] == "mapped"]
-    rows = [r for r in mapped if r["network"] == primary]
+    rows = [r for r in mapped if r["noc"] == primary]
     flows = ["rs", "ws", "os", "nlr"]
     colors = {
         "math": "#4c78a8",
         "memory": "#f58518",
-        "network": "#54a24b",
+        "noc": "#54a24b",
         "dram": "#b279a2",
         "static": "#9d755d",
     }
@@ -311,7 +309,7 @@ def figure(result: dict[str, Any], chip_result: dict[str, Any], primary: str) ->
         specs=[[{"colspan": 2}, None], [{"colspan": 2}, None], [{}, {}]],
         subplot_titles=(
             "ISCA 2016 framework, equal storage area: energy per MAC in units of a 16-bit MAC "
-            f"(network: {primary})",
+            f"(NoC: {primary})",
             "Energy over row-stationary's, per layer (band: published 1.4x-2.5x on CONV)",
             "JSSC 2017 chip, AlexNet CONV at batch 4: latency per layer",
             "JSSC 2017 chip: on-chip power per layer",
@@ -345,16 +343,16 @@ def figure(result: dict[str, Any], chip_result: dict[str, Any], primary: str) ->
             go.Bar(x=xs, y=ys, name=cat, marker_color=color, hovertext=texts), row=1, col=1
         )
     symbols = {"eyeriss": "circle", "floorplan": "circle-open"}
-    for net in result["pitches_mm"]:
+    for noc in result["pitches_mm"]:
         for f in flows[1:]:
-            sel = [r for r in mapped if r["network"] == net and r["dataflow"] == f]
+            sel = [r for r in mapped if r["noc"] == noc and r["dataflow"] == f]
             fig.add_trace(
                 go.Scatter(
                     x=[f"{r['layer']} b{r['batch']}" for r in sel],
                     y=[r["over_rs"] for r in sel],
                     mode="markers",
-                    name=f"{f.upper()} / RS ({net})",
-                    marker={"color": flow_colors[f], "symbol": symbols.get(net, "x"), "size": 9},
+                    name=f"{f.upper()} / RS ({noc})",
+                    marker={"color": flow_colors[f], "symbol": symbols.get(noc, "x"), "size": 9},
                 ),
                 row=2,
                 col=1,
@@ -398,10 +396,10 @@ def figure(result: dict[str, Any], chip_result: dict[str, Any], primary: str) ->
 
 def main() -> None:
     args, out, clock, cfg = common.start(__file__, common.arguments(__doc__))
-    primary = cfg["comparison"]["primary_network"]
+    primary = cfg["comparison"]["primary_noc"]
     result = comparison(cfg, args.quick)
     chip_result = chip(cfg)
-    summary_ranges = {net: ranges(result["rows"], net) for net in result["pitches_mm"]}
+    summary_ranges = {noc: ranges(result["rows"], noc) for noc in result["pitches_mm"]}
 
     headers = [
         "accounting",
@@ -413,7 +411,7 @@ def main() -> None:
         "x RS",
         "math",
         "memory",
-        "network",
+        "NoC",
         "DRAM",
         "utilization",
     ]
@@ -423,7 +421,7 @@ def main() -> None:
         cat = r.get("by_category", {})
         table.append(
             [
-                r["network"],
+                r["noc"],
                 r["layer"],
                 r["batch"],
                 r["dataflow"].upper(),
@@ -432,14 +430,14 @@ def main() -> None:
                 r.get("over_rs"),
                 cat.get("math"),
                 cat.get("memory"),
-                cat.get("network"),
+                cat.get("noc"),
                 cat.get("dram"),
                 r.get("utilization"),
             ]
         )
     notes = [
         "Energy per MAC in units of Eyeriss's 16-bit MAC (eyeriss-normalized: RF 1x, array "
-        "network 2x per 16-bit word-mm, global buffer 6x, DRAM 200x); `x RS` is the dataflow's "
+        "NoC 2x per 16-bit word-mm, global buffer 6x, DRAM 200x); `x RS` is the dataflow's "
         "energy over row-stationary's on the same layer. Accounting `eyeriss`: Eyeriss's "
         "accounting, 2x per 16-bit word per PE it reaches and per partial sum passed between "
         "PEs; `floorplan`: magnet's multicast / reduction tree at the PE pitch of its 65 nm "
@@ -502,16 +500,16 @@ def main() -> None:
             "glb_keeps_weights": cfg["comparison"]["glb_keeps_weights"],
             "archs": result["archs"],
         },
-        "primary_network": primary,
+        "primary_noc": primary,
         "ranges": summary_ranges,
         "chip": chip_result,
         "time": clock.report(),
     }
     common.write_summary(out, summary)
     print(f"wrote {out} in {clock.cpu_s():.1f} CPU-s, {clock.wall_s():.1f} s")
-    for net, r in summary_ranges.items():
+    for noc, r in summary_ranges.items():
         for key, v in r.items():
-            print(net, key, v)
+            print(noc, key, v)
     print(
         f"chip: {chip_result['fps']:.1f} fps (published 34.7), "
         f"{chip_result['power_mw']:.0f} mW on chip (published 278)"

@@ -4,7 +4,7 @@ A MAGNet-like simba-template design (``MAGNET_LIKE`` of tests/test_silicon.py: 1
 2 PEs of 32 16-wide vector MACs) on ResNet-50 (batch 1) with weight and accumulation
 collectors of depth 0 to 8 under ws, os, ws-local-os and os-local-ws, each layer mapped for
 energy. Per design: on-chip energy per op (energy without DRAM / 2 MACs) against MAGNet's
-40 fJ/op, and where the on-chip energy goes (math, each buffer, the collectors, network,
+40 fJ/op, and where the on-chip energy goes (math, each buffer, the collectors, NoC,
 static) against the published shape (math ~47 % in Dally's pie of a tuned PE, "almost two
 thirds" with MAGNet's hybrid dataflows).
 
@@ -29,7 +29,7 @@ from magnet.model.postprocess import PostResult  # noqa: E402
 
 BUFFERS = ("GlobalBuffer", "InputBuffer", "WeightBuffer", "AccumulationBuffer")
 COLLECTORS = ("WeightCollector", "AccumulationCollector")
-SLICES = ("math", *BUFFERS, *COLLECTORS, "postprocess", "network", "clock", "control", "static")
+SLICES = ("math", *BUFFERS, *COLLECTORS, "postprocess", "noc", "clock", "control", "static")
 SLICE_COLORS = {
     "math": "#4c78a8",
     "GlobalBuffer": "#9ecae9",
@@ -39,7 +39,7 @@ SLICE_COLORS = {
     "WeightCollector": "#e45756",
     "AccumulationCollector": "#ff9d98",
     "postprocess": "#b6e880",
-    "network": "#54a24b",
+    "noc": "#54a24b",
     "clock": "#b279a2",
     "control": "#eeca3b",
     "static": "#9d755d",
@@ -49,10 +49,10 @@ SLICE_COLORS = {
 def pie(result: mg.NetworkResult) -> dict[str, float]:
     """On-chip energy (pJ) by slice: math, each buffer and collector (its accesses: the
     ``memory`` category, per level), the post-processing unit's operations and buffer, the
-    network, the clock, control, static."""
+    NoC, the clock, control, static."""
     cat = result.energy_pj_by_category
     out = dict.fromkeys(SLICES, 0.0)
-    for key in ("math", "postprocess", "network", "clock", "control", "static"):
+    for key in ("math", "postprocess", "noc", "clock", "control", "static"):
         out[key] = cat[key]
     unit = 0.0  # the post-processing unit's buffer: in the memory category
     for r, e in zip(result.runs, result.network.layers, strict=True):
@@ -104,7 +104,7 @@ def run(
         "math_share": slices["math"] / on_chip,
         "memory_share": sum(slices[k] for k in (*BUFFERS, *COLLECTORS)) / on_chip,
         "collector_share": sum(slices[k] for k in COLLECTORS) / on_chip,
-        "network_share": slices["network"] / on_chip,
+        "noc_share": slices["noc"] / on_chip,
         "clock_share": slices["clock"] / on_chip,
         "control_share": slices["control"] / on_chip,
         "static_share": slices["static"] / on_chip,
@@ -246,7 +246,7 @@ def main() -> None:
         "math",
         "buffers",
         "collectors",
-        "network",
+        "NoC",
         "clock",
         "control",
         "static",
@@ -279,7 +279,7 @@ def main() -> None:
                 r["math_share"],
                 r["memory_share"] - r["collector_share"],
                 r["collector_share"],
-                r["network_share"],
+                r["noc_share"],
                 r["clock_share"],
                 r["control_share"],
                 r["static_share"],
@@ -295,7 +295,7 @@ def main() -> None:
         notes=[
             "Shares are of the on-chip energy (DRAM excluded): math (MACs, adder trees), "
             "buffers (global, input, weight, accumulation), collectors (weight, accumulation), "
-            "network (wires, reductions), clock (registers and tree), control (address "
+            "NoC (wires, reductions), clock (registers and tree), control (address "
             "generation), static (leakage power x time). Published: MAGNet "
             "40 fJ/op (ICCAD 2019, operating point not published); Dally's pie of a tuned "
             "collector PE: math ~47 %, memories ~47 %, data movement ~6 %; 'almost two thirds' "
@@ -328,7 +328,7 @@ def main() -> None:
         print(
             f"best {f}: W{b['weight_collector']} A{b['accum_collector']} "
             f"{b['pj_per_op_on_chip'] * 1e3:.1f} fJ/op, math {b['math_share']:.2f}, "
-            f"collectors {b['collector_share']:.2f}, network {b['network_share']:.2f}"
+            f"collectors {b['collector_share']:.2f}, NoC {b['noc_share']:.2f}"
         )
 
 

@@ -74,7 +74,7 @@ def figure(rows: list[dict[str, Any]], pub: dict[str, Any]) -> go.Figure:
     colors = {
         "math": "#4c78a8",
         "memory": "#f58518",
-        "network": "#54a24b",
+        "noc": "#54a24b",
         "clock": "#72b7b2",
         "control": "#eeca3b",
         "static": "#9d755d",

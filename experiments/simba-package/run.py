@@ -91,7 +91,7 @@ def run(
         extra["clock_ghz"] = clock_ghz
     arch = package(cfg, mesh, extra)
     record = mapped(cfg, net, arch).record()
-    by_cat = record.energy_pj_by_category  # "network": the chips' own; "nop": the links
+    by_cat = record.energy_pj_by_category  # "noc": the chips' own; "nop": the links
     nop = by_cat["nop"]
     package_pj = record.energy_pj - by_cat["dram"]
     ops = 2 * record.macs
@@ -296,7 +296,7 @@ SERIES_COLORS = {"lpddr4": "#4c78a8", "hbm2": "#f58518", "stall-free": "#54a24b"
 CATEGORY_COLORS = {
     "math": "#4c78a8",
     "memory": "#f58518",
-    "network": "#72b7b2",
+    "noc": "#72b7b2",
     "nop": "#e45756",
     "clock": "#eeca3b",
     "control": "#b279a2",
@@ -497,7 +497,7 @@ NOTES = [
     "hbm2 one stack (256 GB/s, 3.97 pJ/bit [P]); stall-free unlimited bandwidth at LPDDR4's "
     "energy, a bound. DRAM-bound: more than half of the latency in layers whose pace DRAM sets. "
     "The NoP's energy is magnet's nop category (the links, per hop, and the adds that reduce "
-    "partial sums across chiplets; 'network' is the chips' own); NoP bytes are summed over the "
+    "partial sums across chiplets; 'noc' is the chips' own); NoP bytes are summed over the "
     "links each crosses.",
 ]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from magnet.arch.sparse import ComputeZeros, TensorSparsity
 from magnet.arch.spec import (
@@ -338,9 +338,11 @@ def _number(attrs: dict[str, Any], key: str, src: str, where: str) -> float | No
 class MagnetExtensions(Strict):
     """The top-level ``magnet`` block of a file magnet wrote
     (``magnet.interop.timeloop_writer``): what counts, cycles and area depend on and Timeloop
-    has no attribute for. Timeloop ignores it; ``load_timeloop`` honours it."""
+    has no attribute for. Timeloop ignores it; ``load_timeloop`` honours it. Version 2
+    (magnet 0.3) names a fan-out's ``topology`` and its ``reduction: interconnect``, which
+    version 1 called ``network``; a version-1 block is read under the new names."""
 
-    version: Literal[1] = 1
+    version: Literal[1, 2] = 2
     operand_bits: dict[str, dict[str, int]] = Field(default_factory=dict)
     capacity_bits: dict[str, int] = Field(default_factory=dict)
     shared_bandwidth: dict[str, float] = Field(default_factory=dict)
@@ -361,6 +363,27 @@ class MagnetExtensions(Strict):
     # what built the design: for the person reading the file, not read back
     design: dict[str, Any] = Field(default_factory=dict)
     layer: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_version_1(cls, data: Any) -> Any:
+        if not (isinstance(data, dict) and data.get("version") == 1):
+            return data
+        fanouts = data.get("fanout")
+        if isinstance(fanouts, dict):
+            fanouts = {
+                name: _fanout_v2(fanout) if isinstance(fanout, dict) else fanout
+                for name, fanout in fanouts.items()
+            }
+        return {**data, "version": 2, "fanout": fanouts or {}}
+
+
+def _fanout_v2(fanout: dict[str, Any]) -> dict[str, Any]:
+    """A fan-out of a version-1 block under version 2's names."""
+    out = {("topology" if key == "network" else key): v for key, v in fanout.items()}
+    if out.get("reduction") == "network":
+        out["reduction"] = "interconnect"
+    return out
 
 
 def _extensions(block: Any, src: str) -> MagnetExtensions:

@@ -410,7 +410,7 @@ def _extensions(result: Result, levels: list[_Written]) -> dict[str, Any]:
         if parent.fanout.topology == "mesh" and child.instances > parent.instances
     )
     return {
-        "version": 1,
+        "version": 2,
         "operand_bits": {
             lvl.name: dict(lvl.operand_bits) for lvl in arch.levels if lvl.operand_bits
         },

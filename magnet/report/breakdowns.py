@@ -67,7 +67,7 @@ def _energy_stack(
 
 
 def energy_by_category(records: list[NetworkRecord]) -> go.Figure:
-    """Energy of each workload by category (math, postprocess, memory, network, nop, clock,
+    """Energy of each workload by category (math, postprocess, memory, noc, nop, clock,
     control, dram, static), linear or log; ``nop`` (a package's links) only for a package,
     ``postprocess`` (the post-processing unit's operations) only when spent."""
     shown = shown_categories(r.energy_pj_by_category for r in records)

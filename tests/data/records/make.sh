@@ -40,3 +40,5 @@ make v8-fused.json dfedadd evaluate --arch simba-package-4 --workload resnet18 -
 make v9.json 3dc39dc "${net[@]}"
 make v9-zeros.json 3dc39dc evaluate --arch eyeriss-chip --workload alexnet --densities alexnet-eyeriss
 make layer-v9.json 3dc39dc "${layer[@]}"
+make v10.json dc07304 "${net[@]}"         # 'network' is the DNN: the category 'noc'
+make layer-v10.json dc07304 "${layer[@]}"
