@@ -232,7 +232,7 @@ def without_levels(arch: Arch, flow: Dataflow, names: tuple[str, ...]) -> tuple[
 
     A level removed passes data straight through: its parent then feeds its children, over the
     one fan-out of the two that spreads data (the other must be one to one), with that fan-out's
-    network and dataflow rules. The result is the design without the level (a MAGNet collector
+    topology and dataflow rules. The result is the design without the level (a MAGNet collector
     of depth 0), so that a mapping of it is a mapping of ``arch`` that leaves the level unused.
     ``flow``'s ``includes`` are dropped (they are searched on ``arch`` itself).
     """

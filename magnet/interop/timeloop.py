@@ -147,9 +147,9 @@ class ErtCostModel(CostModel):
         self.overhead_area_um2 = overhead_area_um2 or {}
 
     def supports(self, component: Component) -> bool:
-        """The components the tables name, and the ones Timeloop has none for (networks,
+        """The components the tables name, and the ones Timeloop has none for (NoC links,
         dummies, adders, routers, overheads)."""
-        base = component.name.removesuffix(".network")
+        base = component.name.removesuffix(".noc")
         return (
             base in self.energy
             or base in self.area
@@ -157,7 +157,7 @@ class ErtCostModel(CostModel):
         )
 
     def energy_pj(self, component: Component, action: str) -> float:
-        """The ERT's energy of ``action`` (an update without one is a write); networks,
+        """The ERT's energy of ``action`` (an update without one is a write); NoC links,
         dummies and adders are free, as in Timeloop."""
         if isinstance(typed_component(component), _FREE):
             return 0.0
@@ -187,7 +187,7 @@ class ErtCostModel(CostModel):
         return None if value is None else float(value)
 
 
-#: What Timeloop charges no energy for: networks (its legacy network is free), dummies and
+#: What Timeloop charges no energy for: NoC links (its legacy network is free), dummies and
 #: adds outside the MACs.
 _FREE = (NocLinkComponent, DummyComponent, AdderComponent, PowerGateComponent)
 #: What the ERT cost model prices although the tables do not name it.
