@@ -152,7 +152,7 @@ def _snapshots(small, cuts, running=(), altered=()):
         # what the dashboard asks of each snapshot (the next grows from it)
         before.pareto_front(), before.hypervolume_history(), before.counts(), before.params_run
         before.selected(("done",), _done), before.feasible_with(before.objectives[:2])
-        before.trial(0)
+        before.trial(0), before.value_columns(before.objectives)
     return grown, fresh
 
 
@@ -175,6 +175,12 @@ def test_a_study_grown_from_the_one_before_is_the_study_made_afresh(
         assert [g.trial(t.number) for t in f.trials()] == f.trials()
         assert g.selected(("done",), _done) == [t for t in f.trials() if _done(t)]
         assert g.feasible_with(g.objectives[:2]) == f.feasible_with(f.objectives[:2])
+        # the figures' arrays: the numbers and values of the feasible trials, in their order
+        (gn, gv), (fn, fv) = g.value_columns(g.objectives), f.value_columns(f.objectives)
+        assert gn.tolist() == _numbers(f.feasible_with(f.objectives)) == fn.tolist()
+        assert gv.tolist() == fv.tolist() == [
+            [t.values[o] for o in f.objectives] for t in f.feasible_with(f.objectives)
+        ]
     assert len({len(f.pareto_front()) for f in fresh}) > 1  # the front changed as it grew
 
 

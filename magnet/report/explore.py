@@ -542,10 +542,10 @@ def ecdf(study: Study) -> go.Figure:
     when the values are positive."""
     title = f"Distribution of the objectives: {esc(study.name)}"
     revision = "ecdf"
-    trials = study.feasible_with(study.objectives)
-    if not trials:
+    numbers, values = study.value_columns(study.objectives)
+    if not len(numbers):
         return _empty(revision, "no feasible design yet", title)
-    front = study.front_numbers
+    front = np.fromiter(study.front_numbers, np.int64, len(study.front_numbers))
     rows, cols = _grid(len(study.objectives))
     better = {"minimize": "lower", "maximize": "higher"}
     fig = make_subplots(
@@ -562,24 +562,27 @@ def ecdf(study: Study) -> go.Figure:
     _layout(fig, title, uirevision=revision)
     for i, o in enumerate(study.objectives):
         row, col = i // cols + 1, i % cols + 1
-        for trace in _ecdf_panel(study, trials, o, i, front):
+        for trace in _ecdf_panel(study, (numbers, values[:, i]), o, i, front):
             fig.add_trace(trace, row=row, col=col)
-        fig.update_xaxes(
-            title=metric_title(o), type=_axis_type(t.values[o] for t in trials), row=row, col=col
-        )
+        log = bool((values[:, i] > 0).all())
+        fig.update_xaxes(title=metric_title(o), type="log" if log else "linear", row=row, col=col)
     fig.update_yaxes(range=[0, 1.05])
     fig.update_yaxes(title="fraction of designs ≤ x", row=(rows + 1) // 2, col=1)
     return _panels(fig, rows, 320)
 
 
 def _ecdf_panel(
-    study: Study, trials: list[TrialView], objective: str, i: int, front: frozenset[int]
+    study: Study,
+    column: tuple[np.ndarray, np.ndarray],
+    objective: str,
+    i: int,
+    front: np.ndarray,
 ) -> tuple[go.Scatter, go.Scatter]:
     """The ECDF of one objective (the ``i``-th: its colour, the legend once) as a step line
-    through every design, and the designs of the Pareto front (``front``) on it."""
-    n = len(trials)
-    values = np.fromiter((t.values[objective] for t in trials), float, n)
-    numbers = np.fromiter((t.number for t in trials), np.int64, n)
+    through every design (``column``: their numbers and values), and the designs of the
+    Pareto front (``front``: their numbers) on it."""
+    numbers, values = column
+    n = len(numbers)
     order = np.lexsort((numbers, values))  # by value, then number: trial order[k] at rank k
     color = PALETTE[i % len(PALETTE)]
     drawn = np.asarray(ranks(n), dtype=np.int64)
@@ -596,8 +599,8 @@ def _ecdf_panel(
         showlegend=False,
         meta="ecdf",
     )
-    at = np.flatnonzero(np.isin(numbers[order], np.fromiter(front, np.int64, len(front))))
-    on_front = [(trials[int(order[k])], (int(k) + 1) / n) for k in at]
+    at = np.flatnonzero(np.isin(numbers[order], front))
+    on_front = [(study.trial(int(numbers[order[k]])), (int(k) + 1) / n) for k in at]
     marked = go.Scatter(
         x=[t.values[objective] for t, _ in on_front],
         y=[yk for _, yk in on_front],

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 import plotly.graph_objects as go
@@ -75,16 +75,20 @@ S = TypeVar("S", bound=float)
 _SCRAMBLE = np.uint64(0x9E3779B97F4A7C15)
 
 
-def sample(trials: list[TrialView], limit: int | None = None) -> list[TrialView]:
+def sample(
+    trials: list[TrialView], limit: int | None = None, numbers: np.ndarray | None = None
+) -> list[TrialView]:
     """``trials`` when there are at most ``limit`` (``MAX_POINTS``), else ``limit`` of them in
     their order: a uniform sample (it keeps the points' density), chosen by a fixed scramble
-    of the trial numbers, so that a trial drawn stays drawn as the study grows but for the
-    few a newer trial displaces."""
+    of the trial numbers (``numbers``: theirs, when the caller has them as an array), so that
+    a trial drawn stays drawn as the study grows but for the few a newer trial displaces."""
     limit = MAX_POINTS if limit is None else limit
     if len(trials) <= limit:
         return trials
-    numbers = np.fromiter((t.number for t in trials), dtype=np.uint64, count=len(trials))
-    score = (numbers * _SCRAMBLE) >> np.uint64(32)  # the product wraps: a hash of the number
+    if numbers is None:
+        numbers = np.fromiter((t.number for t in trials), dtype=np.int64, count=len(trials))
+    # the product wraps: a hash of the number
+    score = (numbers.astype(np.uint64) * _SCRAMBLE) >> np.uint64(32)
     keep = np.sort(np.argpartition(score, limit - 1)[:limit])
     return [trials[int(i)] for i in keep]
 
@@ -181,14 +185,25 @@ def pick_axes(study: Study, wanted: Sequence[str | None], count: int) -> list[st
     return chosen[:count]
 
 
-def _split(
-    study: Study, axes: Sequence[str]
-) -> tuple[list[TrialView], list[TrialView], list[TrialView], dict[int, list[int]]]:
+class Split(NamedTuple):
+    """A front figure's trials (``_split``)."""
+
+    front: list[TrialView]
+    others: list[TrialView]  # the other feasible trials, by number
+    infeasible: list[TrialView]  # those with values on the axes
+    same: dict[int, list[int]]  # per front trial, the others drawn at its place
+    others_numbers: np.ndarray  # the numbers of ``others``
+    values: np.ndarray  # [trial, axis]: the values of ``front`` then ``others``
+
+
+def _split(study: Study, axes: Sequence[str]) -> Split:
     """The front, the other feasible trials and the infeasible ones that have values on
     ``axes``; and per front trial, the other trials drawn at exactly its place (a design
     proposed again, or one equal on these objectives). Those are left out of the others'
     trace (and of the front's, for a second front design at one place) and named in the
-    front point's hover, so a click on a front marker can only open the trial it shows."""
+    front point's hover, so a click on a front marker can only open the trial it shows.
+    The feasible trials are sorted out as arrays (``Study.value_columns``): a big study's
+    are 100,000."""
     at: dict[tuple[float, ...], int] = {}  # a place -> the front trial drawn there
     front: list[TrialView] = []
     same: dict[int, list[int]] = {}
@@ -200,17 +215,36 @@ def _split(
         at[place] = t.number
         front.append(t)
         same[t.number] = []
-    numbers = study.front_numbers
-    others = []
-    for t in study.feasible_with(axes):
-        if t.number in numbers:
-            continue
-        where = at.get(tuple(t.values[m] for m in axes))
-        if where is None:
-            others.append(t)
-        else:
-            same[where].append(t.number)
-    return front, others, infeasible_with(study, axes), same
+    numbers, values = study.value_columns(axes)
+    trials = study.feasible_with(axes)
+    off = ~np.isin(numbers, np.fromiter(study.front_numbers, np.int64, len(study.front_numbers)))
+    twin = off & _rows_in(values, np.array(list(at), dtype=float).reshape(-1, len(axes)))
+    for i in np.flatnonzero(twin):
+        t = trials[i]
+        same[at[tuple(t.values[m] for m in axes)]].append(t.number)
+    kept = np.flatnonzero(off & ~twin)
+    front_values = np.array([[t.values[m] for m in axes] for t in front], dtype=float)
+    return Split(
+        front,
+        [trials[i] for i in kept],
+        infeasible_with(study, axes),
+        same,
+        numbers[kept],
+        np.vstack([front_values.reshape(-1, len(axes)), values[kept]]),
+    )
+
+
+def _rows_in(rows: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """bool[row]: whether each row of ``rows`` equals a row of ``table`` (values compared
+    as numbers: -0.0 is 0.0)."""
+    if not len(table) or not len(rows):
+        return np.zeros(len(rows), dtype=bool)
+
+    def keys(a: np.ndarray) -> np.ndarray:
+        whole = np.ascontiguousarray(a + 0.0)  # -0.0 + 0.0 is 0.0: one key for both
+        return whole.view(np.dtype((np.void, whole.itemsize * whole.shape[1]))).ravel()
+
+    return np.isin(keys(rows), keys(table))
 
 
 def infeasible_with(study: Study, axes: Sequence[str]) -> list[TrialView]:
@@ -249,15 +283,15 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
         return empty("a 2-D front needs two objectives", title)
     x, y = axes
     fig = _layout(go.Figure(), title)
-    front, others, infeasible, same = _split(study, axes)
-    drawn, crosses = sample(others), sample_infeasible(infeasible)
+    split = _split(study, axes)
+    front, others, infeasible, same = split.front, split.others, split.infeasible, split.same
+    drawn, crosses = sample(others, numbers=split.others_numbers), sample_infeasible(infeasible)
     for trace in _by_dataflow(study, drawn, axes, "others"):
         fig.add_trace(trace)
     if infeasible:
         fig.add_trace(_infeasible_points(study, crosses, axes))
-    feasible = front + others
-    if feasible:
-        fig.add_trace(_staircase(study, feasible, axes))
+    if len(split.values):
+        fig.add_trace(_staircase(study, split.values, axes))
     for trace in _by_dataflow(study, front, axes, "front", _same_place(same)):
         fig.add_trace(trace)
     missing = _without_values(study, axes)
@@ -272,11 +306,11 @@ def front_2d(study: Study, x: str | None = None, y: str | None = None) -> go.Fig
             sample_note(len(crosses), len(infeasible), "infeasible designs"),
         ],
     )
-    if not feasible and not infeasible:
+    if not len(split.values) and not infeasible:
         return _message(fig, "no design with values yet")
-    values = feasible + infeasible
-    fig.update_xaxes(title=metric_title(x), type=_axis_type(t.values[x] for t in values))
-    fig.update_yaxes(title=metric_title(y), type=_axis_type(t.values[y] for t in values))
+    for update, k, m in ((fig.update_xaxes, 0, x), (fig.update_yaxes, 1, y)):
+        bad = np.fromiter((t.values[m] for t in infeasible), float, len(infeasible))
+        update(title=metric_title(m), type=_axis_type(np.concatenate([split.values[:, k], bad])))
     fig.update_layout(hovermode="closest", clickmode="event", legend=LEGEND_BELOW)
     return fig
 
@@ -330,23 +364,16 @@ def _infeasible_points(study: Study, trials: list[TrialView], axes: Sequence[str
     )
 
 
-def _staircase(study: Study, feasible: list[TrialView], axes: Sequence[str]) -> go.Scatter:
-    """The front of the feasible trials on these two objectives alone, as a dotted
-    staircase (the study's front is over all its objectives)."""
-    x, y = axes
+def _staircase(study: Study, xy: np.ndarray, axes: Sequence[str]) -> go.Scatter:
+    """The front of the feasible trials (``xy``: their values on ``axes``) on these two
+    objectives alone, as a dotted staircase (the study's front is over all its
+    objectives)."""
     directions = [study.directions[study.objectives.index(m)] for m in axes]
-    # arrays straight from the values: no list per trial (a big study's would be 100,000)
-    xy = np.column_stack(
-        [np.fromiter((t.values[m] for t in feasible), float, len(feasible)) for m in axes]
-    )
-    points = pareto.to_minimised_log(xy, directions)
-    stairs = sorted(
-        (t for t, keep in zip(feasible, pareto.nondominated(points), strict=True) if keep),
-        key=lambda t: (t.values[x], t.values[y]),
-    )
+    stairs = xy[pareto.nondominated(pareto.to_minimised_log(xy, directions))]
+    stairs = stairs[np.lexsort((stairs[:, 1], stairs[:, 0]))]  # by x, then y
     return go.Scatter(
-        x=[t.values[x] for t in stairs],
-        y=[t.values[y] for t in stairs],
+        x=stairs[:, 0].tolist(),
+        y=stairs[:, 1].tolist(),
         mode="lines",
         name="front of these two",
         line={"color": "#444444", "width": 1, "dash": "dot", "shape": _shape(directions)},
@@ -368,10 +395,11 @@ def front_3d(study: Study, axes: Sequence[str | None] = ()) -> go.Figure:
         return empty("a 3-D front needs three objectives", title)
     fig = _layout(go.Figure(), title)
     colors = dataflow_colors(study)
-    front, others, _, same = _split(study, chosen)
+    split = _split(study, chosen)
+    front, others, same = split.front, split.others, split.same
     if not front:
         return _message(fig, "no feasible design yet")
-    drawn = sample(others)
+    drawn = sample(others, numbers=split.others_numbers)
     note(fig, [sample_note(len(drawn), len(others), "feasible designs off the front")])
     for role, trials, size, opacity in (("feasible", drawn, 3, 0.3), ("front", front, 6, 1.0)):
         for flow, group in _groups(trials).items():

@@ -179,9 +179,10 @@ def note(fig: go.Figure, lines: Iterable[str | None]) -> None:
         _grey_text(fig, text, 11, x=1, y=1.02, xanchor="right", yanchor="bottom")
 
 
-def _axis_type(values: Iterable[float]) -> str:
-    values = list(values)
-    return "log" if values and all(v > 0 for v in values) else "linear"
+def _axis_type(values: Iterable[float] | np.ndarray) -> str:
+    """``log`` when there are values and all are positive, else ``linear``."""
+    given = values if isinstance(values, np.ndarray) else np.fromiter(values, float)
+    return "log" if given.size and bool((given > 0).all()) else "linear"
 
 
 # ---- designs -----------------------------------------------------------------------------------
