@@ -94,12 +94,6 @@ def _empty(revision: str, text: str, title: str | None = None) -> go.Figure:
     return empty(text, title).update_layout(uirevision=revision)
 
 
-def _rank(t: TrialView, objective: str, direction: str) -> tuple[float, int]:
-    """Sorts trials best first by ``objective``, the earlier of equal ones first."""
-    value = t.values[objective]
-    return (value if direction == "minimize" else -value, t.number)
-
-
 def _numeric(values: Sequence[Any]) -> bool:
     return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
 
@@ -145,7 +139,7 @@ def history(study: Study, objective: str | None = None) -> go.Figure:
         return _empty(revision, "no feasible design yet", title)
     infeasible = infeasible_with(study, [objective])
     fig = _layout(go.Figure(), title, uirevision=revision)
-    drawn, sampled = sample_off_front(study, feasible)
+    drawn, sampled = sample_off_front(study, feasible, study.value_columns([objective])[0])
     crosses = sample_infeasible(infeasible)
     if infeasible:
         fig.add_trace(_infeasible_by_number(study, crosses, objective))
@@ -260,7 +254,8 @@ def slices(study: Study, objective: str | None = None) -> go.Figure:
     params = varied_params(study)
     if not params:
         return _empty(revision, "the space varies no parameter", title)
-    feasible, sampled = sample_off_front(study, study.feasible_with([objective]))
+    numbers, _ = study.value_columns([objective])
+    feasible, sampled = sample_off_front(study, study.feasible_with([objective]), numbers)
     if not feasible:
         return _empty(revision, "no feasible design yet", title)
     rows, cols = _grid(len(params))
@@ -361,10 +356,11 @@ class _Cells:
         else:
             self.values = distinct
             self.labels = [fmt(v) for v in distinct]
+            self._at = {v: i for i, v in enumerate(distinct)}
 
     def index(self, value: Any) -> int:
         if self.edges is None:
-            return self.values.index(value)
+            return self._at[value]
         return min(bisect.bisect_right(self.edges, value) - 1, FLOAT_BINS - 1)
 
 
@@ -414,20 +410,35 @@ def contour(
     ]
     if not trials:
         return _empty(revision, "no feasible design yet", title)
-    xs = _Cells(study, x_param, [t.params[x_param] for t in trials])
-    ys = _Cells(study, y_param, [t.params[y_param] for t in trials])
-    cells: dict[tuple[int, int], list[TrialView]] = {}
-    for t in trials:
-        cells.setdefault((xs.index(t.params[x_param]), ys.index(t.params[y_param])), []).append(t)
+    xv, yv = [t.params[x_param] for t in trials], [t.params[y_param] for t in trials]
+    xs, ys = _Cells(study, x_param, xv), _Cells(study, y_param, yv)
+    n, rows = len(trials), len(ys.labels)
+    # each trial's cell as one number (x index x rows + y index), then every cell's trials
+    # as arrays: a big study has 100,000 trials
+    cell = np.fromiter(map(xs.index, xv), np.int64, n) * rows
+    cell += np.fromiter(map(ys.index, yv), np.int64, n)
+    numbers = np.fromiter((t.number for t in trials), np.int64, n)
+    values = np.fromiter((t.values[objective] for t in trials), float, n)
+    signed = values if direction == "minimize" else -values
+    ranked = np.lexsort((numbers, signed, cell))  # cell by cell, its best first
+    starts = np.flatnonzero(np.r_[True, cell[ranked][1:] != cell[ranked][:-1]])
+    key = {int(c): (int(c) // rows, int(c) % rows) for c in cell[ranked][starts]}
+    best = {key[int(cell[i])]: trials[i] for i in ranked[starts]}
+    sizes = dict(zip(key.values(), np.diff(np.r_[starts, n]).tolist(), strict=True))
     fig = _layout(go.Figure(), title, uirevision=revision)
-    fig.add_trace(_best_in_cells(cells, (xs, ys), (x_param, y_param), objective, direction))
-    marked, sampled = sample_off_front(study, trials)
-    kept = {t.number for t in marked}
-    fig.add_trace(
-        _cell_members(
-            study, {key: [t for t in group if t.number in kept] for key, group in cells.items()}
-        )
-    )
+    axes = (xs, ys), (x_param, y_param)
+    fig.add_trace(_best_in_cells(best, sizes, *axes, objective, direction))
+    marked, sampled = sample_off_front(study, trials, numbers)
+    kept = np.isin(numbers, [t.number for t in marked])
+    # the cells in the order their first trial comes, each one's kept trials in trial order
+    by_cell = np.argsort(cell, kind="stable")
+    bounds = np.flatnonzero(np.r_[True, cell[by_cell][1:] != cell[by_cell][:-1]])
+    groups = np.split(by_cell, bounds[1:])
+    members = {
+        key[int(cell[g[0]])]: [trials[i] for i in g[kept[g]]]
+        for g in sorted(groups, key=lambda g: int(g[0]))
+    }
+    fig.add_trace(_cell_members(study, members))
     note(fig, [sampled])
     for update, cells_, param in (
         (fig.update_xaxes, xs, x_param),
@@ -459,19 +470,17 @@ def _contour_refusal(x_param: str, y_param: str, params: list[str]) -> str | Non
 
 
 def _best_in_cells(
-    cells: dict[tuple[int, int], list[TrialView]],
+    best: dict[tuple[int, int], TrialView],
+    sizes: dict[tuple[int, int], int],
     axes: tuple[_Cells, _Cells],
     params: tuple[str, str],
     objective: str,
     direction: str,
 ) -> go.Heatmap:
-    """The contour's heatmap: in each cell (x index, y index) the best value of its trials
-    (log10 when every best value is positive), the number of that trial and a hover text."""
+    """The contour's heatmap: in each cell (x index, y index) the value of its best trial
+    (``best``; log10 when every best value is positive), the number of that trial and a
+    hover text (with the cell's number of trials, ``sizes``)."""
     (xs, ys), (x_param, y_param) = axes, params
-    best = {
-        key: min(group, key=lambda t: _rank(t, objective, direction))
-        for key, group in cells.items()
-    }
     log = all(b.values[objective] > 0 for b in best.values())
 
     def level(v: float) -> float:
@@ -486,7 +495,7 @@ def _best_in_cells(
         text[j][i] = (
             f"{esc(x_param)} = {esc(xs.labels[i])}<br>{esc(y_param)} = {esc(ys.labels[j])}<br>"
             f"best {esc(objective)}: {fmt(b.values[objective])} (trial #{b.number})<br>"
-            f"{len(cells[(i, j)])} design(s)"
+            f"{sizes[(i, j)]} design(s)"
         )
     levels = [v for row in z for v in row if v is not None]
     bar_title = f"{esc(objective)}<br>best in cell"

@@ -107,17 +107,25 @@ def ranks(count: int) -> Sequence[int]:
     return [int(k) for k in np.unique(np.linspace(0, count - 1, MAX_POINTS).round())]
 
 
-def sample_off_front(study: Study, trials: list[TrialView]) -> tuple[list[TrialView], str | None]:
+def sample_off_front(
+    study: Study, trials: list[TrialView], numbers: np.ndarray | None = None
+) -> tuple[list[TrialView], str | None]:
     """``trials`` in their order, but of those off the study's Pareto front only a ``sample``
-    (every front design kept), and the figure's ``sample_note`` (None: all drawn)."""
-    front = study.front_numbers
-    others = [t for t in trials if t.number not in front]
-    drawn = sample(others)
-    if len(drawn) == len(others):
+    (every front design kept), and the figure's ``sample_note`` (None: all drawn).
+    ``numbers``: the trials' numbers, when the caller has them as an array."""
+    if len(trials) <= MAX_POINTS:
         return trials, None
-    kept = front | {t.number for t in drawn}
-    said = sample_note(len(drawn), len(others), "designs off the front (every front design)")
-    return [t for t in trials if t.number in kept], said
+    if numbers is None:
+        numbers = np.fromiter((t.number for t in trials), np.int64, len(trials))
+    front = study.front_numbers
+    on_front = np.isin(numbers, np.fromiter(front, np.int64, len(front)))
+    off = np.flatnonzero(~on_front)
+    drawn = sample([trials[i] for i in off], numbers=numbers[off])
+    if len(drawn) == len(off):
+        return trials, None
+    kept = on_front | np.isin(numbers, [t.number for t in drawn])
+    said = sample_note(len(drawn), len(off), "designs off the front (every front design)")
+    return [trials[i] for i in np.flatnonzero(kept)], said
 
 
 def steps(points: list[tuple[int, S]]) -> list[tuple[int, S]]:
@@ -460,7 +468,8 @@ def parallel(study: Study, color: str | None = None) -> go.Figure:
     """Parallel coordinates of the feasible trials: parameters, then log10 objectives,
     coloured by one objective."""
     title = "Parameters of the feasible designs"
-    trials, sampled = sample_off_front(study, study.feasible_with(study.objectives))
+    numbers, _ = study.value_columns(study.objectives)
+    trials, sampled = sample_off_front(study, study.feasible_with(study.objectives), numbers)
     if not trials:
         return empty("no feasible design yet", title)
     color = pick_axes(study, [color], 1)[0]
