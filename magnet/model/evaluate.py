@@ -743,8 +743,9 @@ class OneRun(ABC):
     def _access_pj_by_operand(self) -> dict[str, dict[str, float]]:
         """Access energy (pJ) by level (outermost first) and kept operand."""
         e = self.batch.access_energy_pj[..., 0].sum(axis=2)  # [level, operand]
+        kept = self.kept  # made on each call by some runs: once here
         return {
-            lvl.name: {OPERANDS[o]: float(e[li, o]) for o in range(3) if self.kept[li, o]}
+            lvl.name: {OPERANDS[o]: float(e[li, o]) for o in range(3) if kept[li, o]}
             for li, lvl in reversed(list(enumerate(self.arch.inner_first)))
         }
 
@@ -752,12 +753,12 @@ class OneRun(ABC):
     def accesses(self) -> dict[str, dict[str, dict[str, float]]]:
         """Words per instance by level (outermost first), kept operand and action
         (reads, fills, updates)."""
-        c = self.batch.counts
+        c, kept = self.batch.counts, self.kept
         return {
             lvl.name: {
                 OPERANDS[o]: {a: float(getattr(c, a)[li, o, 0]) for a in ACTIONS}
                 for o in range(3)
-                if self.kept[li, o]
+                if kept[li, o]
             }
             for li, lvl in reversed(list(enumerate(self.arch.inner_first)))
         }
