@@ -258,16 +258,26 @@ def _peak_mb(pid: int) -> float:
     return float("nan")
 
 
+#: Runs a command (its arguments) and prints its peak resident memory (KiB) on stderr's last
+#: line: a small process of its own starts it, so that the peak is the command's, not that
+#: of this process (Linux keeps a forked child's peak across ``exec``).
+_PEAK = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.call(sys.argv[1:])\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
 def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, float, bytes]:
     """Run ``cmd``: (wall seconds, exit status, peak resident MB, stdout)."""
-    with tempfile.TemporaryFile() as out:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        return seconds, proc.returncode, round(usage.ru_maxrss / 1024, 1), out.read()
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, *cmd], cwd=REPO, env=env, capture_output=True
+    )
+    seconds = time.perf_counter() - start
+    peak_kib = int(done.stderr.splitlines()[-1])
+    return seconds, done.returncode, round(peak_kib / 1024, 1), done.stdout
 
 
 def cli_times(journal: Path, folder: Path, append: int) -> dict[str, Any]:

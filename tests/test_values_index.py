@@ -119,8 +119,9 @@ def _compare(index: JournalIndex, logs: list[dict[str, Any]], journal: Path) -> 
             assert (index.state[i] == 1 and index.values[i] is not None and index.metrics[i]) == (
                 with_values
             )
-            assert front_params(str(journal), index.sources[i]) == t.params
-            assert list(front_params(str(journal), index.sources[i])) == list(t.params)
+            with open(journal, "rb") as f:
+                params = front_params(f, index.sources[i])
+            assert params == t.params and list(params) == list(t.params)  # in Optuna's order
     return compared
 
 
@@ -196,6 +197,22 @@ def _same(journal: Path, monkeypatch: pytest.MonkeyPatch, study: str = "small") 
         assert indexed == full
 
 
+def _indexed(journal: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Whether ``magnet pareto`` answers from the index (the full reading forbidden)."""
+
+    def forbidden(*args: Any) -> None:
+        raise AssertionError("the full reading")
+
+    with monkeypatch.context() as m:
+        m.setattr("magnet.cli.study_commands._read_study", forbidden)
+        return (
+            CliRunner()
+            .invoke(main, ["pareto", "--study", "small", "--storage", str(journal)])
+            .exit_code
+            == 0
+        )
+
+
 def _append(journal: Path, count: int, seed: int) -> None:
     """``count`` trials appended through Optuna's own API, half cloned from feasible ones
     (values scattered, some better), half asked and told as a driver does (parameters,
@@ -228,10 +245,12 @@ def test_pareto_prints_what_the_full_reading_prints_as_the_journal_grows(
     assert index.read_bytes().startswith(MAGIC)
     made = journal_index(str(journal)).offset
     _same(journal, monkeypatch)  # up to date
+    assert _indexed(journal, monkeypatch)
     for seed in range(3):
         _append(journal, 8, seed)
         _same(journal, monkeypatch)  # grown from where it stopped
         assert journal_index(str(journal)).offset == journal.stat().st_size > made
+        assert _indexed(journal, monkeypatch)
     code, out, err = _pareto(journal)
     assert code == 0 and len(out.splitlines()) > 2 and err == ""
 
@@ -248,10 +267,19 @@ def test_a_damaged_stale_or_foreign_index_is_never_trusted(
     shutil.copy(made, other)
     _append(other, 20, seed=9)
     _same(other, monkeypatch)
-    for bad in (bytes(damaged), good[:100], b"", MAGIC, index_path(str(other)).read_bytes()):
+    assert b'"version":1,' in good
+    for bad in (
+        bytes(damaged),
+        good[:100],
+        b"",
+        MAGIC,
+        good.replace(b'"version":1,', b'"version":0,', 1),
+        index_path(str(other)).read_bytes(),
+    ):
         index.write_bytes(bad)
         _same(journal, monkeypatch)
         assert index.read_bytes() == good  # rebuilt
+        assert _indexed(journal, monkeypatch)
     # the journal edited under its index: every trial's first value changed
     _append(journal, 6, seed=3)
     _same(journal, monkeypatch)
@@ -280,6 +308,7 @@ def test_an_index_that_cannot_be_written_changes_nothing(
     frozen: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _same(frozen, monkeypatch)  # no file can be made in the folder, even by root
+    assert _indexed(frozen, monkeypatch)  # from the index made in memory
     assert sorted(p.name for p in frozen.parent.iterdir()) == ["s.journal"]
 
 

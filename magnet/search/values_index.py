@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
-import numpy.typing as npt
 
 from magnet.perf import paused_gc
 
@@ -52,6 +51,19 @@ VERSION = 1
 SUFFIX = ".magnet-index"
 #: How much of the journal is read at once.
 BLOCK_BYTES = 1 << 24
+#: The index's arrays, in the order of its file, and their types (little-endian).
+ARRAYS = {
+    "study": "<i4",
+    "number": "<i4",
+    "state": "i1",
+    "ok": "?",
+    "metrics": "?",
+    "violated": "?",
+    "value_counts": "<i8",  # per trial (-1: None), then the values one after the other
+    "values": "<f8",
+    "source_counts": "<i8",  # per trial, then the offsets one after the other
+    "sources": "<i8",
+}
 #: Optuna's trial states (``TrialState``), as the journal stores them.
 RUNNING, COMPLETE, PRUNED, FAIL, WAITING = 0, 1, 2, 3, 4
 FINISHED = (COMPLETE, PRUNED, FAIL)
@@ -343,22 +355,23 @@ class JournalIndex:
         """The index as its file holds it: ``MAGIC``, the header's length, the header (JSON),
         the arrays."""
         n = len(self.state)
-        value_counts = np.array([-1 if v is None else len(v) for v in self.values], np.int64)
-        flat_values = np.array([x for v in self.values if v is not None for x in v], np.float64)
-        source_counts = np.array([len(s) for s in self.sources], np.int64)
-        flat_sources = np.array([x for s in self.sources for x in s], np.int64)
-        arrays: dict[str, npt.NDArray[Any]] = {
-            "study": np.array(self.study, np.int32),
-            "number": np.array(self.number, np.int32),
-            "state": np.array(self.state, np.int8),
-            "ok": np.array(self.ok, np.bool_),
-            "metrics": np.array(self.metrics, np.bool_),
-            "violated": np.array(self.violated, np.bool_),
+        value_counts = [-1 if v is None else len(v) for v in self.values]
+        flat_values = [x for v in self.values if v is not None for x in v]
+        source_counts = [len(s) for s in self.sources]
+        flat_sources = [x for s in self.sources for x in s]
+        columns: dict[str, Any] = {
+            "study": self.study,
+            "number": self.number,
+            "state": self.state,
+            "ok": self.ok,
+            "metrics": self.metrics,
+            "violated": self.violated,
             "value_counts": value_counts,
             "values": flat_values,
             "source_counts": source_counts,
             "sources": flat_sources,
         }
+        arrays = {k: np.asarray(columns[k], dtype=d) for k, d in ARRAYS.items()}
         payload = b"".join(a.tobytes() for a in arrays.values())
         header = {
             "version": VERSION,
@@ -371,7 +384,7 @@ class JournalIndex:
             "first": [[k, v] for k, v in self.first.items()],
             "unusable": sorted(self.unusable),
             "constraints": [[k, v] for k, v in self.constraints.items()],
-            "arrays": [[k, a.dtype.str, len(a)] for k, a in arrays.items()],
+            "arrays": [[k, len(a)] for k, a in arrays.items()],
             "payload_crc": zlib.crc32(payload),
         }
         text = json.dumps(header, separators=(",", ":")).encode()
@@ -390,8 +403,10 @@ class JournalIndex:
         if header["version"] != VERSION or zlib.crc32(data[at:]) != header["payload_crc"]:
             raise ValueError("another version, or damaged")
         arrays = {}
-        for name, dtype, count in header["arrays"]:
-            array = np.frombuffer(data, dtype=np.dtype(dtype), count=count, offset=at)
+        if [name for name, _ in header["arrays"]] != list(ARRAYS):
+            raise ValueError("damaged")
+        for name, count in header["arrays"]:
+            array = np.frombuffer(data, dtype=ARRAYS[name], count=count, offset=at)
             arrays[name] = array
             at += array.nbytes
         if at != len(data):
@@ -546,25 +561,25 @@ def journal_index(journal: str) -> JournalIndex:
     return index
 
 
-def front_params(journal: str, sources: list[int]) -> dict[str, Any]:
-    """A trial's parameters, read from the operations at ``sources`` in order, as Optuna's
-    replay makes them (external values; a parameter set again keeps its place)."""
+def front_params(f: BinaryIO, sources: list[int]) -> dict[str, Any]:
+    """A trial's parameters, read from the operations at ``sources`` (byte offsets in the
+    journal ``f``) in order, as Optuna's replay makes them (external values; a parameter set
+    again keeps its place)."""
     from optuna.distributions import json_to_distribution
 
     params: dict[str, Any] = {}
-    with open(journal, "rb") as f:
-        for at in sources:
-            f.seek(at)
-            log = json.loads(f.readline())
-            if log.get("op_code") == CREATE_TRIAL:
-                for k, v in log["params"].items():
-                    dist = json_to_distribution(log["distributions"][k])
-                    params[k] = dist.to_external_repr(v)
-            elif log.get("op_code") == SET_TRIAL_PARAM:
-                dist = json_to_distribution(log["distribution"])
-                params[log["param_name"]] = dist.to_external_repr(log["param_value_internal"])
-            else:
-                raise Unanswerable("the journal changed under the index")
+    for at in sources:
+        f.seek(at)
+        log = json.loads(f.readline())
+        if log.get("op_code") == CREATE_TRIAL:
+            for k, v in log["params"].items():
+                dist = json_to_distribution(log["distributions"][k])
+                params[k] = dist.to_external_repr(v)
+        elif log.get("op_code") == SET_TRIAL_PARAM:
+            dist = json_to_distribution(log["distribution"])
+            params[log["param_name"]] = dist.to_external_repr(log["param_value_internal"])
+        else:
+            raise Unanswerable("the journal changed under the index")
     return params
 
 
@@ -590,12 +605,14 @@ def indexed_front(name: str, storage: str | None) -> tuple[Any, list[Any]] | Non
         if len(ids):
             points = pareto.to_minimised_log(values, study.directions)
             ids = [ids[i] for i in np.flatnonzero(pareto.nondominated(points))]
+        with open(journal, "rb") as f:
+            params = [front_params(f, index.sources[i]) for i in ids]
         views = [
             TrialView(
                 number=index.number[i],
                 state="COMPLETE",
                 status="ok",
-                params=front_params(journal, index.sources[i]),
+                params=p,
                 values=dict(zip(study.objectives, index.values[i] or [], strict=False)),
                 metrics={},
                 reason=None,
@@ -605,7 +622,7 @@ def indexed_front(name: str, storage: str | None) -> tuple[Any, list[Any]] | Non
                 feasible=True,
                 constraints={},
             )
-            for i in ids
+            for i, p in zip(ids, params, strict=True)
         ]
         front = [
             {"number": t.number, "params": t.params, "values": t.values}
