@@ -67,6 +67,7 @@ ARRAYS = {
 #: Optuna's trial states (``TrialState``), as the journal stores them.
 RUNNING, COMPLETE, PRUNED, FAIL, WAITING = 0, 1, 2, 3, 4
 FINISHED = (COMPLETE, PRUNED, FAIL)
+STATES = frozenset((RUNNING, COMPLETE, PRUNED, FAIL, WAITING))
 #: Optuna's journal operations (``JournalOperation``).
 (
     CREATE_STUDY,
@@ -142,6 +143,7 @@ class JournalIndex:
             from optuna.distributions import json_to_distribution
 
             found = self._parsed[text] = json_to_distribution(text)
+            self._valid[text] = set()
         return found
 
     def _updatable(self, trial_id: Any) -> bool:
@@ -215,7 +217,7 @@ class JournalIndex:
             if not self._updatable(trial_id):
                 return
             state = int(log["state"])
-            if state not in (RUNNING, COMPLETE, PRUNED, FAIL, WAITING):
+            if state not in STATES:
                 raise Unanswerable("no such trial state")
             if state == self.state[trial_id] == RUNNING:
                 return
@@ -254,37 +256,42 @@ class JournalIndex:
             return
         trial_id = len(self.state)
         texts = log.get("distributions", {})
+        parsed, valid = self._parsed, self._valid
         for text in texts.values():
-            if text not in self._parsed:
+            if text not in parsed:
                 self._distribution(text)
         params = log.get("params", {})
         first = self.first.setdefault(study_id, {})
         for k, v in params.items():
             text = texts[k]
-            seen = self._valid.get(text)
-            if seen is None:
-                seen = self._valid[text] = set()
+            seen = valid[text]
             if v not in seen:
-                self._parsed[text].to_external_repr(v)  # as Optuna's replay (a bad one fails)
+                parsed[text].to_external_repr(v)  # as Optuna's replay (a bad one fails it)
                 seen.add(v)
             if k not in first:
                 first[k] = text
-        _local_time(log["datetime_start"])
+        fromisoformat = datetime.fromisoformat  # as Optuna's replay (a bad one fails it)
+        if log["datetime_start"] is not None:
+            fromisoformat(log["datetime_start"])
         if "datetime_complete" in log:
-            _local_time(log["datetime_complete"])
+            fromisoformat(log["datetime_complete"])
         state = int(log.get("state", RUNNING))
-        if state not in (RUNNING, COMPLETE, PRUNED, FAIL, WAITING):
+        if state not in STATES:
             raise Unanswerable("no such trial state")
         self.study.append(study_id)
         self.number.append(self.counts[study_id])
         self.counts[study_id] += 1
         self.state.append(state)
-        self.values.append(log.get("values"))
+        values = log.get("values")
+        self.values.append(values)
         self.ok.append(True)
         self.metrics.append(False)
         self.sources.append([at] if params else [])
-        self._check_values(trial_id, log.get("values"))
-        self._summarise_record(trial_id, log.get("user_attrs", {}).get(TRIAL_ATTR))
+        if values is not None:
+            self._check_values(trial_id, values)
+        record = log.get("user_attrs", {}).get(TRIAL_ATTR)
+        if record:
+            self._summarise_record(trial_id, record)
         constraints = {
             k: v
             for k, v in log.get("system_attrs", {}).items()
