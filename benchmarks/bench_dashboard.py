@@ -258,26 +258,29 @@ def _peak_mb(pid: int) -> float:
     return float("nan")
 
 
-#: Runs a command (its arguments) and prints its peak resident memory (KiB) on stderr's last
-#: line: a small process of its own starts it, so that the peak is the command's, not that
-#: of this process (Linux keeps a forked child's peak across ``exec``).
+#: Runs a command (its arguments) and prints its peak resident memory (KiB) and CPU seconds
+#: on stderr's last line: a small process of its own starts it, so that the peak is the
+#: command's, not that of this process (Linux keeps a forked child's peak across ``exec``).
 _PEAK = (
     "import resource, subprocess, sys\n"
     "code = subprocess.call(sys.argv[1:])\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(u.ru_maxrss, u.ru_utime + u.ru_stime, file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
 
-def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, float, bytes]:
-    """Run ``cmd``: (wall seconds, exit status, peak resident MB, stdout)."""
+def _run(
+    cmd: list[str], env: dict[str, str] | None = None
+) -> tuple[float, int, float, bytes, float]:
+    """Run ``cmd``: (wall seconds, exit status, peak resident MB, stdout, CPU seconds)."""
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", _PEAK, *cmd], cwd=REPO, env=env, capture_output=True
     )
     seconds = time.perf_counter() - start
-    peak_kib = int(done.stderr.splitlines()[-1])
-    return seconds, done.returncode, round(peak_kib / 1024, 1), done.stdout
+    peak_kib, cpu = done.stderr.split()[-2:]
+    return seconds, done.returncode, round(int(peak_kib) / 1024, 1), done.stdout, float(cpu)
 
 
 def cli_times(journal: Path, folder: Path, append: int) -> dict[str, Any]:
@@ -295,11 +298,16 @@ def cli_times(journal: Path, folder: Path, append: int) -> dict[str, Any]:
     full_env = {**os.environ, "MAGNET_NO_INDEX": "1"}
 
     def timed(name: str, cmd: list[str], env: Any = None, written: Path | None = None) -> bytes:
-        seconds, code, peak, stdout = _run(cmd, env)
-        out[name] = {"seconds": round(seconds, 2), "exit": code, "peak_mb": peak}
+        seconds, code, peak, stdout, cpu = _run(cmd, env)
+        out[name] = {
+            "seconds": round(seconds, 2),
+            "cpu_seconds": round(cpu, 2),
+            "exit": code,
+            "peak_mb": peak,
+        }
         if written is not None and written.exists():
             out[name]["mb"] = round(written.stat().st_size / 1e6, 2)
-        print(f"{name}: {seconds:.1f} s, {peak:.0f} MB", file=sys.stderr)
+        print(f"{name}: {seconds:.1f} s ({cpu:.1f} CPU-s), {peak:.0f} MB", file=sys.stderr)
         return stdout
 
     full = timed("pareto (the whole journal)", [*base, "pareto", *where], full_env)
@@ -426,6 +434,8 @@ def main() -> None:
         return
     journal, made_s = make_study(args.cache, args.trials)
     record: dict[str, Any] = {
+        # other work on the machine meanwhile shows here (1-, 5-, 15-minute averages)
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "study": {"space": SPACE, "designs": args.trials, "seconds_to_make": made_s},
         "append": args.append,
         "limit_ms": LIMIT_MS,
@@ -440,6 +450,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         record["cli"] = cli_times(journal, Path(tmp), args.append)
     if args.cli_only:
+        record["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
         common.write_record(args.out, record)
         return
     with tempfile.TemporaryDirectory() as tmp:
@@ -469,6 +480,7 @@ def main() -> None:
                 subprocess.run(
                     ["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, check=False
                 )
+    record["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     common.write_record(args.out, record)
 
 
