@@ -8,7 +8,8 @@ study, ``magnet pareto`` (table and JSON) prints byte for byte what the full rea
 with no index, with one up to date, after trials are appended through Optuna's own API, and
 with an index that is damaged, stale, of another journal, of another version, or not
 magnet's file (left untouched), in a folder it cannot write, with a torn or stray last line,
-and errors alike (a corrupt line, no such study, a study magnet did not make).
+and errors alike (a corrupt line, no such study, a study magnet did not make). An index grown
+while Optuna appends is the one made afterwards from the whole journal.
 """
 
 from __future__ import annotations
@@ -328,6 +329,33 @@ def test_a_journal_with_a_stray_torn_or_corrupt_line_reads_alike(
     code, _, err = _pareto(journal)
     assert code == 2 and "is corrupt" in err
     _same(journal, monkeypatch)
+
+
+def test_an_index_grown_while_a_search_appends_is_the_index_made_afterwards(
+    journal: Path,
+) -> None:
+    import threading
+
+    done = threading.Event()
+
+    def appender() -> None:
+        try:
+            for seed in range(6):
+                _append(journal, 6, seed)
+        finally:
+            done.set()
+
+    writer = threading.Thread(target=appender)
+    writer.start()
+    grown = 0
+    while not done.is_set():  # read as the trials arrive, torn last lines included
+        journal_index(str(journal))
+        grown += 1
+    writer.join()
+    final = journal_index(str(journal))
+    index_path(str(journal)).unlink()
+    assert final.to_bytes() == journal_index(str(journal)).to_bytes()
+    assert grown > 1 and final.offset == journal.stat().st_size
 
 
 def test_errors_are_the_full_readings(journal: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -97,10 +97,19 @@ def index_path(journal: str) -> Path:
     return Path(f"{journal}{SUFFIX}")
 
 
-def _local_time(text: str | None) -> None:
-    """Checks a journal's time as Optuna parses it (a bad one fails Optuna's replay)."""
-    if text is not None:
-        datetime.fromisoformat(text)
+def _state(value: Any) -> int:
+    """A trial state of the journal (``Unanswerable`` for anything but one of Optuna's)."""
+    if type(value) is not int or value not in STATES:
+        raise Unanswerable("no such trial state")
+    return value
+
+
+def _id(value: Any) -> int:
+    """A study's or trial's id of the journal (``Unanswerable`` for anything but an int:
+    Optuna would look up a float or a bool as the int it equals)."""
+    if type(value) is not int:
+        raise Unanswerable("an id that is not an integer")
+    return value
 
 
 class JournalIndex:
@@ -147,11 +156,7 @@ class JournalIndex:
         return found
 
     def _updatable(self, trial_id: Any) -> bool:
-        return (
-            isinstance(trial_id, int)
-            and 0 <= trial_id < len(self.state)
-            and self.state[trial_id] not in FINISHED
-        )
+        return 0 <= _id(trial_id) < len(self.state) and self.state[trial_id] not in FINISHED
 
     def _summarise_record(self, trial_id: int, record: Any) -> None:
         """``ok`` and ``metrics`` of a trial from its magnet record (as ``study._view``)."""
@@ -199,9 +204,9 @@ class JournalIndex:
             self.studies[study_id] = {"name": name, "directions": directions, "user_attrs": {}}
             self.counts[study_id] = 0
         elif op == DELETE_STUDY:
-            self.studies.pop(log["study_id"], None)
+            self.studies.pop(_id(log["study_id"]), None)
         elif op in (SET_STUDY_USER_ATTR, SET_STUDY_SYSTEM_ATTR):
-            study_id = log["study_id"]
+            study_id = _id(log["study_id"])
             if study_id in self.studies:
                 attr = log["user_attr" if op == SET_STUDY_USER_ATTR else "system_attr"]
                 if len(attr) != 1:
@@ -216,15 +221,13 @@ class JournalIndex:
             trial_id = log["trial_id"]
             if not self._updatable(trial_id):
                 return
-            state = int(log["state"])
-            if state not in STATES:
-                raise Unanswerable("no such trial state")
+            state = _state(log["state"])
             if state == self.state[trial_id] == RUNNING:
                 return
             if state == RUNNING:
-                _local_time(log["datetime_start"])
+                datetime.fromisoformat(log["datetime_start"])  # as Optuna's replay parses it
             if state in FINISHED:
-                _local_time(log["datetime_complete"])
+                datetime.fromisoformat(log["datetime_complete"])
             self.state[trial_id] = state
             if log["values"] is not None:
                 self._check_values(trial_id, log["values"])
@@ -251,7 +254,7 @@ class JournalIndex:
             raise Unanswerable(f"an operation Optuna does not know: {op!r}")
 
     def _create_trial(self, log: dict[str, Any], at: int) -> None:
-        study_id = log["study_id"]
+        study_id = _id(log["study_id"])
         if study_id not in self.studies:
             return
         trial_id = len(self.state)
@@ -275,9 +278,7 @@ class JournalIndex:
             fromisoformat(log["datetime_start"])
         if "datetime_complete" in log:
             fromisoformat(log["datetime_complete"])
-        state = int(log.get("state", RUNNING))
-        if state not in STATES:
-            raise Unanswerable("no such trial state")
+        state = _state(log.get("state", RUNNING))
         self.study.append(study_id)
         self.number.append(self.counts[study_id])
         self.counts[study_id] += 1
