@@ -12,8 +12,11 @@ over all requests, and the share above 300 ms.
 With ``--clone N`` the study is first cloned to N trials through Optuna's public API
 (``clone_study``: each finished trial in turn, its values scattered a little), as issue 33
 measured a 100,000-trial study. Before the dashboard, ``magnet pareto``, ``export`` (CSV,
-JSON) and ``report`` are timed on the study; the record also has the dashboard's first
-answer after its start, its peak memory and the largest answer of each request.
+JSON) and ``report`` are timed on a copy of the study's journal, with their peak memory
+(``pareto`` reading the whole journal, then its values index made, up to date, and grown by
+``--append`` trials; its output checked against the whole journal's each time); the record
+also has the dashboard's first answer after its start, its peak memory and the largest
+answer of each request. ``--cli-only`` times the command line alone.
 
     python benchmarks/bench_dashboard.py                     # HEAD only
     python benchmarks/bench_dashboard.py --before 114d878    # and the code before v2
@@ -255,25 +258,71 @@ def _peak_mb(pid: int) -> float:
     return float("nan")
 
 
-def cli_times(journal: Path, folder: Path) -> dict[str, Any]:
+#: Runs a command (its arguments) and prints its peak resident memory (KiB) and CPU seconds
+#: on stderr's last line: a small process of its own starts it, so that the peak is the
+#: command's, not that of this process (Linux keeps a forked child's peak across ``exec``).
+_PEAK = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.call(sys.argv[1:])\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(u.ru_maxrss, u.ru_utime + u.ru_stime, file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def _run(
+    cmd: list[str], env: dict[str, str] | None = None
+) -> tuple[float, int, float, bytes, float]:
+    """Run ``cmd``: (wall seconds, exit status, peak resident MB, stdout, CPU seconds)."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, *cmd], cwd=REPO, env=env, capture_output=True
+    )
+    seconds = time.perf_counter() - start
+    peak_kib, cpu = done.stderr.split()[-2:]
+    return seconds, done.returncode, round(int(peak_kib) / 1024, 1), done.stdout, float(cpu)
+
+
+def cli_times(journal: Path, folder: Path, append: int) -> dict[str, Any]:
     """What ``magnet pareto``, ``magnet export`` (CSV and JSON, to a file) and ``magnet
-    report`` take on the study, and the sizes of what they write."""
+    report`` take on a copy of the study's journal (in ``folder``), the sizes of what they
+    write and their peak memory. ``pareto`` four times: reading the whole journal
+    (``MAGNET_NO_INDEX=1``), with no index beside it (made), with the index up to date, and
+    after ``append`` more trials (the index grown by them); its output each time checked
+    against the whole journal's."""
     out: dict[str, Any] = {}
+    copy = folder / "cli.journal"
+    shutil.copy(journal, copy)
     base = [sys.executable, "-m", "magnet.cli"]
-    where = ["--study", STUDY, "--storage", str(journal)]
+    where = ["--study", STUDY, "--storage", str(copy)]
+    full_env = {**os.environ, "MAGNET_NO_INDEX": "1"}
+
+    def timed(name: str, cmd: list[str], env: Any = None, written: Path | None = None) -> bytes:
+        seconds, code, peak, stdout, cpu = _run(cmd, env)
+        out[name] = {
+            "seconds": round(seconds, 2),
+            "cpu_seconds": round(cpu, 2),
+            "exit": code,
+            "peak_mb": peak,
+        }
+        if written is not None and written.exists():
+            out[name]["mb"] = round(written.stat().st_size / 1e6, 2)
+        print(f"{name}: {seconds:.1f} s ({cpu:.1f} CPU-s), {peak:.0f} MB", file=sys.stderr)
+        return stdout
+
+    full = timed("pareto (the whole journal)", [*base, "pareto", *where], full_env)
+    cold = timed("pareto (no index yet)", [*base, "pareto", *where])
+    warm = timed("pareto (index up to date)", [*base, "pareto", *where])
+    append_clones(copy, append, pause_s=0.0)
+    grown = timed(f"pareto (index, {append} trials appended)", [*base, "pareto", *where])
+    full_grown = timed("pareto (the whole journal, appended)", [*base, "pareto", *where], full_env)
+    out["pareto same output"] = cold == warm == full and grown == full_grown
     for name, cmd, written in (
-        ("pareto", [*base, "pareto", *where], None),
         ("export csv", [*base, "export", *where, "-o", str(folder / "t.csv")], folder / "t.csv"),
         ("export json", [*base, "export", *where, "-o", str(folder / "t.json")], folder / "t.json"),
         ("report", [*base, "report", *where, "-o", str(folder / "r.html")], folder / "r.html"),
     ):
-        start = time.perf_counter()
-        done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-        seconds = time.perf_counter() - start
-        out[name] = {"seconds": round(seconds, 2), "exit": done.returncode}
-        if written is not None and written.exists():
-            out[name]["mb"] = round(written.stat().st_size / 1e6, 2)
-        print(f"{name}: {seconds:.1f} s", file=sys.stderr)
+        timed(name, cmd, written=written)
     return out
 
 
@@ -376,12 +425,17 @@ def main() -> None:
         "--out", type=Path, default=REPO / "benchmarks" / "results" / "dashboard.json"
     )
     parser.add_argument("--append-clones-to", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--cli-only", action="store_true", help="time the command line only (no dashboard)"
+    )
     args = parser.parse_args()
     if args.append_clones_to:  # the appender measure() starts on a cloned study
         append_clones(args.append_clones_to, args.append)
         return
     journal, made_s = make_study(args.cache, args.trials)
     record: dict[str, Any] = {
+        # other work on the machine meanwhile shows here (1-, 5-, 15-minute averages)
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "study": {"space": SPACE, "designs": args.trials, "seconds_to_make": made_s},
         "append": args.append,
         "limit_ms": LIMIT_MS,
@@ -394,7 +448,11 @@ def main() -> None:
 
     designs = load_study(STUDY, str(journal)).counts()["designs"]
     with tempfile.TemporaryDirectory() as tmp:
-        record["cli"] = cli_times(journal, Path(tmp))
+        record["cli"] = cli_times(journal, Path(tmp), args.append)
+    if args.cli_only:
+        record["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+        common.write_record(args.out, record)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         revisions = [("after", "HEAD")] + ([("before", args.before)] if args.before else [])
@@ -422,6 +480,7 @@ def main() -> None:
                 subprocess.run(
                     ["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, check=False
                 )
+    record["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     common.write_record(args.out, record)
 
 

@@ -66,4 +66,6 @@ def write_record(path: Path, record: dict[str, Any]) -> None:
     folder made)."""
     record = {**record, "machine": machine(), "date": time.strftime("%Y-%m-%d")}
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1) + "\n")
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # whole or not at all
+    temp.write_text(json.dumps(record, indent=1) + "\n")
+    os.replace(temp, path)

@@ -242,9 +242,15 @@ def pareto(study_name: str, storage: str | None, as_json: bool) -> None:
     """Print the Pareto front of a study: each design's parameters and objectives."""
     from magnet.report.text import front_table
     from magnet.search import pareto_json
+    from magnet.search.values_index import indexed_front
 
-    study = _read_study(study_name, storage)
-    front = pareto_json(study)
+    # a journal's index answers without reading the trials' records (None: read them all)
+    found = indexed_front(study_name, storage)
+    if found is None:
+        study = _read_study(study_name, storage)
+        front = pareto_json(study)
+    else:
+        study, front = found
     if as_json:
         click.echo(json.dumps(front, indent=1))
         return
