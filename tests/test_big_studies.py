@@ -178,9 +178,11 @@ def test_a_study_grown_from_the_one_before_is_the_study_made_afresh(
         # the figures' arrays: the numbers and values of the feasible trials, in their order
         (gn, gv), (fn, fv) = g.value_columns(g.objectives), f.value_columns(f.objectives)
         assert gn.tolist() == _numbers(f.feasible_with(f.objectives)) == fn.tolist()
-        assert gv.tolist() == fv.tolist() == [
-            [t.values[o] for o in f.objectives] for t in f.feasible_with(f.objectives)
-        ]
+        assert (
+            gv.tolist()
+            == fv.tolist()
+            == [[t.values[o] for o in f.objectives] for t in f.feasible_with(f.objectives)]
+        )
     assert len({len(f.pareto_front()) for f in fresh}) > 1  # the front changed as it grew
 
 
