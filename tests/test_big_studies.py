@@ -91,6 +91,12 @@ def test_an_ecdf_over_the_limit_runs_through_evenly_spaced_ranks(small, monkeypa
     # ranks 0, (n - 1) / 2 and n - 1: the first, the middle and the last design
     assert line["y"][0] == pytest.approx(1 / n) and line["y"][-1] == pytest.approx(1.0)
     assert len(line["y"]) == 3
+    # a line alone through the sampled ranks (no marker each: a browser's drawing time);
+    # within the limit, a marker per design
+    assert line["mode"] == "lines"
+    monkeypatch.setattr(study_figures, "MAX_POINTS", n)
+    fig = theme.figure_json(FIGURES["ecdf"].make(small, {}))
+    assert next(t for t in fig["data"] if t.get("meta") == "ecdf")["mode"] == "lines+markers"
 
 
 def test_within_the_limit_a_figure_draws_every_design(small) -> None:

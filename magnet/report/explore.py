@@ -547,8 +547,9 @@ def _cell_members(study: Study, cells: dict[tuple[int, int], list[TrialView]]) -
 def ecdf(study: Study) -> go.Figure:
     """The empirical distribution of each objective over the feasible designs: one panel per
     objective, a step line through (value, fraction of designs <= value), each design a
-    point on it (ties stacked up the step), the designs of the Pareto front marked; x log
-    when the values are positive."""
+    point on it (ties stacked up the step; a line through evenly spaced ranks of a big
+    study's, ``ranks``), the designs of the Pareto front marked; x log when the values are
+    positive."""
     title = f"Distribution of the objectives: {esc(study.name)}"
     revision = "ecdf"
     numbers, values = study.value_columns(study.objectives)
@@ -601,7 +602,10 @@ def _ecdf_panel(
         customdata=numbers[order[drawn]].tolist(),
         hovertemplate=f"<b>trial #%{{customdata}}</b><br>{esc(objective)}: %{{x:.4g}}<br>"
         f"%{{y:.1%}} of {n} designs at or below it<extra></extra>",
-        mode="lines+markers",
+        # a marker per design while every design is drawn; through a sample of ranks, the
+        # line alone (its points still hover and click): thousands of SVG markers take a
+        # browser a third of a second to draw
+        mode="lines+markers" if len(drawn) == n else "lines",
         line={"shape": "hv", "color": color, "width": 2},
         marker={"size": 4},
         name=esc(objective),
