@@ -29,6 +29,7 @@ latency objective.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, MutableMapping, Sequence
@@ -481,6 +482,7 @@ def frontier(
     Best = tuple[float, float, int, int]
     best: list[list[Best | None]] = [[None] * (n + 1) for _ in range(rows + 1)]
     best[0][0] = (floor, 0.0, 0, 0)
+    stage = None if allowed is None else functools.cache(allowed)  # asked for each r alike
 
     def options(i: int, r: int) -> list[Best]:
         out: list[Best] = []
@@ -488,7 +490,7 @@ def frontier(
             before, total, bad = best[r - h], finite[h], misfits[h]
             for j in range(i):
                 b = before[j]
-                if b is not None and bad[i] == bad[j] and (allowed is None or allowed(j, i, h)):
+                if b is not None and bad[i] == bad[j] and (stage is None or stage(j, i, h)):
                     t = total[i] - total[j]
                     out.append((max(b[0], t), b[1] + t, h, j))
         return out

@@ -39,6 +39,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -805,10 +806,11 @@ class Result(OneRun):
             )
         return self._variants[ops]
 
-    @property
+    @cached_property
     def weight_home(self) -> int | None:
         """The level (index, innermost first) its weights would stay in across a stream of
-        batches (``weight_home``), None: none could keep them."""
+        batches (``weight_home``), None: none could keep them (asked often by the plans of a
+        network: found once)."""
         return weight_home(self.arch, self.keep)
 
     @property

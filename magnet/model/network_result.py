@@ -206,7 +206,11 @@ def _room(run: Result | None, li: int, level: StorageLevel, skip: Operand | None
     layer, which streams through the unit, or a streaming level, whose tiles pass)."""
     if run is None or level.streaming:
         return 0.0
-    return tile_bits(run, li, tuple(o for o in Operand if o is not skip))
+    return tile_bits(run, li, _BESIDES[skip])
+
+
+#: The operands besides each one (None: all of them), in their order.
+_BESIDES = {skip: tuple(o for o in Operand if o is not skip) for skip in (None, *Operand)}
 
 
 def _homes(arch: Arch) -> list[tuple[int, StorageLevel]] | None:
