@@ -196,3 +196,76 @@ def test_the_line_starts_counted_in_blocks_are_those_read_line_by_line(seed, tmp
     if last == 0:
         return  # one line: nothing before the last
     assert _line_starts_ok(f, last, block_bytes=rng.randint(1, 40)) == expected
+
+
+def _records_journal(tmp_path: Any) -> tuple[str, list[str]]:
+    """A journal of a study whose trials hold records both ways Optuna writes them: the
+    first trials set them with their other attributes (``set_user_attr`` lines, as a search
+    does), the rest were added whole (``add_trial``: the attributes in the trial's creating
+    line, as ``optuna.copy_study`` writes them). The records are packed text
+    (``magnet.search.job.pack``); returned in trial order."""
+    from magnet.search.job import pack
+
+    journal = str(tmp_path / "r.journal")
+    study = optuna.create_study(
+        study_name="r", storage=JournalStorage(JournalFileBackend(journal)), directions=["minimize"]
+    )
+    study.set_user_attr("magnet_config", {"x": 1})
+    texts = [pack([{"trial": k, "note": "é" * k}]) for k in range(6)]
+    for k in range(3):
+        trial = study.ask({"x": optuna.distributions.IntDistribution(0, 9)})
+        trial.set_user_attr("magnet", {"status": "ok", "records": texts[k]})
+        study.tell(trial, float(k))
+    for k in range(3, 6):
+        study.add_trial(
+            optuna.trial.create_trial(
+                params={"x": k},
+                distributions={"x": optuna.distributions.IntDistribution(0, 9)},
+                value=float(k),
+                user_attrs={"magnet": {"status": "ok", "records": texts[k]}},
+            )
+        )
+    return journal, texts
+
+
+def test_magnets_readers_leave_a_journals_records_in_it(tmp_path: Any) -> None:
+    # a reader of magnet's (keep_records=False) keeps where each trial's records are, not
+    # the text (190 MB of a 100,000-trial study's 1 GB), and reads it when asked: the same
+    # text Optuna's replay keeps; Optuna's tools get the storage as Optuna keeps it
+    from magnet.search.journal_replay import StoredText
+    from magnet.search.storage import open_storage
+    from magnet.search.study import _view
+
+    journal, texts = _records_journal(tmp_path)
+    lazy = open_storage(journal, create=False, keep_records=False).get_all_trials(0)
+    kept = open_storage(journal, create=False).get_all_trials(0)
+    stock = JournalStorage(ReadOnlyJournal(journal)).get_all_trials(0)
+    assert [t.user_attrs["magnet"]["records"] for t in kept] == texts
+    assert [t.__dict__ for t in kept] == [t.__dict__ for t in stock]
+    stored = [t.user_attrs["magnet"]["records"] for t in lazy]
+    assert all(isinstance(s, StoredText) for s in stored)
+    assert [s.read() for s in stored] == texts
+    # a view reads them through it, the same records as from the text
+    for lazy_trial, kept_trial in zip(lazy, kept, strict=True):
+        a, b = _view(lazy_trial, ["energy_pj"]), _view(kept_trial, ["energy_pj"])
+        assert a.stored_records() == b.stored_records() and a.records_json() == b.records_json()
+
+
+def test_a_record_whose_journal_line_changed_is_refused(tmp_path: Any) -> None:
+    # the journal edited after it was read: the records are not read from another line
+    from pathlib import Path
+
+    from magnet.errors import MagnetError
+    from magnet.search.storage import open_storage
+
+    journal, texts = _records_journal(tmp_path)
+    lazy = open_storage(journal, create=False, keep_records=False).get_all_trials(0)
+    stored = [t.user_attrs["magnet"]["records"] for t in lazy]
+    data = Path(journal).read_bytes()
+    Path(journal).write_bytes(data.replace(texts[4].encode(), texts[5].encode()))
+    assert [s.read() for s in stored[:4]] == texts[:4]  # the other lines are as they were
+    with pytest.raises(MagnetError, match=r"r\.journal: the journal's line at byte [\d,]+ is not"):
+        stored[4].read()
+    Path(journal).write_bytes(data[: stored[1].offset])  # cut before trial 1's line
+    with pytest.raises(MagnetError, match="edited or replaced since"):
+        stored[1].read()

@@ -212,7 +212,7 @@ class Store:
                     return
                 self._checked = now
                 if self._storage is None:
-                    self._storage = open_storage(self.spec, create=False)
+                    self._storage = open_storage(self.spec, create=False, keep_records=False)
                 self._names = self._study_names()
                 return
             state = self._file_state()
@@ -224,7 +224,8 @@ class Store:
             old = self._state
             replaced = old is None or state[0] != old[0] or state[1] < old[1]  # not appended to
             if self._storage is None or replaced:
-                self._storage, self._feeds = open_storage(self.spec, create=False), {}
+                self._storage = open_storage(self.spec, create=False, keep_records=False)
+                self._feeds = {}
             self._state = state
             self._names = self._study_names()
             self._mark_stale()

@@ -351,7 +351,7 @@ def quiet_optuna() -> Iterator[None]:
         optuna.logging.set_verbosity(level)
 
 
-def open_storage(spec: str | None, *, create: bool) -> BaseStorage:
+def open_storage(spec: str | None, *, create: bool, keep_records: bool = True) -> BaseStorage:
     """The Optuna storage ``spec`` names (see ``locate``).
 
     ``create=True`` is a driver's: a missing journal or SQLite database is created and a
@@ -359,13 +359,18 @@ def open_storage(spec: str | None, *, create: bool) -> BaseStorage:
     dashboard) and never writes: a journal is read through a backend that cannot append, an
     SQLite file is opened read-only (``mode=ro``: no table, lock or journal file is made), a
     PostgreSQL session is read-only, no table is created on any database, and a storage that
-    does not exist is an error."""
+    does not exist is an error. ``keep_records=False`` (magnet's own readers, which read a
+    trial through ``magnet.search.study.TrialView``): a journal's trial records are left in
+    the journal, each trial's ``records`` attribute a ``StoredText`` read when asked
+    (``magnet.search.journal_replay``); Optuna's tools need the storage as Optuna keeps it
+    (the default)."""
     target = locate(spec, create=create)
     if is_url(target):
         return _open_database(target, spec or target, create)
     if create:
         make_folder(Path(target).parent, "--storage")  # the default one, when missing
-    return _open_journal(target, str(DEFAULT_JOURNAL if spec is None else spec), create)
+    shown = str(DEFAULT_JOURNAL if spec is None else spec)
+    return _open_journal(target, shown, create, keep_records)
 
 
 def _read_only_url(url: str) -> tuple[str, dict[str, Any]]:
@@ -478,18 +483,20 @@ class ReadOnlyJournal:
         from optuna.storages.journal import JournalFileBackend
 
         self.path = path
-        self._file = JournalFileBackend(path)  # the file exists: nothing is created
+        #: Optuna's backend it reads with (``magnet.search.journal_replay``: where each line
+        #: starts)
+        self.file_backend = JournalFileBackend(path)  # the file exists: nothing is created
 
     def read_logs(self, log_number_from: int) -> Iterable[dict[str, Any]]:
         """The journal's operations from ``log_number_from`` on (Optuna's backend protocol)."""
-        return self._file.read_logs(log_number_from)
+        return self.file_backend.read_logs(log_number_from)
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         """Refused: a reader never writes (Optuna's backend protocol)."""
         raise MagnetError("a reader never writes to a study storage", source=self.path)
 
 
-def _open_journal(path: str, shown: str, create: bool) -> JournalStorage:
+def _open_journal(path: str, shown: str, create: bool, keep_records: bool) -> JournalStorage:
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
 
@@ -502,7 +509,7 @@ def _open_journal(path: str, shown: str, create: bool) -> JournalStorage:
             if create
             else ReadOnlyJournal(path)  # Optuna's journal backend protocol, reading only
         )
-        storage = JournalStorage(backend) if create else ReaderJournalStorage(backend)
+        storage = JournalStorage(backend) if create else ReaderJournalStorage(backend, keep_records)
     except Exception as exc:
         line = _corrupt_line(path)
         if line is not None:

@@ -29,6 +29,7 @@ from magnet.perf import paused_gc
 from magnet.search import pareto
 from magnet.search.design_space import METRICS, SearchSpace, upgraded
 from magnet.search.job import unpack, unpack_json
+from magnet.search.journal_replay import StoredText
 from magnet.search.storage import describe, open_storage, reading
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ class TrialView:
     #: driver answered itself (a repeat, a derived constraint broken); None when not
     #: recorded (studies made before magnet recorded it, a trial the driver failed).
     worker: str | None = None
-    _records: str | None = None
+    #: the packed records, or where a journal holds them (read when asked: ``_packed``)
+    _records: str | StoredText | None = None
     #: What figures show of the trial, made once (``magnet.report.study_figures.hover``).
     hover_text: str | None = field(default=None, repr=False, compare=False)
 
@@ -110,11 +112,18 @@ class TrialView:
     def stored_records(self) -> list[dict[str, Any]]:
         """The records as the trial stores them (JSON data, of the version that wrote them),
         unpacked at each call."""
-        return [] if self._records is None else unpack(self._records)
+        packed = self._packed()
+        return [] if packed is None else unpack(packed)
 
     def records_json(self) -> str:
         """``records`` as JSON text, without parsing them (``magnet export`` to JSON)."""
-        return "[]" if self._records is None else unpack_json(self._records)
+        packed = self._packed()
+        return "[]" if packed is None else unpack_json(packed)
+
+    def _packed(self) -> str | None:
+        """The packed records (read from the journal when a reader left them there)."""
+        stored = self._records
+        return stored.read() if isinstance(stored, StoredText) else stored
 
     def to_dict(self, with_records: bool = False) -> dict[str, Any]:
         """The trial as JSON data (``magnet export``, the API), with its records if asked."""
@@ -648,7 +657,7 @@ def load_studies(storage: str | None = None) -> list[Study]:
     import optuna
 
     storage = None if storage is None else str(storage)
-    store = open_storage(storage, create=False)
+    store = open_storage(storage, create=False, keep_records=False)
     out = []
     for name in _study_names(store, storage):
         try:
@@ -668,7 +677,7 @@ def load_study(name: str, storage: str | Path | None = None) -> Study:
     import optuna
 
     storage = None if storage is None else str(storage)
-    store = open_storage(storage, create=False)
+    store = open_storage(storage, create=False, keep_records=False)
     with reading(storage):
         try:
             study = optuna.load_study(study_name=name, storage=store)
