@@ -167,6 +167,13 @@ def test_a_search_journal_reads_as_optuna_reads_it(tmp_path: Any) -> None:
     read = ReaderJournalStorage(ReadOnlyJournal(journal)).get_all_trials(0)
     assert len(read) == 30
     assert [t.__dict__ for t in read] == [t.__dict__ for t in stock]
+    # equal names and short strings kept once for all trials (JSON gives each line its own)
+
+    def strings(trials: list[Any]) -> int:
+        attrs = [t.user_attrs["magnet"] for t in trials]
+        return len({id(k) for a in attrs for k in a} | {id(a["status"]) for a in attrs})
+
+    assert strings(read) == 2 and strings(stock) == 60  # "status" and "ok"; each trial's own
     reader = ReaderJournalStorage(ReadOnlyJournal(journal))
     assert reader.get_n_trials(0) == 30 == JournalStorage(ReadOnlyJournal(journal)).get_n_trials(0)
     with pytest.raises(KeyError):

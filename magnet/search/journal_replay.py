@@ -47,6 +47,8 @@ from optuna.trial import FrozenTrial, TrialState
 from magnet.errors import MagnetError
 from magnet.perf import paused_gc
 
+#: Strings up to this long are kept once however many lines hold them (``_shared``)
+SHARED_CHARS = 100
 #: The attribute a trial's records are under (``magnet.search.study.TRIAL_ATTR``, ``records``)
 RECORDS = ("magnet", "records")
 
@@ -98,6 +100,8 @@ class ReaderReplay(JournalStorageReplayResult):
         #: ``magnet.search.storage.ReadOnlyJournal`` or Optuna's own)
         file = getattr(backend, "file_backend", backend)
         self._backend = file if isinstance(file, JournalFileBackend) else None
+        #: each short string read, once (``_shared``)
+        self._strings: dict[str, str] = {}
         #: each distinct distribution JSON, parsed once
         self._distributions: dict[str, BaseDistribution] = {}
         #: (study id, parameter): the distribution it was first given in the study. Optuna
@@ -119,8 +123,13 @@ class ReaderReplay(JournalStorageReplayResult):
         trial_id = len(self._trials)
         number = len(self._study_id_to_trial_ids[study_id])
         self._stored(log, ("user_attrs", *RECORDS))
-        dists = {k: self._distribution(v) for k, v in log.get("distributions", {}).items()}
-        params = {k: dists[k].to_external_repr(v) for k, v in log.get("params", {}).items()}
+        dists = {
+            self._one(k): self._distribution(v) for k, v in log.get("distributions", {}).items()
+        }
+        params = {
+            self._one(k): self._one(dists[k].to_external_repr(v))
+            for k, v in log.get("params", {}).items()
+        }
         self._trials[trial_id] = FrozenTrial(
             number=number,
             state=TrialState(log.get("state", TrialState.RUNNING.value)),
@@ -130,8 +139,8 @@ class ReaderReplay(JournalStorageReplayResult):
             datetime_complete=_local_time(log.get("datetime_complete")),
             params=params,
             distributions=dists,
-            user_attrs=log.get("user_attrs", {}),
-            system_attrs=log.get("system_attrs", {}),
+            user_attrs=self._shared(log.get("user_attrs", {})),
+            system_attrs=self._shared(log.get("system_attrs", {})),
             intermediate_values={int(k): v for k, v in log.get("intermediate_values", {}).items()},
             trial_id=trial_id,
         )
@@ -142,7 +151,29 @@ class ReaderReplay(JournalStorageReplayResult):
 
     def _apply_set_trial_user_attr(self, log: dict[str, Any]) -> None:
         self._stored(log, ("user_attr", *RECORDS))
-        super()._apply_set_trial_user_attr(log)
+        super()._apply_set_trial_user_attr({**log, "user_attr": self._shared(log["user_attr"])})
+
+    def _apply_set_trial_system_attr(self, log: dict[str, Any]) -> None:
+        attr = log["system_attr"]
+        super()._apply_set_trial_system_attr({**log, "system_attr": self._shared(attr)})
+
+    def _one(self, value: Any) -> Any:
+        """``value``, or the equal string read before (``_shared``)."""
+        if isinstance(value, str) and len(value) <= SHARED_CHARS:
+            return self._strings.setdefault(value, value)
+        return value
+
+    def _shared(self, attrs: dict[str, Any], depth: int = 2) -> dict[str, Any]:
+        """``attrs`` with its keys and short strings (and those of the dicts in it, to
+        ``depth``) the equal ones read before: JSON gives each line its own, and a trial's
+        parameter names, metric names and statuses are the same 100,000 times over (177 MB
+        of a 100,000-trial study)."""
+        return {
+            self._one(k): self._shared(v, depth - 1)
+            if isinstance(v, dict) and depth > 0
+            else self._one(v)
+            for k, v in attrs.items()
+        }
 
     def _stored(self, log: dict[str, Any], keys: tuple[str, ...]) -> None:
         """The text at ``keys`` of ``log`` (a records string) replaced by where the journal
@@ -165,7 +196,7 @@ class ReaderReplay(JournalStorageReplayResult):
         trial_id = log["trial_id"]
         if not self._trial_exists_and_updatable(trial_id, log):
             return
-        name = log["param_name"]
+        name = self._one(log["param_name"])
         dist = self._distribution(log["distribution"])
         study_id = self._trial_id_to_study_id[trial_id]
         first = self._first.get((study_id, name))
