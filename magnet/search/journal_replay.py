@@ -168,12 +168,14 @@ class ReaderReplay(JournalStorageReplayResult):
         ``depth``) the equal ones read before: JSON gives each line its own, and a trial's
         parameter names, metric names and statuses are the same 100,000 times over (177 MB
         of a 100,000-trial study)."""
-        return {
-            self._one(k): self._shared(v, depth - 1)
-            if isinstance(v, dict) and depth > 0
-            else self._one(v)
-            for k, v in attrs.items()
-        }
+        one, out = self._strings.setdefault, {}
+        for k, v in attrs.items():  # inline: 45 strings a trial, 4.5 million in such a study
+            if type(v) is str:
+                v = one(v, v) if len(v) <= SHARED_CHARS else v
+            elif type(v) is dict and depth > 0:
+                v = self._shared(v, depth - 1)
+            out[one(k, k) if len(k) <= SHARED_CHARS else k] = v
+        return out
 
     def _stored(self, log: dict[str, Any], keys: tuple[str, ...]) -> None:
         """The text at ``keys`` of ``log`` (a records string) replaced by where the journal
