@@ -53,7 +53,7 @@ SHARED_CHARS = 100
 RECORDS = ("magnet", "records")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one a trial: 100,000 in a big study
 class StoredText:
     """A string of a journal's line, read from the journal again when asked: ``keys`` lead to
     it in the JSON of the line that starts at byte ``offset`` of ``path``; ``crc32`` is the
