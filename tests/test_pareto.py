@@ -51,3 +51,27 @@ def test_same_as_optuna(objectives: int) -> None:
             front = inside[multi._is_pareto_front(inside, assume_unique_lexsorted=False)]
             expected = float(wfg.compute_hypervolume(front, ref))
         assert hypervolume(points, ref.tolist()) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("objectives", [1, 2, 3, 4])
+def test_a_fronts_hypervolume_is_that_of_its_points_exactly(objectives: int) -> None:
+    # front_hypervolume skips the search for non-dominated points (its caller keeps a front):
+    # on any set of distinct mutually non-dominated points, in any order, the same bits as
+    # hypervolume; and a non-finite reference or no point inside as there
+    from magnet.search.pareto import front_hypervolume
+
+    rng = np.random.default_rng(objectives)
+    for case in range(200):
+        n = int(rng.integers(1, 40))
+        grid = case % 3 == 0  # ties on one objective
+        points = (
+            rng.integers(0, 6, size=(n, objectives)).astype(float)
+            if grid
+            else rng.normal(size=(n, objectives))
+        )
+        front = np.unique(points[nondominated(points)], axis=0)
+        front = front[rng.permutation(len(front))]
+        ref = (points.max(axis=0) + rng.uniform(-0.5, 1.0, size=objectives)).tolist()
+        assert front_hypervolume(front, ref) == hypervolume(front, ref) == hypervolume(points, ref)
+    assert front_hypervolume(np.zeros((0, 2)), [1, 1]) == 0.0
+    assert front_hypervolume([[0.0, 0.0]], [1, float("inf")]) == hypervolume([[0, 0]], [1, np.inf])

@@ -84,18 +84,32 @@ def hypervolume(points: npt.ArrayLike, reference: Sequence[float]) -> float:
 
     ``points``: ``float[n, objectives]`` (minimised); points not strictly inside the
     reference add nothing. Exact; inf when an objective is unbounded."""
-    array = np.asarray(points, dtype=float)
-    ref = np.asarray(reference, dtype=float)
-    if len(array) == 0:
-        return 0.0
-    inside = array[(array < ref).all(axis=1)]
-    if len(inside) == 0:
-        return 0.0
-    if not np.isfinite(ref).all():
-        return math.inf
+    inside, ref = _inside(points, reference)
+    if len(inside) == 0 or not np.isfinite(ref).all():
+        return 0.0 if len(inside) == 0 else math.inf
     front = np.unique(inside[nondominated(inside)], axis=0)  # sorted by the first objective
     volume = _volume(front, ref)
     return volume if math.isfinite(volume) else math.inf
+
+
+def front_hypervolume(front: npt.ArrayLike, reference: Sequence[float]) -> float:
+    """``hypervolume`` of ``front``, points none of which dominates or equals another (a
+    front kept so: ``magnet.search.study``'s hypervolume history): the same number, without
+    the search for the non-dominated points."""
+    inside, ref = _inside(front, reference)
+    if len(inside) == 0 or not np.isfinite(ref).all():
+        return 0.0 if len(inside) == 0 else math.inf
+    volume = _volume(inside[np.lexsort(inside.T[::-1])], ref)  # rows in order, as np.unique
+    return volume if math.isfinite(volume) else math.inf
+
+
+def _inside(
+    points: npt.ArrayLike, reference: Sequence[float]
+) -> tuple[Points, npt.NDArray[np.float64]]:
+    """The points strictly inside ``reference`` (only they add to a hypervolume), and it."""
+    array = np.asarray(points, dtype=float).reshape(-1, len(reference))
+    ref = np.asarray(reference, dtype=float)
+    return array[(array < ref).all(axis=1)], ref
 
 
 def _volume(front: Points, ref: npt.NDArray[np.float64]) -> float:

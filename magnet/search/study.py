@@ -567,7 +567,7 @@ class Study:
                     p = block[i]
                     if not (front <= p).all(axis=1).any():
                         front = np.vstack([front[~(p <= front).all(axis=1)], p])
-                        volume = pareto.hypervolume(front, ref)
+                        volume = pareto.front_hypervolume(front, ref)
                         at.append(i)
                         volumes.append(volume)
                 # each point's: the last computed at or before it
