@@ -183,12 +183,15 @@ def with_values(trials: Iterable[TrialView], metrics: Sequence[str]) -> list[Tri
     return [t for t in trials if has_values(t, metrics)]
 
 
+def _appends(old: list[TrialView], new: list[TrialView]) -> bool:
+    """Whether ``new`` comes after all of ``old`` (each by number): no trial of it finished
+    late (a lower number)."""
+    return not (new and old and new[0].number < old[-1].number)
+
+
 def _merged(old: list[TrialView], new: list[TrialView]) -> list[TrialView]:
-    """``old`` and ``new`` (each by number) as one list by number: ``new`` after ``old``
-    unless a trial of it finished late (a lower number)."""
-    if new and old and new[0].number < old[-1].number:
-        return sorted(old + new, key=attrgetter("number"))
-    return old + new
+    """``old`` and ``new`` (each by number) as one list by number."""
+    return old + new if _appends(old, new) else sorted(old + new, key=attrgetter("number"))
 
 
 @checked_methods()
@@ -369,20 +372,13 @@ class Study:
         return self.kept(("columns", key), lambda: self._value_columns(key))
 
     def _value_columns(self, key: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-        trials, start = self.feasible_with(key), 0
         numbers, values = np.zeros(0, np.int64), np.zeros((0, len(key)))
-        before, changed = self._before, self._changed
-        if before is not None and changed is not None and ("columns", key) in before._kept:
-            old = before._kept["selected", "feasible with", key]
-            keep = self._keeps["feasible with", key]
-            # grown only when ``trials`` is all of ``old`` unchanged (none of them read again)
-            # then the new ones (a trial that finished late, with a lower number, would have
-            # moved the last of ``old`` on)
-            unchanged = not any(keep(t) for t in changed[1])
-            if unchanged and old and len(trials) >= len(old) and trials[len(old) - 1] is old[-1]:
-                numbers, values = before._kept["columns", key]
-                start = len(old)
-        new = trials[start:]
+        new = self.feasible_with(key)
+        grown = self._growth(("feasible with", key), self._keeps["feasible with", key])
+        if grown is not None and self._before is not None:
+            old, added = grown
+            if ("columns", key) in self._before._kept and _appends(old, added):
+                (numbers, values), new = self._before._kept["columns", key], added
         count = len(new)
         tail = [np.fromiter((t.values[m] for t in new), float, count) for m in key]
         return (
@@ -397,13 +393,22 @@ class Study:
         return list(self.kept(("selected", *key), lambda: self._selected(key, keep)))
 
     def _selected(self, key: tuple[Any, ...], keep: Callable[[TrialView], bool]) -> list[TrialView]:
+        grown = self._growth(key, keep)
+        return [t for t in self._all if keep(t)] if grown is None else _merged(*grown)
+
+    def _growth(
+        self, key: tuple[Any, ...], keep: Callable[[TrialView], bool]
+    ) -> tuple[list[TrialView], list[TrialView]] | None:
+        """``before``'s selection for ``key`` and the trials new or changed since that
+        ``keep`` keeps: what the selection grows from; None when it must be made afresh (no
+        ``before`` made it, or a trial it kept changed)."""
         before, changed = self._before, self._changed
         if before is None or changed is None or ("selected", *key) not in before._kept:
-            return [t for t in self._all if keep(t)]
+            return None
         now, was = changed
-        if any(keep(t) for t in was):  # one it kept changed: made afresh
-            return [t for t in self._all if keep(t)]
-        return _merged(before._kept["selected", *key], [t for t in now if keep(t)])
+        if any(keep(t) for t in was):
+            return None
+        return before._kept["selected", *key], [t for t in now if keep(t)]
 
     def kept(self, key: tuple[Any, ...], make: Callable[[], T]) -> T:
         """``make()``, made once for ``key`` in this study as read (what several figures
@@ -546,7 +551,7 @@ class Study:
             and new is not None
             and "_history" in before.__dict__
             and before.reference == ref
-            and (not new or not before._feasible or new[0].number > before._feasible[-1].number)
+            and _appends(before._feasible, new)
         ):
             out, front, volume = before._history
             out, start = list(out), len(before._feasible)
