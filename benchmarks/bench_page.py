@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 import urllib.error
@@ -32,18 +33,9 @@ from pathlib import Path
 import common
 from bench_dashboard import REPO, STUDY, _dashboard, clone_study, make_study
 
-CHROMIUM = "/usr/bin/chromium"
-#: Chromium as the tests run it (tests/conftest.py)
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(REPO))  # the tests' Chromium: where Debian puts it, run as they run it
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS
+
 #: True once every figure drawn at once is plotted and the table has its rows.
 DRAWN = """() => {
   const plots = [...document.querySelectorAll('.plot[data-kind]:not([data-lazy])')];

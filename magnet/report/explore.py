@@ -28,6 +28,7 @@ from magnet.report.study_figures import (
     _param_order,
     hover,
     infeasible_with,
+    on_front,
     ranks,
     sample,
     sample_infeasible,
@@ -555,7 +556,7 @@ def ecdf(study: Study) -> go.Figure:
     numbers, values = study.value_columns(study.objectives)
     if not len(numbers):
         return _empty(revision, "no feasible design yet", title)
-    front = np.fromiter(study.front_numbers, np.int64, len(study.front_numbers))
+    front = on_front(study, numbers)
     rows, cols = _grid(len(study.objectives))
     better = {"minimize": "lower", "maximize": "higher"}
     fig = make_subplots(
@@ -590,7 +591,7 @@ def _ecdf_panel(
 ) -> tuple[go.Scatter, go.Scatter]:
     """The ECDF of one objective (the ``i``-th: its colour, the legend once) as a step line
     through every design (``column``: their numbers and values), and the designs of the
-    Pareto front (``front``: their numbers) on it."""
+    Pareto front (``front``: bool[design], ``on_front``) on it."""
     numbers, values = column
     n = len(numbers)
     order = np.lexsort((numbers, values))  # by value, then number: trial order[k] at rank k
@@ -612,7 +613,7 @@ def _ecdf_panel(
         showlegend=False,
         meta="ecdf",
     )
-    at = np.flatnonzero(np.isin(numbers[order], front))
+    at = np.flatnonzero(front[order])
     on_front = [(study.trial(int(numbers[order[k]])), (int(k) + 1) / n) for k in at]
     marked = go.Scatter(
         x=[t.values[objective] for t, _ in on_front],

@@ -107,6 +107,12 @@ def ranks(count: int) -> Sequence[int]:
     return [int(k) for k in np.unique(np.linspace(0, count - 1, MAX_POINTS).round())]
 
 
+def on_front(study: Study, numbers: np.ndarray) -> np.ndarray:
+    """bool[trial]: whether each trial of ``numbers`` is on the study's Pareto front."""
+    front = study.front_numbers
+    return np.isin(numbers, np.fromiter(front, np.int64, len(front)))
+
+
 def sample_off_front(
     study: Study, trials: list[TrialView], numbers: np.ndarray | None = None
 ) -> tuple[list[TrialView], str | None]:
@@ -117,13 +123,12 @@ def sample_off_front(
         return trials, None
     if numbers is None:
         numbers = np.fromiter((t.number for t in trials), np.int64, len(trials))
-    front = study.front_numbers
-    on_front = np.isin(numbers, np.fromiter(front, np.int64, len(front)))
-    off = np.flatnonzero(~on_front)
+    front = on_front(study, numbers)
+    off = np.flatnonzero(~front)
     drawn = sample([trials[i] for i in off], numbers=numbers[off])
     if len(drawn) == len(off):
         return trials, None
-    kept = on_front | np.isin(numbers, [t.number for t in drawn])
+    kept = front | np.isin(numbers, [t.number for t in drawn])
     said = sample_note(len(drawn), len(off), "designs off the front (every front design)")
     return [trials[i] for i in np.flatnonzero(kept)], said
 
@@ -225,7 +230,7 @@ def _split(study: Study, axes: Sequence[str]) -> Split:
         same[t.number] = []
     numbers, values = study.value_columns(axes)
     trials = study.feasible_with(axes)
-    off = ~np.isin(numbers, np.fromiter(study.front_numbers, np.int64, len(study.front_numbers)))
+    off = ~on_front(study, numbers)
     twin = off & _rows_in(values, np.array(list(at), dtype=float).reshape(-1, len(axes)))
     for i in np.flatnonzero(twin):
         t = trials[i]
