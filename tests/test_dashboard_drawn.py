@@ -191,6 +191,15 @@ def page_of(figures: dict) -> str:
 
 def test_other_kinds_of_trace_draw_under_the_policy(watched) -> None:
     figures = {k: theme.figure_json(go.Figure(trace)) for k, (trace, _) in KINDS.items()}
+    _serve_figures(watched, figures)
+    for kind, (_, expected) in KINDS.items():
+        got = drawn(watched.page, "#" + kind)
+        assert {k: got[k] for k in expected} == expected, (kind, got)
+    assert_quiet(watched)
+
+
+def _serve_figures(watched, figures: dict) -> None:
+    """``watched`` opens a page that draws ``figures`` (``page_of``) under the policy."""
     files = {
         "/": ("text/html", page_of(figures)),
         "/plotly.js": ("text/javascript", plotly_js()),
@@ -204,9 +213,24 @@ def test_other_kinds_of_trace_draw_under_the_policy(watched) -> None:
 
     watched.context.route(ORIGIN + "/**", serve)
     watched.ready(ORIGIN + "/")
-    for kind, (_, expected) in KINDS.items():
-        got = drawn(watched.page, "#" + kind)
-        assert {k: got[k] for k in expected} == expected, (kind, got)
+
+
+def test_a_big_studys_ecdf_draws_its_steps_without_a_marker_each(
+    watched, storage, monkeypatch
+) -> None:
+    # over the sampling limit, the ECDF's step lines are drawn through the sampled ranks with
+    # no marker on each (thousands of SVG markers took a browser a third of a second): one
+    # line a panel, and the only markers are the front's diamonds
+    study = load_study("small", storage)
+    monkeypatch.setattr(study_figures, "MAX_POINTS", 3)
+    front = {t.number for t in study.pareto_front()} & {
+        t.number for t in study.feasible_with(study.objectives)
+    }
+    assert len(study.feasible_with(study.objectives)) > 3 and front
+    _serve_figures(watched, {"ecdf": theme.figure_json(E.ecdf(study))})
+    got = drawn(watched.page, "#ecdf")
+    assert got["lines"] == len(study.objectives), got
+    assert got["markers"] == len(front) * len(study.objectives), got
     assert_quiet(watched)
 
 
