@@ -379,8 +379,9 @@ class MagnetExtensions(Strict):
 
 
 def _fanout_v2(fanout: dict[str, Any]) -> dict[str, Any]:
-    """A fan-out of a version-1 block under version 2's names."""
-    out = {("topology" if key == "network" else key): v for key, v in fanout.items()}
+    """A fan-out of a version-1 block under version 2's names (``Fanout.renamed``; the
+    reduction ``network`` is ``interconnect``)."""
+    out = {Fanout.renamed.get(key, key): v for key, v in fanout.items()}
     if out.get("reduction") == "network":
         out["reduction"] = "interconnect"
     return out
