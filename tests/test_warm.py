@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 import magnet as mg
-from magnet.design import build_design
+from magnet.design import build_design, searched_designs
 from magnet.mapper import get_mapper
-from magnet.mapper.mapspace import Space
+from magnet.mapper.mapspace import Space, lift
 from magnet.mapper.warm import WarmStore, evaluation_identity, repair, seed_batch
 from magnet.mapper.whole_network import map_network
+from magnet.mapping import LevelMapping, Mapping, to_batch
 from magnet.model.evaluate import evaluate_batch, layer_view
 from magnet.workload.network import NetworkLayer
 
@@ -20,11 +21,11 @@ NET = mg.Network(name="one", layers=(NetworkLayer(layer=LAYER),))
 OPTIONS = {"samples": 600, "rounds": 10, "seed": 0}
 
 
-def design(**params: object) -> mg.Design:
+def design(dataflow: str = "ws", **params: object) -> mg.Design:
     arch = mg.templates.get_template("simba").build(
         {"pe_rows": 2, "pe_cols": 2, "clock_ghz": 1.0, **params}
     )
-    return build_design(arch, "ws")
+    return build_design(arch, dataflow)
 
 
 def test_a_design_that_prices_a_layer_alike_answers_it_outright() -> None:
@@ -84,6 +85,48 @@ def test_a_seed_that_no_longer_fits_is_repaired_or_priced_invalid() -> None:
     tiny = design(weight_buffer="64B")
     outcome = get_mapper("fast", **OPTIONS).map(LAYER, tiny, seeds=[seed])
     assert outcome.result is None or bool(outcome.result.batch.valid[0])
+
+
+def test_an_alternative_without_a_level_starts_from_the_designs_best() -> None:
+    # os searches the design with and without its accumulation collector
+    # (searched_designs); a seed is the best over both, written on the whole design. On
+    # the alternative it is that mapping with the collector's loops folded into the level
+    # above: a mapping found there and lifted comes back exactly, and both searches of
+    # the next design start warm
+    full = design(accum_collector=4, dataflow="os")
+    whole, alternative = searched_designs(full)
+    assert len(alternative.arch.levels) == len(whole.arch.levels) - 1
+    space = Space(layer_view(LAYER, alternative.arch), alternative.arch, alternative.dataflow)
+    found = get_mapper("fast", **OPTIONS).map(LAYER, alternative)
+    assert found.result is not None
+    own = to_batch(found.result.mapping, alternative.arch)
+    lifted = lift(own, alternative.arch, full.arch).mapping(0, full.arch)
+    back = seed_batch([lifted], space)
+    assert back is not None
+    for name in ("factors_t", "spatial_x", "spatial_y", "rank"):
+        assert np.array_equal(getattr(back, name), getattr(own, name))
+    # the collector's own loops land in the accumulation buffer's, inside them
+    # (C2 in the collector under R3 in the buffer: R3 C2 there)
+    names = [lvl.name for lvl in full.arch.levels]
+    collector = names.index("AccumulationCollector")
+    seed = Mapping(
+        levels=tuple(
+            LevelMapping(target=n, temporal={"C": 2} if i == collector else {})
+            if n != "AccumulationBuffer"
+            else LevelMapping(target=n, temporal={"R": 3})
+            for i, n in enumerate(names)
+        )
+    )
+    folded = repair(seed, space).level("AccumulationBuffer")
+    assert folded is not None and list(folded.temporal.items()) == [("R", 3), ("C", 2)]
+    # the next design's searches (of the design and of its alternative) both start warm:
+    # together a fraction of a fresh search (one warm and one fresh: about half)
+    store = WarmStore()
+    map_network(NET, full, "fast", warm=store, **OPTIONS)
+    other = design(accum_collector=4, weight_buffer="64KiB", dataflow="os")
+    warm = map_network(NET, other, "fast", warm=store, **OPTIONS).outcomes[LAYER.shape_key()]
+    fresh = map_network(NET, other, "fast", **OPTIONS).outcomes[LAYER.shape_key()]
+    assert warm.mappings_evaluated * 3 < fresh.mappings_evaluated
 
 
 def test_a_search_reuses_unless_told_not_to(tmp_path) -> None:

@@ -155,6 +155,13 @@ class Space:
         fit: np.ndarray = self.need_bits(li, tile_words(self.layer, extent)) <= self.cap_bits[li]
         return fit
 
+    def fits_each(self, extents: np.ndarray) -> np.ndarray:
+        """bool[level]: each level's tile of per-dim extents ``extents[dim, level]`` fits it
+        (``fits`` of every level at once)."""
+        need = (tile_words(self.layer, extents).T * self.keep * self.bits).sum(axis=1)
+        fit: np.ndarray = need <= self.cap_bits
+        return fit
+
     def min_tiles(self, li: int) -> np.ndarray:
         """Smallest possible tile of each operand at level ``li`` (fixed and forced factors)."""
         extent = np.ones(NUM_DIMS)

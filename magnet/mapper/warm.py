@@ -200,12 +200,7 @@ def repair(mapping: Mapping, space: Space, moves: int = 32) -> Mapping:
     arch = space.arch
     order = [lvl.name for lvl in arch.inner_first]  # innermost first
     by_name = {lvl.target: lvl for lvl in mapping.levels}
-
-    def loops(name: str, key: str) -> dict[str, int]:
-        return dict(getattr(by_name[name], key)) if name in by_name else {}
-
-    temporal = [loops(name, "temporal") for name in order]
-    spatial = [(loops(name, "spatial_x"), loops(name, "spatial_y")) for name in order]
+    temporal, spatial = _projected(mapping, order)
 
     def place(dim: str, factor: int, li: int) -> None:
         d = int(Dim[dim])
@@ -225,15 +220,13 @@ def repair(mapping: Mapping, space: Space, moves: int = 32) -> Mapping:
         for dim in [d for d in temporal[li] if not space.allow_t[li, int(Dim[d])]]:
             place(dim, temporal[li].pop(dim), li + 1 if li + 1 < len(order) else li)
     for _ in range(moves):
-        extent = np.ones(len(DIMS))
-        bad = None
-        for li in range(len(order) - 1):
+        extents = np.ones((len(DIMS), len(order)))  # [dim, level]: each level's tile
+        for li in range(len(order)):
             for factors in (temporal[li], *spatial[li]):
                 for dim, f in factors.items():
-                    extent[Dim[dim]] *= f
-            if not bool(space.fits(li, extent[:, None])[0]):
-                bad = li
-                break
+                    extents[Dim[dim], li:] *= f
+        misfits = np.flatnonzero(~space.fits_each(extents)[:-1])
+        bad = int(misfits[0]) if misfits.size else None
         # a loop over what a level at or above this one keeps stationary stays where it is
         pinned = (
             set()
@@ -264,20 +257,61 @@ def repair(mapping: Mapping, space: Space, moves: int = 32) -> Mapping:
     return mapping.model_copy(update={"levels": tuple(levels)})
 
 
+def _projected(
+    mapping: Mapping, order: list[str]
+) -> tuple[list[dict[str, int]], list[tuple[dict[str, int], dict[str, int]]]]:
+    """Each level of ``order`` (names, innermost first)'s temporal loops and fan-out x and y
+    factors in ``mapping``, a mapping of an architecture with these levels and maybe more
+    (the design an alternative without some levels leaves them out of, ``searched_designs``):
+    the loops and factors of a level ``order`` lacks go to the nearest level outward it has,
+    inside that level's own (a mapping lists every level of its design, outermost first,
+    ``MappingBatch.mapping``)."""
+    index = {name: i for i, name in enumerate(order)}
+    temporal: list[dict[str, int]] = [{} for _ in order]
+    spatial: list[tuple[dict[str, int], dict[str, int]]] = [({}, {}) for _ in order]
+    folded: tuple[dict[str, int], ...] = ({}, {}, {})  # temporal, x, y of levels left out
+    for lvl in reversed(mapping.levels):  # innermost first
+        own = (lvl.temporal, lvl.spatial_x, lvl.spatial_y)
+        if lvl.target not in index:
+            folded = tuple(_nested(o, f) for o, f in zip(own, folded, strict=True))
+            continue
+        li = index[lvl.target]
+        temporal[li] = _nested(lvl.temporal, folded[0])
+        spatial[li] = (_nested(lvl.spatial_x, folded[1]), _nested(lvl.spatial_y, folded[2]))
+        folded = ({}, {}, {})
+    if any(folded):  # loops above every level the space has: the outermost runs them
+        top = len(order) - 1
+        temporal[top] = _nested(folded[0], temporal[top])
+        spatial[top] = (_nested(folded[1], spatial[top][0]), _nested(folded[2], spatial[top][1]))
+    return temporal, spatial
+
+
+def _nested(outer: dict[str, int], inner: dict[str, int]) -> dict[str, int]:
+    """The loops of ``outer`` around those of ``inner`` as one level's (outermost first; a
+    dimension in both runs its product, where ``outer`` has it)."""
+    merged = dict(outer)
+    for dim, factor in inner.items():
+        merged[dim] = merged.get(dim, 1) * factor
+    return merged
+
+
 def _smallest_prime(n: int) -> int:
     return next((p for p in range(2, math.isqrt(n) + 1) if n % p == 0), n)
 
 
 def seed_batch(seeds: Sequence[Mapping], space: Space) -> MappingBatch | None:
-    """``seeds`` as one batch of ``space``'s mappings: those that name only its levels,
-    ``repair``-ed to it, kept as the space keeps (a
-    seed is a tiling and its loop orders; what it keeps is the space's); None: none.
-    The tracker prices them like any mapping: one that no longer fits scores invalid."""
+    """``seeds`` as one batch of ``space``'s mappings: those that name only its levels, or
+    every one of them and more (a mapping of the design that an alternative without some
+    levels is searched for: ``_projected`` folds those levels' loops into the levels left),
+    ``repair``-ed to it, kept as the space keeps (a seed is a tiling and its loop orders;
+    what it keeps is the space's); None: none. The tracker prices them like any mapping:
+    one that no longer fits scores invalid."""
     names = {lvl.name for lvl in space.arch.levels}
     batches = []
     for seed in seeds:
-        if not all(lvl.target in names for lvl in seed.levels):
-            continue
+        named = {lvl.target for lvl in seed.levels}
+        if not (named <= names or names <= named):
+            continue  # a seed of another structure
         try:
             batch = to_batch(repair(seed, space), space.arch, "warm start")
         except MagnetError:

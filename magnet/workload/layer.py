@@ -215,7 +215,7 @@ class Layer(Public):
         feature; else none), inputs one activation input (a pool's: the window box), outputs
         its output."""
         if not self.is_postprocess:
-            return int(operand_words(self, lambda d: getattr(self, d.name))[operand])
+            return int(_operand_words(self, {d: getattr(self, d.name) for d in Dim})[operand])
         if operand is Operand.W:
             per_channel = {"bias": 1, "scale": 1, "batchnorm": 2, "layernorm": 2}
             return per_channel.get(str(self.op), 0) * self.G * self.K
@@ -299,14 +299,20 @@ def operand_words(
     Inputs take the sliding-window box: ``wstride * (P - 1) + wdilation * (R - 1) + 1``
     wide, likewise high with Q and S.
     """
-    e = {d: extent_of(d) for d in Dim}
+    words = _operand_words(layer, {d: extent_of(d) for d in Dim})
+    shape = np.broadcast_shapes(shape, *(np.shape(x) for x in words))
+    return np.stack([np.broadcast_to(x, shape) for x in words], axis=axis)
+
+
+def _operand_words(layer: Layer, e: dict[Dim, Any]) -> tuple[Any, Any, Any]:
+    """``operand_words``'s weights, inputs and outputs from the extents ``e`` (numbers or
+    arrays), unstacked: a layer's own sizes are plain integers, without numpy's cost."""
     width = layer.wstride * (e[Dim.P] - 1) + layer.wdilation * (e[Dim.R] - 1) + 1
     height = layer.hstride * (e[Dim.Q] - 1) + layer.hdilation * (e[Dim.S] - 1) + 1
     weights = e[Dim.G] * e[Dim.K] * e[Dim.C] * e[Dim.R] * e[Dim.S]
     inputs = e[Dim.N] * e[Dim.G] * e[Dim.C] * width * height
     outputs = e[Dim.N] * e[Dim.G] * e[Dim.K] * e[Dim.P] * e[Dim.Q]
-    shape = np.broadcast_shapes(shape, *(np.shape(x) for x in (weights, inputs, outputs)))
-    return np.stack([np.broadcast_to(x, shape) for x in (weights, inputs, outputs)], axis=axis)
+    return weights, inputs, outputs
 
 
 # ---- constructors ----------------------------------------------------------------------
