@@ -2,7 +2,7 @@
 
 Setup: designs of the built-in space ``magnet`` as a search visits them: the first drawn at
 random, each next one a copy of an earlier one with one or two parameters changed (as
-NSGA-II's offspring are), the dataflow kept; ResNet-50 at batch 1, the space's mapper
+NSGA-II's offspring are; the dataflow is one of them); ResNet-50 at batch 1, the space's mapper
 (fast, 1,000 samples, 20 rounds). Each design's layer shapes are mapped twice: afresh
 (``map_network`` without a store) and with a ``WarmStore`` of the designs before it
 (exact answers and warm starts). Per layer shape: the evaluations of each, and the warm
@@ -40,12 +40,13 @@ def designs(count: int, seed: int) -> list[dict[str, Any]]:
     ranges = space.ranges()
     rng = random.Random(seed)
     flows = [str(f) for f in space.dataflows()]
-    chosen = [{name: rng.choice(list(r.values() or ())) for name, r in ranges.items()}]
-    chosen[0]["dataflow"] = rng.choice(flows)
+    values = {name: list(r.values() or ()) for name, r in ranges.items()}
+    values["dataflow"] = flows
+    chosen = [{name: rng.choice(v) for name, v in values.items()}]
     while len(chosen) < count:
         child = dict(rng.choice(chosen))
-        for name in rng.sample(sorted(ranges), rng.choice((1, 2))):
-            child[name] = rng.choice(list(ranges[name].values() or ()))
+        for name in rng.sample(sorted(values), rng.choice((1, 2))):
+            child[name] = rng.choice(values[name])
         chosen.append(child)
     return chosen
 

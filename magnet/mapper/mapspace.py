@@ -122,19 +122,19 @@ class Space:
                     "level or fan-out",
                     field="--dataflow",
                 )
-        for li, lvl in enumerate(self.arch.inner_first):
-            words = self.min_tiles(li)
-            if self.need_bits(li, words) > self.cap_bits[li]:
-                parts = [
-                    f"{OPERANDS[o]} {int(words[o])} words" for o in range(3) if self.keep[li, o]
-                ]
-                cap_words = self.cap_bits[li] / self.bits[li][self.keep[li]].max()
-                raise DesignInfeasible(
-                    f"the smallest tiles at {lvl.name!r} ({', '.join(parts)}) do not fit its "
-                    f"{lvl.describe_capacity()} (~{int(cap_words)} words) under dataflow "
-                    f"{name!r}",
-                    field=lvl.name,
-                )
+        smallest = self.min_extents()
+        misfits = np.flatnonzero(~self.fits_each(smallest))
+        if misfits.size:
+            li = int(misfits[0])
+            lvl = self.arch.inner_first[li]
+            words = tile_words(self.layer, smallest[:, li])
+            parts = [f"{OPERANDS[o]} {int(words[o])} words" for o in range(3) if self.keep[li, o]]
+            cap_words = self.cap_bits[li] / self.bits[li][self.keep[li]].max()
+            raise DesignInfeasible(
+                f"the smallest tiles at {lvl.name!r} ({', '.join(parts)}) do not fit its "
+                f"{lvl.describe_capacity()} (~{int(cap_words)} words) under dataflow {name!r}",
+                field=lvl.name,
+            )
 
     def fixed_product(self, d: int, upto: int | None = None) -> int:
         """Product of the fixed temporal and spatial factors of dim ``d`` (levels <= upto)."""
@@ -162,19 +162,19 @@ class Space:
         fit: np.ndarray = need <= self.cap_bits
         return fit
 
-    def min_tiles(self, li: int) -> np.ndarray:
-        """Smallest possible tile of each operand at level ``li`` (fixed and forced factors)."""
-        extent = np.ones(NUM_DIMS)
-        for d in range(NUM_DIMS):
-            below = self.fixed_product(d, li)
-            free_above = (
-                self.allow_t[li + 1 :, d].any()
-                or self.fixed_t[li + 1 :, d].any()
-                or any(self.allow_sx[li + 1 :, d])
-                or any(self.allow_sy[li + 1 :, d])
-            )
-            extent[d] = below if free_above else max(below, self.extent[d])
-        return tile_words(self.layer, extent)
+    def min_extents(self) -> np.ndarray:
+        """float[dim, level]: the smallest tile's extents at each level: the fixed factors
+        at and below it, or the whole dimension where no level above may loop over it."""
+        fixed = np.where(self.fixed_t > 0, self.fixed_t, 1) * np.where(
+            self.fixed_s > 0, self.fixed_s, 1
+        )
+        below = np.cumprod(fixed.astype(np.float64), axis=0)  # [level, dim]
+        room = self.allow_t | (self.fixed_t > 0) | self.allow_sx | self.allow_sy
+        # room at some level above: the OR of the levels above each, outermost down
+        above = np.zeros_like(room)
+        above[:-1] = np.logical_or.accumulate(room[::-1], axis=0)[::-1][1:]
+        extents: np.ndarray = np.where(above, below, np.maximum(below, self.extent)).T
+        return extents
 
     # ---- structure checks ---------------------------------------------------------------
     def structure_ok(self, batch: MappingBatch) -> np.ndarray:

@@ -14,7 +14,7 @@ mapping of another layer of the same shape, then ``default``::
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
@@ -495,16 +495,30 @@ def plan_runs(
     return plan
 
 
-def price_plan(plan: RunPlan, costs: ArchCosts, first: bool = False) -> list[Run]:
+def price_plan(
+    plan: RunPlan, costs: ArchCosts, first: bool = False, steady: Sequence[Run] | None = None
+) -> list[Run]:
     """Every entry priced with the plan's traffic: MAC entries again with the DRAM traffic
     the network keeps on chip (``first``: the first batch of a stream, which loads the
     weights that stay), post-processing entries on the unit (fused ones overlapped with
-    their chain)."""
+    their chain). ``steady``: the plan's entries priced without ``first``; an entry the
+    first batch runs alike (a MAC layer whose weights do not stay, a post-processing layer
+    not fused into one whose weights do) is taken from it."""
     entries = plan.network.layers
     runs: list[Run] = []
     chain: Chain | None = None
+    alike = False  # the entry before ran as in ``steady`` (so its chain is the same)
     for i, e in enumerate(entries):
         layer, made_of = e.layer, plan.producers[i]
+        h = plan.head[i]
+        alike = steady is not None and (
+            (h is None or alike) if layer.is_postprocess else i not in plan.resident
+        )
+        if steady is not None and alike:
+            run = steady[i]
+            chain = run.chain if isinstance(run, PostResult) else Chain.of(run.batch)
+            runs.append(run)
+            continue
         if not layer.is_postprocess:
             r = plan.base[i]
             assert r is not None
@@ -522,7 +536,6 @@ def price_plan(plan: RunPlan, costs: ArchCosts, first: bool = False) -> list[Run
         slots = list(made_of) if len(made_of) <= layer.activation_inputs else []
         sources = [plan.source(p, i) for p in slots]
         sources += ["dram"] * (layer.activation_inputs - len(sources))
-        h = plan.head[i]
         post = price_postprocess(
             layer,
             plan.archs[i],
@@ -653,7 +666,7 @@ class NetworkResult:
     def first_runs(self) -> list[Run]:
         """Each entry as it runs for the first batch of a stream: as ``runs``, but loading
         the weights that stay from DRAM."""
-        return price_plan(self.plan, self.costs, first=True)
+        return price_plan(self.plan, self.costs, first=True, steady=self.runs)
 
     def _loading(self, key: str) -> float:
         """What loading the weights that stay adds to ``key`` of the first batch."""
