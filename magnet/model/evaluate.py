@@ -800,7 +800,10 @@ class Result(OneRun):
             view = layer_view(self.layer, self.arch)
             batch = to_batch(self.mapping, self.arch)
             codes = [Operand(OPERANDS.index(o)) for o in ops]
-            result = evaluate_batch(view, self.arch, batch, self.costs, on_chip=codes)
+            counts = None if self.on_chip else self.batch.counts  # the mapping's, as counted
+            result = evaluate_batch(
+                view, self.arch, batch, self.costs, on_chip=codes, counts=counts
+            )
             self._variants[ops] = Result(
                 self.layer, self.arch, self.mapping, self.costs, result, batch.keep, ops, self.start
             )
