@@ -48,14 +48,14 @@ def main() -> None:
             space.write_text(yaml.safe_dump(data))
             storage = Path(folder) / f"{name}.journal"
             seconds, _ = common.search(space, storage, args.trials, args.workers, "--seed", "0")
+            print(f"{name}: {seconds:.0f} s", flush=True)
             study = load_study("magnet", str(storage))
             trials = study.feasible()
             starts: dict[str, int] = {}
             for t in trials:
-                for row in (t.records[0] if t.records else {}).get("layers", []):
-                    start = row.get("mapping_start")
-                    if start is not None:
-                        starts[start] = starts.get(start, 0) + 1
+                for row in t.records[0].layers if t.records else ():
+                    if row.mapping_start is not None:
+                        starts[row.mapping_start] = starts.get(row.mapping_start, 0) + 1
             points[name] = pf.to_minimised_log(
                 [[t.values[k] for k in study.objectives] for t in trials],
                 study.directions,

@@ -18,6 +18,9 @@ layer's best mapping on one is a good start on the next.
   tiles has loops moved out to the level above; a seed that still does not fit is priced
   invalid, never trusted), then refined with a smaller budget (``FastMapper``:
   ``warm_samples`` random mappings beside the seeds, ``warm_patience`` rounds without gain).
+  The design's alternatives without some levels (``magnet.design.searched_designs``: a
+  dataflow's optional collectors) start from the same mappings, those levels' loops folded
+  into the nearest level each keeps (``_projected``).
 * **Searched.** Anything else is searched afresh.
 
 A layer's record says which (``MapperStats.start``).
@@ -190,6 +193,7 @@ class WarmStore:
 
 def repair(mapping: Mapping, space: Space, moves: int = 32) -> Mapping:
     """``mapping`` (a neighbouring design's) made a mapping of ``space`` where it can be:
+    the loops of levels ``space`` lacks folded into the levels it has (``_projected``),
     spatial factors beyond a fan-out, or where the dataflow allows none, and temporal loops
     where it allows none run in time at the nearest level (that one or above) that allows
     them, the largest first; then the tiles of a level that does not fit its capacity shrink,
