@@ -75,21 +75,20 @@ def serve(
     # for the reader to let go of it (the first answer 2-4.5 s after the start, now 2 s)
     config.load()
     _preload()
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(min(switch, 0.0005))
-
     checked = threading.Event()
     refused: list[BaseException] = []
 
     def read() -> None:
+        try:  # a file that is no journal is refused before the URL (within the wait)
+            check_journal(storage)
+        except BaseException as exc:
+            refused.append(exc)
+            return
+        finally:
+            checked.set()
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, 0.0005))
         try:
-            try:  # a file that is no journal is refused before the URL (within the wait)
-                check_journal(storage)
-            except BaseException as exc:
-                refused.append(exc)
-                return
-            finally:
-                checked.set()
             dashboard.read_all()
         finally:
             sys.setswitchinterval(switch)

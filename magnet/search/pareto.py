@@ -84,12 +84,10 @@ def hypervolume(points: npt.ArrayLike, reference: Sequence[float]) -> float:
 
     ``points``: ``float[n, objectives]`` (minimised); points not strictly inside the
     reference add nothing. Exact; inf when an objective is unbounded."""
-    inside, ref = _inside(points, reference)
-    if len(inside) == 0 or not np.isfinite(ref).all():
-        return 0.0 if len(inside) == 0 else math.inf
-    front = np.unique(inside[nondominated(inside)], axis=0)  # sorted by the first objective
-    volume = _volume(front, ref)
-    return volume if math.isfinite(volume) else math.inf
+    inside, _ = _inside(points, reference)
+    if len(inside):
+        inside = inside[nondominated(inside)]
+    return front_hypervolume(np.unique(inside, axis=0), reference)
 
 
 def front_hypervolume(front: npt.ArrayLike, reference: Sequence[float]) -> float:

@@ -375,7 +375,8 @@ class Study:
         numbers, values = np.zeros(0, np.int64), np.zeros((0, len(key)))
         new = self.feasible_with(key)
         grown = self._growth(("feasible with", key), self._keeps["feasible with", key])
-        if grown is not None and self._before is not None:
+        if grown is not None:  # a ``before`` made the selection
+            assert self._before is not None
             old, added = grown
             if ("columns", key) in self._before._kept and _appends(old, added):
                 (numbers, values), new = self._before._kept["columns", key], added
