@@ -19,6 +19,7 @@ level (``MappingBatch``).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -242,14 +243,17 @@ def default_keep(arch: Arch) -> npt.NDArray[np.bool_]:
     return keep
 
 
+_DIMS = tuple(Dim)
+_POSITIONS = np.arange(NUM_DIMS, dtype=np.int8)
+
+#: One level's loops, as ``loops_batch`` takes them: its index (innermost first), its
+#: temporal factors (outermost loop first), its x and y fan-out factors, and what it keeps
+#: (operand names; None: what the level keeps).
+LevelLoops = tuple[int, dict[str, int], dict[str, int], dict[str, int], tuple[str, ...] | None]
+
+
 def to_batch(mapping: Mapping, arch: Arch, source: str = "mapping") -> MappingBatch:
     """Convert one mapping to a batch of one, checking level names and fan-outs."""
-    nlev = len(arch.levels)
-    t = np.ones((nlev, NUM_DIMS, 1), dtype=np.int32)
-    sx = np.ones_like(t)
-    sy = np.ones_like(t)
-    rank = np.tile(np.arange(NUM_DIMS, dtype=np.int8)[None, :, None], (nlev, 1, 1))
-    keep = default_keep(arch)
     names = [lvl.name for lvl in arch.levels]
     seen: set[str] = set()
     for lvl in mapping.levels:
@@ -262,24 +266,41 @@ def to_batch(mapping: Mapping, arch: Arch, source: str = "mapping") -> MappingBa
         if lvl.target in seen:
             raise MagnetError(f"level {lvl.target!r} is mapped twice", source=source)
         seen.add(lvl.target)
-        li = arch.level_index(lvl.target)
-        listed = [parse_dim(d) for d in lvl.temporal]
-        rest = [d for d in Dim if d not in listed]
-        for position, d in enumerate([*reversed(listed), *rest]):
-            rank[li, d, 0] = position
-        for name, f in lvl.temporal.items():
-            t[li, parse_dim(name), 0] = f
-        for name, f in lvl.spatial_x.items():
-            sx[li, parse_dim(name), 0] = f
-        for name, f in lvl.spatial_y.items():
-            sy[li, parse_dim(name), 0] = f
-        if lvl.keep is not None:
-            keep[li] = False
-            for k in lvl.keep:
-                keep[li, parse_operand(k)] = True
-    batch = MappingBatch(t, sx, sy, rank, keep)
+    batch = loops_batch(
+        arch,
+        [
+            (arch.level_index(lvl.target), lvl.temporal, lvl.spatial_x, lvl.spatial_y, lvl.keep)
+            for lvl in mapping.levels
+        ],
+    )
     check_structure(batch, arch, source)
     return batch
+
+
+def loops_batch(arch: Arch, levels: Iterable[LevelLoops]) -> MappingBatch:
+    """A batch of one from the loops of some of ``arch``'s levels (``LevelLoops``, each level
+    once; a level not listed runs no loops and keeps what it keeps). Structure unchecked
+    (``check_structure``)."""
+    nlev = len(arch.levels)
+    t = np.ones((nlev, NUM_DIMS, 1), dtype=np.int32)
+    sx = np.ones_like(t)
+    sy = np.ones_like(t)
+    rank = np.tile(np.arange(NUM_DIMS, dtype=np.int8)[None, :, None], (nlev, 1, 1))
+    keep = default_keep(arch)
+    for li, temporal, spatial_x, spatial_y, kept in levels:
+        listed = [parse_dim(d) for d in temporal]
+        rank[li, [*reversed(listed), *(d for d in _DIMS if d not in listed)], 0] = _POSITIONS
+        for name, f in temporal.items():
+            t[li, parse_dim(name), 0] = f
+        for name, f in spatial_x.items():
+            sx[li, parse_dim(name), 0] = f
+        for name, f in spatial_y.items():
+            sy[li, parse_dim(name), 0] = f
+        if kept is not None:
+            keep[li] = False
+            for k in kept:
+                keep[li, parse_operand(k)] = True
+    return MappingBatch(t, sx, sy, rank, keep)
 
 
 def check_structure(batch: MappingBatch, arch: Arch, source: str = "mapping") -> None:

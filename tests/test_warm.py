@@ -87,6 +87,55 @@ def test_a_seed_that_no_longer_fits_is_repaired_or_priced_invalid() -> None:
     assert outcome.result is None or bool(outcome.result.batch.valid[0])
 
 
+def test_a_seed_of_another_dataflow_or_smaller_buffers_is_repaired_into_a_mapping() -> None:
+    # NSGA-II's offspring change the dataflow and the buffers: a seed found under each
+    # dataflow with larger buffers, repaired onto each dataflow with smaller ones, is a
+    # mapping of it that fits (before the stationarity repair and the shrinking of what
+    # loops below a level put in it, 21 of these 32 seeds priced invalid and their searches
+    # ran afresh)
+    flows = ("ws", "os", "ws-local-os", "os-local-ws")
+    strided = mg.Layer(name="s", K=64, C=3, P=112, Q=112, R=7, S=7, wstride=2, hstride=2)
+    for layer in (LAYER, strided):
+        for a in flows:
+            big = design(a, weight_buffer="64KiB", accum_collector=4)
+            seed = get_mapper("fast", **OPTIONS).map(layer, big).mapping
+            assert seed is not None
+            for b in flows:
+                small = design(b, weight_buffer="8KiB", input_buffer="4KiB", accum_collector=2)
+                space = Space(layer_view(layer, small.arch), small.arch, small.dataflow)
+                batch = seed_batch([seed], space)
+                assert batch is not None and bool(space.structure_ok(batch)[0]), (a, b)
+                priced = evaluate_batch(space.layer, small.arch, batch, small.costs)
+                assert bool(priced.valid[0]), (layer.name, a, b)
+
+
+def test_a_loop_that_breaks_stationarity_moves_out_as_the_outermost() -> None:
+    # ws keeps weights stationary in the weight buffer: no loop over them (K, C, R, S) above
+    # it may run inside one that is not (N, P, Q). A seed with K4 inside P2 in the global
+    # buffer, under P7 in DRAM: K4 moves out to DRAM, outside every loop there; the rest
+    # stays where it is
+    d = design("ws")
+    space = Space(layer_view(LAYER, d.arch), d.arch, d.dataflow)
+    loops = {
+        "DRAM": {"C": 4, "P": 7},
+        "GlobalBuffer": {"P": 2, "K": 4},
+        "InputBuffer": {"Q": 14},
+        "WeightBuffer": {"K": 16, "C": 16, "R": 3, "S": 3},
+    }
+    seed = Mapping(
+        levels=tuple(
+            LevelMapping(target=lvl.name, temporal=loops.get(lvl.name, {})) for lvl in d.arch.levels
+        )
+    )
+    fixed = repair(seed, space)
+    assert list(fixed.level("DRAM").temporal.items()) == [("K", 4), ("C", 4), ("P", 7)]
+    assert fixed.level("GlobalBuffer").temporal == {"P": 2}
+    assert fixed.level("InputBuffer").temporal == {"Q": 14}
+    batch = seed_batch([seed], space)
+    assert batch is not None and bool(space.structure_ok(batch)[0])
+    assert not bool(space.structure_ok(to_batch(seed, d.arch))[0])  # the seed itself breaks it
+
+
 def test_an_alternative_without_a_level_starts_from_the_designs_best() -> None:
     # os searches the design with and without its accumulation collector
     # (searched_designs); a seed is the best over both, written on the whole design. On

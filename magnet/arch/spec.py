@@ -516,6 +516,12 @@ class Arch(Strict):
         return tuple(reversed(self.levels))
 
     @cached_property
+    def level_operand_bits(self) -> tuple[tuple[int, ...], ...]:
+        """Bits of a word of each operand (``Operand`` order) at each level, innermost first
+        (``StorageLevel.bits``): the table every pricing of a mapping reads."""
+        return tuple(tuple(lvl.bits(op) for op in Operand) for lvl in self.inner_first)
+
+    @cached_property
     def fanouts(self) -> tuple[tuple[int, int], ...]:
         """(x, y) fan-out below each level, innermost first: level 0 fans out to the MACs."""
         chain: list[StorageLevel | ComputeLevel] = [self.compute, *self.inner_first]

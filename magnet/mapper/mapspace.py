@@ -193,14 +193,11 @@ class Space:
         # products in float32: exact up to 2**24, beyond it far above any fan-out or extent,
         # and they cannot wrap around
         t, sx, sy = (a.astype(np.float32) for a in (t, sx, sy))
-        for li, (fx, fy) in enumerate(self.fanouts):
-            ok &= (_dim_product(sx[li]) <= fx) & (_dim_product(sy[li]) <= fy)
-        total = t[0] * sx[0]  # [dim, batch]
-        total *= sy[0]
-        for li in range(1, len(t)):
-            total *= t[li]
-            total *= sx[li]
-            total *= sy[li]
+        fan = np.array(self.fanouts, dtype=np.float32)  # [level, x or y]
+        ok &= (sx.prod(axis=1) <= fan[:, :1]).all(axis=0) & (sy.prod(axis=1) <= fan[:, 1:]).all(
+            axis=0
+        )
+        total = (t * sx * sy).prod(axis=0)  # [dim, batch]
         ok &= (total >= self.extent[:, None]).all(axis=0)
         for li, prefix in enumerate(self.order_prefix):
             if prefix:
@@ -371,18 +368,10 @@ def _order_signature(order: tuple[int, ...]) -> _Signature:
     return tuple(sig)
 
 
-def _dim_product(x: np.ndarray) -> np.ndarray:
-    """Product over the dims of ``x[dim, batch]``."""
-    out: np.ndarray = x[0].copy()
-    for row in x[1:]:
-        out *= row
-    return out
-
-
 def tile_words(layer: Layer, extent: np.ndarray) -> np.ndarray:
     """Words of each operand for per-dim extents ``[dim, ...]`` -> ``[operand, ...]``."""
     e = extent.astype(np.float64)
-    return operand_words(layer, lambda d: e[int(d)])
+    return np.stack(operand_words(layer, dict(enumerate(e))))
 
 
 def stationary_ok(batch: MappingBatch, li: int, op: Operand) -> np.ndarray:

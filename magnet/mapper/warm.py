@@ -10,13 +10,16 @@ layer's best mapping on one is a good start on the next.
   control processor; the same dataflow, costs and mapper) have the same best mapping: the
   layer's outcome is answered from the store outright, each mapping re-priced on the new
   design (one evaluation each) for its own numbers.
-* **Warm.** A design of the same structure (the same levels, kept operands, dataflow and
-  layer view; other capacities, fan-outs, widths or prices) starts the layer's search from
-  the best mappings of its ``neighbours`` nearest designs (by the log2 distance of their
-  capacities, fan-outs and word widths), each re-validated on the new design (a fan-out too
-  small for a seed's spatial factors gets the excess as time, a level too small for its
-  tiles has loops moved out to the level above; a seed that still does not fit is priced
-  invalid, never trusted), then refined with a smaller budget (``FastMapper``:
+* **Warm.** A design of the same structure (the same levels, kept operands and layer
+  view; another dataflow, other capacities, fan-outs, widths or prices) starts the layer's
+  search from the best mappings of its ``neighbours`` nearest designs (by the log2 distance
+  of their capacities, fan-outs and word widths), each re-validated on the new design
+  (``repaired``: loops and fan-outs the dataflow does not allow there run in time where it
+  does, a fan-out too small for a seed's spatial factors gets the excess as time, a level
+  too small for its tiles has loops moved out to the level above, loops that break a
+  level's stationarity move out; a seed that still does not fit, or breaks another of the
+  dataflow's rules, is priced invalid, never trusted), then refined with a smaller budget
+  (``FastMapper``:
   ``warm_samples`` random mappings beside the seeds, ``warm_patience`` rounds without gain).
   The design's alternatives without some levels (``magnet.design.searched_designs``: a
   dataflow's optional collectors) start from the same mappings, those levels' loops folded
@@ -37,10 +40,16 @@ import numpy as np
 
 from magnet.arch.spec import Arch
 from magnet.design import Design, design_identity
-from magnet.errors import MagnetError
 from magnet.mapper.mapspace import Space
-from magnet.mapping import LevelMapping, Mapping, MappingBatch, to_batch
-from magnet.workload.dims import DIMS, RELEVANT, Dim
+from magnet.mapping import (
+    LevelLoops,
+    LevelMapping,
+    Mapping,
+    MappingBatch,
+    check_structure,
+    loops_batch,
+)
+from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
 
 if TYPE_CHECKING:
     from magnet.mapper.mapper import MapOutcome
@@ -61,13 +70,13 @@ def evaluation_identity(design: Design) -> str:
 
 def structure_identity(design: Design) -> tuple[object, ...]:
     """What a seed's mapping needs to mean the same on another design: the levels' names
-    and kept operands, the MACs' name, the dataflow and the layer view."""
+    and kept operands, the MACs' name and the layer view (not the dataflow: a seed is
+    repaired to the design's, ``repaired``)."""
     arch = design.arch
     return (
         tuple((lvl.name, lvl.keeps) for lvl in arch.levels),
         arch.compute.name,
         arch.layer_view,
-        design.dataflow.model_dump_json(),
     )
 
 
@@ -192,24 +201,44 @@ class WarmStore:
 
 
 def repair(mapping: Mapping, space: Space, moves: int = 32) -> Mapping:
-    """``mapping`` (a neighbouring design's) made a mapping of ``space`` where it can be:
-    the loops of levels ``space`` lacks folded into the levels it has (``_projected``),
+    """``mapping`` (a neighbouring design's) made a mapping of ``space`` where it can be
+    (``repaired``), as a ``Mapping``."""
+    by_name = {lvl.target: lvl for lvl in mapping.levels}
+    order = [lvl.name for lvl in space.arch.inner_first]
+    levels = [
+        LevelMapping(
+            target=order[li],
+            temporal=temporal,
+            spatial_x=spatial_x,
+            spatial_y=spatial_y,
+            keep=by_name[order[li]].keep if order[li] in by_name else None,
+        )
+        for li, temporal, spatial_x, spatial_y, _ in reversed(repaired(mapping, space, moves))
+    ]
+    return mapping.model_copy(update={"levels": tuple(levels)})
+
+
+def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops]:
+    """The loops of every level of ``space`` (innermost first; each keeping what the level
+    keeps), from ``mapping`` (a neighbouring design's) made a mapping of ``space`` where it
+    can be: the loops of levels ``space`` lacks folded into the levels it has (``_projected``),
     spatial factors beyond a fan-out, or where the dataflow allows none, and temporal loops
     where it allows none run in time at the nearest level (that one or above) that allows
     them, the largest first; then the tiles of a level that does not fit its capacity shrink,
-    a prime factor of its largest loop at a time moving out to the nearest level above that
-    allows it (at most ``moves``, innermost first; never a loop over an operand a level at or
-    above it keeps stationary). The result may still not be one (it then
+    a prime factor of its largest loop at a time (else of the largest loop over what it keeps
+    of the nearest level below it with one) moving out to the nearest level above it that
+    allows it (at most ``moves``, innermost first); last, the loops that break a level's
+    stationarity move out (``_keep_stationary``). The result may still not be one (it then
     prices invalid)."""
     arch = space.arch
     order = [lvl.name for lvl in arch.inner_first]  # innermost first
-    by_name = {lvl.target: lvl for lvl in mapping.levels}
     temporal, spatial = _projected(mapping, order)
 
-    def place(dim: str, factor: int, li: int) -> None:
+    def place(dim: str, factor: int, li: int) -> int:
         d = int(Dim[dim])
         at = next((lj for lj in range(li, len(order)) if space.allow_t[lj, d]), len(order) - 1)
         temporal[at][dim] = temporal[at].get(dim, 1) * factor
+        return at
 
     for li, (fx, fy) in enumerate(arch.fanouts):
         for factors, limit, allow in (
@@ -223,42 +252,59 @@ def repair(mapping: Mapping, space: Space, moves: int = 32) -> Mapping:
                 place(dim, factors.pop(dim), li)
         for dim in [d for d in temporal[li] if not space.allow_t[li, int(Dim[d])]]:
             place(dim, temporal[li].pop(dim), li + 1 if li + 1 < len(order) else li)
+    level_factors = np.ones((len(DIMS), len(order)))  # [dim, level]: each level's loops
+    for li in range(len(order)):
+        for factors in (temporal[li], *spatial[li]):
+            for dim, f in factors.items():
+                level_factors[Dim[dim], li] *= f
     for _ in range(moves):
-        extents = np.ones((len(DIMS), len(order)))  # [dim, level]: each level's tile
-        for li in range(len(order)):
-            for factors in (temporal[li], *spatial[li]):
-                for dim, f in factors.items():
-                    extents[Dim[dim], li:] *= f
+        extents = np.cumprod(level_factors, axis=1)  # each level's tile
         misfits = np.flatnonzero(~space.fits_each(extents)[:-1])
-        bad = int(misfits[0]) if misfits.size else None
-        # a loop over what a level at or above this one keeps stationary stays where it is
-        pinned = (
-            set()
-            if bad is None
-            else {d.name for ls, op in space.stationary if ls >= bad for d in RELEVANT[op]}
-        )
-        shrinkable = (
-            {}
-            if bad is None
-            else {d: f for d, f in temporal[bad].items() if f > 1 and d not in pinned}
-        )
-        if bad is None or not shrinkable:
+        if not misfits.size:
+            break
+        bad = int(misfits[0])
+        # its own loops, else those of the nearest level below over what it keeps
+        kept = {d.name for op in Operand if space.keep[bad, op] for d in RELEVANT[op]}
+        shrinkable = {}
+        for lj in range(bad, -1, -1):
+            shrinkable = {
+                d: f for d, f in temporal[lj].items() if f > 1 and (lj == bad or d in kept)
+            }
+            if shrinkable:
+                break
+        if not shrinkable:
             break
         dim = max(shrinkable, key=lambda d: shrinkable[d])
         prime = _smallest_prime(shrinkable[dim])
-        temporal[bad][dim] = shrinkable[dim] // prime
-        place(dim, prime, bad + 1)
-    levels = [
-        LevelMapping(
-            target=name,
-            temporal={d: f for d, f in temporal[li].items() if f > 1},
-            spatial_x=spatial[li][0],
-            spatial_y=spatial[li][1],
-            keep=by_name[name].keep if name in by_name else None,
-        )
-        for li, name in reversed(list(enumerate(order)))
+        temporal[lj][dim] = shrinkable[dim] // prime
+        level_factors[Dim[dim], lj] /= prime
+        level_factors[Dim[dim], place(dim, prime, bad + 1)] *= prime
+    for ls, op in space.stationary:
+        _keep_stationary(temporal, ls, op, space)
+    return [
+        (li, {d: f for d, f in temporal[li].items() if f > 1}, *spatial[li], None)
+        for li in range(len(order))
     ]
-    return mapping.model_copy(update={"levels": tuple(levels)})
+
+
+def _keep_stationary(temporal: list[dict[str, int]], ls: int, op: Operand, space: Space) -> None:
+    """Make level ``ls`` keep ``op`` stationary (``stationary_ok``) in ``temporal`` (each
+    level's loops, innermost level first, each outermost loop first): a loop over ``op``
+    above it that some loop not over ``op`` runs around moves out to the outermost level, as
+    its outermost loop (where that level allows it). Loops only move out, so no tile grows."""
+    top = len(temporal) - 1
+    relevant = {d.name for d in RELEVANT[op]}
+    walk = [(m, d) for m in range(ls + 1, top + 1) for d in reversed(temporal[m])]  # inner first
+    others = [i for i, (m, d) in enumerate(walk) if d not in relevant and temporal[m][d] > 1]
+    if not others:
+        return
+    moved: dict[str, int] = {}
+    for m, d in walk[: others[-1]]:
+        if d in relevant and space.allow_t[top, int(Dim[d])]:
+            moved[d] = moved.get(d, 1) * temporal[m].pop(d)
+    for d in moved:
+        moved[d] *= temporal[top].pop(d, 1)
+    temporal[top] = {**moved, **temporal[top]}
 
 
 def _projected(
@@ -307,18 +353,18 @@ def seed_batch(seeds: Sequence[Mapping], space: Space) -> MappingBatch | None:
     """``seeds`` as one batch of ``space``'s mappings: those that name only its levels, or
     every one of them and more (a mapping of the design that an alternative without some
     levels is searched for: ``_projected`` folds those levels' loops into the levels left),
-    ``repair``-ed to it, kept as the space keeps (a seed is a tiling and its loop orders;
+    ``repaired`` to it, kept as the space keeps (a seed is a tiling and its loop orders;
     what it keeps is the space's); None: none. The tracker prices them like any mapping:
     one that no longer fits scores invalid."""
     names = {lvl.name for lvl in space.arch.levels}
-    batches = []
-    for seed in seeds:
-        named = {lvl.target for lvl in seed.levels}
-        if not (named <= names or names <= named):
-            continue  # a seed of another structure
-        try:
-            batch = to_batch(repair(seed, space), space.arch, "warm start")
-        except MagnetError:
-            continue
-        batches.append(replace(batch, keep=space.keep.copy()))
-    return MappingBatch.concat(batches) if batches else None
+    batches = [
+        loops_batch(space.arch, repaired(seed, space))
+        for seed in seeds
+        if {lvl.target for lvl in seed.levels} <= names
+        or names <= {lvl.target for lvl in seed.levels}  # else a seed of another structure
+    ]
+    if not batches:
+        return None
+    batch = replace(MappingBatch.concat(batches), keep=space.keep.copy())
+    check_structure(batch, space.arch, "warm start")  # never raises: repaired fan-outs fit
+    return batch

@@ -131,9 +131,7 @@ def take_batch(
 
 def operand_bits(arch: Arch) -> npt.NDArray[np.float64]:
     """float[level, operand]: bits of a word of each operand at each level (innermost first)."""
-    return np.array(
-        [[lvl.bits(Operand(o)) for o in range(3)] for lvl in arch.inner_first], dtype=float
-    )
+    return np.array(arch.level_operand_bits, dtype=float)
 
 
 def tile_capacity_bits(arch: Arch) -> npt.NDArray[np.float64]:
@@ -151,9 +149,8 @@ class _Dims:
     """Compact indices of the dimensions a batch uses (layer extent > 1 or a factor > 1)."""
 
     def __init__(self, layer: Layer, batch: MappingBatch) -> None:
-        used = np.array(layer.dims) > 1
-        for arr in (batch.factors_t, batch.spatial_x, batch.spatial_y):
-            used |= arr.max(axis=(0, 2)) > 1
+        most = np.maximum(np.maximum(batch.factors_t, batch.spatial_x), batch.spatial_y)
+        used = (np.array(layer.dims) > 1) | (most.max(axis=(0, 2)) > 1)
         self.used: BoolArray = used  # bool[dim]
         self.index: IntArray = np.full(NUM_DIMS, -1)  # [dim]: compact index, -1 unused
         self.index[used] = np.arange(int(used.sum()))
@@ -193,9 +190,11 @@ def _window(
 
 def _tiles(dims: _Dims, extent: FloatArray, layer: Layer) -> FloatArray:
     """Tile sizes (words): extents ``[..., dim, batch]`` -> ``[..., operand, batch]``."""
-    shape = extent.shape[:-2] + extent.shape[-1:]
-    words = operand_words(layer, lambda d: dims.take(extent, int(d)), axis=-2, shape=shape)
-    return np.asarray(words, dtype=np.float64)
+    out = np.empty((*extent.shape[:-2], 3, *extent.shape[-1:]))
+    words = operand_words(layer, {d: dims.take(extent, d) for d in range(NUM_DIMS)})
+    for op, w in enumerate(words):
+        out[..., op, :] = w
+    return out
 
 
 def _distinct_starts(n: FloatArray, m: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
@@ -495,8 +494,7 @@ class _TileFills:
         ) * nest.above
         mult = np.ones((nl, nb))
         for li in range(nl - 2, -1, -1):
-            has = first[li + 1] < _BIG
-            mult[li] = mult[li + 1] + has * (outer[li + 1] - mult[li + 1])
+            mult[li] = np.where(first[li + 1] < _BIG, outer[li + 1], mult[li + 1])
         out = nest.tiles[:, op] * mult
         if op is I_ and self.sliding:
             for li in range(nl - 1):
@@ -735,7 +733,8 @@ class _WindowWalk:
         """The moves of the loops of one level (factors ``f``, ranks ``r``, ranks of the
         active loops ``ra``, tile extents ``extent``), after the levels below it."""
         moves = self._axis_moves(f, r, extent / f)  # step: float32, positions far below 2**24
-        n_moved = np.broadcast_to(self.hard_below, f.shape).astype(np.int8)
+        n_moved = np.empty(f.shape, dtype=np.int8)
+        n_moved[...] = self.hard_below
         hard = np.zeros(f.shape, dtype=bool)
         for i in self.hard_dims:
             hard |= ra[i] <= r  # an active N, G or C loop at or inside this loop
@@ -766,7 +765,8 @@ class _WindowWalk:
         step, less the wraps of the loops inside it and of the levels below)."""
         moves = []
         for k, (terms, _extent) in enumerate(self.axes):
-            d_move = np.broadcast_to(-self.wrapped[k], f.shape).copy()
+            d_move = np.empty(f.shape, dtype=np.float32)
+            d_move[...] = -self.wrapped[k]
             for dim, coef in terms:
                 i = self.dims.index[dim]
                 if i < 0:

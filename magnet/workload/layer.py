@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypedDict
 
-import numpy as np
-import numpy.typing as npt
 from annotated_types import Ge, Le
 from pydantic import Field, field_validator, model_validator
 
@@ -215,7 +213,7 @@ class Layer(Public):
         feature; else none), inputs one activation input (a pool's: the window box), outputs
         its output."""
         if not self.is_postprocess:
-            return int(_operand_words(self, {d: getattr(self, d.name) for d in Dim})[operand])
+            return int(operand_words(self, dict(enumerate(self.dims)))[operand])
         if operand is Operand.W:
             per_channel = {"bias": 1, "scale": 1, "batchnorm": 2, "layernorm": 2}
             return per_channel.get(str(self.op), 0) * self.G * self.K
@@ -289,24 +287,11 @@ class GemmView(Layer):
         return (*super().shape_key(), self.input_tensor_words)
 
 
-def operand_words(
-    layer: Layer, extent_of: Callable[[Dim], Any], axis: int = 0, shape: tuple[int, ...] = ()
-) -> npt.NDArray[Any]:
-    """Words of each operand's tile from per-dimension extents (arrays of one shape).
-
-    ``extent_of(dim)`` gives a dimension's extent (1.0 for a dimension not in use); the result
-    stacks weights, inputs, outputs along ``axis``, each broadcast to at least ``shape``.
-    Inputs take the sliding-window box: ``wstride * (P - 1) + wdilation * (R - 1) + 1``
-    wide, likewise high with Q and S.
-    """
-    words = _operand_words(layer, {d: extent_of(d) for d in Dim})
-    shape = np.broadcast_shapes(shape, *(np.shape(x) for x in words))
-    return np.stack([np.broadcast_to(x, shape) for x in words], axis=axis)
-
-
-def _operand_words(layer: Layer, e: dict[Dim, Any]) -> tuple[Any, Any, Any]:
-    """``operand_words``'s weights, inputs and outputs from the extents ``e`` (numbers or
-    arrays), unstacked: a layer's own sizes are plain integers, without numpy's cost."""
+def operand_words(layer: Layer, e: Mapping[int, Any]) -> tuple[Any, Any, Any]:
+    """Words of the weights, inputs and outputs of a tile of per-dimension extents ``e``
+    (by ``Dim``; numbers or arrays of one shape): inputs take the sliding-window box,
+    ``wstride * (P - 1) + wdilation * (R - 1) + 1`` wide, likewise high with Q and S. A
+    layer's own sizes are plain integers, without numpy's cost."""
     width = layer.wstride * (e[Dim.P] - 1) + layer.wdilation * (e[Dim.R] - 1) + 1
     height = layer.hstride * (e[Dim.Q] - 1) + layer.hdilation * (e[Dim.S] - 1) + 1
     weights = e[Dim.G] * e[Dim.K] * e[Dim.C] * e[Dim.R] * e[Dim.S]
