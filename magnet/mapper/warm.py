@@ -225,9 +225,9 @@ def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops
     spatial factors beyond a fan-out, or where the dataflow allows none, and temporal loops
     where it allows none run in time at the nearest level (that one or above) that allows
     them, the largest first; then the tiles of a level that does not fit its capacity shrink,
-    a prime factor of its largest loop at a time (else of the largest loop over what it keeps
-    of the nearest level below it with one) moving out to the nearest level above it that
-    allows it (at most ``moves``, innermost first); last, the loops that break a level's
+    a prime factor of its largest loop at a time (when it has none, of the largest loop over
+    what it keeps at the nearest level below it) moving out to the nearest level above it
+    that allows it (at most ``moves``, innermost first); last, the loops that break a level's
     stationarity move out (``_keep_stationary``). The result may still not be one (it then
     prices invalid)."""
     arch = space.arch
@@ -357,12 +357,11 @@ def seed_batch(seeds: Sequence[Mapping], space: Space) -> MappingBatch | None:
     what it keeps is the space's); None: none. The tracker prices them like any mapping:
     one that no longer fits scores invalid."""
     names = {lvl.name for lvl in space.arch.levels}
-    batches = [
-        loops_batch(space.arch, repaired(seed, space))
-        for seed in seeds
-        if {lvl.target for lvl in seed.levels} <= names
-        or names <= {lvl.target for lvl in seed.levels}  # else a seed of another structure
-    ]
+    batches = []
+    for seed in seeds:
+        named = {lvl.target for lvl in seed.levels}
+        if named <= names or names <= named:  # else a seed of another structure
+            batches.append(loops_batch(space.arch, repaired(seed, space)))
     if not batches:
         return None
     batch = replace(MappingBatch.concat(batches), keep=space.keep.copy())
