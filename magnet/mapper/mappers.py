@@ -164,7 +164,9 @@ class FastMapper(Mapper[FastOptions]):
         pick = _dedupe(seeds, scores, o.warm_population)
         parents, parent_scores = seeds.take(pick), scores[pick]
         if o.warm_samples:  # half the population from fresh samples: a seed may mislead
-            fresh = sample(space, tracker.room(o.warm_samples), rng, blocks=8)
+            # in one block (one order of the dims): the seeds place the search, and blocks of
+            # their own orders gave the same EDP for 5 % more CPU (benchmarks/bench_warm.py)
+            fresh = sample(space, tracker.room(o.warm_samples), rng)
             fresh_scores = tracker.price(fresh)
             keep = max(1, o.warm_population - o.warm_population // 2)
             pick = pick[:keep]
