@@ -10,7 +10,7 @@ import magnet as mg
 from magnet.design import build_design, searched_designs
 from magnet.mapper import get_mapper
 from magnet.mapper.mapspace import Space, lift
-from magnet.mapper.warm import WarmStore, evaluation_identity, repair, seed_batch
+from magnet.mapper.warm import WarmStore, evaluation_identity, seed_batch
 from magnet.mapper.whole_network import map_network
 from magnet.mapping import LevelMapping, Mapping, to_batch
 from magnet.model.evaluate import evaluate_batch, layer_view
@@ -19,6 +19,13 @@ from magnet.workload.network import NetworkLayer
 LAYER = mg.Layer(name="c", K=64, C=64, P=14, Q=14, R=3, S=3)
 NET = mg.Network(name="one", layers=(NetworkLayer(layer=LAYER),))
 OPTIONS = {"samples": 600, "rounds": 10, "seed": 0}
+
+
+def repaired_mapping(seed: Mapping, space: Space) -> Mapping:
+    """``seed`` as the warm start makes it a mapping of ``space`` (``seed_batch``)."""
+    batch = seed_batch([seed], space)
+    assert batch is not None
+    return batch.mapping(0, space.arch)
 
 
 def design(dataflow: str = "ws", **params: object) -> mg.Design:
@@ -70,7 +77,7 @@ def test_a_seed_that_no_longer_fits_is_repaired_or_priced_invalid() -> None:
     assert seed is not None
     narrow = design(vector_width=4, weight_buffer="16KiB")
     space = Space(layer_view(LAYER, narrow.arch), narrow.arch, narrow.dataflow)
-    fixed = repair(seed, space)
+    fixed = repaired_mapping(seed, space)
     for lvl, (fx, fy) in zip(narrow.arch.inner_first, narrow.arch.fanouts, strict=True):
         loops = fixed.level(lvl.name)
         if loops is not None:
@@ -127,7 +134,7 @@ def test_a_loop_that_breaks_stationarity_moves_out_as_the_outermost() -> None:
             LevelMapping(target=lvl.name, temporal=loops.get(lvl.name, {})) for lvl in d.arch.levels
         )
     )
-    fixed = repair(seed, space)
+    fixed = repaired_mapping(seed, space)
     assert list(fixed.level("DRAM").temporal.items()) == [("K", 4), ("C", 4), ("P", 7)]
     assert fixed.level("GlobalBuffer").temporal == {"P": 2}
     assert fixed.level("InputBuffer").temporal == {"Q": 14}
@@ -166,7 +173,7 @@ def test_an_alternative_without_a_level_starts_from_the_designs_best() -> None:
             for i, n in enumerate(names)
         )
     )
-    folded = repair(seed, space).level("AccumulationBuffer")
+    folded = repaired_mapping(seed, space).level("AccumulationBuffer")
     assert folded is not None and list(folded.temporal.items()) == [("R", 3), ("C", 2)]
     # the next design's searches (of the design and of its alternative) both start warm:
     # together a fraction of a fresh search (one warm and one fresh: about half)

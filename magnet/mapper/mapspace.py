@@ -91,6 +91,8 @@ class Space:
             for op in rule.reuse:
                 self.reuse.append((li, parse_operand(op)))
         self.fanouts = arch.fanouts
+        # float32[level, 1]: each fan-out's x and y (``structure_ok``'s limits)
+        self.fan_x, self.fan_y = np.array(arch.fanouts, dtype=np.float32).T[:, :, None]
         self.cap_bits = tile_capacity_bits(arch)
         self.bits = stored_bits(self.layer, arch, capacity=True)  # compressed tiles as they fit
         self._check_feasible()
@@ -136,10 +138,9 @@ class Space:
                 field=lvl.name,
             )
 
-    def fixed_product(self, d: int, upto: int | None = None) -> int:
-        """Product of the fixed temporal and spatial factors of dim ``d`` (levels <= upto)."""
-        stop = self.nl if upto is None else upto + 1
-        fixed = np.concatenate([self.fixed_t[:stop, d], self.fixed_s[:stop, d]])
+    def fixed_product(self, d: int) -> int:
+        """Product of the fixed temporal and spatial factors of dim ``d``."""
+        fixed = np.concatenate([self.fixed_t[:, d], self.fixed_s[:, d]])
         return int(np.prod(fixed[fixed > 0]))
 
     def need_bits(self, li: int, words: np.ndarray) -> np.ndarray:
@@ -193,10 +194,8 @@ class Space:
         # products in float32: exact up to 2**24, beyond it far above any fan-out or extent,
         # and they cannot wrap around
         t, sx, sy = (a.astype(np.float32) for a in (t, sx, sy))
-        fan = np.array(self.fanouts, dtype=np.float32)  # [level, x or y]
-        ok &= (sx.prod(axis=1) <= fan[:, :1]).all(axis=0) & (sy.prod(axis=1) <= fan[:, 1:]).all(
-            axis=0
-        )
+        fits = (sx.prod(axis=1) <= self.fan_x) & (sy.prod(axis=1) <= self.fan_y)  # [level, b]
+        ok &= fits.all(axis=0)
         total = (t * sx * sy).prod(axis=0)  # [dim, batch]
         ok &= (total >= self.extent[:, None]).all(axis=0)
         for li, prefix in enumerate(self.order_prefix):

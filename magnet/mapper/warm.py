@@ -43,7 +43,6 @@ from magnet.design import Design, design_identity
 from magnet.mapper.mapspace import Space
 from magnet.mapping import (
     LevelLoops,
-    LevelMapping,
     Mapping,
     MappingBatch,
     check_structure,
@@ -198,24 +197,6 @@ class WarmStore:
         seen.append(_Seen(keys.where, mapping))
         if len(seen) > self.limit:
             del seen[0]
-
-
-def repair(mapping: Mapping, space: Space, moves: int = 32) -> Mapping:
-    """``mapping`` (a neighbouring design's) made a mapping of ``space`` where it can be
-    (``repaired``), as a ``Mapping``."""
-    by_name = {lvl.target: lvl for lvl in mapping.levels}
-    order = [lvl.name for lvl in space.arch.inner_first]
-    levels = [
-        LevelMapping(
-            target=order[li],
-            temporal=temporal,
-            spatial_x=spatial_x,
-            spatial_y=spatial_y,
-            keep=by_name[order[li]].keep if order[li] in by_name else None,
-        )
-        for li, temporal, spatial_x, spatial_y, _ in reversed(repaired(mapping, space, moves))
-    ]
-    return mapping.model_copy(update={"levels": tuple(levels)})
 
 
 def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops]:

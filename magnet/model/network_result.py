@@ -514,7 +514,8 @@ def price_plan(
         alike = steady is not None and (
             (h is None or alike) if layer.is_postprocess else i not in plan.resident
         )
-        if steady is not None and alike:
+        if alike:
+            assert steady is not None
             run = steady[i]
             chain = run.chain if isinstance(run, PostResult) else Chain.of(run.batch)
             runs.append(run)
