@@ -29,16 +29,46 @@ def space_file(tmp_path: Path, **changes: object) -> Path:
     return path
 
 
+#: Activations no design of the small space keeps on chip (its global buffer holds 32 KiB):
+#: the conv's output is 64 x 28 x 28 words of 8 bits (49 KiB), read by a 1x1 convolution of
+#: stride 2 (whose windows touch a quarter of its input box), then a layer that keeps none.
+WIDE = {
+    "name": "wide-net",
+    "layers": [
+        {"name": "conv", "K": 64, "C": 16, "P": 28, "Q": 28, "R": 3, "S": 3},
+        {"name": "down", "K": 32, "C": 64, "P": 14, "Q": 14, "stride": 2},
+        {"name": "fc", "kind": "fc", "K": 64, "C": 128},
+    ],
+}
+
+
 # e2e though it starts nothing: a search of 200 trials, then every skipped design mapped, about
-# 4 CPU-s here (the other tests of the bounds stay in the edit loop's tier)
+# 4 CPU-s here for each case (the other tests of the bounds stay in the edit loop's tier).
+# The second case bounds energy too, on a network whose activations pass through DRAM.
 @pytest.mark.e2e
-def test_no_design_skipped_by_its_bounds_would_have_entered_the_front(tmp_path: Path) -> None:
-    path = space_file(tmp_path)
+@pytest.mark.parametrize("energy", [False, True])
+def test_no_design_skipped_by_its_bounds_would_have_entered_the_front(
+    tmp_path: Path, energy: bool
+) -> None:
+    changes: dict[str, object] = {}
+    if energy:
+        (tmp_path / "wide.yaml").write_text(yaml.safe_dump(WIDE))
+        changes = {
+            "objectives": ["energy_pj", "area_mm2"],
+            "workloads": [str(tmp_path / "wide.yaml")],
+        }
+    path = space_file(tmp_path, **changes)
+    if energy:  # global buffers that keep the conv's output, or not; 64 designs
+        data = yaml.safe_load(path.read_text())
+        data["params"].update(pe_rows=2, global_buffer={"choices": ["16KiB", "64KiB"]})
+        path.write_text(yaml.safe_dump(data))
     search(path, n_trials=200, storage=str(tmp_path / "s.journal"), seed=0)
     study = load_study("small", str(tmp_path / "s.journal"))
     dominated = study.trials("dominated")
-    assert len(dominated) >= 10  # the bound bites: this is not a test that cannot fail
-    assert study.counts()["designs"] == 96
+    # the bound bites: this is not a test that cannot fail (with energy: 6 here, none before
+    # the bound counted the activations that pass through DRAM)
+    assert len(dominated) >= (3 if energy else 10)
+    assert study.counts()["designs"] == (64 if energy else 96)
     # map every skipped design after all: each is strictly beaten by a mapped design
     space = load_space(path)
     mapped = np.array([[t.values[o] for o in study.objectives] for t in study.feasible()])
@@ -103,3 +133,43 @@ def test_the_bounds_are_below_what_a_mapped_design_spends(preset: str) -> None:
     assert bounds["area_mm2"] == pytest.approx(record.area_mm2)
     # the DRAM floor makes the energy bound more than the math alone
     assert bounds["energy_pj"] > 2 * 1024 * 3136 * design.costs.mac_pj
+
+
+def test_the_activations_no_plan_keeps_are_in_the_energy_bound(tmp_path: Path) -> None:
+    # WIDE on a design of the small space (a 32 KiB global buffer, 262,144 bits)
+    import magnet as mg
+    from magnet.design import Design
+    from magnet.search.bounds import _activations_moved, bound_metrics
+    from magnet.search.job import design_of, spec_network
+    from magnet.workload.dims import Operand
+
+    (tmp_path / "wide.yaml").write_text(yaml.safe_dump(WIDE))
+    space = load_space(space_file(tmp_path, workloads=[str(tmp_path / "wide.yaml")]))
+    params = {"vector_width": 8, "vector_units": 8, "weight_collector": 4, "accum_collector": 4}
+    job = DesignJob.of(space, space.design(params), "os-local-ws")
+    design = design_of(job)
+    assert isinstance(design, Design)
+    net = spec_network(job.workloads[0])
+    moved = [(e.layer.name, read, written) for e, read, written in _activations_moved(design, net)]
+    # conv: reads the network's input, 16 x 30 x 30 = 14,400 words; its output, 64 x 28 x 28
+    # = 50,176 words of 8 bits (401,408 bits > 262,144), no plan keeps: written, 50,176.
+    # down: reads it with 1x1 windows of stride 2, touching 14 of 27 columns and rows:
+    # 64 x 14 x 14 = 12,544 words (its box: 64 x 27 x 27 = 46,656); nothing reads its output
+    # (fc's 128 input channels are not its 32): written, 32 x 14 x 14 = 6,272.
+    # fc: reads its 128 inputs from DRAM, writes its 64 outputs.
+    assert moved == [("conv", 14400, 50176), ("down", 12544, 6272), ("fc", 128, 64)]
+    # the energy bound grows by those words at DRAM's prices, beyond the network's input
+    # (14,400 words) and output (64) it counted before
+    levels = design.arch.inner_first
+    dram = len(levels) - 1
+    assert levels[dram].is_dram
+    bits, access = levels[dram].bits(Operand.I), levels[dram].access_bits
+    reads = (14400 + 12544 + 128 - 14400) * bits / access * design.costs.read_pj[dram]
+    writes = (50176 + 6272 + 64 - 64) * levels[dram].bits(Operand.O) / access
+    writes *= design.costs.update_pj[dram]
+    layered = bound_metrics(design, [net], [1.0])["energy_pj"]
+    staged = bound_metrics(design, [net], [1.0], staged=[True])["energy_pj"]
+    assert layered - staged == pytest.approx(reads + writes)
+    # and stays under what the mapped design spends
+    record = mg.evaluate(net, design.arch, dataflow="os-local-ws", samples=300, rounds=3)
+    assert layered <= record.record().energy_pj

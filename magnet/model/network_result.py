@@ -268,6 +268,18 @@ def _fits_next(plan: RunPlan, p: int, c: int) -> bool:
     return True
 
 
+def may_keep(arch: Arch, layer: Layer) -> bool:
+    """Whether any plan can keep ``layer``'s output (an entry run once) on chip on ``arch``:
+    what ``_fits_next`` and ``_fits_span`` ask of it alone, that the levels activations stay
+    in exist and its bits fit each of them, all its instances. False: every plan writes it
+    to DRAM and its readers read it there (the bounds before mapping, ``magnet.search.bounds``)."""
+    homes, in_home = _homes(arch), _home(arch, Operand.I)
+    if homes is None or in_home is None:
+        return False
+    bits = layer.operand_size(Operand.O) * in_home.bits(Operand.I)
+    return all(bits <= (lvl.capacity_bits or 0) * lvl.instances for _, lvl in homes)
+
+
 def _fits_span(plan: RunPlan, p: int, c: int, live: dict[int, float]) -> bool:
     """The rule for an activation read later than by the next layer (a residual add's
     shortcut, a projection's input): the global buffer holds it, from the layer that makes

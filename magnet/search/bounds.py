@@ -9,12 +9,16 @@ mapping, pipeline and fusion magnet prices:
 
 * ``latency_cycles`` >= the network's MACs over the design's MAC units (no cycle does more
   than every MAC once; MACs the design skips as zeros are the effectual ones), and >= its
-  DRAM floor over DRAM's bandwidth;
+  DRAM floor (below) over DRAM's bandwidth;
 * ``energy_pj`` >= its MACs' math, MACs x the design's energy of one MAC (a design gating or
   skipping zeros: the effectual MACs), plus its DRAM floor: every batch reads the network's
   input and writes its output, and reads again the weights no on-chip capacity could hold
   (all its levels' instances together), at DRAM's price per bit (every other category is
-  >= 0; a design with a compressed format has no DRAM floor here);
+  >= 0; a design with a compressed format has no DRAM floor here). A network run layer
+  after layer (not pipelined or fused) also moves through DRAM every activation no plan
+  can keep on chip (``may_keep``: larger than the levels activations stay in, or made or
+  read by an entry that repeats): its producer writes it, each word at least once, and
+  each MAC layer reading it reads at least the input words its windows touch;
 * ``edp`` >= the product of the two; ``area_mm2`` is the design's (priced without a
   mapping); ``tops`` <= 2 x MACs over the latency bound, ``tops_per_w`` <= 2 x MACs over
   the energy bound, ``tops_per_mm2`` <= the first over the area, ``images_per_s`` <= the
@@ -36,12 +40,14 @@ from typing import Any
 import numpy as np
 
 from magnet.design import Design
+from magnet.model.network_result import fused_heads, may_keep
 from magnet.model.sparse_counts import effectual_share
 from magnet.search import pareto
 from magnet.search.design_space import SearchSpace
 from magnet.search.job import DesignJob, spec_network
 from magnet.workload.dims import Operand
-from magnet.workload.network import Network
+from magnet.workload.layer import Layer
+from magnet.workload.network import Network, NetworkLayer
 
 #: The objectives a bound exists for, and whether it bounds from below (minimised) or above.
 BOUNDED = {
@@ -66,11 +72,14 @@ def _effectual(design: Design, network: Network) -> float:
     )
 
 
-def _dram_floor(design: Design, network: Network) -> tuple[float, float]:
+def _dram_floor(design: Design, network: Network, layered: bool) -> tuple[float, float]:
     """(pJ, cycles) every batch of ``network`` spends at least on DRAM: the network's input
     read and its output written, and the weights no on-chip capacity can hold (all its
-    levels' instances together) read again; (0, 0) for a design with no DRAM, or one with a
-    format (compressed words, which this does not bound)."""
+    levels' instances together) read again; ``layered`` (the network runs layer after
+    layer), the activations no plan keeps on chip too (``_activations_moved``), and the
+    cycles at least the sum over its MAC layers of the larger of their math and their own
+    activations' DRAM time; (0, 0) for a design with no DRAM, or one with a format
+    (compressed words, which this does not bound)."""
     arch = design.arch
     levels = arch.inner_first
     dram = next((li for li in range(len(levels) - 1, -1, -1) if levels[li].is_dram), None)
@@ -92,6 +101,10 @@ def _dram_floor(design: Design, network: Network) -> tuple[float, float]:
     weights_read = max(0.0, weight_words - room)
     inputs_read = float(mac[0].layer.operand_size(Operand.I))
     written = float(network.layers[-1].layer.operand_size(Operand.O))
+    if layered:
+        moved = _activations_moved(design, network)
+        inputs_read = max(inputs_read, sum(r * e.repeat for e, r, _ in moved))
+        written = max(written, sum(w * e.repeat for e, _, w in moved))
     read_bits = weights_read * level.bits(Operand.W) + inputs_read * level.bits(Operand.I)
     written_bits = written * level.bits(Operand.O)
     access = level.access_bits
@@ -113,17 +126,69 @@ def _dram_floor(design: Design, network: Network) -> tuple[float, float]:
     return float(energy), cycles
 
 
+def _activations_moved(design: Design, network: Network) -> list[tuple[NetworkLayer, int, int]]:
+    """Each MAC entry of ``network`` with the input words it reads and the output words it
+    writes in DRAM at least, once, in every plan of it run layer after layer on ``design``
+    (``magnet.model.network_result.price_plan``): an entry whose input no plan keeps on chip
+    (none or several producers, or its producer's output kept by no plan: ``may_keep``,
+    both entries run once) reads at least the words its windows touch
+    (``_touched_inputs``); one whose chain's output some reader reads from DRAM (or nothing
+    reads: the network's output) writes each of its own output words at least once."""
+    arch = design.arch
+    entries = network.layers
+    producers, consumers = network.edges()
+    head = fused_heads(network, [arch] * len(entries), producers, consumers)
+
+    def stays(p: int, c: int) -> bool:  # whether any plan lets c read p's output on chip
+        once = entries[p].repeat == 1 and entries[c].repeat == 1
+        return once and may_keep(arch, entries[p].layer)
+
+    moved = []
+    for i, e in enumerate(entries):
+        if e.layer.is_postprocess:
+            continue
+        made = producers[i]
+        read = 0 if len(made) == 1 and stays(made[0], i) else _touched_inputs(e.layer)
+        tail = i  # the chain's last entry: its post-processing layers fused into it
+        while tail + 1 < len(entries) and head[tail + 1] == i:
+            tail += 1
+        readers = consumers[tail]
+        kept = readers and all(stays(tail, c) for c in readers)
+        moved.append((e, read, 0 if kept else e.layer.operand_size(Operand.O)))
+    return moved
+
+
+def _touched_inputs(layer: Layer) -> int:
+    """Input words ``layer``'s windows touch: at most its input box (``operand_size``, gaps
+    included), fewer when strides skip columns or rows (a 1x1 convolution of stride 2 reads
+    a quarter of it). No mapping reads fewer words from the level holding its inputs."""
+
+    def along(outputs: int, kernel: int, stride: int, dilation: int) -> int:
+        if dilation == 1 and stride <= kernel:
+            return stride * (outputs - 1) + kernel  # contiguous: the box
+        return len({o * stride + k * dilation for o in range(outputs) for k in range(kernel)})
+
+    width = along(layer.P, layer.R, layer.wstride, layer.wdilation)
+    height = along(layer.Q, layer.S, layer.hstride, layer.hdilation)
+    return layer.N * layer.G * layer.C * width * height
+
+
 def bound_metrics(
-    design: Design, networks: Sequence[Network], weights: Sequence[float]
+    design: Design,
+    networks: Sequence[Network],
+    weights: Sequence[float],
+    staged: Sequence[bool] | None = None,
 ) -> dict[str, float]:
     """Each ``BOUNDED`` metric's bound for ``design`` on ``networks`` (weighted means over
-    them, as the metrics are); a metric the cost model gives no value for is left out."""
+    them, as the metrics are); a metric the cost model gives no value for is left out.
+    ``staged``: whether each network is pipelined or fused across the design's chiplets
+    (None: none is; each runs layer after layer, as ``magnet.evaluate`` runs it)."""
     shares = [w / max(weights) for w in weights]
     per: list[dict[str, float]] = []
-    for network in networks:
+    for network, pipelined in zip(networks, staged or [False] * len(networks), strict=True):
         macs = sum(e.layer.macs * e.repeat for e in network.layers if not e.layer.is_postprocess)
         done = _effectual(design, network)
-        dram_pj, dram_cycles = _dram_floor(design, network)
+        dram_pj, dram_cycles = _dram_floor(design, network, layered=not pipelined)
         cycles = max(done / design.arch.mac_count, dram_cycles)
         energy = done * design.costs.mac_pj + dram_pj
         seconds = cycles / (design.arch.clock_ghz * 1e9)
@@ -178,7 +243,12 @@ def dominated(job: DesignJob, design: Design) -> str | None:
     that builds or prices it runs there, never in the driver."""
     networks = [spec_network(spec) for spec in job.workloads]
     weights = [float(spec.get("weight", 1.0)) for spec in job.workloads]
-    bounds = bound_metrics(design, networks, weights)
+    # as the job maps them (``magnet.search.job``): staged on a package of chiplets
+    staged = [
+        bool(spec.get("pipeline") or spec.get("fuse")) and design.arch.chiplets > 1
+        for spec in job.workloads
+    ]
+    bounds = bound_metrics(design, networks, weights, staged)
     if dominating(bounds, job.objectives, job.directions, job.front) is None:
         return None
     return (
