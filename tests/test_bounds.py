@@ -173,3 +173,26 @@ def test_the_activations_no_plan_keeps_are_in_the_energy_bound(tmp_path: Path) -
     # and stays under what the mapped design spends
     record = mg.evaluate(net, design.arch, dataflow="os-local-ws", samples=300, rounds=3)
     assert layered <= record.record().energy_pj
+
+
+def test_the_latency_bound_counts_the_lanes_a_layer_can_fill(tmp_path: Path) -> None:
+    # a first layer of 3 channels on a design of the small space under os-local-ws: 256 MAC
+    # units, fan-outs of 8 over C (the vector's lanes), 8 over K (the vector units) and
+    # 2 x 2 over K or C (the PEs); a cycle does at most 3 x 8 x 2 x 2 = 96 useful MACs
+    import magnet as mg
+    from magnet.design import Design
+    from magnet.search.bounds import _math_cycles, bound_metrics
+    from magnet.search.job import design_of
+    from magnet.workload.network import Network, NetworkLayer
+
+    space = load_space(space_file(tmp_path))
+    params = {"vector_width": 8, "vector_units": 8, "weight_collector": 4, "accum_collector": 4}
+    design = design_of(DesignJob.of(space, space.design({**params, "pe_rows": 2}), "os-local-ws"))
+    assert isinstance(design, Design) and design.arch.mac_count == 256
+    layer = mg.Layer(name="first", K=32, C=3, P=14, Q=14, R=3, S=3)
+    net = Network(name="first", layers=(NetworkLayer(layer=layer),))
+    # 32 x 3 x 14 x 14 x 9 = 169,344 MACs over 96: 1,764 cycles (over all 256 units: 661.5)
+    assert _math_cycles(design, net) == pytest.approx(169_344 / 96)
+    bound = bound_metrics(design, [net], [1.0])["latency_cycles"]
+    record = mg.evaluate(net, design.arch, dataflow="os-local-ws", samples=300, rounds=3).record()
+    assert 169_344 / 96 <= bound <= record.latency_cycles

@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from magnet.arch.spec import Arch
 from magnet.dataflow import Dataflow
@@ -44,6 +45,20 @@ for _op, _dims in RELEVANT.items():
     _REL[_op, [int(d) for d in _dims]] = True
 
 
+def spatial_dims(arch: Arch, flow: Dataflow) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """bool[level, dim]: the dims each level's fan-out may unroll along x, and along y, under
+    ``flow`` (a rule's ``spatial_x`` and ``spatial_y``; every dim where none is given)."""
+    allow_x = np.ones((len(arch.levels), NUM_DIMS), dtype=bool)
+    allow_y = np.ones_like(allow_x)
+    for rule in flow.rules:
+        li = arch.level_index(rule.level)
+        for mask, dims in ((allow_x, rule.spatial_x), (allow_y, rule.spatial_y)):
+            if dims is not None:
+                mask[li] = False
+                mask[li, [int(Dim[d]) for d in dims]] = True
+    return allow_x, allow_y
+
+
 @dataclass
 class Space:
     """Constraints of the mapspace as arrays (level 0 = innermost storage level)."""
@@ -61,8 +76,7 @@ class Space:
         self.keep = default_keep(arch)
         self.allow_t = np.ones((nl, NUM_DIMS), dtype=bool)
         self.fixed_t = np.zeros((nl, NUM_DIMS), dtype=np.int64)
-        self.allow_sx = np.ones((nl, NUM_DIMS), dtype=bool)
-        self.allow_sy = np.ones((nl, NUM_DIMS), dtype=bool)
+        self.allow_sx, self.allow_sy = spatial_dims(arch, flow)
         self.fixed_s = np.zeros((nl, NUM_DIMS), dtype=np.int64)
         self.order_prefix: list[list[int]] = [[] for _ in range(nl)]
         self.stationary: list[tuple[int, Operand]] = []
@@ -74,10 +88,6 @@ class Space:
                 self.allow_t[li, [int(Dim[d]) for d in rule.temporal]] = True
             for d, f in rule.factors.items():
                 self.fixed_t[li, Dim[d]] = f
-            for mask, dims in ((self.allow_sx, rule.spatial_x), (self.allow_sy, rule.spatial_y)):
-                if dims is not None:
-                    mask[li] = False
-                    mask[li, [int(Dim[d]) for d in dims]] = True
             for d, f in rule.spatial_factors.items():
                 self.fixed_s[li, Dim[d]] = f
             if rule.order is not None:

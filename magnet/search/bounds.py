@@ -7,9 +7,11 @@ when the front beats the bounds (``dominated``).
 A design's objectives are bounded from what needs no mapping, each bound proven for every
 mapping, pipeline and fusion magnet prices:
 
-* ``latency_cycles`` >= the network's MACs over the design's MAC units (no cycle does more
-  than every MAC once; MACs the design skips as zeros are the effectual ones), and >= its
-  DRAM floor (below) over DRAM's bandwidth;
+* ``latency_cycles`` >= the sum over the network's MAC layers of their MACs over the most a
+  cycle can do: the design's MAC units, fewer where the dataflow's fan-outs unroll dims
+  smaller than they are wide (a vector of 32 lanes over C does 3 useful MACs a cycle on a
+  first layer of 3 channels; MACs the design skips as zeros are the effectual ones), and
+  >= its DRAM floor (below) over DRAM's bandwidth;
 * ``energy_pj`` >= its MACs' math, MACs x the design's energy of one MAC (a design gating or
   skipping zeros: the effectual MACs), plus its DRAM floor: every batch reads the network's
   input and writes its output, and reads again the weights no on-chip capacity could hold
@@ -40,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from magnet.design import Design
+from magnet.mapper.mapspace import spatial_dims
 from magnet.model.network_result import fused_heads, may_keep
 from magnet.model.sparse_counts import effectual_share
 from magnet.search import pareto
@@ -70,6 +73,35 @@ def _effectual(design: Design, network: Network) -> float:
         for e in network.layers
         if not e.layer.is_postprocess
     )
+
+
+def _math_cycles(design: Design, network: Network) -> float:
+    """Cycles ``network``'s MACs take at least on ``design``: each MAC layer's effectual MACs
+    over the most of them one cycle can do (``_most_parallel``), summed (layers run one
+    after another, and a layer's latency is at least its temporal iterations)."""
+    return sum(
+        e.layer.macs
+        * effectual_share(e.layer, design.arch)
+        * e.repeat
+        / _most_parallel(design, e.layer)
+        for e in network.layers
+        if not e.layer.is_postprocess
+    )
+
+
+def _most_parallel(design: Design, layer: Layer) -> float:
+    """The most useful MACs of ``layer`` one cycle can do on ``design``: its MAC units, and
+    at most, on each fan-out axis, the smaller of its width and the product of the extents
+    of the dims the dataflow unrolls there (``spatial_dims``; a padded lane does no useful
+    MAC, and a dim unrolled on several axes is counted whole on each: an upper bound)."""
+    allow_x, allow_y = spatial_dims(design.arch, design.dataflow)
+    extent = np.array(layer.dims, dtype=float)
+    lanes = 1.0
+    for li, (fx, fy) in enumerate(design.arch.fanouts):
+        lanes *= min(fx, float(extent[allow_x[li]].prod()))
+        lanes *= min(fy, float(extent[allow_y[li]].prod()))
+    unrolled = float(extent[(allow_x | allow_y).any(axis=0)].prod())
+    return max(1.0, min(lanes, unrolled, float(design.arch.mac_count)))
 
 
 def _dram_floor(design: Design, network: Network, layered: bool) -> tuple[float, float]:
@@ -189,7 +221,7 @@ def bound_metrics(
         macs = sum(e.layer.macs * e.repeat for e in network.layers if not e.layer.is_postprocess)
         done = _effectual(design, network)
         dram_pj, dram_cycles = _dram_floor(design, network, layered=not pipelined)
-        cycles = max(done / design.arch.mac_count, dram_cycles)
+        cycles = max(_math_cycles(design, network), dram_cycles)
         energy = done * design.costs.mac_pj + dram_pj
         seconds = cycles / (design.arch.clock_ghz * 1e9)
         out = {"latency_cycles": cycles, "energy_pj": energy, "edp": energy * cycles}
