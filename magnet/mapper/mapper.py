@@ -50,6 +50,7 @@ from magnet.model.evaluate import (
     evaluate_batch,
     layer_view,
     overflow_message,
+    weight_home,
 )
 from magnet.model.records import LayerRecord, MapperStats
 from magnet.registry import Registry, plugin_errors
@@ -194,6 +195,11 @@ class Tracker:
         #: mappings to start from (``magnet.mapper.warm``: the best of neighbouring designs,
         #: re-validated when priced); None: search afresh
         self.seeds: MappingBatch | None = None
+        #: (level, bits): also keep the best mapping whose tiles at that level (the weight
+        #: home) take at most those bits (a lean mapping: ``Mapper.map``'s ``lean``)
+        self.lean: tuple[int, float] | None = None
+        self.best_lean_score = np.inf
+        self.best_lean: tuple[MappingBatch, BatchResult] | None = None
 
     def room(self, wanted: int) -> int:
         """How many of ``wanted`` mappings the evaluation budget still allows (at least 1)."""
@@ -220,6 +226,8 @@ class Tracker:
         if scores[i] < self.best_score:
             self.best_score = float(scores[i])
             self.best = (batch.take(np.array([i])), result.take(np.array([i])))
+        if self.lean is not None:
+            self._keep_lean(batch, result, scores)
         self.history.append(self.best_score)
         elapsed = time.perf_counter() - self.start
         if self.progress is not None:
@@ -231,6 +239,20 @@ class Tracker:
             self.exhausted = True
             raise BudgetExhausted
         return scores
+
+    def _keep_lean(self, batch: MappingBatch, result: BatchResult, scores: Scores) -> None:
+        """Keep the best of ``batch`` whose tiles at the lean level fit its bits."""
+        assert self.lean is not None
+        li, limit = self.lean
+        level = self.space.arch.inner_first[li]
+        bits = np.array([level.bits(o) for o in Operand], dtype=float)
+        kept = batch.keep[li] * bits  # [operand]
+        used = (result.counts.tile_words[li] * kept[:, None]).sum(axis=0)
+        lean = np.where(used <= limit, scores, np.inf)
+        j = int(np.argmin(lean))
+        if lean[j] < self.best_lean_score:
+            self.best_lean_score = float(lean[j])
+            self.best_lean = (batch.take(np.array([j])), result.take(np.array([j])))
 
 
 @checked_methods()
@@ -358,12 +380,16 @@ class Mapper(ABC, Generic[OptionsT]):
         *,
         staying: bool = False,
         seeds: Sequence[Mapping] = (),
+        lean: float | None = None,
     ) -> MapOutcome:
         """The best mapping of ``layer`` on ``design`` (never raises for infeasibility);
         ``staying``: the best as the mapping runs with its weights on chip across batches
         (where it holds them: ``Result.holds_weights``; its ``result`` is priced as
         alone); ``seeds``: mappings to start from (``magnet.mapper.warm``; a mapper may
-        ignore them)."""
+        ignore them); ``lean``: also keep, as the outcome's ``lean``, the best mapping the
+        search priced whose tiles at the weight home (``weight_home``) take at most this
+        share of it (a lean mapping, ``magnet.mapper.whole_network``: searched for apart
+        only when none was priced)."""
         start = time.perf_counter()
         outcome = MapOutcome("infeasible", layer, design, self.name, self.objective)
         best_score = np.inf
@@ -378,7 +404,8 @@ class Mapper(ABC, Generic[OptionsT]):
         )
         for searched in union:
             progress = self._progress(outcome, start)
-            run = self._search(layer, searched, budget, progress, staying, seeds)
+            own = lean if searched.arch is design.arch and not staying else None
+            run = self._search(layer, searched, budget, progress, staying, seeds, own)
             outcome.mappings_evaluated += run.evaluated
             outcome.valid_mappings += run.valid
             outcome.mapspace_size += run.size
@@ -387,6 +414,16 @@ class Mapper(ABC, Generic[OptionsT]):
             if run.best is None:
                 reasons.append(run.reason or "")
                 continue
+            if run.lean is not None and outcome.lean is None:
+                lean_batch, lean_result = run.lean
+                outcome.lean = Result(
+                    layer,
+                    design.arch,
+                    lean_batch.mapping(0, design.arch),
+                    design.costs,
+                    lean_result,
+                    lean_batch.keep,
+                )
             batch, result = run.best
             view = layer_view(layer, design.arch)
             if searched.arch is not design.arch:  # its best mapping, priced on the design
@@ -440,6 +477,7 @@ class Mapper(ABC, Generic[OptionsT]):
         progress: Progress | None,
         staying: bool = False,
         seeds: Sequence[Mapping] = (),
+        lean: float | None = None,
     ) -> _Run:
         """The search of ``design``'s own mapspace (not its alternatives'), from ``seeds``
         where they are its mappings."""
@@ -449,6 +487,10 @@ class Mapper(ABC, Generic[OptionsT]):
             return _Run(reason=str(exc))
         self.prepare(space)
         tracker = Tracker(space, design, self.objective, budget, progress, staying)
+        home = weight_home(space.arch, space.keep)
+        capacity = None if home is None else space.arch.inner_first[home].capacity_bits
+        if lean is not None and home is not None and capacity is not None:
+            tracker.lean = (home, capacity * lean)
         if seeds:
             from magnet.mapper.warm import seed_batch
 
@@ -463,6 +505,7 @@ class Mapper(ABC, Generic[OptionsT]):
             tracker.valid,
             space.size(),
             tracker.history,
+            lean=tracker.best_lean,
         )
         if tracker.best is None:
             run.reason = _why_no_mapping(space, tracker)
@@ -491,6 +534,8 @@ class _Run:
     size: float = 0.0
     history: list[float] = field(default_factory=list)
     reason: str | None = None
+    #: the best lean mapping (``Tracker.lean``), if asked for and found
+    lean: tuple[MappingBatch, BatchResult] | None = None
 
 
 def _why_no_mapping(space: Space, tracker: Tracker) -> str:
@@ -574,6 +619,7 @@ def guarded_map(
     staying: bool = False,
     why: str = "",
     seeds: Sequence[Mapping] = (),
+    lean: float | None = None,
 ) -> MapOutcome:
     """``mapper.map(layer, design)`` as magnet calls it (``staying``, ``seeds``:
     ``Mapper.map``'s): an exception raised in a plug-in mapper's code is a ``PluginError``
@@ -588,5 +634,7 @@ def guarded_map(
         extra["staying"] = True
     if seeds and "seeds" in known:
         extra["seeds"] = seeds
+    if lean is not None and "lean" in known:
+        extra["lean"] = lean
     with plugin_errors("mapper", mapper, doing):
         return mapper.map(layer, design, **extra)
