@@ -258,6 +258,49 @@ def test_a_broken_constraint_is_what_optuna_reads(seed: int) -> None:
             assert _violated(attrs) == any(v > 0 for v in read.values()), attrs
 
 
+def test_candidates_are_the_feasible_trials_with_their_values() -> None:
+    """``candidates``: of the study asked, the trials complete, ``ok`` and within their
+    constraints, by number, with their first ``objectives`` values; a feasible trial
+    without metrics or with too few values: ``Unanswerable``."""
+    time = "2026-01-01T00:00:00"
+    index = JournalIndex()
+    index.apply({"op_code": 0, "study_name": "a", "directions": [1, 1]}, 0)
+    index.apply({"op_code": 0, "study_name": "b", "directions": [1]}, 0)
+    ok = {"status": "ok", "metrics": {"e": 1.0}}
+    trials = [  # study, state, values, record, constraint
+        (0, 1, [1.0, 2.0, 9.0], ok, -1.0),  # 0: feasible (a third value, not an objective)
+        (1, 1, [5.0, 5.0], ok, -1.0),  # 1: another study
+        (0, 1, [3.0, 4.0], ok, 0.5),  # 2: a broken constraint
+        (0, 3, None, ok, -1.0),  # 3: failed
+        (0, 1, [5.0, 6.0], {"status": "infeasible", "metrics": {"e": 1.0}}, -1.0),  # 4
+        (0, 1, [7.0, 8.0], ok, 0.0),  # 5: feasible (a constraint at 0 holds)
+    ]
+    for study, state, values, record, constraint in trials:
+        log = {
+            "op_code": 4,
+            "study_id": study,
+            "datetime_start": time,
+            "datetime_complete": time,
+            "state": state,
+            "values": values,
+            "user_attrs": {"magnet": record},
+            "system_attrs": {"constraints:limit": constraint},
+        }
+        index.apply(log, 0)
+    ids, values = index.candidates(0, 2)
+    assert ids == [0, 5] and values.tolist() == [[1.0, 2.0], [7.0, 8.0]]
+    assert index.candidates(1, 1)[1].tolist() == [[5.0]]
+    assert index.candidates(1, 1)[0] == [1]
+    with pytest.raises(Unanswerable):
+        index.candidates(0, 3)  # trial 5 has two values
+    index.metrics[5] = False
+    with pytest.raises(Unanswerable):
+        index.candidates(0, 2)
+    index.metrics[5], index.values[5] = True, None
+    with pytest.raises(Unanswerable):
+        index.candidates(0, 2)
+
+
 # ---- magnet pareto on a real study --------------------------------------------------------------
 @pytest.fixture(scope="module")
 def made(tmp_path_factory) -> Path:
