@@ -18,6 +18,7 @@ import copy
 import json
 import random
 import shutil
+import struct
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,8 +34,12 @@ from optuna.storages.journal._storage import JournalStorageReplayResult
 from magnet.cli import main
 from magnet.search import search
 from magnet.search.values_index import (
+    _NOT_JSON,
     MAGIC,
     JournalIndex,
+    Unanswerable,
+    _operation,
+    _violated,
     front_params,
     index_path,
     indexed_front,
@@ -159,6 +164,141 @@ def test_a_torn_or_stray_last_line_is_left_for_later(tmp_path: Path) -> None:
         f.write(last[20:] + "\n")
     assert journal_index(str(journal)).offset == journal.stat().st_size
     _compare(JournalIndex.from_bytes(index_path(str(journal)).read_bytes()), logs, journal)
+
+
+# ---- the line decoder and the constraint check, against json and Optuna ----------------------
+def _json_value(rng: random.Random, depth: int = 0) -> Any:
+    """A random JSON value with what decoders tell apart: NaN and infinities, -0.0, floats
+    to the last bit, big integers, escapes, non-ASCII text and lone surrogates."""
+    kind = rng.randrange(10 if depth < 4 else 6)
+    if kind == 0:
+        return rng.choice([None, True, False, 0, -0.0, float("nan"), float("inf"), -float("inf")])
+    if kind == 1:
+        return rng.randint(-(10**30), 10**30) if rng.random() < 0.3 else rng.randint(-9, 9)
+    if kind in (2, 3):
+        return struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+    if kind in (4, 5):
+        alphabet = 'ab"\\/\b\f\n\r\t\x00\x1f é€😀\ud800\udc00'
+        return "".join(rng.choice(alphabet) for _ in range(rng.randrange(8)))
+    if kind in (6, 7):
+        return [_json_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    keys = ["a", "b", "op_code", "é", "a"]
+    return {rng.choice(keys): _json_value(rng, depth + 1) for _ in range(rng.randrange(4))}
+
+
+def _decoded(decode: Any, line: bytes) -> tuple[str, str]:
+    """What ``decode`` makes of ``line``: its value (repr: NaN, -0.0, ints and floats, key
+    order told apart), not JSON, or the error it raises."""
+    try:
+        value = decode(line)
+    except Exception as e:
+        return "raises", type(e).__name__
+    return ("not json", "") if value is _NOT_JSON else ("value", repr(value))
+
+
+def test_lines_decode_as_json_decodes_them() -> None:
+    """``_operation`` (pydantic's parser, json where it refuses) gives what Optuna's reader
+    gets from ``json``, on random texts and on texts with a few bytes changed (each kind of
+    outcome met: values, texts json refuses, lines neither takes)."""
+    rng = random.Random(0)
+    decoder = json.JSONDecoder().decode
+
+    def reference(line: bytes) -> Any:
+        try:
+            return decoder(line.decode())
+        except json.JSONDecodeError:
+            return _NOT_JSON
+
+    outcomes: set[str] = set()
+    for _ in range(4000):
+        value = {"op_code": 4, "x": _json_value(rng)}
+        line = json.dumps(value, ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass")
+        lines = [line + b"\n"]
+        for _ in range(3):
+            mutated = bytearray(line)
+            for _ in range(rng.randint(1, 3)):
+                at = rng.randrange(len(mutated) + 1)
+                byte = rng.choice(b'{}[]",:.-+eE0123456789 \\nutfalsNaIiy\x00\x1f\xc3\xa9\xff')
+                if rng.random() < 0.5 and at < len(mutated):
+                    mutated[at] = byte
+                else:
+                    mutated.insert(at, byte)
+            lines.append(bytes(mutated))
+        for text in lines:
+            ours = _decoded(lambda b: _operation(b, decoder), text)
+            assert ours == _decoded(reference, text), text
+            outcomes.add(ours[0])
+    assert outcomes == {"value", "not json", "raises"}  # raises: bytes that are not UTF-8
+    # what pydantic's parser refuses and json takes: json's values
+    deep = b'{"a":' + b"[" * 300 + b"]" * 300 + b"}"
+    for text in (b'{"a":"\\ud800"}', deep, b'{"a":' + b"1" * 5000 + b".5}"):
+        assert _decoded(lambda b: _operation(b, decoder), text) == _decoded(reference, text)
+
+
+@pytest.mark.filterwarnings("ignore:Overwrite an old format constraint")  # Optuna's, as meant
+@pytest.mark.parametrize("seed", range(3))
+def test_a_broken_constraint_is_what_optuna_reads(seed: int) -> None:
+    """``_violated`` (one key each: no list, a plain check) against Optuna's reading of a
+    trial's constraint attributes; both of Optuna's forms at once: ``Unanswerable``."""
+    from optuna.study._constrained_optimization import _get_constraints_from_system_attrs
+
+    rng = random.Random(seed)
+    for _ in range(500):
+        keys = rng.sample(["constraints:a", "constraints:b", "constraints:0", "constraints"], 2)
+        attrs: dict[str, Any] = {}
+        for key in keys[: rng.randint(1, 2)]:
+            count = rng.randint(0, 2)
+            values = [rng.choice([-1.0, 0.0, 0.5, float("nan")]) for _ in range(count)]
+            attrs[key] = values if key == "constraints" else (values or [0.0])[0]
+        read = _get_constraints_from_system_attrs(attrs)
+        if "constraints" in attrs and "constraints:0" in attrs and attrs["constraints"]:
+            with pytest.raises(Unanswerable):
+                _violated(attrs)
+        else:
+            assert _violated(attrs) == any(v > 0 for v in read.values()), attrs
+
+
+def test_candidates_are_the_feasible_trials_with_their_values() -> None:
+    """``candidates``: of the study asked, the trials complete, ``ok`` and within their
+    constraints, by number, with their first ``objectives`` values; a feasible trial
+    without metrics or with too few values: ``Unanswerable``."""
+    time = "2026-01-01T00:00:00"
+    index = JournalIndex()
+    index.apply({"op_code": 0, "study_name": "a", "directions": [1, 1]}, 0)
+    index.apply({"op_code": 0, "study_name": "b", "directions": [1]}, 0)
+    ok = {"status": "ok", "metrics": {"e": 1.0}}
+    trials = [  # study, state, values, record, constraint
+        (0, 1, [1.0, 2.0, 9.0], ok, -1.0),  # 0: feasible (a third value, not an objective)
+        (1, 1, [5.0, 5.0], ok, -1.0),  # 1: another study
+        (0, 1, [3.0, 4.0], ok, 0.5),  # 2: a broken constraint
+        (0, 3, None, ok, -1.0),  # 3: failed
+        (0, 1, [5.0, 6.0], {"status": "infeasible", "metrics": {"e": 1.0}}, -1.0),  # 4
+        (0, 1, [7.0, 8.0], ok, 0.0),  # 5: feasible (a constraint at 0 holds)
+    ]
+    for study, state, values, record, constraint in trials:
+        log = {
+            "op_code": 4,
+            "study_id": study,
+            "datetime_start": time,
+            "datetime_complete": time,
+            "state": state,
+            "values": values,
+            "user_attrs": {"magnet": record},
+            "system_attrs": {"constraints:limit": constraint},
+        }
+        index.apply(log, 0)
+    ids, values = index.candidates(0, 2)
+    assert ids == [0, 5] and values.tolist() == [[1.0, 2.0], [7.0, 8.0]]
+    assert index.candidates(1, 1)[1].tolist() == [[5.0]]
+    assert index.candidates(1, 1)[0] == [1]
+    with pytest.raises(Unanswerable):
+        index.candidates(0, 3)  # trial 5 has two values
+    index.metrics[5] = False
+    with pytest.raises(Unanswerable):
+        index.candidates(0, 2)
+    index.metrics[5], index.values[5] = True, None
+    with pytest.raises(Unanswerable):
+        index.candidates(0, 2)
 
 
 # ---- magnet pareto on a real study --------------------------------------------------------------

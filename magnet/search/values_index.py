@@ -17,16 +17,18 @@ over since: the index is rebuilt) and consumes the operations appended since. Th
 operations are applied as Optuna's replay applies them (``JournalStorageReplayResult``: an
 operation on a study or trial that does not exist, or on a finished trial, is skipped, and
 so is a parameter whose distribution clashes with the study's first one), so a journal
-written by any Optuna process reads alike. Whatever the index cannot answer exactly as a
-full reading would (a journal Optuna could not read, a line that is not an operation before
-the last, values that are not floats, a study that is not there or not magnet's) makes
-``indexed_front`` return None, and the caller reads the study in full, as before: its output
-or its error is then the full reading's. An index file that is damaged, of another version
-or stale is rebuilt; a file of that name magnet did not write (it does not begin with
-``MAGIC``) is left alone, and so is the index when the folder cannot be written (the front
-is then made from the index built in memory). The file is written whole or not at all (a
-temporary file in the same folder, then a rename). ``MAGNET_NO_INDEX=1`` in the environment
-turns the index off (the full reading, for comparisons).
+written by any Optuna process reads alike; its lines are decoded by pydantic's JSON parser,
+which gives ``json``'s values 2.4 times as fast, ``json`` deciding what it refuses
+(``_operation``). Whatever the index cannot answer exactly as a full reading would (a
+journal Optuna could not read, a line that is not an operation before the last, values that
+are not floats, a study that is not there or not magnet's) makes ``indexed_front`` return
+None, and the caller reads the study in full, as before: its output or its error is then
+the full reading's. An index file that is damaged, of another version or stale is rebuilt;
+a file of that name magnet did not write (it does not begin with ``MAGIC``) is left alone,
+and so is the index when the folder cannot be written (the front is then made from the
+index built in memory). The file is written whole or not at all (a temporary file in the
+same folder, then a rename). ``MAGNET_NO_INDEX=1`` in the environment turns the index off
+(the full reading, for comparisons).
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ import os
 import struct
 import tempfile
 import zlib
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
+from pydantic_core import from_json
 
 from magnet.perf import paused_gc
 
@@ -68,6 +72,8 @@ ARRAYS = {
 RUNNING, COMPLETE, PRUNED, FAIL, WAITING = 0, 1, 2, 3, 4
 FINISHED = (COMPLETE, PRUNED, FAIL)
 STATES = frozenset((RUNNING, COMPLETE, PRUNED, FAIL, WAITING))
+#: The type of every value a trial of the index has (JSON tells ints apart).
+FLOAT = frozenset((float,))
 #: Optuna's journal operations (``JournalOperation``).
 (
     CREATE_STUDY,
@@ -144,6 +150,10 @@ class JournalIndex:
         self._parsed: dict[str, Any] = {}
         #: internal values checked per distribution (JSON)
         self._valid: dict[str, set[Any]] = {}
+        #: the distributions (JSON) of the last trial made, and the parameters' values
+        #: checked against them (name, internal value)
+        self._texts: dict[str, str] = {}
+        self._checked: set[tuple[str, Any]] = set()
 
     # ---- replay ----------------------------------------------------------------------------
     def _distribution(self, text: str) -> Any:
@@ -159,40 +169,39 @@ class JournalIndex:
         return 0 <= _id(trial_id) < len(self.state) and self.state[trial_id] not in FINISHED
 
     def _summarise_record(self, trial_id: int, record: Any) -> None:
-        """``ok`` and ``metrics`` of a trial from its magnet record (as ``study._view``)."""
-        if not record:
-            self.ok[trial_id], self.metrics[trial_id] = True, False
-            return
-        if not isinstance(record, dict):  # a full reading fails on it
+        """``ok`` and ``metrics`` of a trial from its magnet record (``_summary``)."""
+        summary = _summary(record)
+        if summary is None:
             self.unusable.add(self.study[trial_id])
-            return
-        self.ok[trial_id] = record.get("status", "ok") == "ok"
-        self.metrics[trial_id] = bool(record.get("metrics"))
+        else:
+            self.ok[trial_id], self.metrics[trial_id] = summary
 
     def _set_constraint(self, trial_id: int, key: str, value: Any) -> None:
         if key == CONSTRAINTS or key.startswith(CONSTRAINTS_PREFIX):
             self.constraints.setdefault(trial_id, {})[key] = value
-            self.violated[trial_id] = self._violated(trial_id, self.constraints[trial_id])
+            self.violated[trial_id] = self._violated(
+                self.study[trial_id], self.constraints[trial_id]
+            )
 
-    def _violated(self, trial_id: int, constraints: dict[str, Any]) -> bool:
+    def _violated(self, study_id: int, constraints: dict[str, Any]) -> bool:
         """``_violated``; constraints in both of Optuna's forms (it warns, a full reading
         shows it) make the trial's study one the index does not answer for."""
         try:
             return _violated(constraints)
         except Unanswerable:
-            self.unusable.add(self.study[trial_id])
+            self.unusable.add(study_id)
             return False
 
     def _check_values(self, trial_id: int, values: Any) -> None:
-        if values is not None and not (
-            isinstance(values, list) and all(type(v) is float for v in values)
-        ):
-            self.unusable.add(self.study[trial_id])  # ints or others: JSON shows them apart
+        if values is not None and not _floats(values):
+            self.unusable.add(self.study[trial_id])
 
     def apply(self, log: Any, at: int) -> None:
         """Apply one operation (``log``, the line starting at byte ``at``) as Optuna does."""
         op = log["op_code"]
-        if op == CREATE_STUDY:
+        if op == CREATE_TRIAL:  # nearly every line of a big study
+            self._create_trial(log, at)
+        elif op == CREATE_STUDY:
             from optuna.study import StudyDirection
 
             name = log["study_name"]
@@ -213,8 +222,6 @@ class JournalIndex:
                     raise Unanswerable("Optuna's replay refuses this operation")
                 if op == SET_STUDY_USER_ATTR:
                     self.studies[study_id]["user_attrs"].update(attr)
-        elif op == CREATE_TRIAL:
-            self._create_trial(log, at)
         elif op == SET_TRIAL_PARAM:
             self._set_param(log, at)
         elif op == SET_TRIAL_STATE_VALUES:
@@ -257,50 +264,60 @@ class JournalIndex:
         study_id = _id(log["study_id"])
         if study_id not in self.studies:
             return
-        trial_id = len(self.state)
-        texts = log.get("distributions", {})
-        parsed, valid = self._parsed, self._valid
-        for text in texts.values():
-            if text not in parsed:
-                self._distribution(text)
         params = log.get("params", {})
-        first = self.first.setdefault(study_id, {})
-        for k, v in params.items():
-            text = texts[k]
-            seen = valid[text]
-            if v not in seen:
-                parsed[text].to_external_repr(v)  # as Optuna's replay (a bad one fails it)
-                seen.add(v)
-            if k not in first:
-                first[k] = text
-        fromisoformat = datetime.fromisoformat  # as Optuna's replay (a bad one fails it)
-        if log["datetime_start"] is not None:
-            fromisoformat(log["datetime_start"])
+        self._check_params(study_id, log.get("distributions", {}), params)
+        if log["datetime_start"] is not None:  # as Optuna's replay (a bad one fails it)
+            datetime.fromisoformat(log["datetime_start"])
         if "datetime_complete" in log:
-            fromisoformat(log["datetime_complete"])
+            datetime.fromisoformat(log["datetime_complete"])
         state = _state(log.get("state", RUNNING))
-        self.study.append(study_id)
-        self.number.append(self.counts[study_id])
-        self.counts[study_id] += 1
-        self.state.append(state)
         values = log.get("values")
-        self.values.append(values)
-        self.ok.append(True)
-        self.metrics.append(False)
-        self.sources.append([at] if params else [])
-        if values is not None:
-            self._check_values(trial_id, values)
-        record = log.get("user_attrs", {}).get(TRIAL_ATTR)
-        if record:
-            self._summarise_record(trial_id, record)
+        if values is not None and not _floats(values):
+            self.unusable.add(study_id)
+        summary = _summary(log.get("user_attrs", {}).get(TRIAL_ATTR))
+        if summary is None:
+            self.unusable.add(study_id)
+            summary = True, False
         constraints = {
             k: v
             for k, v in log.get("system_attrs", {}).items()
             if k == CONSTRAINTS or k.startswith(CONSTRAINTS_PREFIX)
         }
-        self.violated.append(self._violated(trial_id, constraints) if constraints else False)
+        trial_id = len(self.state)
+        self.study.append(study_id)
+        self.number.append(self.counts[study_id])
+        self.counts[study_id] += 1
+        self.state.append(state)
+        self.values.append(values)
+        self.ok.append(summary[0])
+        self.metrics.append(summary[1])
+        self.violated.append(self._violated(study_id, constraints) if constraints else False)
+        self.sources.append([at] if params else [])
         if constraints and state not in FINISHED:
             self.constraints[trial_id] = constraints
+
+    def _check_params(self, study_id: int, texts: dict[str, str], params: dict[str, Any]) -> None:
+        """A new trial's parameters checked as Optuna's replay checks them (a bad one fails
+        it: each distinct distribution parsed once, each value of it tried once), and the
+        study's first distribution of each kept. A trial with the distributions of the trial
+        before (nearly every one) and values checked before costs three comparisons of
+        dicts at C speed (0.15 s -> 0.10 s for 100,000 trials)."""
+        if texts != self._texts:
+            for text in texts.values():
+                self._distribution(text)
+            self._texts, self._checked = texts, set()
+        if not params.items() <= self._checked:
+            for k, v in params.items():
+                text = texts[k]
+                seen = self._valid[text]
+                if v not in seen:
+                    self._parsed[text].to_external_repr(v)
+                    seen.add(v)
+                self._checked.add((k, v))
+        first = self.first.setdefault(study_id, {})
+        if not first.keys() >= params.keys():
+            for k in params:
+                first.setdefault(k, texts[k])
 
     def _set_param(self, log: dict[str, Any], at: int) -> None:
         from optuna.distributions import check_distribution_compatibility
@@ -344,12 +361,11 @@ class JournalIndex:
                 try:
                     while start < cut:
                         stop = data.index(b"\n", start) + 1
-                        try:
-                            log = decode(data[start:stop].decode())
-                        except json.JSONDecodeError:
+                        log = _operation(data[start:stop], decode)
+                        if log is _NOT_JSON:
                             if left == 0 and stop == cut and not carry:
                                 return  # the last line: skipped, as Optuna's reader does
-                            raise Unanswerable("a line that is not an operation") from None
+                            raise Unanswerable("a line that is not an operation")
                         if not isinstance(log, dict):
                             raise Unanswerable("a line that is not an operation")
                         self.apply(log, at + start)
@@ -453,18 +469,44 @@ class JournalIndex:
     def candidates(self, study_id: int, objectives: int) -> tuple[list[int], np.ndarray]:
         """The trial ids of the study's feasible trials (by number) and their values
         (``float[trials, objectives]``), as ``Study.feasible`` sees them."""
-        ids = [
-            i
-            for i, s in enumerate(self.study)
-            if s == study_id and self.state[i] == COMPLETE and self.ok[i] and not self.violated[i]
-        ]
-        rows = []
-        for i in ids:
-            values = self.values[i]
-            if values is None or not self.metrics[i] or len(values) < objectives:
-                raise Unanswerable("a feasible trial without every objective's value")
-            rows.append(values[:objectives])
+        feasible = (
+            (np.array(self.study) == study_id)
+            & (np.array(self.state) == COMPLETE)
+            & np.array(self.ok, dtype=bool)
+            & ~np.array(self.violated, dtype=bool)
+        )
+        ids = np.flatnonzero(feasible).tolist()
+        rows = [v for i in ids if (v := self.values[i]) is not None]
+        if (
+            len(rows) < len(ids)
+            or not all(map(self.metrics.__getitem__, ids))
+            or min(map(len, rows), default=objectives) < objectives
+        ):
+            raise Unanswerable("a feasible trial without every objective's value")
+        if any(len(v) > objectives for v in rows):
+            rows = [v[:objectives] for v in rows]
         return ids, np.array(rows, dtype=float).reshape(len(ids), objectives)
+
+
+#: What ``_operation`` gives for a line that is not JSON.
+_NOT_JSON = object()
+
+
+def _operation(line: bytes, decode: Callable[[str], Any]) -> Any:
+    """The JSON of a journal's line as Optuna's reader decodes it (``json.loads``), or
+    ``_NOT_JSON``. pydantic's parser (``pydantic_core.from_json``, Rust) decodes it 2.4 times
+    as fast (0.42 s against 1.0 s for a 100,000-trial journal); it gives the same values as
+    ``json`` for every text it takes (NaN, infinities, floats to the last bit, big numbers,
+    repeated keys: ``tests/test_values_index.py`` compares the two on random and mutated
+    texts) and refuses some that ``json`` takes (a lone surrogate, nesting deeper than 200),
+    which ``json`` then decodes, or refuses itself (its error is the full reading's)."""
+    try:
+        return from_json(line)
+    except Exception:  # json decides
+        try:
+            return decode(line.decode())
+        except json.JSONDecodeError:
+            return _NOT_JSON
 
 
 def _split(flat: np.ndarray, counts: np.ndarray) -> list[Any]:
@@ -488,9 +530,28 @@ def _split(flat: np.ndarray, counts: np.ndarray) -> list[Any]:
     return out
 
 
+def _floats(values: Any) -> bool:
+    """Whether a trial's values are a list of floats, all (ints or others: JSON shows them
+    apart, and the index keeps floats)."""
+    return isinstance(values, list) and {*map(type, values)} <= FLOAT
+
+
+def _summary(record: Any) -> tuple[bool, bool] | None:
+    """A trial's magnet record summed up as ``study._view`` reads it: whether it says ``ok``
+    (or nothing), and whether it has metrics; None for one a full reading fails on."""
+    if not record:
+        return True, False
+    if not isinstance(record, dict):
+        return None
+    return record.get("status", "ok") == "ok", bool(record.get("metrics"))
+
+
 def _violated(constraints: dict[str, Any]) -> bool:
-    """Whether a constraint is broken (> 0), from a trial's constraint attributes as Optuna
-    reads them (``FrozenTrial.constraints``: the old list, then one key each)."""
+    """Whether a constraint is broken (> 0), from a trial's constraint attributes (its
+    system attributes ``constraints`` and ``constraints:KEY``, no others) as Optuna reads them
+    (``FrozenTrial.constraints``: the old list, then one key each)."""
+    if CONSTRAINTS not in constraints:  # one key each (magnet's): no two alike, in their order
+        return any(v > 0 for v in constraints.values())
     found: dict[str, Any] = {}
     for i, c in enumerate(constraints.get(CONSTRAINTS) or []):
         found[str(i)] = c
