@@ -158,16 +158,21 @@ class FastMapper(Mapper[FastOptions]):
         o = self.options
         assert tracker.seeds is not None
         seeds = tracker.seeds
-        scores = tracker.price(seeds)
+        if o.warm_samples:  # half the population from fresh samples: a seed may mislead
+            # in one block (one order of the dims): the seeds place the search, and blocks of
+            # their own orders gave the same EDP for 5 % more CPU (benchmarks/bench_warm.py);
+            # priced with the seeds, in one call
+            wanted = tracker.room(seeds.size + o.warm_samples) - seeds.size
+            fresh = sample(space, max(1, wanted), rng)
+            both = tracker.price(MappingBatch.concat([seeds, fresh]))
+            scores, fresh_scores = both[: seeds.size], both[seeds.size :]
+        else:
+            scores = tracker.price(seeds)
         if not np.isfinite(scores).any():
             return False
         pick = _dedupe(seeds, scores, o.warm_population)
         parents, parent_scores = seeds.take(pick), scores[pick]
-        if o.warm_samples:  # half the population from fresh samples: a seed may mislead
-            # in one block (one order of the dims): the seeds place the search, and blocks of
-            # their own orders gave the same EDP for 5 % more CPU (benchmarks/bench_warm.py)
-            fresh = sample(space, tracker.room(o.warm_samples), rng)
-            fresh_scores = tracker.price(fresh)
+        if o.warm_samples:
             keep = max(1, o.warm_population - o.warm_population // 2)
             pick = pick[:keep]
             extra = _dedupe(fresh, fresh_scores, o.warm_population - pick.size)
