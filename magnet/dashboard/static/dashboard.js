@@ -30,6 +30,27 @@
     say("updated " + new Date().toLocaleTimeString());
   }
 
+  // plotly.js, once it has run: the study page loads it deferred (study.html), the figures
+  // are asked for meanwhile and plotted then
+  var plotlyLoaded = null;
+  function plotlyReady() {
+    if (!plotlyLoaded) {
+      var script = document.getElementById("plotly-js");
+      plotlyLoaded =
+        window.Plotly || !script
+          ? Promise.resolve()
+          : new Promise(function (resolve, reject) {
+              script.addEventListener("load", function () {
+                resolve();
+              });
+              script.addEventListener("error", function () {
+                reject(new Error("plotly.js did not load"));
+              });
+            });
+    }
+    return plotlyLoaded;
+  }
+
   function getJSON(url) {
     return fetch(url, { headers: { Accept: "application/json" } }).then(function (r) {
       return r.json().then(function (data) {
@@ -217,22 +238,32 @@
     }
 
     // a figure shows the answer to the last request made for it: one asked before and
-    // answered after it (a busy server answers in any order) is dropped
+    // answered after it (a busy server answers in any order) is dropped; plotted once
+    // plotly.js has run
     function loadFigure(el) {
       var kind = el.getAttribute("data-kind");
       var asked = (el._magnetAsked || 0) + 1;
       el._magnetAsked = asked;
-      return getJSON(api + "/figures/" + kind + "?" + figureQuery(el)).then(function (fig) {
-        if (asked !== el._magnetAsked) return null;
-        return Magnet.plot(el, fig).then(function () {
-          if (!el._magnetClicks) {
-            el._magnetClicks = true;
-            Magnet.onDesignClick(el, function (number) {
-              location.href = designPath(data.name, number);
-            });
-          }
+      var fig = getJSON(api + "/figures/" + kind + "?" + figureQuery(el));
+      return Promise.all([fig, plotlyReady()])
+        .then(function (got) {
+          // each figure plotted in a task of its own: the browser draws one while the next
+          // is plotted (not all of them at the end of one long task)
+          return new Promise(function (resolve) {
+            setTimeout(resolve, 0, got[0]);
+          });
+        })
+        .then(function (fig) {
+          if (asked !== el._magnetAsked) return null;
+          return Magnet.plot(el, fig).then(function () {
+            if (!el._magnetClicks) {
+              el._magnetClicks = true;
+              Magnet.onDesignClick(el, function (number) {
+                location.href = designPath(data.name, number);
+              });
+            }
+          });
         });
-      });
     }
 
     function loadFigures() {
