@@ -161,6 +161,9 @@ class Dashboard:
         self.versions = {
             name: hashlib.sha256(body).hexdigest()[:12] for name, body in self.files.items()
         }
+        bundle = plotly_js()
+        #: the vendored plotly.js strict build as served (read once: 5 MB)
+        self.plotly_body = bundle.encode()
         self.env = environment(HERE / "templates")
         self.env.globals.update(
             study_url=study_url,
@@ -168,7 +171,7 @@ class Dashboard:
             storage=self.store.label,
             poll=poll_seconds,
             static=lambda name: f"/static/{name}?v={self.versions[name]}",
-            plotly_url=f"/assets/plotly.min.js?v={plotly_js_version(plotly_js())}-strict",
+            plotly_url=f"/assets/plotly.min.js?v={plotly_js_version(bundle)}-strict",
         )
 
     # ---- helpers -----------------------------------------------------------------------
@@ -586,10 +589,10 @@ class Dashboard:
             raise NotFound(f"no file {name!r}")
         return Response(body, media_type=TYPES[Path(name).suffix], headers=CACHED)
 
-    @staticmethod
-    def plotly(request: Request) -> Response:
-        """``/assets/plotly.min.js``: the vendored plotly.js strict build."""
-        return Response(plotly_js(), media_type=TYPES[".js"], headers=CACHED)
+    async def plotly(self, request: Request) -> Response:
+        """``/assets/plotly.min.js``: the vendored plotly.js strict build (in memory, served on
+        the event loop: not read and encoded again for each new browser)."""
+        return Response(self.plotly_body, media_type=TYPES[".js"], headers=CACHED)
 
     # ---- errors ------------------------------------------------------------------------
     def error(self, request: Request, status: int, title: str, message: str) -> Response:
