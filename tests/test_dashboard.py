@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from magnet.cli import main
 from magnet.dashboard import PRELOAD, create_app
+from magnet.dashboard.app import PLOTLY_END, PLOTLY_FACTORY, eager_plotly
 from magnet.report import write_report
 from magnet.report.html import plotly_js, plotly_js_version
 from magnet.search import load_study, search
@@ -147,7 +148,11 @@ def test_no_file_outside_the_assets(client, path) -> None:
 
 def test_assets_security_headers_and_read_only(client) -> None:
     js = client.get("/assets/plotly.min.js")
-    assert js.status_code == 200 and js.text == plotly_js()  # the vendored strict build
+    assert js.status_code == 200 and js.text == eager_plotly(plotly_js())
+    # the vendored strict build with its factory in parentheses (compiled sooner), nothing else
+    assert PLOTLY_FACTORY[1] in js.text and js.text.endswith(PLOTLY_END[1])
+    undone = js.text.replace(PLOTLY_FACTORY[1], PLOTLY_FACTORY[0], 1)
+    assert undone.removesuffix(PLOTLY_END[1]) + PLOTLY_END[0] == plotly_js()
     # asked for with its version: a new bundle is a new URL (the old one is cached for good)
     assert (
         f"/assets/plotly.min.js?v={plotly_js_version(plotly_js())}-strict"
