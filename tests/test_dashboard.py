@@ -373,6 +373,35 @@ def test_study_page_shows_exactly_the_front_and_a_click_opens_the_design(
     assert only_local(watched.requests, server) == []
 
 
+#: The study page's figures drawn at once (not when scrolled to), each drawn or not.
+EAGER_DRAWN = """() => [...document.querySelectorAll('.plot[data-kind]:not([data-lazy])')]
+  .map(gd => !!gd._fullLayout)"""
+FIGURES_ASKED = """() => performance.getEntriesByType('resource')
+  .filter(r => r.name.includes('/figures/')).length"""
+
+
+@pytest.mark.subprocess
+def test_the_study_page_does_not_wait_for_plotly_js(server, watched, storage) -> None:
+    """plotly.js is deferred (5 MB: a new browser runs it for most of a second): the page is
+    painted, its table filled and its figures asked for before it arrives; each figure is
+    plotted once it has run."""
+    held = []
+    page = watched.page
+    page.route("**/assets/plotly.min.js*", lambda route: held.append(route))
+    page.goto(server + "/studies/small", wait_until="commit")
+    rows = len(load_study("small", storage).pareto_front())
+    wait_until(page, f"document.querySelectorAll('#trials-table tbody tr').length === {rows}")
+    eager = len(page.evaluate(EAGER_DRAWN))
+    assert eager == 6  # the 2-D and 3-D fronts, hypervolume, importance, history, ECDF
+    wait_until(page, f"({FIGURES_ASKED})() === {eager}")
+    assert held and page.evaluate("typeof window.Plotly") == "undefined"
+    assert page.evaluate(EAGER_DRAWN) == [False] * eager
+    held[0].continue_()
+    page.wait_for_selector("body[data-ready='1']", timeout=20000)
+    assert page.evaluate(EAGER_DRAWN) == [True] * eager
+    assert watched.errors == []
+
+
 ROWS = "[...document.querySelectorAll('#trials-table tbody tr')].map(r => Number(r.dataset.trial))"
 
 

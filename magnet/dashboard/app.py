@@ -26,7 +26,8 @@ naming it; a bad query value, or a query key the address does not take, a 400 na
 what is allowed (``check_query``).
 
 Only GET; files only from a fixed list made at start (the package's own assets and its
-vendored plotly.js strict build, which needs no eval); every response carries a
+vendored plotly.js strict build, which needs no eval, its factory in parentheses:
+``eager_plotly``); every response carries a
 Content-Security-Policy that allows nothing but this server (no eval, no inline script).
 """
 
