@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from magnet.cli import main
 from magnet.dashboard import PRELOAD, create_app
+from magnet.dashboard.app import PLOTLY_END, PLOTLY_FACTORY, eager_plotly
 from magnet.report import write_report
 from magnet.report.html import plotly_js, plotly_js_version
 from magnet.search import load_study, search
@@ -147,7 +148,11 @@ def test_no_file_outside_the_assets(client, path) -> None:
 
 def test_assets_security_headers_and_read_only(client) -> None:
     js = client.get("/assets/plotly.min.js")
-    assert js.status_code == 200 and js.text == plotly_js()  # the vendored strict build
+    assert js.status_code == 200 and js.text == eager_plotly(plotly_js())
+    # the vendored strict build with its factory in parentheses (compiled sooner), nothing else
+    assert PLOTLY_FACTORY[1] in js.text and js.text.endswith(PLOTLY_END[1])
+    undone = js.text.replace(PLOTLY_FACTORY[1], PLOTLY_FACTORY[0], 1)
+    assert undone.removesuffix(PLOTLY_END[1]) + PLOTLY_END[0] == plotly_js()
     # asked for with its version: a new bundle is a new URL (the old one is cached for good)
     assert (
         f"/assets/plotly.min.js?v={plotly_js_version(plotly_js())}-strict"
@@ -366,6 +371,35 @@ def test_study_page_shows_exactly_the_front_and_a_click_opens_the_design(
     assert f"magnet evaluate --arch trial-{trial.number}.yaml" in page.content()
     assert watched.errors == []
     assert only_local(watched.requests, server) == []
+
+
+#: The study page's figures drawn at once (not when scrolled to), each drawn or not.
+EAGER_DRAWN = """() => [...document.querySelectorAll('.plot[data-kind]:not([data-lazy])')]
+  .map(gd => !!gd._fullLayout)"""
+FIGURES_ASKED = """() => performance.getEntriesByType('resource')
+  .filter(r => r.name.includes('/figures/')).length"""
+
+
+@pytest.mark.subprocess
+def test_the_study_page_does_not_wait_for_plotly_js(server, watched, storage) -> None:
+    """plotly.js is deferred (5 MB: a new browser runs it for most of a second): the page is
+    painted, its table filled and its figures asked for before it arrives; each figure is
+    plotted once it has run."""
+    held = []
+    page = watched.page
+    page.route("**/assets/plotly.min.js*", lambda route: held.append(route))
+    page.goto(server + "/studies/small", wait_until="commit")
+    rows = len(load_study("small", storage).pareto_front())
+    wait_until(page, f"document.querySelectorAll('#trials-table tbody tr').length === {rows}")
+    eager = len(page.evaluate(EAGER_DRAWN))
+    assert eager == 6  # the 2-D and 3-D fronts, hypervolume, importance, history, ECDF
+    wait_until(page, f"({FIGURES_ASKED})() === {eager}")
+    assert held and page.evaluate("typeof window.Plotly") == "undefined"
+    assert page.evaluate(EAGER_DRAWN) == [False] * eager
+    held[0].continue_()
+    page.wait_for_selector("body[data-ready='1']", timeout=20000)
+    assert page.evaluate(EAGER_DRAWN) == [True] * eager
+    assert watched.errors == []
 
 
 ROWS = "[...document.querySelectorAll('#trials-table tbody tr')].map(r => Number(r.dataset.trial))"

@@ -30,6 +30,27 @@
     say("updated " + new Date().toLocaleTimeString());
   }
 
+  // plotly.js, once it has run: the study page loads it deferred (study.html), the figures
+  // are asked for meanwhile and plotted then
+  var plotlyLoaded = null;
+  function plotlyReady() {
+    if (!plotlyLoaded) {
+      var script = document.getElementById("plotly-js");
+      plotlyLoaded =
+        window.Plotly || !script
+          ? Promise.resolve()
+          : new Promise(function (resolve, reject) {
+              script.addEventListener("load", function () {
+                resolve();
+              });
+              script.addEventListener("error", function () {
+                reject(new Error("plotly.js did not load"));
+              });
+            });
+    }
+    return plotlyLoaded;
+  }
+
   function getJSON(url) {
     return fetch(url, { headers: { Accept: "application/json" } }).then(function (r) {
       return r.json().then(function (data) {
@@ -217,38 +238,60 @@
     }
 
     // a figure shows the answer to the last request made for it: one asked before and
-    // answered after it (a busy server answers in any order) is dropped
-    function loadFigure(el) {
+    // answered after it (a busy server answers in any order) is dropped; plotted once
+    // plotly.js has run and after (a promise, if given) is settled
+    function loadFigure(el, after) {
       var kind = el.getAttribute("data-kind");
       var asked = (el._magnetAsked || 0) + 1;
       el._magnetAsked = asked;
-      return getJSON(api + "/figures/" + kind + "?" + figureQuery(el)).then(function (fig) {
-        if (asked !== el._magnetAsked) return null;
-        return Magnet.plot(el, fig).then(function () {
-          if (!el._magnetClicks) {
-            el._magnetClicks = true;
-            Magnet.onDesignClick(el, function (number) {
-              location.href = designPath(data.name, number);
-            });
-          }
+      var fig = getJSON(api + "/figures/" + kind + "?" + figureQuery(el));
+      return Promise.all([fig, plotlyReady(), after])
+        .then(function (got) {
+          // each figure plotted in a task of its own: the browser draws one while the next
+          // is plotted (not all of them at the end of one long task)
+          return new Promise(function (resolve) {
+            setTimeout(resolve, 0, got[0]);
+          });
+        })
+        .then(function (fig) {
+          if (asked !== el._magnetAsked) return null;
+          return Magnet.plot(el, fig).then(function () {
+            if (!el._magnetClicks) {
+              el._magnetClicks = true;
+              Magnet.onDesignClick(el, function (number) {
+                location.href = designPath(data.name, number);
+              });
+            }
+          });
         });
-      });
     }
 
+    // the figures: those marked data-lazy when they come into view; the others now, those
+    // marked data-last (the 3-D front: WebGL, drawn in software without a GPU, 0.4-0.6 s)
+    // plotted after the rest, so that the 2-D figures appear first
     function loadFigures() {
       var plots = document.querySelectorAll(".plot[data-kind]");
+      var now = [];
+      var last = [];
+      Array.prototype.forEach.call(plots, function (el) {
+        if (!el.hasAttribute("data-lazy") || el._magnetSeen) {
+          if (el.hasAttribute("data-last")) last.push(el);
+          else now.push(loadFigure(el));
+        } else if (!el._magnetWaiting) {
+          el._magnetWaiting = true;
+          Magnet.whenVisible(el, function () {
+            el._magnetSeen = true;
+            loadFigure(el).then(null, failed);
+          });
+        }
+      });
+      var rest = Promise.all(now).then(null, function () {}); // a failure is said by refresh
       return Promise.all(
-        Array.prototype.map.call(plots, function (el) {
-          if (!el.hasAttribute("data-lazy") || el._magnetSeen) return loadFigure(el);
-          if (!el._magnetWaiting) {
-            el._magnetWaiting = true;
-            Magnet.whenVisible(el, function () {
-              el._magnetSeen = true;
-              loadFigure(el).then(null, failed);
-            });
-          }
-          return null;
-        })
+        now.concat(
+          last.map(function (el) {
+            return loadFigure(el, rest);
+          })
+        )
       );
     }
 
