@@ -196,3 +196,22 @@ def test_the_latency_bound_counts_the_lanes_a_layer_can_fill(tmp_path: Path) -> 
     bound = bound_metrics(design, [net], [1.0])["latency_cycles"]
     record = mg.evaluate(net, design.arch, dataflow="os-local-ws", samples=300, rounds=3).record()
     assert 169_344 / 96 <= bound <= record.latency_cycles
+
+
+def test_the_lanes_are_those_of_the_loop_nest_the_design_maps() -> None:
+    # systolic-128 under ws unrolls K over its 128 columns and C over its 128 rows, of the
+    # GEMM it maps (SCALE-Sim's view: C = 32 x 3 x 3 = 288 window columns): min(128, 64) x
+    # min(128, 288) = 8,192 useful lanes, where the convolution's own 32 channels would give
+    # 2,048 (a bound 4x too high: above what the design spends)
+    import magnet as mg
+    from magnet.api import design as build
+    from magnet.search.bounds import _most_parallel, bound_metrics
+    from magnet.workload.network import Network, NetworkLayer
+
+    design = build(mg.load_arch("systolic-128"), "ws")
+    layer = mg.Layer(name="c", K=64, C=32, P=14, Q=14, R=3, S=3)
+    assert _most_parallel(design, layer) == 8192
+    net = Network(name="c", layers=(NetworkLayer(layer=layer),))
+    bound = bound_metrics(design, [net], [1.0])["latency_cycles"]
+    record = mg.evaluate(net, design.arch, dataflow="ws", samples=300, rounds=3).record()
+    assert 64 * 32 * 14 * 14 * 9 / 8192 <= bound <= record.latency_cycles

@@ -43,6 +43,7 @@ import numpy as np
 
 from magnet.design import Design
 from magnet.mapper.mapspace import spatial_dims
+from magnet.model.evaluate import layer_view
 from magnet.model.network_result import fused_heads, may_keep
 from magnet.model.sparse_counts import effectual_share
 from magnet.search import pareto
@@ -92,10 +93,11 @@ def _math_cycles(design: Design, network: Network) -> float:
 def _most_parallel(design: Design, layer: Layer) -> float:
     """The most useful MACs of ``layer`` one cycle can do on ``design``: its MAC units, and
     at most, on each fan-out axis, the smaller of its width and the product of the extents
-    of the dims the dataflow unrolls there (``spatial_dims``; a padded lane does no useful
-    MAC, and a dim unrolled on several axes is counted whole on each: an upper bound)."""
+    of the dims the dataflow unrolls there (``spatial_dims``; of the loop nest the design
+    maps, ``layer_view``; a padded lane does no useful MAC, and a dim unrolled on several
+    axes is counted whole on each: an upper bound)."""
     allow_x, allow_y = spatial_dims(design.arch, design.dataflow)
-    extent = np.array(layer.dims, dtype=float)
+    extent = np.array(layer_view(layer, design.arch).dims, dtype=float)
     lanes = 1.0
     for li, (fx, fy) in enumerate(design.arch.fanouts):
         lanes *= min(fx, float(extent[allow_x[li]].prod()))
@@ -108,10 +110,9 @@ def _dram_floor(design: Design, network: Network, layered: bool) -> tuple[float,
     """(pJ, cycles) every batch of ``network`` spends at least on DRAM: the network's input
     read and its output written, and the weights no on-chip capacity can hold (all its
     levels' instances together) read again; ``layered`` (the network runs layer after
-    layer), the activations no plan keeps on chip too (``_activations_moved``), and the
-    cycles at least the sum over its MAC layers of the larger of their math and their own
-    activations' DRAM time; (0, 0) for a design with no DRAM, or one with a format
-    (compressed words, which this does not bound)."""
+    layer), the activations no plan keeps on chip too (``_activations_moved``); (0, 0) for
+    a design with no DRAM, or one with a format (compressed words, which this does not
+    bound)."""
     arch = design.arch
     levels = arch.inner_first
     dram = next((li for li in range(len(levels) - 1, -1, -1) if levels[li].is_dram), None)
