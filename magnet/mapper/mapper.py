@@ -415,15 +415,7 @@ class Mapper(ABC, Generic[OptionsT]):
                 reasons.append(run.reason or "")
                 continue
             if run.lean is not None and outcome.lean is None:
-                lean_batch, lean_result = run.lean
-                outcome.lean = Result(
-                    layer,
-                    design.arch,
-                    lean_batch.mapping(0, design.arch),
-                    design.costs,
-                    lean_result,
-                    lean_batch.keep,
-                )
+                outcome.lean = _result(layer, design, *run.lean)
             batch, result = run.best
             view = layer_view(layer, design.arch)
             if searched.arch is not design.arch:  # its best mapping, priced on the design
@@ -439,14 +431,7 @@ class Mapper(ABC, Generic[OptionsT]):
             score = float(self.objective.score(scored)[0])
             if score < best_score:
                 best_score = score
-                outcome.result = Result(
-                    layer,
-                    design.arch,
-                    batch.mapping(0, design.arch),
-                    design.costs,
-                    result,
-                    batch.keep,
-                )
+                outcome.result = _result(layer, design, batch, result)
                 outcome.searched_as = alternative_name(searched, design)
         outcome.seconds = time.perf_counter() - start
         if outcome.result is not None:
@@ -521,6 +506,13 @@ class Mapper(ABC, Generic[OptionsT]):
     @abstractmethod
     def search(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> None:
         """Propose mappings of ``space`` and price them with ``tracker.price``."""
+
+
+def _result(layer: Layer, design: Design, batch: MappingBatch, result: BatchResult) -> Result:
+    """The ``Result`` of the one mapping of ``batch`` on ``design``, priced: ``result``."""
+    return Result(
+        layer, design.arch, batch.mapping(0, design.arch), design.costs, result, batch.keep
+    )
 
 
 @dataclass
