@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import pytest
 
 import magnet as mg
@@ -107,11 +105,6 @@ def test_a_plug_in_that_raises_in_a_further_search_is_named_with_that_search() -
         name = "second-time"
         calls = 0
 
-        # ``map`` as a plug-in wrote it before ``lean``: its search keeps no lean mapping
-        # besides its best, so the lean one is searched for apart
-        def map(self, layer, design, *, staying=False, seeds=()):  # type: ignore[no-untyped-def]
-            return super().map(layer, design, staying=staying, seeds=seeds)
-
         def search(self, space, tracker, rng):  # type: ignore[no-untyped-def]
             SecondTime.calls += 1
             if SecondTime.calls > 1:
@@ -126,36 +119,3 @@ def test_a_plug_in_that_raises_in_a_further_search_is_named_with_that_search() -
     message = str(err.value)
     assert "only once" in message and "layer 'a'" in message
     assert "(its search for a lean mapping: 0.125 of WeightBuffer)" in message
-
-
-def test_a_lean_mapping_the_search_priced_is_kept_without_a_search_of_its_own() -> None:
-    # simba with 2 KiB of weight buffer per PE: 2,048 bits per vector unit (8 a PE), lean: 1/8
-    # of it, 256 bits (32 weights); the layer's best mapping keeps more of it than that, and
-    # its own search prices mappings that keep less; the best of those is its lean mapping,
-    # and no further search runs for it
-    from magnet.mapper.mappers import FastMapper
-    from magnet.mapper.whole_network import LEAN_SHARE, lean_design, map_network
-    from magnet.model.evaluate import evaluate_mapping
-
-    class Counted(FastMapper):
-        name = "counted"
-        searches: ClassVar[list[str]] = []
-
-        def search(self, space, tracker, rng):  # type: ignore[no-untyped-def]
-            Counted.searches.append(space.arch.name)
-            return super().search(space, tracker, rng)
-
-    design = build(mg.templates.simba(weight_buffer="2KiB"), "os-local-ws")
-    outcome = map_network(Network.of("one", [A]), design, Counted()).outcomes[A.shape_key()]
-    best, lean = outcome.result, outcome.lean
-    assert best is not None and lean is not None and best.weight_home is not None
-    home = best.weight_home
-    capacity = design.arch.inner_first[home].capacity_bits
-    assert capacity == 2 * 1024 * 8 // 8
-    assert best.tile_bits(home) > capacity * LEAN_SHARE >= lean.tile_bits(home)
-    assert lean.energy_pj * lean.latency_cycles >= best.energy_pj * best.latency_cycles
-    # a mapping of the design with its home cut to 1/8 (what a lean search would search)
-    small = lean_design(design)
-    assert small is not None
-    assert evaluate_mapping(A, small.arch, small.costs, lean.mapping).latency_cycles > 0
-    assert len(Counted.searches) == 1 + (0 if best.holds_weights else outcome.holding is not None)

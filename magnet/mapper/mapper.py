@@ -50,7 +50,6 @@ from magnet.model.evaluate import (
     evaluate_batch,
     layer_view,
     overflow_message,
-    weight_home,
 )
 from magnet.model.records import LayerRecord, MapperStats
 from magnet.registry import Registry, plugin_errors
@@ -195,11 +194,6 @@ class Tracker:
         #: mappings to start from (``magnet.mapper.warm``: the best of neighbouring designs,
         #: re-validated when priced); None: search afresh
         self.seeds: MappingBatch | None = None
-        #: (level, bits): also keep the best mapping whose tiles at that level (the weight
-        #: home) take at most those bits (a lean mapping: ``Mapper.map``'s ``lean``)
-        self.lean: tuple[int, float] | None = None
-        self.best_lean_score = np.inf
-        self.best_lean: tuple[MappingBatch, BatchResult] | None = None
 
     def room(self, wanted: int) -> int:
         """How many of ``wanted`` mappings the evaluation budget still allows (at least 1)."""
@@ -226,8 +220,6 @@ class Tracker:
         if scores[i] < self.best_score:
             self.best_score = float(scores[i])
             self.best = (batch.take(np.array([i])), result.take(np.array([i])))
-        if self.lean is not None:
-            self._keep_lean(batch, result, scores)
         self.history.append(self.best_score)
         elapsed = time.perf_counter() - self.start
         if self.progress is not None:
@@ -239,20 +231,6 @@ class Tracker:
             self.exhausted = True
             raise BudgetExhausted
         return scores
-
-    def _keep_lean(self, batch: MappingBatch, result: BatchResult, scores: Scores) -> None:
-        """Keep the best of ``batch`` whose tiles at the lean level fit its bits."""
-        assert self.lean is not None
-        li, limit = self.lean
-        level = self.space.arch.inner_first[li]
-        bits = np.array([level.bits(o) for o in Operand], dtype=float)
-        kept = batch.keep[li] * bits  # [operand]
-        used = (result.counts.tile_words[li] * kept[:, None]).sum(axis=0)
-        lean = np.where(used <= limit, scores, np.inf)
-        j = int(np.argmin(lean))
-        if lean[j] < self.best_lean_score:
-            self.best_lean_score = float(lean[j])
-            self.best_lean = (batch.take(np.array([j])), result.take(np.array([j])))
 
 
 @checked_methods()
@@ -380,16 +358,12 @@ class Mapper(ABC, Generic[OptionsT]):
         *,
         staying: bool = False,
         seeds: Sequence[Mapping] = (),
-        lean: float | None = None,
     ) -> MapOutcome:
         """The best mapping of ``layer`` on ``design`` (never raises for infeasibility);
         ``staying``: the best as the mapping runs with its weights on chip across batches
         (where it holds them: ``Result.holds_weights``; its ``result`` is priced as
         alone); ``seeds``: mappings to start from (``magnet.mapper.warm``; a mapper may
-        ignore them); ``lean``: also keep, as the outcome's ``lean``, the best mapping the
-        search priced whose tiles at the weight home (``weight_home``) take at most this
-        share of it (a lean mapping, ``magnet.mapper.whole_network``: searched for apart
-        only when none was priced)."""
+        ignore them)."""
         start = time.perf_counter()
         outcome = MapOutcome("infeasible", layer, design, self.name, self.objective)
         best_score = np.inf
@@ -404,8 +378,7 @@ class Mapper(ABC, Generic[OptionsT]):
         )
         for searched in union:
             progress = self._progress(outcome, start)
-            own = lean if searched.arch is design.arch and not staying else None
-            run = self._search(layer, searched, budget, progress, staying, seeds, own)
+            run = self._search(layer, searched, budget, progress, staying, seeds)
             outcome.mappings_evaluated += run.evaluated
             outcome.valid_mappings += run.valid
             outcome.mapspace_size += run.size
@@ -414,8 +387,6 @@ class Mapper(ABC, Generic[OptionsT]):
             if run.best is None:
                 reasons.append(run.reason or "")
                 continue
-            if run.lean is not None and outcome.lean is None:
-                outcome.lean = _result(layer, design, *run.lean)
             batch, result = run.best
             view = layer_view(layer, design.arch)
             if searched.arch is not design.arch:  # its best mapping, priced on the design
@@ -431,7 +402,14 @@ class Mapper(ABC, Generic[OptionsT]):
             score = float(self.objective.score(scored)[0])
             if score < best_score:
                 best_score = score
-                outcome.result = _result(layer, design, batch, result)
+                outcome.result = Result(
+                    layer,
+                    design.arch,
+                    batch.mapping(0, design.arch),
+                    design.costs,
+                    result,
+                    batch.keep,
+                )
                 outcome.searched_as = alternative_name(searched, design)
         outcome.seconds = time.perf_counter() - start
         if outcome.result is not None:
@@ -462,7 +440,6 @@ class Mapper(ABC, Generic[OptionsT]):
         progress: Progress | None,
         staying: bool = False,
         seeds: Sequence[Mapping] = (),
-        lean: float | None = None,
     ) -> _Run:
         """The search of ``design``'s own mapspace (not its alternatives'), from ``seeds``
         where they are its mappings."""
@@ -472,10 +449,6 @@ class Mapper(ABC, Generic[OptionsT]):
             return _Run(reason=str(exc))
         self.prepare(space)
         tracker = Tracker(space, design, self.objective, budget, progress, staying)
-        home = weight_home(space.arch, space.keep)
-        capacity = None if home is None else space.arch.inner_first[home].capacity_bits
-        if lean is not None and home is not None and capacity is not None:
-            tracker.lean = (home, capacity * lean)
         if seeds:
             from magnet.mapper.warm import seed_batch
 
@@ -490,7 +463,6 @@ class Mapper(ABC, Generic[OptionsT]):
             tracker.valid,
             space.size(),
             tracker.history,
-            lean=tracker.best_lean,
         )
         if tracker.best is None:
             run.reason = _why_no_mapping(space, tracker)
@@ -508,13 +480,6 @@ class Mapper(ABC, Generic[OptionsT]):
         """Propose mappings of ``space`` and price them with ``tracker.price``."""
 
 
-def _result(layer: Layer, design: Design, batch: MappingBatch, result: BatchResult) -> Result:
-    """The ``Result`` of the one mapping of ``batch`` on ``design``, priced: ``result``."""
-    return Result(
-        layer, design.arch, batch.mapping(0, design.arch), design.costs, result, batch.keep
-    )
-
-
 @dataclass
 class _Run:
     """One mapspace's search: its best (mapping, result) on its own design, and its counts."""
@@ -526,8 +491,6 @@ class _Run:
     size: float = 0.0
     history: list[float] = field(default_factory=list)
     reason: str | None = None
-    #: the best lean mapping (``Tracker.lean``), if asked for and found
-    lean: tuple[MappingBatch, BatchResult] | None = None
 
 
 def _why_no_mapping(space: Space, tracker: Tracker) -> str:
@@ -611,7 +574,6 @@ def guarded_map(
     staying: bool = False,
     why: str = "",
     seeds: Sequence[Mapping] = (),
-    lean: float | None = None,
 ) -> MapOutcome:
     """``mapper.map(layer, design)`` as magnet calls it (``staying``, ``seeds``:
     ``Mapper.map``'s): an exception raised in a plug-in mapper's code is a ``PluginError``
@@ -626,7 +588,5 @@ def guarded_map(
         extra["staying"] = True
     if seeds and "seeds" in known:
         extra["seeds"] = seeds
-    if lean is not None and "lean" in known:
-        extra["lean"] = lean
     with plugin_errors("mapper", mapper, doing):
         return mapper.map(layer, design, **extra)

@@ -194,13 +194,8 @@ def _map_shape(
     """The mapper's outcome for ``layer`` on ``design``, with its ``holding`` mapping (the
     best mapping when it holds its weights, else the best of a search on ``held``,
     ``holding_design``, when the home's instances together could hold them) and its
-    ``lean`` one (when the best mapping keeps more than that share of the home: the best
-    of the layer's own search that keeps at most that share, ``Mapper.map``'s ``lean``,
-    else, when it priced none, the best of a search on ``lean``, ``lean_design``), both
-    priced on ``design``. Keeping the lean mappings the layers' own searches priced (one
-    found in 336 of 648 of them on 30 designs of ``magnet``; 201 searches for one remained)
-    took 9 % less CPU time for 0.06 % more EDP (geometric mean over 57 designs; at most
-    2.5 % more). ``warm``: the
+    ``lean`` one (the best of a search on ``lean``, ``lean_design``, when the best mapping
+    keeps more than that share of the home), both priced on ``design``. ``warm``: the
     store of neighbouring designs' mappings (``magnet.mapper.warm``): the outcome answered
     from it (a design that prices the layer alike), or each search started from its
     neighbours' best; the outcome is remembered there, under the mapper's identity ``who``
@@ -253,8 +248,7 @@ def _searched(
         return [] if warm is None or on is None else warm.seeds(nest, on, kind)
 
     start = seeds(design, "best")
-    outcome = guarded_map(mapper, layer, design, seeds=start, lean=LEAN_SHARE)
-    tracked, outcome.lean = outcome.lean, None  # the best lean mapping the search priced
+    outcome = guarded_map(mapper, layer, design, seeds=start)
     if start and outcome.result is not None:
         outcome.result = replace(outcome.result, start="warm")
     best = outcome.result
@@ -278,9 +272,6 @@ def _searched(
         if found.result is not None and found.result.holds_weights:
             outcome.holding = found.result  # same arch and prices: only the dataflow differs
     if lean is not None and best.tile_bits(best.weight_home) > level.capacity_bits * LEAN_SHARE:
-        if tracked is not None:
-            outcome.lean = tracked
-            return outcome
         why = f" (its search for a lean mapping: {LEAN_SHARE:.3g} of {level.name})"
         found = guarded_map(mapper, layer, lean, why=why, seeds=seeds(lean, "lean"))
         outcome.mappings_evaluated += found.mappings_evaluated
