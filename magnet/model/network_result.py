@@ -154,10 +154,7 @@ class RunPlan:
 
     def tail(self, h: int) -> int:
         """The last entry of the chain headed by ``h`` (its output is the chain's)."""
-        t = h
-        while t + 1 < len(self.head) and self.head[t + 1] == h:
-            t += 1
-        return t
+        return chain_tail(self.head, h)
 
     def output_kept(self, t: int) -> bool:
         """Whether every reader of entry ``t``'s output reads it on chip (no DRAM write)."""
@@ -169,6 +166,15 @@ class RunPlan:
         if p is not None and self.head[c] is not None and p == c - 1:
             return "fused"
         return "chip" if p is not None and self.kept.get((p, c), False) else "dram"
+
+
+def chain_tail(head: Sequence[int | None], h: int) -> int:
+    """The last entry of the chain headed by entry ``h`` (``fused_heads``: the entries after
+    it fused into it), whose output is the chain's."""
+    t = h
+    while t + 1 < len(head) and head[t + 1] == h:
+        t += 1
+    return t
 
 
 def fused_heads(

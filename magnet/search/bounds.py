@@ -44,7 +44,7 @@ import numpy as np
 from magnet.design import Design
 from magnet.mapper.mapspace import spatial_dims
 from magnet.model.evaluate import layer_view
-from magnet.model.network_result import fused_heads, may_keep
+from magnet.model.network_result import chain_tail, fused_heads, may_keep
 from magnet.model.sparse_counts import effectual_share
 from magnet.search import pareto
 from magnet.search.design_space import SearchSpace
@@ -182,9 +182,7 @@ def _activations_moved(design: Design, network: Network) -> list[tuple[NetworkLa
             continue
         made = producers[i]
         read = 0 if len(made) == 1 and stays(made[0], i) else _touched_inputs(e.layer)
-        tail = i  # the chain's last entry: its post-processing layers fused into it
-        while tail + 1 < len(entries) and head[tail + 1] == i:
-            tail += 1
+        tail = chain_tail(head, i)  # its post-processing layers fused into it
         readers = consumers[tail]
         kept = readers and all(stays(tail, c) for c in readers)
         moved.append((e, read, 0 if kept else e.layer.operand_size(Operand.O)))

@@ -192,9 +192,9 @@ class JournalIndex:
             self.unusable.add(study_id)
             return False
 
-    def _check_values(self, trial_id: int, values: Any) -> None:
+    def _check_values(self, study_id: int, values: Any) -> None:
         if values is not None and not _floats(values):
-            self.unusable.add(self.study[trial_id])
+            self.unusable.add(study_id)  # ints or others: JSON shows them apart
 
     def apply(self, log: Any, at: int) -> None:
         """Apply one operation (``log``, the line starting at byte ``at``) as Optuna does."""
@@ -237,7 +237,7 @@ class JournalIndex:
                 datetime.fromisoformat(log["datetime_complete"])
             self.state[trial_id] = state
             if log["values"] is not None:
-                self._check_values(trial_id, log["values"])
+                self._check_values(self.study[trial_id], log["values"])
                 self.values[trial_id] = log["values"]
             if state in FINISHED:
                 self.constraints.pop(trial_id, None)  # never changes again
@@ -272,8 +272,7 @@ class JournalIndex:
             datetime.fromisoformat(log["datetime_complete"])
         state = _state(log.get("state", RUNNING))
         values = log.get("values")
-        if values is not None and not _floats(values):
-            self.unusable.add(study_id)
+        self._check_values(study_id, values)
         summary = _summary(log.get("user_attrs", {}).get(TRIAL_ATTR))
         if summary is None:
             self.unusable.add(study_id)
