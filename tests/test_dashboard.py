@@ -27,6 +27,7 @@ from magnet.report import write_report
 from magnet.report.html import plotly_js, plotly_js_version
 from magnet.search import load_study, search
 from tests.conftest import REPO
+from tests.drawn import drawn
 from tests.helpers import SPACE, XSS, XSS_LAYER
 from tests.services import free_port, magnet_command
 
@@ -399,6 +400,9 @@ def test_the_study_page_does_not_wait_for_plotly_js(server, watched, storage) ->
     held[0].continue_()
     page.wait_for_selector("body[data-ready='1']", timeout=20000)
     assert page.evaluate(EAGER_DRAWN) == [True] * eager
+    # and drawn where the user sees them: the 2-D front's markers, the 3-D front's pixels
+    assert drawn(page, "#front2d")["markers"] >= rows
+    assert drawn(page, "#front3d")["gl_pixels"] > 0
     assert watched.errors == []
 
 
