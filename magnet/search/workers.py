@@ -363,6 +363,8 @@ class RayPool:
         #: Ray's generator of each task in flight -> its jobs not yet handed back, in order
         self.tasks: dict[Any, list[DesignJob]] = {}
         self.pending: list[DesignJob] = []  # submitted, waiting to fill a batch
+        #: designs a task of several died on: each is sent again alone before it is blamed
+        self.suspects: list[DesignJob] = []
         self.batch = 1
         self.tasks_sent = 0
         self.recent: deque[float] = deque(maxlen=RECENT)  # the last designs' seconds
@@ -465,7 +467,11 @@ class RayPool:
 
     def _send(self) -> None:
         """Send the queued jobs as tasks of ``batch`` designs; a smaller batch only when a
-        worker would otherwise run out of queued work."""
+        worker would otherwise run out of queued work. Suspects first, each alone."""
+        while self.suspects:
+            job = self.suspects.pop(0)
+            self.tasks[self.remote.remote([job])] = [job]
+            self.tasks_sent += 1
         while self.pending and (
             len(self.pending) >= self.batch or len(self.tasks) < self.workers * TASKS_PER_WORKER
         ):
@@ -476,8 +482,10 @@ class RayPool:
     def results(self, timeout: float) -> Iterator[tuple[DesignJob, Outcome]]:
         """The designs Ray finished (waiting up to ``timeout`` seconds for one). A task that
         failed as a whole (its worker died: a plug-in ended the process) fails the design it
-        was evaluating with Ray's error (or the cause it names); the designs after it in the
-        batch are sent again."""
+        was evaluating with Ray's error (or the cause it names) when that design was its last;
+        otherwise the design is sent again alone (a process that dies loses the reply it was
+        sending, so the design that killed it may be the next one), and the designs after it
+        are sent again."""
         self._send()
         if not self.tasks:
             return
@@ -493,8 +501,11 @@ class RayPool:
             try:
                 number, outcome = self.ray.get(ref)
             except Exception as exc:
-                cause = getattr(exc, "cause", None)
                 self.pending[:0] = rest
+                if rest:
+                    self.suspects.append(job)
+                    continue
+                cause = getattr(exc, "cause", None)
                 yield job, cause if isinstance(cause, BaseException) else exc
                 continue
             assert number == job.number
@@ -519,6 +530,7 @@ class RayPool:
         self.interrupted = True
         self.tasks.clear()
         self.pending.clear()
+        self.suspects.clear()
 
     def close(self) -> None:
         """Disconnect from Ray, then stop the cluster this pool started (if any): the head
