@@ -623,3 +623,29 @@ def test_a_file_in_the_way_of_an_output_folder_is_bad_input(tmp_path) -> None:
     out = cli("report", "--study", "small", "--storage", journal, "--output", blocker / "r.html")
     assert out.exit_code == 2 and "is a file, not a folder" in out.output
     assert blocker.read_text() == "the user's notes"
+
+
+def test_a_search_syncs_its_journal_to_the_disk_at_each_trial_end_only(
+    tmp_path, monkeypatch
+) -> None:
+    # Optuna syncs every operation (13 a design here: its trial, 7 parameters, records, end);
+    # magnet syncs the study's operations and each trial's end, which syncs all before it
+    from magnet.search import search
+
+    journal = tmp_path / "s.journal"
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(journal):
+            synced.append(journal.read_bytes().count(b"\n"))  # its lines by then
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    study = search(SPACE, n_trials=4, storage=str(journal), seed=1)
+    ops = [json.loads(line) for line in journal.read_text().splitlines()]
+    ends = [i for i, op in enumerate(ops, 1) if op["op_code"] == 6 and op["state"] in (1, 2, 3)]
+    study_ops = [i for i, op in enumerate(ops, 1) if op["op_code"] in (0, 1, 2, 3, 10)]
+    assert len(ends) == len(study.trials()) == 4
+    assert sorted(synced) == sorted(ends + study_ops)  # each sync right after its operation
+    assert synced[-1] == len(ops)  # the search's last operation, a trial's end, is on the disk
