@@ -477,7 +477,6 @@ def test_a_pool_batches_designs_of_a_few_ms_and_hands_each_back_once(ray_cluster
     pool = workers.RayPool(2, ray_cluster)
     try:
         assert pool.startup_seconds > 0 and pool.slots == 2 * workers.TASKS_PER_WORKER
-        assert pool.share is None  # a cluster it connects to: each worker keeps its store
         first: dict[int, object] = {}
         for job in jobs[:12]:
             pool.submit(job)
@@ -530,27 +529,6 @@ def test_a_worker_dying_mid_batch_fails_that_design_and_resends_the_rest(
         for n, o in others.items()
     }
     assert all(isinstance(o, DesignResult) and o.status == "ok" for o in others.values()), shown
-
-
-@pytest.mark.ray
-def test_the_workers_of_a_cluster_the_pool_starts_share_their_mapping_stores(tmp_path) -> None:
-    # a pool on a cluster of its own gives each job its folder (magnet.search.store_share):
-    # each worker that evaluated a design left its file there; on a cluster it connects to
-    # (test_a_pool_batches_...: ray_cluster), workers share nothing (it may span machines)
-    jobs = _pool_jobs(SPACE, [4, 8, 4, 8, 16, 4], "ws", accum=4)
-    pool = workers.RayPool(2)
-    try:
-        assert pool.share is not None and Path(pool.share).parent == Path(pool.temp_dir or "")
-        for job in jobs:
-            pool.submit(job)
-        got = _collect(pool, len(jobs))
-        files = {p.name for p in Path(pool.share).iterdir()}
-    finally:
-        pool.close()
-    assert all(isinstance(o, DesignResult) and o.status == "ok" for o in got.values()), got
-    pids = {o.worker.rsplit(":", 1)[1] for o in got.values() if isinstance(o, DesignResult)}
-    assert files == {f"{pid}.store" for pid in pids}
-    assert not Path(pool.share).exists()  # removed with the pool's temporary directory
 
 
 def test_a_bad_ray_address_is_a_clear_error(storage) -> None:

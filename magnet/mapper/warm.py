@@ -121,12 +121,6 @@ class Known:
     lean: Mapping | None
 
 
-#: What a store learns, as another process's store takes it (``WarmStore.absorb``): an
-#: outcome for ``exact`` (``"known"``, its key, ``Known``) or a design's best mapping of a kind
-#: for ``seeds`` (``"seen"``, its key, ``_Seen``).
-Entry = tuple[Literal["known", "seen"], tuple[object, ...], "Known | _Seen"]
-
-
 @dataclass
 class WarmStore:
     """The best mappings of each layer shape on the designs mapped so far (see the module
@@ -140,9 +134,6 @@ class WarmStore:
     #: each design's identities and place (``_keys``), by the design's id, with the design
     #: (an id reused by another object is not taken for it)
     _keys: dict[int, tuple[Design, _Keys]] = field(default_factory=dict)
-    #: whether it keeps what it learns for other processes' stores (``take_fresh``)
-    shared: bool = False
-    _fresh: list[Entry] = field(default_factory=list)
 
     def _of(self, design: Design) -> _Keys:
         """``design``'s identities and place, made once per design (a network asks them for
@@ -178,8 +169,9 @@ class WarmStore:
             None if r is None else r.mapping
             for r in (outcome.result, outcome.holding, outcome.lean)
         ]
-        key = (nest, self._of(design).evaluation, mapper)
-        self._put(("known", key, Known(outcome.status, outcome.reason, *maps)))
+        self._known[(nest, self._of(design).evaluation, mapper)] = Known(
+            outcome.status, outcome.reason, *maps
+        )
         kinds: tuple[Kind, ...] = ("best", "holding", "lean")
         for kind, on, mapping in zip(kinds, (design, held, lean), maps, strict=True):
             if mapping is not None and on is not None:
@@ -201,35 +193,10 @@ class WarmStore:
     def add(self, nest: tuple[object, ...], design: Design, kind: Kind, mapping: Mapping) -> None:
         """Remember ``mapping`` as the best of its ``kind`` for ``nest`` on ``design``."""
         keys = self._of(design)
-        self._put(("seen", (nest, keys.structure, kind), _Seen(keys.where, mapping)))
-
-    def _put(self, entry: Entry, fresh: bool = True) -> None:
-        """Keep ``entry``: an outcome for ``exact``, or a seen mapping for ``seeds`` (at
-        most ``limit`` per shape and kind, the oldest dropped); ``fresh``: learnt here."""
-        what, key, value = entry
-        if what == "known":
-            assert isinstance(value, Known)
-            self._known[key] = value
-        else:
-            assert isinstance(value, _Seen)
-            seen = self._seen.setdefault(key, [])
-            seen.append(value)
-            if len(seen) > self.limit:
-                del seen[0]
-        if fresh and self.shared:
-            self._fresh.append(entry)
-
-    def take_fresh(self) -> list[Entry]:
-        """What this store learnt since the last call, while ``shared`` (for ``absorb`` by
-        another process's store: ``magnet.search.store_share``)."""
-        taken, self._fresh = self._fresh, []
-        return taken
-
-    def absorb(self, entries: Sequence[Entry]) -> None:
-        """Keep what another store learnt (its ``take_fresh``), as if learnt here (but not
-        handed on again)."""
-        for entry in entries:
-            self._put(entry, fresh=False)
+        seen = self._seen.setdefault((nest, keys.structure, kind), [])
+        seen.append(_Seen(keys.where, mapping))
+        if len(seen) > self.limit:
+            del seen[0]
 
 
 def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops]:

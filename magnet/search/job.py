@@ -7,8 +7,7 @@ a cache of layer mappings across jobs (``MAPPING_CACHE``): a layer shape seen be
 same design under the same mapper is not mapped again; and, unless the space's mapper says
 ``reuse: false``, the best mappings of the designs it evaluated before (``WARM_STORE``,
 ``magnet.mapper.warm``): a layer shape is answered from a design that prices it alike, or
-its searches start from the nearest designs' best; with the other workers of its machine,
-where the job names a folder they share (``DesignJob.share``, ``magnet.search.store_share``).
+its searches start from the nearest designs' best.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ import sys
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -86,9 +84,6 @@ class DesignJob:
     front: tuple[tuple[float, ...], ...] = ()
     objectives: tuple[str, ...] = ()
     directions: tuple[str, ...] = ()
-    #: A folder where the workers of one machine share their ``WARM_STORE``s
-    #: (``magnet.search.store_share``; None: the process keeps its own to itself)
-    share: str | None = None
 
     @classmethod
     def of(
@@ -206,8 +201,7 @@ def evaluate_design(job: DesignJob) -> DesignResult:
     start = time.perf_counter()
     try:
         install_plugins(job.plugins)
-        with _shared_store(job.share if job.mapper.get("reuse", True) else None):
-            result = _evaluate(job)
+        result = _evaluate(job)
     except Exception as exc:
         with contextlib.suppress(AttributeError):  # an exception that takes no attributes
             exc.magnet_worker = worker_id()  # type: ignore[attr-defined]  # any exception: it pickles with it
@@ -215,24 +209,6 @@ def evaluate_design(job: DesignJob) -> DesignResult:
     result.seconds = time.perf_counter() - start
     result.worker = worker_id()
     return result
-
-
-@contextlib.contextmanager
-def _shared_store(folder: str | None) -> Iterator[None]:
-    """Around a design: ``WARM_STORE`` first takes what the other workers sharing
-    ``folder`` learnt, then hands on what it learns (None: nothing shared)."""
-    if folder is None:
-        yield
-        return
-    from magnet.search.store_share import share_of
-
-    share = share_of(folder)
-    WARM_STORE.shared = True
-    WARM_STORE.absorb(share.collect())
-    try:
-        yield
-    finally:
-        share.publish(WARM_STORE.take_fresh())
 
 
 def _evaluate(job: DesignJob) -> DesignResult:

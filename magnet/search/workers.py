@@ -9,9 +9,7 @@ to. Ray is imported only here, only when used. Its start-up (the cluster, each w
 imports) is paid once, before the first design, and measured (``startup_seconds``: the
 driver reports it apart from the search's rate). Designs go to the workers in tasks of
 ``batch`` designs, ``TASKS_PER_WORKER`` tasks per worker in flight; a task hands each
-design back as it finishes (a Ray streaming generator). The workers of a cluster the pool
-starts share the mappings they find through a folder of its temporary directory
-(``magnet.search.store_share``).
+design back as it finishes (a Ray streaming generator).
 
 An interrupted search never calls ``ray.cancel``: cancelling a task whose reply is arriving
 races in Ray's core worker with that reply (the cancel fails the task while the reply is
@@ -40,7 +38,6 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
@@ -370,9 +367,6 @@ class RayPool:
         self.suspects: list[DesignJob] = []
         self.batch = 1
         self.tasks_sent = 0
-        #: where the workers of a cluster this pool started share their mapping stores
-        #: (``magnet.search.store_share``; None on a cluster it connects to)
-        self.share: str | None = None
         self.recent: deque[float] = deque(maxlen=RECENT)  # the last designs' seconds
         self.interrupted = False
         with ray_environment():  # Ray reads its loopback switch when it is imported
@@ -456,8 +450,6 @@ class RayPool:
                 preexec_fn=_die_with_parent,
             )
         self.address = f"127.0.0.1:{port}"
-        self.share = os.path.join(self.temp_dir, "stores")
-        os.mkdir(self.share)
         try:
             _wait_for_head(self.head, output, say)
         except BaseException:
@@ -470,8 +462,8 @@ class RayPool:
 
     def submit(self, job: DesignJob) -> None:
         """Queue ``job`` for a Ray worker: sent with the others the driver submits before it
-        asks for ``results`` (``_send``), with the folder its workers share their stores in."""
-        self.pending.append(job if self.share is None else replace(job, share=self.share))
+        asks for ``results`` (``_send``)."""
+        self.pending.append(job)
 
     def _send(self) -> None:
         """Send the queued jobs as tasks of ``batch`` designs; a smaller batch only when a
