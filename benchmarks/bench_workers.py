@@ -19,7 +19,8 @@ study:
 A Ray task's round trip (a task that returns at once, one after the other) is measured on
 the same cluster, for the batch size rule in ``magnet/search/workers.py``.
 
-Each search runs ``--repeats`` times (3), the median phase reported.
+Each search runs ``--repeats`` times (3), 1 and 2 workers in turns, the median phase
+reported, and each turn's efficiency beside it.
 
     python benchmarks/bench_workers.py                 # about 20 minutes
     python benchmarks/bench_workers.py --skip-magnet   # quickstart only (about 4 minutes)
@@ -80,34 +81,40 @@ def run(space: str, trials: int, workers: int, sampler: str | None, folder: Path
     }
 
 
-def median_run(
-    space: str, trials: int, workers: int, sampler: str | None, folder: Path, repeats: int
-) -> dict:
-    """``run`` ``repeats`` times: the run of the median evaluation phase (each phase listed:
-    on this machine one search's phase varies by 5-10 % from run to run)."""
-    runs = sorted(
-        (run(space, trials, workers, sampler, folder) for _ in range(repeats)),
-        key=lambda r: r["evaluation_seconds"],
-    )
-    return {**runs[len(runs) // 2], "phases": [r["evaluation_seconds"] for r in runs]}
+def median_of(runs: list[dict]) -> dict:
+    """The run of the median evaluation phase among ``runs`` (each phase listed: on this
+    machine one search's phase varies by 5-10 % from run to run)."""
+    ordered = sorted(runs, key=lambda r: r["evaluation_seconds"])
+    return {**ordered[len(ordered) // 2], "phases": [r["evaluation_seconds"] for r in ordered]}
 
 
 def pair(space: str, trials: int, sampler: str | None, folder: Path, repeats: int) -> dict:
-    """The same search on 1 and on 2 workers, and the efficiency of the second."""
-    one = median_run(space, trials, 1, sampler, folder, repeats)
-    two = median_run(space, trials, 2, sampler, folder, repeats)
+    """The same search on 1 and on 2 workers, ``repeats`` times each, taken in turns (1, 2,
+    1, 2, ...: a machine that slows down or speeds up over the minutes weighs on both), and
+    the efficiency of the second: of the median phases, and of each turn's pair."""
+    ones, twos = [], []
+    for _ in range(repeats):
+        ones.append(run(space, trials, 1, sampler, folder))
+        twos.append(run(space, trials, 2, sampler, folder))
+    pairs = [
+        o["evaluation_seconds"] / (2 * t["evaluation_seconds"])
+        for o, t in zip(ones, twos, strict=True)
+    ]
+    one, two = median_of(ones), median_of(twos)
     same = one.pop("designs") == two.pop("designs")
     efficiency = one["evaluation_seconds"] / (2 * two["evaluation_seconds"])
     print(
         f"{space} ({one['sampler']} sampler): 1 worker {one['evaluation_seconds']:.1f} s, "
         f"2 workers {two['evaluation_seconds']:.1f} s + {two['startup_seconds']:.1f} s start-up: "
-        f"efficiency {efficiency:.3f} (same designs: {same})"
+        f"efficiency {efficiency:.3f}, by turn {', '.join(f'{e:.3f}' for e in pairs)} "
+        f"(same designs: {same})"
     )
     return {
         "one_worker": one,
         "two_workers": two,
         "same_designs": same,
         "parallel_efficiency": round(efficiency, 3),
+        "parallel_efficiency_by_turn": [round(e, 3) for e in pairs],
         "parallel_efficiency_with_startup": round(
             one["wall_seconds"] / (2 * two["wall_seconds"]), 3
         ),
