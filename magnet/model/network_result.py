@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import pairwise
 from pathlib import Path
@@ -526,6 +526,9 @@ def price_plan(
     runs: list[Run] = []
     chain: Chain | None = None
     alike = False  # the entry before ran as in ``steady`` (so its chain is the same)
+    # post-processing entries priced so far, by what prices them (its shape, design, inputs'
+    # sources, output kept, the chain it overlaps): a network repeats them many times
+    posts: dict[tuple[object, ...], PostResult] = {}
     for i, e in enumerate(entries):
         layer, made_of = e.layer, plan.producers[i]
         h = plan.head[i]
@@ -555,15 +558,23 @@ def price_plan(
         slots = list(made_of) if len(made_of) <= layer.activation_inputs else []
         sources = [plan.source(p, i) for p in slots]
         sources += ["dram"] * (layer.activation_inputs - len(sources))
-        post = price_postprocess(
-            layer,
-            plan.archs[i],
-            costs,
-            sources,
-            plan.output_kept(i),
-            fused_into=None if h is None else entries[h].layer.name,
-            chain=None if h is None else chain,
+        fused_into = None if h is None else entries[h].layer.name
+        over = None if h is None else chain
+        output_kept = plan.output_kept(i)
+        key = (
+            layer.shape_key(),
+            id(plan.archs[i]),
+            tuple(sources),
+            output_kept,
+            None if over is None else (over.cycles, over.level_cycles.tobytes(), over.link_cycles),
         )
+        found = posts.get(key)
+        if found is None:
+            arch = plan.archs[i]
+            found = posts[key] = price_postprocess(
+                layer, arch, costs, sources, output_kept, fused_into=fused_into, chain=over
+            )
+        post = replace(found, layer=layer, fused_into=fused_into)
         chain = post.chain
         runs.append(post)
     return runs
