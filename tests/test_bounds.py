@@ -181,7 +181,7 @@ def test_the_latency_bound_counts_the_lanes_a_layer_can_fill(tmp_path: Path) -> 
     # 2 x 2 over K or C (the PEs); a cycle does at most 3 x 8 x 2 x 2 = 96 useful MACs
     import magnet as mg
     from magnet.design import Design
-    from magnet.search.bounds import _math_cycles, bound_metrics
+    from magnet.search.bounds import _effectual, _math_cycles, bound_metrics
     from magnet.search.job import design_of
     from magnet.workload.network import Network, NetworkLayer
 
@@ -192,7 +192,7 @@ def test_the_latency_bound_counts_the_lanes_a_layer_can_fill(tmp_path: Path) -> 
     layer = mg.Layer(name="first", K=32, C=3, P=14, Q=14, R=3, S=3)
     net = Network(name="first", layers=(NetworkLayer(layer=layer),))
     # 32 x 3 x 14 x 14 x 9 = 169,344 MACs over 96: 1,764 cycles (over all 256 units: 661.5)
-    assert _math_cycles(design, net) == pytest.approx(169_344 / 96)
+    assert _math_cycles(design, _effectual(design, net)) == pytest.approx(169_344 / 96)
     bound = bound_metrics(design, [net], [1.0])["latency_cycles"]
     record = mg.evaluate(net, design.arch, dataflow="os-local-ws", samples=300, rounds=3).record()
     assert 169_344 / 96 <= bound <= record.latency_cycles
@@ -205,12 +205,13 @@ def test_the_lanes_are_those_of_the_loop_nest_the_design_maps() -> None:
     # 2,048 (a bound 4x too high: above what the design spends)
     import magnet as mg
     from magnet.api import design as build
+    from magnet.mapper.mapspace import spatial_dims
     from magnet.search.bounds import _most_parallel, bound_metrics
     from magnet.workload.network import Network, NetworkLayer
 
     design = build(mg.load_arch("systolic-128"), "ws")
     layer = mg.Layer(name="c", K=64, C=32, P=14, Q=14, R=3, S=3)
-    assert _most_parallel(design, layer) == 8192
+    assert _most_parallel(design, layer, spatial_dims(design.arch, design.dataflow)) == 8192
     net = Network(name="c", layers=(NetworkLayer(layer=layer),))
     bound = bound_metrics(design, [net], [1.0])["latency_cycles"]
     record = mg.evaluate(net, design.arch, dataflow="ws", samples=300, rounds=3).record()

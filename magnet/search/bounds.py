@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from magnet.design import Design
 from magnet.mapper.mapspace import spatial_dims
@@ -66,37 +67,33 @@ BOUNDED = {
 }
 
 
-def _effectual(design: Design, network: Network) -> float:
-    """The MACs of ``network`` the design does (its repeats included): all, or the share its
-    MACs' zeros leave (``effectual_share``)."""
-    return sum(
-        e.layer.macs * effectual_share(e.layer, design.arch) * e.repeat
+def _effectual(design: Design, network: Network) -> list[tuple[Layer, float]]:
+    """Each MAC layer of ``network`` with the MACs the design does of it (its repeats
+    included): all, or the share its MACs' zeros leave (``effectual_share``)."""
+    return [
+        (e.layer, e.layer.macs * effectual_share(e.layer, design.arch) * e.repeat)
         for e in network.layers
         if not e.layer.is_postprocess
-    )
+    ]
 
 
-def _math_cycles(design: Design, network: Network) -> float:
-    """Cycles ``network``'s MACs take at least on ``design``: each MAC layer's effectual MACs
-    over the most of them one cycle can do (``_most_parallel``), summed (layers run one
-    after another, and a layer's latency is at least its temporal iterations)."""
-    return sum(
-        e.layer.macs
-        * effectual_share(e.layer, design.arch)
-        * e.repeat
-        / _most_parallel(design, e.layer)
-        for e in network.layers
-        if not e.layer.is_postprocess
-    )
+def _math_cycles(design: Design, done: list[tuple[Layer, float]]) -> float:
+    """Cycles the MACs ``done`` (``_effectual``) take at least on ``design``: each MAC
+    layer's over the most of them one cycle can do (``_most_parallel``), summed (layers run
+    one after another, and a layer's latency is at least its temporal iterations)."""
+    allowed = spatial_dims(design.arch, design.dataflow)  # the design's: once for all layers
+    return sum(macs / _most_parallel(design, layer, allowed) for layer, macs in done)
 
 
-def _most_parallel(design: Design, layer: Layer) -> float:
+def _most_parallel(
+    design: Design, layer: Layer, allowed: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]
+) -> float:
     """The most useful MACs of ``layer`` one cycle can do on ``design``: its MAC units, and
     at most, on each fan-out axis, the smaller of its width and the product of the extents
-    of the dims the dataflow unrolls there (``spatial_dims``; of the loop nest the design
-    maps, ``layer_view``; a padded lane does no useful MAC, and a dim unrolled on several
-    axes is counted whole on each: an upper bound)."""
-    allow_x, allow_y = spatial_dims(design.arch, design.dataflow)
+    of the dims the dataflow unrolls there (``allowed``: ``spatial_dims``; of the loop nest
+    the design maps, ``layer_view``; a padded lane does no useful MAC, and a dim unrolled on
+    several axes is counted whole on each: an upper bound)."""
+    allow_x, allow_y = allowed
     extent = np.array(layer_view(layer, design.arch).dims, dtype=float)
     lanes = 1.0
     for li, (fx, fy) in enumerate(design.arch.fanouts):
@@ -220,8 +217,8 @@ def bound_metrics(
         macs = sum(e.layer.macs * e.repeat for e in network.layers if not e.layer.is_postprocess)
         done = _effectual(design, network)
         dram_pj, dram_cycles = _dram_floor(design, network, layered=not pipelined)
-        cycles = max(_math_cycles(design, network), dram_cycles)
-        energy = done * design.costs.mac_pj + dram_pj
+        cycles = max(_math_cycles(design, done), dram_cycles)
+        energy = sum(macs for _, macs in done) * design.costs.mac_pj + dram_pj
         seconds = cycles / (design.arch.clock_ghz * 1e9)
         out = {"latency_cycles": cycles, "energy_pj": energy, "edp": energy * cycles}
         out["tops"] = 2 * macs / seconds / 1e12 if seconds > 0 else math.inf
