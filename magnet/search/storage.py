@@ -529,14 +529,15 @@ def _journal_backend(path: str) -> Any:
 
     class Backend(JournalFileBackend):
         def append_logs(self, logs: list[dict[str, Any]]) -> None:
-            if any(_durable(log) for log in logs):
-                super().append_logs(logs)
-                return
+            # the lines as Optuna writes them (``RECORD_START``), under its lock
             text = "".join(json.dumps(log, separators=(",", ":")) + "\n" for log in logs)
             lock.acquire()
             try:
                 with open(path, "ab") as f:
                     f.write(text.encode("utf-8"))
+                    if any(_durable(log) for log in logs):
+                        f.flush()
+                        os.fsync(f.fileno())
             finally:
                 lock.release()
 
