@@ -446,7 +446,8 @@ def test_a_dead_worker_fails_its_trial_and_the_search_goes_on(
     study = search(space, n_trials=6, storage=storage, workers=2, seed=4, ray_address=ray_cluster)
     failed = study.trials("failed")
     assert failed and all(t.params["vector_width"] == 8 for t in failed)
-    assert "WorkerCrashedError" in failed[0].reason or "died" in failed[0].reason
+    # one line that says what happened, not Ray's pointer to logs the search removes
+    assert all(t.reason == f"WorkerDied: {workers.WORKER_DIED}" for t in failed)
     assert study.counts()["designs"] == 6
 
 
@@ -522,7 +523,7 @@ def test_a_worker_dying_mid_batch_fails_that_design_and_resends_the_rest(
         pool.close()
     assert sorted(got) == [0, 1, 2, 3]
     assert isinstance(got[crashing], BaseException)
-    assert "WorkerCrashedError" in type(got[crashing]).__name__ or "died" in str(got[crashing])
+    assert isinstance(got[crashing], workers.WorkerDied)
     others = {n: got[n] for n in range(4) if n != crashing}
     shown = {
         n: (o.status, o.reason) if isinstance(o, DesignResult) else repr(o)[:300]

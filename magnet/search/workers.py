@@ -91,6 +91,20 @@ _RAY_LOG_LINE = re.compile(
 )
 
 
+#: A failed trial's reason when its design ended the worker process evaluating it (Ray's
+#: own message points to log files in the cluster's temporary directory, which magnet
+#: removes when the search ends).
+WORKER_DIED = (
+    "the worker process evaluating this design died, twice (Ray ran it again once): code it "
+    "runs ended the process (a plug-in calling os._exit, a crash in a compiled library, or "
+    "the kernel's out-of-memory killer); the other designs are evaluated"
+)
+
+
+class WorkerDied(RuntimeError):
+    """A design whose evaluation ended its worker process (``WORKER_DIED``)."""
+
+
 #: What a pool hands back for a job: the design's result, or the exception it raised.
 Outcome = DesignResult | BaseException
 
@@ -506,7 +520,12 @@ class RayPool:
                     self.suspects.append(job)
                     continue
                 cause = getattr(exc, "cause", None)
-                yield job, cause if isinstance(cause, BaseException) else exc
+                if isinstance(cause, BaseException):
+                    yield job, cause
+                elif isinstance(exc, self.ray.exceptions.WorkerCrashedError):
+                    yield job, WorkerDied(WORKER_DIED)
+                else:
+                    yield job, exc
                 continue
             assert number == job.number
             self.tasks[task] = rest  # it hands back the rest (and then stops)
