@@ -6,11 +6,14 @@ public API). ``magnet dashboard`` serves it; once it has read the storage, Debia
 (headless, driven by Playwright) opens the study page, and the wall time from the request to
 the page drawn is taken: every figure the page draws at once (those not drawn only when
 scrolled to: ``data-lazy``) plotted by plotly and the trials table filled, then two
-animation frames. ``--runs`` times in a new browser context each (nothing cached, as a
-browser that never opened the dashboard: plotly.js's 5 MB parsed and compiled each time),
-then ``--runs`` times reloaded in one context (plotly.js cached, as a reader reloading the
-page has it). The first run asks the server for each figure the first time (made then,
-then kept); the others find them made.
+animation frames. A browser that draws WebGL in software (this one: SwiftShader, no GPU)
+shows a button in place of the 3-D front, which it draws when pressed: the page is then
+drawn with the button shown, and the time from pressing it to the 3-D front drawn is taken
+apart (``front3d_when_asked_s``). ``--runs`` times in a new browser context each (nothing
+cached, as a browser that never opened the dashboard: plotly.js's 5 MB parsed and compiled
+each time), then ``--runs`` times reloaded in one context (plotly.js cached, as a reader
+reloading the page has it). The first run asks the server for each figure the first time
+(made then, then kept); the others find them made.
 
     python benchmarks/bench_page.py --trials 300 --clone 100000
 
@@ -36,13 +39,23 @@ from bench_dashboard import REPO, STUDY, _dashboard, clone_study, make_study
 sys.path.insert(0, str(REPO))  # the tests' Chromium: where Debian puts it, run as they run it
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS
 
-#: True once every figure drawn at once is plotted and the table has its rows.
+#: True once every figure drawn at once is plotted (or shows the button that draws it: the
+#: 3-D front in a browser without a GPU) and the table has its rows.
 DRAWN = """() => {
   const plots = [...document.querySelectorAll('.plot[data-kind]:not([data-lazy])')];
-  const plotted = plots.every(gd => gd.classList.contains('js-plotly-plot') && !!gd._fullLayout);
+  const plotted = plots.every(gd => (gd.classList.contains('js-plotly-plot') && !!gd._fullLayout)
+    || !!gd.querySelector('button.draw'));
   return plots.length > 0 && plotted
     && document.querySelectorAll('#trials-table tbody tr').length > 0;
 }"""
+#: The browser's WebGL renderer (SwiftShader: drawn in software, without a GPU).
+RENDERER = """() => {
+  const gl = document.createElement('canvas').getContext('webgl');
+  const info = gl && gl.getExtension('WEBGL_debug_renderer_info');
+  return gl ? gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER) : null;
+}"""
+#: True once the 3-D front is plotted.
+PLOTTED_3D = "() => !!document.getElementById('front3d')._fullLayout"
 VIEWPORT = {"width": 1400, "height": 1000}
 FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 TARGET_S = 2.0
@@ -71,15 +84,31 @@ def _drawn_s(page, url: str) -> float:
     return round(time.perf_counter() - started, 3)
 
 
+def _asked_s(page) -> float | None:
+    """Wall seconds from pressing the 3-D front's button (shown by a browser that draws WebGL
+    in software) to the 3-D front drawn (None: no button, the 3-D front was drawn at once)."""
+    button = page.locator("#front3d > button.draw")
+    if not button.count():
+        return None
+    started = time.perf_counter()
+    button.click()
+    page.wait_for_function(PLOTTED_3D, timeout=120_000, polling=20)
+    page.evaluate(FRAMES)
+    return round(time.perf_counter() - started, 3)
+
+
 def _runs(browser, url: str, runs: int) -> dict[str, list[float]]:
     """``runs`` times in a new browser context (nothing cached: a browser that never opened
-    the dashboard), then ``runs`` times in one context (the page opened again: plotly.js
-    and its compiled code cached, as a reader reloading it has them)."""
-    cold = []
+    the dashboard), each then drawing the 3-D front if it waits for its button, then ``runs``
+    times in one context (the page opened again: plotly.js and its compiled code cached, as
+    a reader reloading it has them)."""
+    cold, asked = [], []
     for _ in range(runs):
         context = browser.new_context(viewport=VIEWPORT)
         try:
-            cold.append(_drawn_s(context.new_page(), url))
+            page = context.new_page()
+            cold.append(_drawn_s(page, url))
+            asked.append(_asked_s(page))
         finally:
             context.close()
     context = browser.new_context(viewport=VIEWPORT)
@@ -87,9 +116,15 @@ def _runs(browser, url: str, runs: int) -> dict[str, list[float]]:
         page = context.new_page()
         _drawn_s(page, url)  # the cache filled
         again = [_drawn_s(page, url) for _ in range(runs)]
+        renderer = page.evaluate(RENDERER)
     finally:
         context.close()
-    return {"new_browser_s": cold, "reloaded_s": again}
+    return {
+        "new_browser_s": cold,
+        "front3d_when_asked_s": asked,
+        "reloaded_s": again,
+        "renderer": renderer,
+    }
 
 
 def main() -> None:
@@ -114,7 +149,7 @@ def main() -> None:
                 runs = _runs(browser, f"{base}/studies/{STUDY}", args.runs)
             finally:
                 browser.close()
-    cold, again = runs["new_browser_s"], runs["reloaded_s"]
+    cold, again, renderer = runs["new_browser_s"], runs["reloaded_s"], runs.pop("renderer")
     record = {
         "study": {"journal": journal.name, "trials": args.clone or args.trials},
         "storage_read_s": round(read_s, 2),
@@ -122,6 +157,7 @@ def main() -> None:
         "first_s": cold[0],
         "new_browser_median_s": statistics.median(cold[1:] or cold),
         "reloaded_median_s": statistics.median(again),
+        "webgl_renderer": renderer,
         "target_s": TARGET_S,
         "load_average": os.getloadavg(),
         "machine": common.machine(),

@@ -62,6 +62,9 @@ def shoot(url: str) -> None:
         page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
         page.goto(url + "/studies/quickstart")
         page.wait_for_selector("body[data-ready='1']", timeout=60000)
+        for button in page.locator(".plot > button.draw").all():  # WebGL without a GPU here
+            button.click()
+        page.mouse.move(0, 0)  # no hover label left where the button was
         for plot in page.locator(".plot[data-lazy]").all():  # drawn when seen: each in turn
             plot.scroll_into_view_if_needed()
             wait_until(page, f"!!document.getElementById('{plot.get_attribute('id')}').data")

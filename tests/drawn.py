@@ -59,12 +59,16 @@ document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(
 
 def drawn(page: Any, selector: str, colors: tuple[str, ...] = (), timeout: float = 20.0) -> dict:
     """What plotly drew in the element ``selector`` (scrolled into view: figures drawn when
-    seen are drawn), once it has plotted there and the counts stopped changing: the COUNT
-    keys, ``gl_pixels`` (pixels of its WebGL canvases that differ from the page behind them)
-    and, for each of ``colors`` (``#rrggbb``), the pixels of that colour its canvases drew
-    (``gl_colors``)."""
+    seen are drawn; its button pressed if it shows one: the 3-D front waits for it in a
+    browser that draws WebGL in software), once it has plotted there and the counts stopped
+    changing: the COUNT keys, ``gl_pixels`` (pixels of its WebGL canvases that differ from
+    the page behind them) and, for each of ``colors`` (``#rrggbb``), the pixels of that
+    colour its canvases drew (``gl_colors``)."""
     gd = page.locator(selector)
     gd.scroll_into_view_if_needed()
+    ask = gd.locator(":scope > button.draw")
+    if ask.count():
+        ask.click()
     deadline = time.monotonic() + timeout
     last = None
     while True:

@@ -340,6 +340,7 @@ def test_study_page_shows_exactly_the_front_and_a_click_opens_the_design(
     assert watched.ready(server + "/studies/small").status == 200
     wait_until(page, "document.getElementById('front2d').data !== undefined")
     assert sorted(page.evaluate(FRONT_POINTS, "front2d")) == front
+    page.click("#front3d > button.draw")  # WebGL without a GPU here: drawn when asked
     wait_until(page, "document.getElementById('front3d').data !== undefined")
     assert sorted(page.evaluate(FRONT_POINTS, "front3d")) == front
     assert page.locator("#trials-table tbody tr").count() == len(front)
@@ -394,16 +395,70 @@ def test_the_study_page_does_not_wait_for_plotly_js(server, watched, storage) ->
     wait_until(page, f"document.querySelectorAll('#trials-table tbody tr').length === {rows}")
     eager = len(page.evaluate(EAGER_DRAWN))
     assert eager == 6  # the 2-D and 3-D fronts, hypervolume, importance, history, ECDF
-    wait_until(page, f"({FIGURES_ASKED})() === {eager}")
+    # the 3-D front waits for its button in this browser (WebGL without a GPU): 5 asked for
+    wait_until(page, f"({FIGURES_ASKED})() === {eager - 1}")
     assert held and page.evaluate("typeof window.Plotly") == "undefined"
     assert page.evaluate(EAGER_DRAWN) == [False] * eager
     held[0].continue_()
     page.wait_for_selector("body[data-ready='1']", timeout=20000)
-    assert page.evaluate(EAGER_DRAWN) == [True] * eager
+    assert page.evaluate(EAGER_DRAWN) == [True, False, True, True, True, True]  # document order
     # and drawn where the user sees them: the 2-D front's markers, the 3-D front's pixels
     assert drawn(page, "#front2d")["markers"] >= rows
     assert drawn(page, "#front3d")["gl_pixels"] > 0
     assert watched.errors == []
+
+
+#: The WebGL renderer a browser with a GPU names (the tests' Chromium draws in software).
+HARDWARE_GL = """(() => {
+  const own = WebGLRenderingContext.prototype.getParameter;
+  WebGLRenderingContext.prototype.getParameter = function (p) {
+    const info = this.getExtension('WEBGL_debug_renderer_info');
+    if (p === this.RENDERER || (info && p === info.UNMASKED_RENDERER_WEBGL)) {
+      return 'ANGLE (NVIDIA, NVIDIA GeForce RTX 3060, OpenGL 4.5)';
+    }
+    return own.call(this, p);
+  };
+})();"""
+FRONT3D_ASKED = """() => performance.getEntriesByType('resource')
+  .filter(r => r.name.includes('/figures/front3d')).length"""
+
+
+@pytest.mark.subprocess
+def test_the_3d_front_waits_for_its_button_only_where_webgl_has_no_gpu(
+    server, browser, storage
+) -> None:
+    """Without a GPU (SwiftShader: the tests' Chromium), a 3-D front holds the page for about
+    a second at each drawing (issue 33): it is drawn when its button is pressed, and redrawn
+    on each change after that; with a GPU it is drawn at once, as the other figures."""
+    front = sorted(t.number for t in load_study("small", storage).pareto_front())
+    w = Watched(browser)
+    try:
+        page = w.page
+        w.ready(server + "/studies/small")
+        assert page.evaluate("Magnet.softwareWebGL()") is True  # the premise: no GPU here
+        page.select_option("#front3d-z", "energy_pj")  # a choice does not draw it either
+        page.wait_for_timeout(300)
+        assert page.evaluate(FRONT3D_ASKED) == 0
+        assert page.evaluate("document.getElementById('front3d')._fullLayout") is None
+        page.click("#front3d > button.draw")
+        wait_until(page, "document.getElementById('front3d').data !== undefined")
+        assert sorted(page.evaluate(FRONT_POINTS, "front3d")) == front
+        assert page.locator("#front3d button.draw").count() == 0
+        page.select_option("#front3d-z", "area_mm2")  # now a choice redraws it
+        wait_until(page, f"({FRONT3D_ASKED})() === 2")
+        assert w.errors == []
+    finally:
+        w.close()
+    w = Watched(browser)
+    try:
+        w.page.add_init_script(HARDWARE_GL)
+        w.ready(server + "/studies/small")
+        assert w.page.evaluate("Magnet.softwareWebGL()") is False
+        assert w.page.locator("#front3d button.draw").count() == 0
+        assert sorted(w.page.evaluate(FRONT_POINTS, "front3d")) == front  # drawn at once
+        assert w.errors == []
+    finally:
+        w.close()
 
 
 ROWS = "[...document.querySelectorAll('#trials-table tbody tr')].map(r => Number(r.dataset.trial))"
@@ -592,6 +647,9 @@ def test_report_renders_offline(browser, storage, tmp_path) -> None:
             page = w.page
             eager = page.locator("#study-plots [data-figure]:not([data-lazy])")
             assert eager.count() == 6  # 3 fronts, 3-D, hypervolume, importance
+            # the 3-D front waits for its button here (WebGL without a GPU), then is drawn
+            assert page.locator("#study-plots .js-plotly-plot").count() == eager.count() - 1
+            assert drawn(page, "#plot-front3d")["gl_pixels"] > 0
             assert page.locator("#study-plots .js-plotly-plot").count() == eager.count()
             front = sorted(t.number for t in load_study(name, storage).pareto_front())
             shown = page.evaluate(

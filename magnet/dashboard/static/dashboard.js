@@ -266,23 +266,32 @@
         });
     }
 
-    // the figures: those marked data-lazy when they come into view; the others now, those
-    // marked data-last (the 3-D front: WebGL, drawn in software without a GPU, 0.4-0.6 s)
-    // plotted after the rest, so that the 2-D figures appear first
+    // whether a figure waits to be drawn: one marked data-lazy until it comes into view; one
+    // marked data-gl (the 3-D front: WebGL) in a browser that draws WebGL in software, until
+    // the button it shows is pressed
+    function waiting(el) {
+      var gl = el.hasAttribute("data-gl") && Magnet.softwareWebGL();
+      return !el._magnetSeen && (el.hasAttribute("data-lazy") || gl);
+    }
+
+    // the figures: each waiting one when it may be drawn; the others now, those marked
+    // data-last (the 3-D front) plotted after the rest, so that the 2-D figures appear first
     function loadFigures() {
       var plots = document.querySelectorAll(".plot[data-kind]");
       var now = [];
       var last = [];
       Array.prototype.forEach.call(plots, function (el) {
-        if (!el.hasAttribute("data-lazy") || el._magnetSeen) {
+        if (!waiting(el)) {
           if (el.hasAttribute("data-last")) last.push(el);
           else now.push(loadFigure(el));
         } else if (!el._magnetWaiting) {
           el._magnetWaiting = true;
-          Magnet.whenVisible(el, function () {
+          var draw = function () {
             el._magnetSeen = true;
             loadFigure(el).then(null, failed);
-          });
+          };
+          if (el.hasAttribute("data-lazy")) Magnet.whenVisible(el, draw);
+          else Magnet.whenAsked(el, draw);
         }
       });
       var rest = Promise.all(now).then(null, function () {}); // a failure is said by refresh
@@ -458,7 +467,7 @@
     function replot(ids) {
       ids.split(" ").forEach(function (id) {
         var el = document.getElementById(id);
-        if (el && (!el.hasAttribute("data-lazy") || el._magnetSeen)) {
+        if (el && !waiting(el)) {
           loadFigure(el).then(null, failed);
         }
       });

@@ -15,6 +15,38 @@
     return Plotly.react(el, fig.data || [], fig.layout || {}, Magnet.config);
   };
 
+  /** True when this browser draws WebGL in software (no GPU: SwiftShader, llvmpipe, or no
+   * WebGL at all): a 3-D figure then holds the page's thread for about a second at each
+   * drawing (0.47 s plotting and 0.23 s painting a 2,000-point front in headless Chromium,
+   * issue 33), against tens of milliseconds on a GPU. Asked once, of a context then lost. */
+  var softwareGL = null;
+  Magnet.softwareWebGL = function () {
+    if (softwareGL === null) {
+      var gl = document.createElement("canvas").getContext("webgl");
+      var info = gl && gl.getExtension("WEBGL_debug_renderer_info");
+      var renderer = gl ? gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER) : "";
+      softwareGL = !gl || /swiftshader|llvmpipe|softpipe|software|basic render/i.test(renderer);
+      var lose = gl && gl.getExtension("WEBGL_lose_context");
+      if (lose) lose.loseContext();
+    }
+    return softwareGL;
+  };
+
+  /** A button in el that empties el and calls draw() when pressed: a 3-D figure (data-gl)
+   * in a browser that draws WebGL in software. */
+  Magnet.whenAsked = function (el, draw) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "draw";
+    button.textContent =
+      "Draw in 3-D (this browser draws WebGL without a GPU: about a second, at each drawing)";
+    button.addEventListener("click", function () {
+      el.textContent = "";
+      draw();
+    });
+    el.appendChild(button);
+  };
+
   /** Call draw() the first time el comes near the screen (WebGL figures, such as parallel
    * coordinates, take seconds to draw without a GPU: they wait until they are looked at). */
   Magnet.whenVisible = function (el, draw) {
@@ -33,17 +65,22 @@
   };
 
   /** Draw every [data-figure] element under root that has a figure in figures; those
-   * marked data-lazy when they come into view. Resolves when the others are drawn. */
-  Magnet.renderPlots = function (root, figures) {
+   * marked data-lazy when they come into view, those marked data-gl (3-D) when asked for in
+   * a browser that draws WebGL in software; drawn(el), if given, after each is drawn.
+   * Resolves when the others are drawn. */
+  Magnet.renderPlots = function (root, figures, drawn) {
     var done = [];
     root.querySelectorAll("[data-figure]").forEach(function (el) {
       var fig = figures[el.getAttribute("data-figure")];
       if (!fig || el.hasAttribute("data-rendered")) return;
       el.setAttribute("data-rendered", "1");
       var draw = function () {
-        return Magnet.plot(el, fig);
+        return Magnet.plot(el, fig).then(function () {
+          if (drawn) drawn(el);
+        });
       };
       if (el.hasAttribute("data-lazy")) Magnet.whenVisible(el, draw);
+      else if (el.hasAttribute("data-gl") && Magnet.softwareWebGL()) Magnet.whenAsked(el, draw);
       else done.push(draw());
     });
     return Promise.all(done);

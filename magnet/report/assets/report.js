@@ -19,10 +19,9 @@
   });
 
   var top = document.getElementById("study-plots");
-  Magnet.renderPlots(top, figures).then(function () {
-    top.querySelectorAll("[data-clickable]").forEach(function (el) {
-      Magnet.onDesignClick(el, openDesign);
-    });
+  Magnet.renderPlots(top, figures, function (el) {
+    if (el.hasAttribute("data-clickable")) Magnet.onDesignClick(el, openDesign);
+  }).then(function () {
     document.body.setAttribute("data-ready", "1");
   });
   Magnet.tables(document);
