@@ -192,6 +192,35 @@ def test_a_study_grown_from_the_one_before_is_the_study_made_afresh(
     assert len({len(f.pareto_front()) for f in fresh}) > 1  # the front changed as it grew
 
 
+@pytest.mark.parametrize("lacking", [False, True])
+def test_the_columns_of_some_objectives_are_those_of_the_trials_with_their_values(
+    small, lacking
+) -> None:
+    # by definition: the feasible trials with a finite value of each of the axes, in order;
+    # taken from the objectives' own columns only when every feasible trial has them all
+    # (``lacking``: one feasible trial without a value of the last objective)
+    import copy
+
+    from magnet.search.study import Study
+
+    trials = list(small.frozen)
+    feasible = [t.number for t in small.feasible()]
+    if lacking:
+        i = next(i for i, t in enumerate(trials) if t.number == feasible[0])
+        trials[i] = copy.copy(trials[i])
+        trials[i].values = [*trials[i].values[:-1], math.inf]
+    study = Study(small.name, small.user_attrs, trials, small.storage)
+    assert len(study.feasible()) == len(feasible)
+    objectives = study.objectives
+    assert len(objectives) == 3
+    for axes in (objectives[:1], objectives[:2], objectives[::-1][:2], objectives):
+        want = [t for t in study.feasible() if all(math.isfinite(t.values[m]) for m in axes)]
+        assert len(want) == len(feasible) - (lacking and objectives[-1] in axes)
+        numbers, values = study.value_columns(axes)
+        assert numbers.tolist() == _numbers(want) == _numbers(study.feasible_with(axes))
+        assert values.tolist() == [[t.values[m] for m in axes] for t in want]
+
+
 def test_while_the_storage_is_read_every_page_says_so_at_once(storage) -> None:
     from starlette.testclient import TestClient
 

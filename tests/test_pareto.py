@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from magnet.search.pareto import hypervolume, nondominated, reference_point
+from magnet.search.pareto import covered, hypervolume, nondominated, reference_point
 
 
 def test_front_by_hand() -> None:
@@ -16,6 +16,23 @@ def test_front_by_hand() -> None:
     assert nondominated(np.zeros((0, 2))).tolist() == []
     # one objective: every copy of the best
     assert nondominated([[2.0], [1.0], [1.0]]).tolist() == [False, True, True]
+
+
+def test_points_a_front_covers_by_hand_and_by_definition() -> None:
+    front = np.array([[1.0, 3.0], [3.0, 1.0]])
+    # (2,4) is dominated by (1,3), (3,1) equals a front point, (2,2) is beaten by neither,
+    # (0,5) is better than both in its first objective
+    points = np.array([[2.0, 4.0], [3.0, 1.0], [2.0, 2.0], [0.0, 5.0]])
+    assert covered(points, front).tolist() == [True, True, False, False]
+    assert covered(points, np.zeros((0, 2))).tolist() == [False] * 4
+    assert covered(np.zeros((0, 2)), front).tolist() == []
+    rng = np.random.default_rng(7)
+    for objectives in (1, 2, 3, 4):
+        # coarse values: many ties, which count as covered
+        pts = rng.integers(0, 5, (300, objectives)).astype(float)
+        fr = rng.integers(0, 5, (20, objectives)).astype(float)
+        each = [any((f <= p).all() for f in fr) for p in pts]
+        assert covered(pts, fr).tolist() == each
 
 
 def test_hypervolume_by_hand() -> None:

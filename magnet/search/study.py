@@ -175,7 +175,12 @@ def _view(trial: FrozenTrial, objectives: list[str]) -> TrialView:
 
 def has_values(trial: TrialView, metrics: Sequence[str]) -> bool:
     """Whether ``trial`` has a finite value of every one of ``metrics``."""
-    return all(math.isfinite(trial.values.get(m, math.nan)) for m in metrics)
+    values = trial.values
+    # a loop, not all() of a generator: asked of 100,000 trials at once (13 ms against 28)
+    for m in metrics:  # noqa: SIM110
+        if not math.isfinite(values.get(m, math.nan)):
+            return False
+    return True
 
 
 def with_values(trials: Iterable[TrialView], metrics: Sequence[str]) -> list[TrialView]:
@@ -357,6 +362,8 @@ class Study:
         """``feasible()``'s trials with a finite value of every one of ``metrics`` (made
         once per set of metrics: the figures ask again and again)."""
         key = tuple(metrics)
+        if self._of_valued_objectives(key):
+            return self.feasible_with(self.objectives)
 
         def keep(t: TrialView) -> bool:
             return t.feasible and has_values(t, key)
@@ -367,9 +374,22 @@ class Study:
         """The numbers and the values (``[trial, metric]``) of ``feasible_with(metrics)``'s
         trials, in its order: arrays for the figures of a big study, which would otherwise
         walk 100,000 trials in Python. Made once per study as read, grown from ``before``'s
-        when the trials new since come after all of its."""
+        when the trials new since come after all of its; those of some of the objectives
+        are the objectives' own columns (``_of_valued_objectives``)."""
         key = tuple(metrics)
+        if self._of_valued_objectives(key):
+            numbers, values = self.value_columns(self.objectives)
+            return numbers, values[:, [self.objectives.index(m) for m in key]]
         return self.kept(("columns", key), lambda: self._value_columns(key))
+
+    def _of_valued_objectives(self, metrics: tuple[str, ...]) -> bool:
+        """Whether ``metrics`` are some (not all) of the objectives and every feasible
+        trial has a value of each objective (as a finished search's have): the feasible
+        trials with values of ``metrics`` are then those with values of every objective."""
+        objectives = tuple(self.objectives)
+        if metrics == objectives or not set(metrics) <= set(objectives):
+            return False
+        return len(self.feasible_with(objectives)) == len(self._feasible)
 
     def _value_columns(self, key: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         numbers, values = np.zeros(0, np.int64), np.zeros((0, len(key)))
@@ -567,7 +587,7 @@ class Study:
         with paused_gc():  # a tuple a trial: the collector would walk the study's heap
             for first in range(0, len(points), HISTORY_BLOCK):
                 block = points[first : first + HISTORY_BLOCK]
-                beaten = np.any(np.all(front[None, :, :] <= block[:, None, :], axis=2), axis=1)
+                beaten = pareto.covered(block, front)
                 at, volumes = [0], [volume]  # from the block's first point: the volume before it
                 for i in np.flatnonzero(~beaten).tolist():
                     p = block[i]
