@@ -591,7 +591,7 @@ class Study:
                 at, volumes = [0], [volume]  # from the block's first point: the volume before it
                 for i in np.flatnonzero(~beaten).tolist():
                     p = block[i]
-                    if not (front <= p).all(axis=1).any():
+                    if not pareto.covered(p[None, :], front)[0]:
                         front = np.vstack([front[~(p <= front).all(axis=1)], p])
                         volume = pareto.front_hypervolume(front, ref)
                         at.append(i)
