@@ -266,12 +266,9 @@
         });
     }
 
-    // whether a figure waits to be drawn: one marked data-lazy until it comes into view; one
-    // marked data-gl (the 3-D front: WebGL) in a browser that draws WebGL in software, until
-    // the button it shows is pressed
+    // whether a figure still waits to be drawn (Magnet.waits), not yet seen or asked for
     function waiting(el) {
-      var gl = el.hasAttribute("data-gl") && Magnet.softwareWebGL();
-      return !el._magnetSeen && (el.hasAttribute("data-lazy") || gl);
+      return !el._magnetSeen && Magnet.waits(el);
     }
 
     // the figures: each waiting one when it may be drawn; the others now, those marked
@@ -286,12 +283,10 @@
           else now.push(loadFigure(el));
         } else if (!el._magnetWaiting) {
           el._magnetWaiting = true;
-          var draw = function () {
+          Magnet.whenMay(el, function () {
             el._magnetSeen = true;
             loadFigure(el).then(null, failed);
-          };
-          if (el.hasAttribute("data-lazy")) Magnet.whenVisible(el, draw);
-          else Magnet.whenAsked(el, draw);
+          });
         }
       });
       var rest = Promise.all(now).then(null, function () {}); // a failure is said by refresh

@@ -64,10 +64,21 @@
     return null;
   };
 
-  /** Draw every [data-figure] element under root that has a figure in figures; those
-   * marked data-lazy when they come into view, those marked data-gl (3-D) when asked for in
-   * a browser that draws WebGL in software; drawn(el), if given, after each is drawn.
-   * Resolves when the others are drawn. */
+  /** Whether el's figure waits to be drawn: marked data-lazy (until it comes into view), or
+   * data-gl (3-D) in a browser that draws WebGL in software (until its button is pressed). */
+  Magnet.waits = function (el) {
+    return el.hasAttribute("data-lazy") || (el.hasAttribute("data-gl") && Magnet.softwareWebGL());
+  };
+
+  /** Call draw() when el's figure, which waits (Magnet.waits), may be drawn. */
+  Magnet.whenMay = function (el, draw) {
+    if (el.hasAttribute("data-lazy")) Magnet.whenVisible(el, draw);
+    else Magnet.whenAsked(el, draw);
+  };
+
+  /** Draw every [data-figure] element under root that has a figure in figures; those that
+   * wait (Magnet.waits) when they may; drawn(el), if given, after each is drawn. Resolves
+   * when the others are drawn. */
   Magnet.renderPlots = function (root, figures, drawn) {
     var done = [];
     root.querySelectorAll("[data-figure]").forEach(function (el) {
@@ -79,8 +90,7 @@
           if (drawn) drawn(el);
         });
       };
-      if (el.hasAttribute("data-lazy")) Magnet.whenVisible(el, draw);
-      else if (el.hasAttribute("data-gl") && Magnet.softwareWebGL()) Magnet.whenAsked(el, draw);
+      if (Magnet.waits(el)) Magnet.whenMay(el, draw);
       else done.push(draw());
     });
     return Promise.all(done);
