@@ -497,17 +497,21 @@ class ReadOnlyJournal:
 
 
 #: Optuna's journal operations that a search resumed after a crash of the machine must find
-#: on the disk: the study's own, and a trial's end (``SET_TRIAL_STATE_VALUES`` to a finished
-#: state: COMPLETE 1, PRUNED 2, FAIL 3; ``optuna.trial.TrialState``).
+#: on the disk: the study's own (CREATE_STUDY, DELETE_STUDY, SET_STUDY_USER_ATTR,
+#: SET_STUDY_SYSTEM_ATTR, DISCARD_TRIALS), and a trial's end (SET_TRIAL_STATE_VALUES to a
+#: finished state); by their codes in the journal (Optuna's ``JournalOperation``, private).
 _STUDY_OPS = {0, 1, 2, 3, 10}
 _SET_TRIAL_STATE = 6
-_FINISHED = {1, 2, 3}
 
 
 def _durable(log: dict[str, Any]) -> bool:
     """Whether the journal operation ``log`` must reach the disk before the search goes on."""
+    from optuna.trial import TrialState
+
     code = log.get("op_code")
-    return code in _STUDY_OPS or (code == _SET_TRIAL_STATE and log.get("state") in _FINISHED)
+    if code == _SET_TRIAL_STATE:
+        return TrialState(log.get("state", TrialState.RUNNING.value)).is_finished()
+    return code in _STUDY_OPS
 
 
 def _journal_backend(path: str) -> Any:
