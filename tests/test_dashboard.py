@@ -440,10 +440,15 @@ def test_the_3d_front_waits_for_its_button_only_where_webgl_has_no_gpu(
         page.wait_for_timeout(300)
         assert page.evaluate(FRONT3D_ASKED) == 0
         assert page.evaluate("document.getElementById('front3d')._fullLayout") is None
-        page.click("#front3d > button.draw")
+        # what the user sees there: the button and its words, no canvas
+        button = page.locator("#front3d > button.draw")
+        assert button.is_visible() and "Draw in 3-D" in button.inner_text()
+        assert page.locator("#front3d canvas").count() == 0
+        button.click()
         wait_until(page, "document.getElementById('front3d').data !== undefined")
         assert sorted(page.evaluate(FRONT_POINTS, "front3d")) == front
         assert page.locator("#front3d button.draw").count() == 0
+        assert drawn(page, "#front3d")["gl_pixels"] > 0  # drawn on the screen
         page.select_option("#front3d-z", "area_mm2")  # now a choice redraws it
         wait_until(page, f"({FRONT3D_ASKED})() === 2")
         assert w.errors == []
@@ -456,6 +461,7 @@ def test_the_3d_front_waits_for_its_button_only_where_webgl_has_no_gpu(
         assert w.page.evaluate("Magnet.softwareWebGL()") is False
         assert w.page.locator("#front3d button.draw").count() == 0
         assert sorted(w.page.evaluate(FRONT_POINTS, "front3d")) == front  # drawn at once
+        assert drawn(w.page, "#front3d")["gl_pixels"] > 0
         assert w.errors == []
     finally:
         w.close()
