@@ -86,8 +86,8 @@ class Feed:
         self.trials: dict[int, Any] = {}  # number -> FrozenTrial
         self.unfinished: set[int] = set()
         self.views: dict[int, tuple[Any, TrialView]] = {}
-        #: number -> (its TrialView, its row as JSON, the words its cells show): the
-        #: dashboard's tables (app.py)
+        #: number -> (its TrialView, its row as JSON without its closing brace, the words its
+        #: cells show): the dashboard's tables (app.py, ``Dashboard._rows``)
         self.rows: dict[int, tuple[TrialView, str, str]] = {}
         #: (format, number) -> (its TrialView, its CSV row): the downloads (``export_chunks``)
         self.exports: dict[tuple[str, int], tuple[TrialView, str]] = {}
