@@ -12,7 +12,8 @@ exactly what it was given.
 The hints it reads: classes (``isinstance``; ``int`` and ``float`` refuse ``bool``, ``float``
 takes an ``int`` and refuses NaN and infinity), ``None``, unions, ``Literal``, ``Callable``,
 ``type[X]``, ``list`` / ``tuple`` / ``dict`` / ``Sequence`` / ``Iterable`` / ``Mapping`` (the
-items of a list, tuple, set or dict are checked too), ``Any``, and ``Annotated[T, ...]`` with
+items of a list, tuple, set or dict are checked too, but for a ``MutableMapping`` and the
+like: a place the function writes in, such as a cache), ``Any``, and ``Annotated[T, ...]`` with
 ``annotated_types`` bounds (``Ge``, ``Gt``, ``Le``, ``Lt``, ``MinLen``), as pydantic writes them,
 and a plain string, which the message then gives as what is allowed: ``Name``, ``Count``,
 ``Seed`` and ``Seconds`` below.
@@ -188,10 +189,16 @@ def _number(value: Any, kind: type) -> bool:
     return isinstance(value, kind) and not isinstance(value, bool)
 
 
+#: Containers a function fills (``MutableMapping[K, V]``: a cache): places to write in, not
+#: values it reads, so their items are not checked (a search's mapping cache holds 20,000).
+_PLACES = (abc.MutableMapping, abc.MutableSequence, abc.MutableSet)
+
+
 def _items_fit(value: Any, origin: Any, args: tuple[Any, ...]) -> bool:
     """The items of a container ``value`` (a list, tuple, set or dict: never an iterator,
-    which checking would consume) against the generic's arguments."""
-    if not args:
+    which checking would consume) against the generic's arguments; not those of a place to
+    write (``_PLACES``)."""
+    if not args or origin in _PLACES:
         return True
     if isinstance(value, dict) and len(args) == 2:
         return all(fits(k, args[0]) and fits(v, args[1]) for k, v in value.items())
