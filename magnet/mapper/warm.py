@@ -185,8 +185,7 @@ class WarmStore:
         seen = self._seen.get((nest, keys.structure, kind), [])
         if not seen:
             return []
-        here = keys.where
-        distance = [float(np.abs(s.where - here).sum()) for s in seen]
+        distance = np.abs(np.stack([s.where for s in seen]) - keys.where).sum(axis=1)
         order = np.argsort(distance, kind="stable")[: self.neighbours]
         return [seen[int(i)].mapping for i in order]
 
