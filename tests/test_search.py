@@ -350,11 +350,15 @@ def test_a_signal_while_a_trial_is_written_stops_the_search_after_the_write(
     assert [t.state for t in trials] == ["COMPLETE"] * 3  # the third told in full
 
 
-def test_a_signal_lost_in_a_finalizer_still_stops_the_search(monkeypatch, storage) -> None:
-    # a signal handled while a __del__ runs raises KeyboardInterrupt inside it, and Python
-    # prints it ("Exception ignored in") and drops it (simpleeval's SimpleEval has a __del__,
-    # and the search ran on to its end): the driver noted the signal and stops all the same.
-    # SIGTERM, which the driver handles like Ctrl-C.
+def test_a_signal_inside_a_finalizer_is_raised_after_it_and_stops_the_search(
+    monkeypatch, storage
+) -> None:
+    # Formerly a bug (a fresh CI run's Ctrl-C test printed a traceback): a signal handled
+    # while a __del__ runs (simpleeval's SimpleEval has one, run by the garbage collector
+    # wherever it runs, the pool's wait included) raised KeyboardInterrupt inside it, which
+    # Python prints ("Exception ignored in ... Traceback") and drops. The driver now only
+    # notes it there and raises it at its next check: nothing printed, the search stopped
+    # all the same. SIGTERM, which the driver handles like Ctrl-C.
     real = workers.evaluate_design
 
     class SignalOnDelete:
@@ -371,7 +375,7 @@ def test_a_signal_lost_in_a_finalizer_still_stops_the_search(monkeypatch, storag
     monkeypatch.setattr("sys.unraisablehook", lambda u: dropped.append(u.exc_value))
     with pytest.raises(KeyboardInterrupt):
         search(SPACE, n_trials=6, storage=storage)
-    assert [type(e) for e in dropped] == [KeyboardInterrupt]  # the one the finalizer lost
+    assert dropped == []  # nothing raised inside the finalizer, so nothing printed
     trials = load_study("small", storage).trials()
     assert [t.number for t in trials] == [0, 1, 2]
     assert [t.state for t in trials] == ["COMPLETE"] * 3

@@ -694,7 +694,10 @@ class _Signals:
     evaluating or waiting: nothing of the study is being written); elsewhere the driver
     raises it at its next ``check()``, between trials. A second signal is raised at once
     wherever it lands (a driver stuck in a storage call still stops; a trial it leaves
-    RUNNING is failed and queued again by the next run). SIGINT is taken over only when
+    RUNNING is failed and queued again by the next run). Inside a finalizer neither is
+    raised (``_in_finalizer``: the garbage collector runs them wherever it runs, the pool's
+    wait included, and a traceback of the lost exception would be printed): the next
+    ``check()`` raises it, within the pool's wait of a second. SIGINT is taken over only when
     Python's default handler has it (not when it is ignored, or the caller's own).
     """
 
@@ -723,7 +726,7 @@ class _Signals:
 
     def _note(self, signum: int, frame: FrameType | None) -> None:
         self.noted += 1
-        if self.allowed or self.noted > 1:
+        if (self.allowed or self.noted > 1) and not _in_finalizer(frame):
             self.allowed = False  # raised once: the handling code that follows is not held up
             raise KeyboardInterrupt
 
@@ -742,6 +745,17 @@ class _Signals:
             yield
         finally:
             self.allowed = False
+
+
+def _in_finalizer(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs inside an object's ``__del__`` (called by the garbage collector
+    or as the last reference goes): an exception raised there is printed as "Exception
+    ignored", with its traceback, and dropped."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _squash(violation: float) -> float:
