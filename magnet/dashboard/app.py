@@ -446,8 +446,8 @@ class Dashboard:
         def pieces() -> Iterator[bytes]:
             yield b"["
             for i in range(0, len(trials), PIECE_TRIALS):
-                text = self.rows_json(study, trials[i : i + PIECE_TRIALS])
-                yield ((", " if i else "") + text[1:-1]).encode()
+                text = self.rows_text(study, trials[i : i + PIECE_TRIALS])
+                yield ((", " if i else "") + text).encode()  # one piece: each is a thread hop
             yield b"]"
 
         return StreamingResponse(pieces(), media_type="application/json")
@@ -470,15 +470,15 @@ class Dashboard:
                 out.append(known)
         return out
 
-    def rows_json(self, study: Study, trials: list[TrialView]) -> str:
-        """The JSON list of ``trial_row`` of ``trials`` (``_rows``), their ``front`` flags
-        included (100,000 trials' rows, 74 MB, in one join of their parts: 18 % faster
-        than a string made for each)."""
+    def rows_text(self, study: Study, trials: list[TrialView]) -> str:
+        """The ``trial_row`` of each of ``trials`` as JSON (``_rows``), their ``front`` flags
+        included, separated by commas: a JSON list's items (100,000 trials' rows, 74 MB, in
+        one join of their parts: 18 % faster than a string made for each)."""
         front = study.front_numbers
         parts: list[str] = []
         for t, text, _ in self._rows(study, trials):
             parts += (text, _IN_FRONT if t.number in front else _NOT_IN_FRONT)
-        return "[" + "".join(parts)[:-2] + "]"
+        return "".join(parts)[:-2]
 
     @staticmethod
     def json_text(text: str, status: int = 200) -> Response:
@@ -512,7 +512,7 @@ class Dashboard:
         )
         page = [study.trial(int(n)) for n in numbers[offset : offset + limit]]
         head = dumps({"version": version, "total": len(numbers), "offset": offset, "limit": limit})
-        return self.json_text(f'{head[:-1]}, "rows": {self.rows_json(study, page)}}}')
+        return self.json_text(f'{head[:-1]}, "rows": [{self.rows_text(study, page)}]}}')
 
     def table_order(
         self, study: Study, which: str, sort: str, descending: bool, words: tuple[str, ...]
