@@ -48,12 +48,8 @@ DRAWN = """() => {
   return plots.length > 0 && plotted
     && document.querySelectorAll('#trials-table tbody tr').length > 0;
 }"""
-#: The browser's WebGL renderer (SwiftShader: drawn in software, without a GPU).
-RENDERER = """() => {
-  const gl = document.createElement('canvas').getContext('webgl');
-  const info = gl && gl.getExtension('WEBGL_debug_renderer_info');
-  return gl ? gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER) : null;
-}"""
+#: The browser's WebGL renderer, as the page asks it (SwiftShader: drawn in software).
+RENDERER = "() => Magnet.webglRenderer()"
 #: True once the 3-D front is plotted.
 PLOTTED_3D = "() => !!document.getElementById('front3d')._fullLayout"
 VIEWPORT = {"width": 1400, "height": 1000}

@@ -22,14 +22,23 @@
   var softwareGL = null;
   Magnet.softwareWebGL = function () {
     if (softwareGL === null) {
-      var gl = document.createElement("canvas").getContext("webgl");
-      var info = gl && gl.getExtension("WEBGL_debug_renderer_info");
-      var renderer = gl ? gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER) : "";
-      softwareGL = !gl || /swiftshader|llvmpipe|softpipe|software|basic render/i.test(renderer);
-      var lose = gl && gl.getExtension("WEBGL_lose_context");
-      if (lose) lose.loseContext();
+      var renderer = Magnet.webglRenderer();
+      softwareGL =
+        renderer === null || /swiftshader|llvmpipe|softpipe|software|basic render/i.test(renderer);
     }
     return softwareGL;
+  };
+
+  /** The name of what draws this browser's WebGL (null: no WebGL), asked of a context then
+   * lost. */
+  Magnet.webglRenderer = function () {
+    var gl = document.createElement("canvas").getContext("webgl");
+    if (!gl) return null;
+    var info = gl.getExtension("WEBGL_debug_renderer_info");
+    var renderer = gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER);
+    var lose = gl.getExtension("WEBGL_lose_context");
+    if (lose) lose.loseContext();
+    return renderer;
   };
 
   /** A button in el that empties el and calls draw() when pressed: a 3-D figure (data-gl)
