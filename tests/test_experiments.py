@@ -148,6 +148,23 @@ def _package_row(summary: dict, series: str, chiplets: int) -> dict:
 
 
 @pytest.mark.subprocess
+def test_magnet_dse(tmp_path: Path) -> None:
+    # a search of 12 designs of the built-in space on 2 workers, its front read back from the
+    # study: each front design's on-chip energy from its stored record (the run stopped there
+    # once, when a study's records became objects)
+    summary = run_quick("magnet-dse", tmp_path)
+    study = summary["studies"]["resnet50"]
+    assert study["counts"]["designs"] == 12 and study["counts"]["failed"] == 0
+    front = study["front"]
+    assert 1 <= len(front) == study["front_size"]
+    # against simba-chip under its own dataflow (config.yaml: os-local-ws)
+    simba = next(r for r in study["simba_chip"] if r["dataflow"] == "os-local-ws")
+    for row in front:
+        assert 0 < row["on_chip_pj"] < row["energy_pj"]
+        assert row["on_chip_vs_simba"] == pytest.approx(row["on_chip_pj"] / simba["on_chip_pj"])
+
+
+@pytest.mark.subprocess
 def test_simba_package(tmp_path: Path) -> None:
     summary = run_quick("simba-package", tmp_path)
     assert (tmp_path / "published.md").exists() and (tmp_path / "partitions.md").exists()

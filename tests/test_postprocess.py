@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 import magnet as mg
 from magnet.cli import main
 from magnet.errors import MagnetError
+from magnet.model.evaluate import tile_bits
 from magnet.model.postprocess import unit_ops
 from magnet.workload.dims import Operand
 from magnet.workload.layer import Layer, pool, postprocess
@@ -240,6 +241,34 @@ def test_a_residual_add_reads_its_inputs_where_they_live(
     assert record.dram_bytes == total
     if global_buffer == "64KiB":
         assert rows["a"].off_chip == ["inputs"]  # the shortcut stayed on chip
+
+
+@pytest.mark.parametrize(
+    ("global_buffer", "kept", "total"),
+    [
+        # At b (the add fused into it) the global buffer holds the shortcut, a's output,
+        # 3,136 bytes (b also reads it there: the same tensor, counted once), b's tiles
+        # there, 3,136 bytes (asserted below), and the add's output, which c reads on
+        # chip, 3,136: 9,408 bytes <= 10 KiB (10,240). DRAM: a's input and c's output,
+        # 2 x 3,136 = 6,272. (Counting the shortcut twice would need 12,544 bytes, 13 KiB.)
+        ("10KiB", True, 6272),
+        # 9,408 > 8 KiB (8,192): a writes its output to DRAM and the add reads it there,
+        # 2 x 3,136 more: 12,544
+        ("8KiB", False, 12544),
+    ],
+)
+def test_a_shortcut_also_read_by_the_next_layer_is_held_once(
+    global_buffer: str, kept: bool, total: int
+) -> None:
+    arch = simba(global_buffer=global_buffer)
+    result = mg.evaluate(_residual(), arch, dataflow="os-local-ws", objective="energy")
+    glb = [level.name for level in arch.inner_first].index("GlobalBuffer")
+    b = next(e.layer for e in result.network if e.layer.name == "b")
+    assert tile_bits(result.result(b), glb, tuple(Operand)) / 8 == 3136
+    rows = {row.name: row for row in result.record().layers}
+    assert rows["a"].off_chip == (["inputs"] if kept else ["inputs", "outputs"])
+    assert rows["add"].dram_bytes == (0 if kept else 3136)
+    assert result.record().dram_bytes == total
 
 
 def test_a_fused_layer_shares_the_dram_bandwidth_of_its_chain() -> None:

@@ -101,7 +101,8 @@ def front_rows(study: Any, trials: list[Any], simba: dict[str, Any]) -> list[dic
     rows = []
     for t in sorted(study.pareto_front(trials), key=lambda t: t.values["energy_pj"]):
         m = t.metrics
-        chip = on_chip_pj(t.records[0]) if t.records else None
+        stored = t.stored_records()  # as written (JSON data)
+        chip = on_chip_pj(stored[0]) if stored else None
         rows.append(
             {
                 "trial": t.number,

@@ -286,12 +286,14 @@ def may_keep(arch: Arch, layer: Layer) -> bool:
     return all(bits <= (lvl.capacity_bits or 0) * lvl.instances for _, lvl in homes)
 
 
-def _fits_span(plan: RunPlan, p: int, c: int, live: dict[int, float]) -> bool:
+def _fits_span(plan: RunPlan, p: int, c: int, live: dict[int, set[int]]) -> bool:
     """The rule for an activation read later than by the next layer (a residual add's
     shortcut, a projection's input): the global buffer holds it, from the layer that makes
     it to the one that reads it, together with what every layer in between (both ends
     included) keeps there: its tiles, the activations it reads and writes on chip, and the
-    other activations held across it (``live``, bits by chain head)."""
+    other activations held across it (``live``, their producers by chain head). Each
+    activation counts once: a residual block's input, which its first layer also reads on
+    chip, is one tensor in the buffer, not two."""
     arch = plan.archs[p]
     homes = _homes(arch)
     heads = sorted({plan.unit(i) for i in range(plan.unit(p), plan.unit(c) + 1)})
@@ -303,15 +305,17 @@ def _fits_span(plan: RunPlan, p: int, c: int, live: dict[int, float]) -> bool:
     for li, lvl in homes:
         for h in heads:
             t = plan.tail(h)
-            held = [
-                _activation_bits(plan, q)
+            held = {
+                q
                 for i in range(h, t + 1)
                 for q in plan.producers[i]
                 if q < h and plan.kept.get((q, i), False)
-            ]
+            }
             if h != plan.unit(p) and plan.output_kept(t):
-                held.append(_activation_bits(plan, t))
-            need = bits + _room(plan.base[h], li, lvl, None) + sum(held) + live.get(h, 0.0)
+                held.add(t)
+            held = (held | live.get(h, set())) - {p}
+            others = sum(_activation_bits(plan, q) for q in sorted(held))
+            need = bits + _room(plan.base[h], li, lvl, None) + others
             need += plan.reserved_bits(h, li, besides=(h,)) * lvl.instances
             if lvl.capacity_bits is None or need > lvl.capacity_bits * lvl.instances:
                 return False
@@ -499,7 +503,7 @@ def plan_runs(
         if single[t] and single[then] and producers[then] == (t,):
             plan.kept[(t, then)] = _fits_next(plan, t, then)
     # then activations read later, in the order they are made, each holding its room
-    live: dict[int, float] = {}
+    live: dict[int, set[int]] = {}
     for t in range(len(entries)):
         for c in consumers[t]:
             if (t, c) in plan.kept or plan.source(t, c) == "fused":
@@ -509,7 +513,7 @@ def plan_runs(
             if readable and _fits_span(plan, t, c, live):
                 plan.kept[(t, c)] = True
                 for h in {plan.unit(i) for i in range(plan.unit(t) + 1, plan.unit(c))}:
-                    live[h] = live.get(h, 0.0) + _activation_bits(plan, t)
+                    live.setdefault(h, set()).add(t)
     return plan
 
 
