@@ -186,10 +186,12 @@ def _run_search(space: Path, trials: int, workers: int, folder: Path) -> dict:
         "workers": workers,
         "wall_seconds": wall,
         "cpu_seconds_children": cpu,
-        "trials_per_second": counts["complete"] / wall,
-        "complete": counts["complete"],
+        # the distinct designs decided: mapped (ok, infeasible) or dominated by their bounds
+        "trials_per_second": counts["designs"] / wall,
+        "designs": counts["designs"],
         "ok": counts["ok"],
         "infeasible": counts["infeasible"],
+        "dominated": counts["dominated"],
         "failed": counts["failed"],
         "front": len(study.pareto_front()),
     }

@@ -62,7 +62,7 @@ def design_row(study: Study, trial: TrialView) -> dict[str, Any]:
         "utilization": trial.metrics["utilization"],
         "dram_bytes": trial.metrics["dram_bytes"],
         "nop_bytes": trial.metrics["nop_bytes"],
-        "dram_bytes_per_cycle": trial.records[0]["dram_bytes_per_cycle"],
+        "dram_bytes_per_cycle": trial.records[0].dram_bytes_per_cycle,
     }
 
 
