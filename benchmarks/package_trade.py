@@ -14,6 +14,7 @@ magnet's vendored plotly.js).
 
     python benchmarks/package_trade.py                       # 40 trials, seed 0
     python benchmarks/package_trade.py --trials 40 --exhaustive --png
+    python benchmarks/package_trade.py --trials 4 --out /tmp/trade   # elsewhere
 """
 
 from __future__ import annotations
@@ -175,6 +176,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--exhaustive", action="store_true", help="and all 84 designs")
     parser.add_argument("--png", action="store_true", help="and package_trade.png")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the folder written")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         storage = str(Path(tmp) / "trade.journal")
@@ -187,10 +189,10 @@ def main() -> None:
             true_front = {_design(r) for r in record["exhaustive"]["front"]}
             found = [r for r in searched["front"] if _design(r) in true_front]
             record["search_front_on_the_true_front"] = f"{len(found)} of {len(true_front)}"
-    common.write_record(RESULTS / "package_trade.json", record)
-    fig.write_html(RESULTS / "package_trade.html", include_plotlyjs=True)  # offline; not committed
+    common.write_record(args.out / "package_trade.json", record)
+    fig.write_html(args.out / "package_trade.html", include_plotlyjs=True)  # offline; not committed
     if args.png:
-        write_png(fig, RESULTS / "package_trade.png")
+        write_png(fig, args.out / "package_trade.png")
 
 
 if __name__ == "__main__":

@@ -148,6 +148,42 @@ def _package_row(summary: dict, series: str, chiplets: int) -> dict:
 
 
 @pytest.mark.subprocess
+def test_simba_chip_quick(tmp_path: Path) -> None:
+    # at 1.96 GHz: 1,024 MACs x 2 ops x 1.96 GHz = 4.01408 TOPS, the chiplet's published
+    # 4.01 (VLSI 2019 [P]); ResNet-50 runs at the TOPS its utilization allows
+    summary = run_quick("simba-chip", tmp_path)
+    peak = summary["peak"]
+    assert peak["peak_tops"] == pytest.approx(1024 * 2 * 1.96 / 1e3, rel=1e-12)
+    assert peak["tops"] == pytest.approx(peak["peak_tops"] * peak["utilization"], rel=1e-9)
+
+
+@pytest.mark.subprocess
+def test_magnet_collectors_quick(tmp_path: Path) -> None:
+    # each dataflow's best design: its on-chip energy split into shares that add up to one,
+    # the best overall the least energy per op among them
+    summary = run_quick("magnet-collectors", tmp_path)
+    best = summary["best"]
+    assert set(best) == {"ws", "os", "ws-local-os", "os-local-ws"}
+    for row in best.values():
+        assert row["status"] == "ok"
+        assert sum(row["shares"].values()) == pytest.approx(1.0, abs=1e-9)
+        assert row["math_share"] == row["shares"]["math"]
+    least = min(row["pj_per_op_on_chip"] for row in best.values())
+    assert summary["best_overall"]["pj_per_op_on_chip"] == least
+
+
+@pytest.mark.subprocess
+def test_published_points_quick(tmp_path: Path) -> None:
+    # its first two rows: the chiplet at 161 MHz (on-chip TOPS/W, 2.2-3.2x the published
+    # 9.1) and its peak at 1.96 GHz (1,024 x 2 x 1.96 GHz = 4.01408 TOPS, 1.001x of 4.01)
+    summary = run_quick("published-points", tmp_path)
+    rows = {row["design"]: row for row in summary["rows"]}
+    assert rows["simba-1.96ghz"]["magnet"] == pytest.approx(4.01408, rel=1e-12)
+    assert rows["simba-1.96ghz"]["ratio"] == pytest.approx(4.01408 / 4.01, rel=1e-12)
+    assert summary["within_tolerance"] == sum(r["within_tolerance"] for r in summary["rows"])
+
+
+@pytest.mark.subprocess
 def test_magnet_dse(tmp_path: Path) -> None:
     # a search of 12 designs of the built-in space on 2 workers, its front read back from the
     # study: each front design's on-chip energy from its stored record (the run stopped there

@@ -1,0 +1,79 @@
+"""The benchmarks a user runs, each run small into a temporary folder: the scripts read a
+study and the model through the public API, and two of them had stopped working when it
+changed (a study's records became objects, its counts were renamed) without a test
+noticing. The numbers they measure are the benchmarks' own (benchmarks/results); here each
+output is checked for what it must say, by hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def bench(script: str, out: Path, *args: str) -> dict:
+    """``python benchmarks/SCRIPT ARGS --out OUT`` from the repository; its JSON record."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script), *args, "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    path = out if out.suffix == ".json" else out / script.replace(".py", ".json")
+    record: dict = json.loads(path.read_text())
+    return record
+
+
+@pytest.mark.subprocess
+def test_package_trade(tmp_path: Path) -> None:
+    # 4 designs of package-fixed-macs (Simba's 36,864 MACs cut into chiplets): each front
+    # design's MACs are its chiplets x its MACs per chiplet, 36,864 in all
+    record = bench("package_trade.py", tmp_path, "--trials", "4")
+    front = record["search"]["front"]
+    assert front
+    for row in front:
+        assert row["total_macs"] == row["chiplets"] * row["chiplet_macs"] == 36_864
+        assert row["dram_bytes_per_cycle"] > 0
+    assert (tmp_path / "package_trade.html").exists()
+
+
+@pytest.mark.subprocess
+def test_bench_search_counts_the_designs_a_search_decided(tmp_path: Path) -> None:
+    # one search of 6 designs of quickstart on one worker, as the throughput table runs it
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bench_search
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    space = REPO / "search_spaces" / "quickstart.yaml"
+    row = bench_search._run_search(space, 6, 1, tmp_path)
+    assert row["designs"] == 6 == row["ok"] + row["infeasible"] + row["dominated"]
+    assert row["trials_per_second"] == pytest.approx(6 / row["wall_seconds"])
+    assert 1 <= row["front"] <= row["ok"]
+
+
+@pytest.mark.subprocess
+def test_bench_warm(tmp_path: Path) -> None:
+    # designs mapped afresh and with the reuse of the ones before: a layer with nothing to
+    # start from is searched as afresh (the same evaluations, the same EDP), one warm-started
+    # prices fewer mappings (600 samples and a few rounds against 6,000 and up to 40)
+    record = bench("bench_warm.py", tmp_path / "warm.json", "--designs", "3")
+    rows = record["rows"]
+    assert {row["start"] for row in rows} == {"searched", "warm"}
+    for row in rows:
+        if row["start"] == "searched":
+            assert row["warm_evaluations"] == row["fresh_evaluations"]
+            assert row["edp_ratio"] == 1.0
+        else:
+            assert row["warm_evaluations"] < row["fresh_evaluations"]
+    saved = sum(r["fresh_evaluations"] for r in rows if r["start"] == "warm") / sum(
+        r["warm_evaluations"] for r in rows if r["start"] == "warm"
+    )
+    assert record["reused_evaluations_saved"] == pytest.approx(saved)
