@@ -302,19 +302,19 @@ def _fits_span(plan: RunPlan, p: int, c: int, live: dict[int, set[int]]) -> bool
     if not _passes(plan, p, c):
         return False
     bits = _activation_bits(plan, p)
-    for li, lvl in homes:
-        for h in heads:
-            t = plan.tail(h)
-            held = {
-                q
-                for i in range(h, t + 1)
-                for q in plan.producers[i]
-                if q < h and plan.kept.get((q, i), False)
-            }
-            if h != plan.unit(p) and plan.output_kept(t):
-                held.add(t)
-            held = (held | live.get(h, set())) - {p}
-            others = sum(_activation_bits(plan, q) for q in sorted(held))
+    for h in heads:  # what each layer holds besides p, the same in every home
+        t = plan.tail(h)
+        held = {
+            q
+            for i in range(h, t + 1)
+            for q in plan.producers[i]
+            if q < h and plan.kept.get((q, i), False)
+        }
+        if h != plan.unit(p) and plan.output_kept(t):
+            held.add(t)
+        held = (held | live.get(h, set())) - {p}
+        others = sum(_activation_bits(plan, q) for q in sorted(held))  # one order: one sum
+        for li, lvl in homes:
             need = bits + _room(plan.base[h], li, lvl, None) + others
             need += plan.reserved_bits(h, li, besides=(h,)) * lvl.instances
             if lvl.capacity_bits is None or need > lvl.capacity_bits * lvl.instances:
