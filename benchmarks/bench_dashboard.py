@@ -422,7 +422,7 @@ def main() -> None:
         "--clone", type=int, help="clone the study to this many trials (clone_study) first"
     )
     parser.add_argument(
-        "--out", type=Path, default=REPO / "benchmarks" / "results" / "dashboard.json"
+        "--out", type=common.out_file, default=REPO / "benchmarks" / "results" / "dashboard.json"
     )
     parser.add_argument("--append-clones-to", type=Path, help=argparse.SUPPRESS)
     parser.add_argument(

@@ -68,7 +68,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10_000)
     parser.add_argument("--batches", type=int, default=3, help="distinct random batches")
     parser.add_argument("--repeats", type=int, default=20, help="timings per batch")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
 
     allocator_tuned = tune_allocator()

@@ -169,7 +169,7 @@ def cli_seconds(args: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--speed", action="store_true", help="ResNet-50 only (no quality)")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
 
     tune_allocator()

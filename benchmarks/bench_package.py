@@ -38,7 +38,7 @@ def main() -> None:
     """Time every run ``--repeats`` times, alternating; write the medians."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
     tune_allocator()
     common.one_core()

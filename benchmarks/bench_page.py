@@ -132,7 +132,9 @@ def main() -> None:
     parser.add_argument("--clone", type=int, default=100_000, help="trials cloned to (0: none)")
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "magnet")
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "page.json")
+    parser.add_argument(
+        "--out", type=common.out_file, default=REPO / "benchmarks" / "results" / "page.json"
+    )
     args = parser.parse_args()
     journal, _ = make_study(args.cache, args.trials)
     if args.clone:

@@ -39,7 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
     data = yaml.safe_load(builtin_spaces()["magnet"].read_text())
     runs: dict[str, dict] = {}

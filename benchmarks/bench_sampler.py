@@ -145,7 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batches", type=int, default=25, help="sampler batches timed")
     parser.add_argument("--repeats", type=int, default=3, help="random mapper runs per case")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
 
     tune_allocator()

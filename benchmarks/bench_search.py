@@ -242,7 +242,7 @@ def main() -> None:
         action="store_true",
         help="skip the magnet.yaml searches on ResNet-50 (about 20 minutes)",
     )
-    parser.add_argument("--out", type=Path, default=RESULTS / "search.json")
+    parser.add_argument("--out", type=common.out_file, default=RESULTS / "search.json")
     args = parser.parse_args()
     record = {
         "quality": quality(args.workers, args.seeds),

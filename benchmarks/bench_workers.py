@@ -142,7 +142,7 @@ def main() -> None:
     parser.add_argument("--skip-magnet", action="store_true", help="quickstart only")
     parser.add_argument("--magnet-trials", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=REPEATS, help="runs of each search")
-    parser.add_argument("--out", type=Path, default=RESULTS / "workers.json")
+    parser.add_argument("--out", type=common.out_file, default=RESULTS / "workers.json")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="magnet-bench-workers-"))
     try:

@@ -7,6 +7,7 @@ this folder is on ``sys.path`` and ``import common`` finds this module.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -59,6 +60,35 @@ def search(
     start = time.perf_counter()
     _, user, system = run_timed(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start, user + system
+
+
+def out_file(value: str) -> Path:
+    """``--out`` of every benchmark (an ``argparse`` type, so a bad one ends the run before
+    any work, exit 2): the JSON file the record goes to: a new one, or a record a benchmark
+    wrote before (``write_record``'s, which it replaces), never someone else's file, a
+    folder, or a path through a file."""
+    path = Path(value)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value} is a folder: give the JSON file to write")
+    blocked = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise argparse.ArgumentTypeError(f"{blocked} is a file, not a folder")
+    if path.exists() and not _a_record(path):
+        raise argparse.ArgumentTypeError(
+            f"{value} exists and is not a benchmark's record: give a new path "
+            "(the file is left as it is)"
+        )
+    return path
+
+
+def _a_record(path: Path) -> bool:
+    """Whether ``path`` holds a record ``write_record`` wrote (stamped with the machine
+    and the date)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and {"machine", "date"} <= data.keys()
 
 
 def write_record(path: Path, record: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ magnet's vendored plotly.js).
 
     python benchmarks/package_trade.py                       # 40 trials, seed 0
     python benchmarks/package_trade.py --trials 40 --exhaustive --png
-    python benchmarks/package_trade.py --trials 4 --out /tmp/trade   # elsewhere
+    python benchmarks/package_trade.py --trials 4 --out /tmp/trade.json   # elsewhere
 """
 
 from __future__ import annotations
@@ -176,8 +176,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--exhaustive", action="store_true", help="and all 84 designs")
     parser.add_argument("--png", action="store_true", help="and package_trade.png")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="the folder written")
+    parser.add_argument(
+        "--out", type=common.out_file, default=RESULTS / "package_trade.json", help="the record"
+    )
     args = parser.parse_args()
+    figures = [args.out.with_suffix(".html"), *([args.out.with_suffix(".png")] if args.png else [])]
+    if not args.out.exists():  # a new record: its figures' names must be free too
+        for taken in (f for f in figures if f.exists()):
+            parser.error(f"argument --out: {taken} exists and is not this benchmark's figure")
     with tempfile.TemporaryDirectory() as tmp:
         storage = str(Path(tmp) / "trade.journal")
         study, searched = run(args.trials, None, args.seed, storage)
@@ -189,10 +195,11 @@ def main() -> None:
             true_front = {_design(r) for r in record["exhaustive"]["front"]}
             found = [r for r in searched["front"] if _design(r) in true_front]
             record["search_front_on_the_true_front"] = f"{len(found)} of {len(true_front)}"
-    common.write_record(args.out / "package_trade.json", record)
-    fig.write_html(args.out / "package_trade.html", include_plotlyjs=True)  # offline; not committed
+    # the record, and its figures beside it under its name
+    common.write_record(args.out, record)
+    fig.write_html(figures[0], include_plotlyjs=True)  # offline; not committed
     if args.png:
-        write_png(fig, args.out / "package_trade.png")
+        write_png(fig, figures[1])
 
 
 if __name__ == "__main__":

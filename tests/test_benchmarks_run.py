@@ -17,7 +17,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def bench(script: str, out: Path, *args: str) -> dict:
-    """``python benchmarks/SCRIPT ARGS --out OUT`` from the repository; its JSON record."""
+    """``python benchmarks/SCRIPT ARGS --out OUT`` from the repository; its JSON record
+    (at ``OUT``)."""
     done = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / script), *args, "--out", str(out)],
         cwd=REPO,
@@ -26,8 +27,7 @@ def bench(script: str, out: Path, *args: str) -> dict:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    path = out if out.suffix == ".json" else out / script.replace(".py", ".json")
-    record: dict = json.loads(path.read_text())
+    record: dict = json.loads(out.read_text())
     return record
 
 
@@ -35,13 +35,13 @@ def bench(script: str, out: Path, *args: str) -> dict:
 def test_package_trade(tmp_path: Path) -> None:
     # 4 designs of package-fixed-macs (Simba's 36,864 MACs cut into chiplets): each front
     # design's MACs are its chiplets x its MACs per chiplet, 36,864 in all
-    record = bench("package_trade.py", tmp_path, "--trials", "4")
+    record = bench("package_trade.py", tmp_path / "trade.json", "--trials", "4")
     front = record["search"]["front"]
     assert front
     for row in front:
         assert row["total_macs"] == row["chiplets"] * row["chiplet_macs"] == 36_864
         assert row["dram_bytes_per_cycle"] > 0
-    assert (tmp_path / "package_trade.html").exists()
+    assert (tmp_path / "trade.html").exists()  # its figure beside it
 
 
 @pytest.mark.subprocess
@@ -77,3 +77,34 @@ def test_bench_warm(tmp_path: Path) -> None:
         r["warm_evaluations"] for r in rows if r["start"] == "warm"
     )
     assert record["reused_evaluations_saved"] == pytest.approx(saved)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("mine.json", "mine.json exists and is not a benchmark's record"),
+        ("folder", "folder is a folder: give the JSON file to write"),
+        ("mine.json/record.json", "mine.json is a file, not a folder"),
+        ("new.json", "new.html exists and is not this benchmark's figure"),
+    ],
+)
+def test_a_benchmark_never_writes_over_a_file_it_did_not_write(
+    tmp_path: Path, given: str, said: str
+) -> None:
+    # refused before any work (argparse: exit 2), the user's files as they were
+    (tmp_path / "mine.json").write_text('{"mine": true}')
+    (tmp_path / "new.html").write_text("my page")
+    (tmp_path / "folder").mkdir()
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "package_trade.py"), "--out", given],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert said in done.stderr and "Traceback" not in done.stderr
+    assert (tmp_path / "mine.json").read_text() == '{"mine": true}'
+    assert (tmp_path / "new.html").read_text() == "my page"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "mine.json", "new.html"]
