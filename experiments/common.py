@@ -59,6 +59,9 @@ def results_dir(script: str, args: argparse.Namespace) -> Path:
         name = Path(script).resolve().parent.name
         if out.exists() and not out.is_dir():
             _refuse(f"--out {out}: a file is there; give a folder (new or empty)")
+        blocked = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+        if blocked is not None:
+            _refuse(f"--out {out}: {blocked} is a file, not a folder")
         if out.is_dir() and any(out.iterdir()) and _experiment_of(out) != name:
             _refuse(
                 f"--out {out}: the folder holds files {name} did not write; give a new or "

@@ -332,15 +332,19 @@ def test_stream_comparison(tmp_path: Path) -> None:
 
 @pytest.mark.subprocess
 def test_an_out_folder_in_the_way_is_refused(tmp_path: Path) -> None:
-    # --out on a file, or on a folder holding files the experiment did not write: one line,
-    # exit 2, the user's files as they were
+    # --out on a file, under a file, or on a folder holding files the experiment did not
+    # write: one line, exit 2, the user's files as they were
     mine = tmp_path / "notes.txt"
     mine.write_text("mine")
     folder = tmp_path / "theirs"
     folder.mkdir()
     (folder / "table.md").write_text("theirs")
     script = str(EXPERIMENTS / "stream-comparison" / "run.py")
-    for out, says in ((mine, "a file is there"), (folder, "holds files stream-comparison")):
+    for out, says in (
+        (mine, "a file is there"),
+        (mine / "sub", "notes.txt is a file, not a folder"),
+        (folder, "holds files stream-comparison"),
+    ):
         done = subprocess.run(
             [sys.executable, script, "--quick", "--no-png", "--out", str(out)],
             cwd=REPO,
