@@ -108,7 +108,7 @@ def run(trials: int, sampler: str | None, seed: int, storage: str) -> tuple[Stud
 
 def figure(study: Study, front: list[dict[str, Any]]) -> go.Figure:
     """Energy and latency against the chiplet count (log axis, 1 to 144): every design the
-        search evaluated in grey, the front's designs coloured by link (a little off their count,
+    search evaluated in grey, the front's designs coloured by link (a little off their count,
     by link: ``LINK_OFFSET``)."""
     rows = [design_row(study, t) for t in study.feasible()]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1)

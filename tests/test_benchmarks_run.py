@@ -41,7 +41,14 @@ def test_package_trade(tmp_path: Path) -> None:
     for row in front:
         assert row["total_macs"] == row["chiplets"] * row["chiplet_macs"] == 36_864
         assert row["dram_bytes_per_cycle"] > 0
-    assert (tmp_path / "trade.html").exists()  # its figure beside it
+    # its figure beside it, as the browser gets it: offline (plotly.js inside, no script
+    # fetched), titled with the counts, each front design's point with its hover text
+    page = (tmp_path / "trade.html").read_text()
+    assert 'src="http' not in page and "Plotly.newPlot" in page and len(page) > 3_000_000
+    feasible = record["search"]["counts"]["ok"]
+    assert f"{feasible} designs, {len(front)} on the front" in page
+    for row in front:
+        assert f"#{row['trial']} {row['split']} {row['link']}" in page
 
 
 @pytest.mark.subprocess

@@ -130,6 +130,29 @@ def test_every_experiment_has_its_committed_results(name: str) -> None:
     assert json.loads((results / "summary.json").read_text())["quick"] is False
 
 
+def test_the_headline_figure_draws_simba_and_every_dataflow_of_its_fronts() -> None:
+    # the committed magnet-dse figure.png, as a reader sees it: simba-chip's red diamonds
+    # (one per dataflow it runs, in 4 panels: hundreds of pixels in its exact colour), and
+    # each dataflow on either front of the committed summary in its colour; none other
+    results = EXPERIMENTS / "magnet-dse" / "results"
+    study = json.loads((results / "summary.json").read_text())["studies"]["resnet50"]
+    shown = {r["dataflow"] for r in study["front"] + study["front_8bit"]}
+    colours = {
+        "ws": (0x4C, 0x78, 0xA8),
+        "os": (0x54, 0xA2, 0x4B),
+        "ws-local-os": (0xF5, 0x85, 0x18),
+        "os-local-ws": (0xB2, 0x79, 0xA2),
+    }
+    rgb = read_png(results / "figure.png")[..., :3]
+
+    def pixels(colour: tuple[int, int, int]) -> int:
+        return int(np.all(rgb == colour, axis=-1).sum())
+
+    assert pixels((0xE4, 0x57, 0x56)) > 200  # simba-chip
+    for flow, colour in colours.items():
+        assert (pixels(colour) > 50) == (flow in shown), flow
+
+
 def test_the_published_points_figure_draws_every_row_in_its_colour() -> None:
     # the committed figure.png, as a reader sees it: one 12-px marker per row (about 90 px
     # drawn in its exact colour each), blue inside the row's band and red outside it
