@@ -1,10 +1,17 @@
 """Pipelining a network across groups of a package's chiplets (``magnet.model.pipeline_result``).
 
 Every distinct layer shape is mapped once on each band height (1 to all the rows of the
-package's mesh: ``map_network`` on the package cut to that band). Then the layers, in order,
-are split into stages of whole bands by dynamic programming over (layers, rows used): the
-split whose slowest stage is fastest (the shortest interval, the most batches per second),
-ties to the shortest latency of a batch, using every row. The stages share the package's
+package's mesh: ``map_network`` on the package cut to that band), widest first: the whole
+package afresh, as the network run layer after layer maps it, and each narrower band's
+searches started from the wider bands' best mappings (``magnet.mapper.warm``), which costs
+a band about a fifth of a fresh search's CPU for mappings as good by the mapper's
+objective. Mapping every band afresh took 2.2x the CPU for the same rates on average
+(ResNet-50 and ResNet-18 pipelined on simba-package-36, seeds 0-3: 975 and 5,663 images/s
+against 974 and 5,657 warm, ``benchmarks/bench_package.py``); narrowest band first,
+ResNet-18 lost 19 % (4,567). Then the layers, in order, are split into stages of whole
+bands by dynamic programming over (layers, rows used): the split whose slowest stage is
+fastest (the shortest interval, the most batches per second), ties to the shortest latency
+of a batch, using every row. The stages share the package's
 DRAM, so no interval is shorter than its time for a batch's traffic (``floor``): splits
 faster than that are equally fast, and the one with the shortest latency is taken.
 
@@ -91,30 +98,34 @@ def map_pipeline(
     tile at a time by the stages whose weights stay on chip), and the plan, fused or not,
     that minimises the mapper's objective for a batch (its energy and latency) is taken; the
     plan of one stage, layer after layer, among them. ``warm``: the best mappings of
-    earlier designs, to start each band's searches from (``magnet.mapper.warm``; None:
-    afresh). The bands of one design do not start each other's: a band's mappings warm
-    from a wider one's cost the pipelined ResNet-50 on simba-package-36 3 % of its rate
-    (938 -> 908 images/s) for half the CPU time."""
+    earlier designs, to start each band's searches from (``magnet.mapper.warm``; None: a
+    store of this call's own). The bands are mapped widest first, each narrower band's
+    searches started from the wider bands' best (see the module docstring)."""
     package_level(design.arch)  # a package, or bad input
     require_unit(design.arch, [e.layer for e in network.layers])
     m = get_mapper(mapper, **options)
     fx, fy = design.arch.chiplet_grid
     rows = max(fx, fy)
     shapes = len(network.unique_layers(mapped=True))
-    bands: dict[int, dict[ShapeKey, Result]] = {}
-    holding: dict[int, dict[ShapeKey, Result]] = {}
-    lean: dict[int, dict[ShapeKey, Result]] = {}
-    archs, evaluated, cached = {}, 0, 0
-    for h in range(1, rows + 1):
-        band = design if h == rows else on_arch(design, _band(design, h, fx, fy))
-        archs[h] = band.arch
+    heights = range(1, rows + 1)
+    banded = {
+        h: design if h == rows else on_arch(design, _band(design, h, fx, fy)) for h in heights
+    }
+    archs = {h: band.arch for h, band in banded.items()}
+    # by height, in order (the planner's ties go to the first); filled widest first
+    bands: dict[int, dict[ShapeKey, Result]] = {h: {} for h in heights}
+    holding: dict[int, dict[ShapeKey, Result]] = {h: {} for h in heights}
+    lean: dict[int, dict[ShapeKey, Result]] = {h: {} for h in heights}
+    evaluated = cached = 0
+    store = WarmStore() if warm is None else warm
+    for n, h in enumerate(reversed(heights)):  # widest first: the module docstring
 
-        def step(outcome: MapOutcome, done: int, _total: int, h: int = h) -> None:
+        def step(outcome: MapOutcome, done: int, _total: int, n: int = n) -> None:
             if progress is not None:
-                progress(outcome, (h - 1) * shapes + done, rows * shapes)
+                progress(outcome, n * shapes + done, rows * shapes)
 
         out = map_network(
-            network, band, m, progress=step, stop_on_failure=False, cache=cache, warm=warm
+            network, banded[h], m, progress=step, stop_on_failure=False, cache=cache, warm=store
         )
         bands[h] = {k: o.result for k, o in out.outcomes.items() if o.result is not None}
         holding[h] = {k: o.holding for k, o in out.outcomes.items() if o.holding is not None}
