@@ -127,6 +127,36 @@ def test_a_pipelines_narrower_bands_start_from_the_wider_ones_best(monkeypatch) 
     assert warm.result.interval_cycles == cold.result.interval_cycles
 
 
+def test_a_planners_plans_share_stage_designs_and_post_processing_prices(monkeypatch) -> None:
+    # the plans the planner prices for one design share each stage's design (the k-th
+    # stage on a band: one copy of the band for every plan) and the post-processing entries
+    # priced on them; each plan prices as it would alone, with fewer entries priced
+    import magnet.model.network_result as NR
+
+    calls: list[int] = []
+    price = NR.price_postprocess
+    monkeypatch.setattr(NR, "price_postprocess", lambda *a, **k: calls.append(1) or price(*a, **k))
+    captured: list[tuple[object, ...]] = []
+    build = P._pipelined
+
+    def spy(*args: object) -> P.PipelineResult:
+        captured.append(args)
+        result = build(*args)  # type: ignore[arg-type]
+        result.record()
+        return result
+
+    monkeypatch.setattr(P, "_pipelined", spy)
+    net, design = _mini_resnet(203), build_design(_random_package(3), "ws")
+    P.map_pipeline(net, design, "fast", **FAST)
+    assert len(captured) > 1 and all(isinstance(a[-1], P.PlansShared) for a in captured)
+    shared = len(calls)
+    calls.clear()
+    for args in captured:
+        together, alone = build(*args), build(*args[:-1])  # type: ignore[arg-type]
+        assert alone.record() == together.record()
+    assert len(calls) > shared  # each plan alone prices its entries again
+
+
 def test_the_planner_takes_the_best_plan_as_it_runs(monkeypatch) -> None:
     # whatever the estimates rank first, the plan returned is the fastest of those priced
     net, design = _mini_resnet(103), _random_package(3)

@@ -51,7 +51,7 @@ from magnet.mapper.warm import WarmStore
 from magnet.mapper.whole_network import LEAN_SHARE, map_network
 from magnet.model.evaluate import Result, tile_bits, weight_home
 from magnet.model.network_result import NetworkResult, fused_heads
-from magnet.model.pipeline_result import PipelineResult, Stage, package_level
+from magnet.model.pipeline_result import PipelineResult, PlansShared, Stage, package_level
 from magnet.model.postprocess import price_postprocess, require_unit
 from magnet.workload.dims import Operand
 from magnet.workload.layer import ShapeKey
@@ -59,6 +59,8 @@ from magnet.workload.network import Network
 
 #: A plan: (start, end, rows) of each stage, entries start to end (exclusive) on ``rows``.
 Plan = list[tuple[int, int, int]]
+#: Each stage's fused group (``PipelineResult.groups``).
+Groups = tuple[int, ...]
 #: Cycles of each entry (its repeats included) on each band height: what a split adds up.
 Cycles = dict[int, list[float]]
 #: Plans of each estimate priced as they run: the best way to end the last stage, and the
@@ -142,23 +144,22 @@ def map_pipeline(
     if not plans:
         reason = f"no split of {network.name!r} into stages runs every layer on {design.name!r}"
         return PipelineOutcome(None, reason, evaluated, cached)
-    priced = [_pipelined(network, design, archs, bands, holding, lean, weights, p) for p in plans]
+    shared = PlansShared()  # the plans' stage designs and post-processing prices
+
+    def priced_as(plan: Plan, depth_first: bool = False, groups: Groups = ()) -> PipelineResult:
+        return _pipelined(
+            network, design, archs, bands, holding, lean, weights, plan, depth_first, groups, shared
+        )
+
+    priced = [priced_as(p) for p in plans]
     if fit is None:
         result = min(priced, key=lambda r: (r.interval_cycles, r.latency_cycles))
         return PipelineOutcome(result, None, evaluated, cached)
-    fused = [
-        _pipelined(network, design, archs, bands, holding, lean, weights, p, depth_first=True)
-        for p in plans
-    ]
+    fused = [priced_as(p, depth_first=True) for p in plans]
     for cycles in (found.kept, found.alone):
         cut = fused_groups(cycles, max(archs), fit)
         if cut is not None:
-            plan, groups = cut
-            fused.append(
-                _pipelined(
-                    network, design, archs, bands, holding, lean, weights, plan, True, groups
-                )
-            )
+            fused.append(priced_as(cut[0], True, cut[1]))
     result = min(priced + fused, key=lambda r: _score(r, weights))
     return PipelineOutcome(result, None, evaluated, cached)
 
@@ -335,7 +336,7 @@ def candidates(
 
 def fused_groups(
     cycles: Cycles, rows: int, allowed: Callable[[int, int, int], bool]
-) -> tuple[Plan, tuple[int, ...]] | None:
+) -> tuple[Plan, Groups] | None:
     """Stream's cut of a network into fused groups: from the first entry, each group as
     long as its weights fit the whole package's weight buffers (``allowed(j, i, rows)``),
     each group then split into stages by ``frontier`` on its entries' ``cycles``, every
@@ -381,11 +382,13 @@ def _pipelined(
     objective: tuple[float, float],
     plan: Plan,
     depth_first: bool = False,
-    groups: tuple[int, ...] = (),
+    groups: Groups = (),
+    shared: PlansShared | None = None,
 ) -> PipelineResult:
     """``plan`` priced as it runs: each stage's layers on its band's mappings
     (``depth_first``: fused, a batch passed on a tile at a time; ``groups``: each stage's
-    fused group)."""
+    fused group; ``shared``: what it shares with the design's other plans, ``PlansShared``;
+    None: nothing)."""
     by_shape: dict[ShapeKey, Result] = {}  # each shape as it first runs (its stage's band)
     for a, b, h in plan:
         for e in network.layers[a:b]:
@@ -405,6 +408,7 @@ def _pipelined(
         objective=objective,
         depth_first=depth_first,
         groups=groups,
+        shared=PlansShared() if shared is None else shared,
     )
 
 

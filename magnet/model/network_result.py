@@ -517,22 +517,33 @@ def plan_runs(
     return plan
 
 
+#: Post-processing entries priced, by what prices them (``price_plan``'s key): shared by the
+#: plans of one design (``costs``) whose designs are the same objects.
+PostPrices = dict[tuple[object, ...], PostResult]
+
+
 def price_plan(
-    plan: RunPlan, costs: ArchCosts, first: bool = False, steady: Sequence[Run] | None = None
+    plan: RunPlan,
+    costs: ArchCosts,
+    first: bool = False,
+    steady: Sequence[Run] | None = None,
+    posts: PostPrices | None = None,
 ) -> list[Run]:
     """Every entry priced with the plan's traffic: MAC entries again with the DRAM traffic
     the network keeps on chip (``first``: the first batch of a stream, which loads the
     weights that stay), post-processing entries on the unit (fused ones overlapped with
     their chain). ``steady``: the plan's entries priced without ``first``; an entry the
     first batch runs alike (a MAC layer whose weights do not stay, a post-processing layer
-    not fused into one whose weights do) is taken from it."""
+    not fused into one whose weights do) is taken from it. ``posts``: post-processing
+    entries priced before, on the same ``costs`` and design objects (a pipeline's plans
+    share them: ``magnet.model.pipeline_result.PlansShared``); None: this plan's own."""
     entries = plan.network.layers
     runs: list[Run] = []
     chain: Chain | None = None
     alike = False  # the entry before ran as in ``steady`` (so its chain is the same)
     # post-processing entries priced so far, by what prices them (its shape, design, inputs'
     # sources, output kept, the chain it overlaps): a network repeats them many times
-    posts: dict[tuple[object, ...], PostResult] = {}
+    posts = {} if posts is None else posts
     for i, e in enumerate(entries):
         layer, made_of = e.layer, plan.producers[i]
         h = plan.head[i]

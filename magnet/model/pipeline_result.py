@@ -50,7 +50,14 @@ from magnet.arch.spec import Arch, StorageLevel
 from magnet.errors import MagnetError
 from magnet.model.evaluate import Result
 from magnet.model.mesh import Mesh, mesh_below
-from magnet.model.network_result import NetworkResult, Run, RunPlan, plan_runs, price_plan
+from magnet.model.network_result import (
+    NetworkResult,
+    PostPrices,
+    Run,
+    RunPlan,
+    plan_runs,
+    price_plan,
+)
 from magnet.model.records import NetworkRecord, PipelineStage
 from magnet.workload.dims import Operand
 from magnet.workload.layer import ShapeKey
@@ -106,6 +113,25 @@ def package_level(arch: Arch) -> StorageLevel:
 
 
 @dataclass
+class PlansShared:
+    """What the plans a planner prices for one design share (``PipelineResult.shared``):
+    each stage's design, by its band's design and its place among that band's stages (a
+    stage is a design of its own: stages of one height in a plan are apart), and the
+    post-processing entries priced on them (``price_plan``'s ``posts``)."""
+
+    stage_archs: dict[tuple[int, int], tuple[Arch, Arch]] = field(default_factory=dict)
+    posts: PostPrices = field(default_factory=dict)
+
+    def stage_arch(self, band: Arch, k: int) -> Arch:
+        """The design of the ``k``-th stage on ``band`` of a plan: a copy of ``band``, the
+        same object in every plan."""
+        found = self.stage_archs.get((id(band), k))
+        if found is None or found[0] is not band:
+            found = self.stage_archs[id(band), k] = (band, band.model_copy())
+        return found[1]
+
+
+@dataclass
 class PipelineResult(NetworkResult):
     """A network pipelined across chiplet groups (see the module docstring): ``stages`` in
     order, and ``bands``: each band height's results, by layer shape. ``by_shape`` (the
@@ -123,6 +149,8 @@ class PipelineResult(NetworkResult):
     #: each stage's fused group (empty: one group): groups run one after another, each on
     #: bands of the whole package, a batch's weights loaded for each (``grouped``)
     groups: tuple[int, ...] = ()
+    #: what it shares with the other plans of its design (``PlansShared``)
+    shared: PlansShared = field(default_factory=PlansShared, repr=False, compare=False)
     _plans: dict[tuple[float, ...] | None, RunPlan] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -190,8 +218,10 @@ class PipelineResult(NetworkResult):
         holding: list[Result | None] = []
         lean: list[Result | None] = []
         archs: list[Arch] = []
+        seen: dict[int, int] = {}  # stages on each band so far
         for s in self.stages:
-            band = s.arch.model_copy()  # a design of its own: stages of one height are apart
+            k = seen[id(s.arch)] = seen.get(id(s.arch), -1) + 1
+            band = self.shared.stage_arch(s.arch, k)  # a design of its own (``PlansShared``)
             for i in range(s.start, s.end):
                 shape = entries[i].layer.shape_key()
                 post = entries[i].layer.is_postprocess
@@ -238,7 +268,7 @@ class PipelineResult(NetworkResult):
     def runs(self) -> list[Run]:
         """Each entry as it runs (``NetworkResult.runs``); in fused groups one after another,
         every batch loading its weights (``grouped``)."""
-        return price_plan(self.plan, self.costs, first=self.grouped)
+        return price_plan(self.plan, self.costs, first=self.grouped, posts=self.shared.posts)
 
     @property
     def weights_stay(self) -> bool:
