@@ -11,8 +11,10 @@ the package under 2x the chip, pipelined under 3x, fused under 4x (issue 31).
 Then what the pipeline's bands mapped widest first, each narrower one warm-started from the
 wider ones' best mappings (``magnet.mapper.planner``), cost against every band searched
 afresh (the code before, here by giving each band no store): ResNet-50 and ResNet-18
-pipelined on simba-package-36 under mapper seeds 0 to ``--seeds`` - 1, the CPU seconds and
-images/s of each, and their means. Results go to ``benchmarks/results/package.json``.
+pipelined on simba-package-36, ResNet-50 pipelined on simba-package-16 and fused on
+simba-package-36 under the latency objective (``BAND_RUNS``), each under mapper seeds 0 to
+``--seeds`` - 1: the CPU seconds, images/s and cycles a batch of each, and their means.
+Results go to ``benchmarks/results/package.json``.
 
     python benchmarks/bench_package.py [--repeats 3] [--seeds 4]
 """
@@ -84,39 +86,55 @@ def main() -> None:
     common.write_record(args.out, record)
 
 
+#: The band comparison's runs: name -> (workload, preset, how it runs).
+BAND_RUNS = {
+    "resnet50 pipelined on 36": ("resnet50", "simba-package-36", {"pipeline": True}),
+    "resnet18 pipelined on 36": ("resnet18", "simba-package-36", {"pipeline": True}),
+    "resnet50 pipelined on 16": ("resnet50", "simba-package-16", {"pipeline": True}),
+    "resnet50 fused on 36, latency": (
+        "resnet50",
+        "simba-package-36",
+        {"fuse": True, "objective": "latency"},
+    ),
+}
+
+
 def bands(seeds: int) -> dict[str, Any]:
-    """Pipelined ResNet-50 and ResNet-18 on simba-package-36 under mapper seeds 0 to
-    ``seeds`` - 1, its bands warm-started (as shipped) and each searched afresh: CPU seconds
-    and images/s of each run, and the means."""
-    arch = mg.load_arch("simba-package-36")
+    """Each of ``BAND_RUNS`` under mapper seeds 0 to ``seeds`` - 1, its bands warm-started
+    (as shipped) and each searched afresh: CPU seconds, images/s and cycles a batch of each
+    run, and the means."""
 
     def afresh(*args: Any, warm: Any, **kwargs: Any) -> Any:  # no band starts another
         return shipped(*args, **kwargs)
 
     runs: dict[str, Any] = {}
-    for workload in ("resnet50", "resnet18"):
-        net = mg.load_workload(workload, batch=1)
-        for how, mapping in (("warm", shipped), ("afresh", afresh)):
-            cpu, rate = [], []
+    for name, (workload, preset, how) in BAND_RUNS.items():
+        net, arch = mg.load_workload(workload, batch=1), mg.load_arch(preset)
+        for start_from, mapping in (("warm", shipped), ("afresh", afresh)):
+            cpu, rate, cycles = [], [], []
             with mock.patch.object(planner, "map_network", mapping):
                 for seed in range(seeds):
                     start = time.process_time()
-                    result = mg.evaluate(
-                        net, arch, dataflow="os-local-ws", pipeline=True, seed=seed
-                    )
+                    result = mg.evaluate(net, arch, dataflow="os-local-ws", seed=seed, **how)
                     cpu.append(time.process_time() - start)
                     rate.append(result.record().images_per_s)
-            runs.setdefault(workload, {})[how] = {
+                    cycles.append(result.latency_cycles)
+            runs.setdefault(name, {})[start_from] = {
                 "cpu_s": cpu,
                 "images_per_s": rate,
+                "latency_cycles": cycles,
                 "mean_cpu_s": statistics.mean(cpu),
                 "mean_images_per_s": statistics.mean(rate),
+                "mean_latency_cycles": statistics.mean(cycles),
             }
             print(
-                f"{workload} pipelined, bands {how:<6}: {statistics.mean(cpu):.2f} CPU-s, "
-                f"{statistics.mean(rate):,.0f} images/s (the mean of seeds 0-{seeds - 1}: "
+                f"{name}, bands {start_from:<6}: {statistics.mean(cpu):.2f} CPU-s, "
+                f"{statistics.mean(rate):,.0f} images/s, {statistics.mean(cycles):,.0f} cycles "
+                f"a batch (the mean of seeds 0-{seeds - 1}: "
                 + ", ".join(f"{v:,.0f}" for v in rate)
-                + ")",
+                + " images/s; "
+                + ", ".join(f"{v:,}" for v in cycles)
+                + " cycles)",
                 flush=True,
             )
     return {"seeds": seeds, "runs": runs}

@@ -5,7 +5,7 @@ package's mesh: ``map_network`` on the package cut to that band), widest first: 
 package afresh, as the network run layer after layer maps it, and each narrower band's
 searches started from the wider bands' best mappings (``magnet.mapper.warm``), which costs
 a band about a fifth of a fresh search's CPU for mappings as good by the mapper's
-objective. Mapping every band afresh took 2.2x the CPU for the same rates on average
+objective. Mapping every band afresh took 2.6-2.8x the CPU for the same rates on average
 (ResNet-50 and ResNet-18 pipelined on simba-package-36, seeds 0-3: 975 and 5,663 images/s
 against 974 and 5,657 warm, ``benchmarks/bench_package.py``); narrowest band first,
 ResNet-18 lost 19 % (4,567). Then the layers, in order, are split into stages of whole
