@@ -11,9 +11,9 @@ against 974 and 5,657 warm, ``benchmarks/bench_package.py``); narrowest band fir
 ResNet-18 lost 19 % (4,567). Then the layers, in order, are split into stages of whole
 bands by dynamic programming over (layers, rows used): the split whose slowest stage is
 fastest (the shortest interval, the most batches per second), ties to the shortest latency
-of a batch, using every row. The stages share the package's
-DRAM, so no interval is shorter than its time for a batch's traffic (``floor``): splits
-faster than that are equally fast, and the one with the shortest latency is taken.
+of a batch, using every row. The stages share the package's DRAM, so no interval is shorter
+than its time for a batch's traffic (``floor``): splits faster than that are equally fast,
+and the one with the shortest latency is taken.
 
 The split estimates a stage's time as the sum of its layers' times, twice over: each layer
 mapped alone (activations through DRAM), and each layer as it runs when the whole network
