@@ -265,6 +265,14 @@ class InterruptsWhenBuilt(_Returns):
         raise KeyboardInterrupt
 
 
+def a_minute() -> None:
+    """Wait a minute, a tenth of a second at a time: a Ctrl-C that lands between a print and
+    one long ``time.sleep`` (its signal handled before the sleep starts) would otherwise
+    wait the whole minute; each short sleep lets Python raise it."""
+    for _ in range(600):
+        time.sleep(0.1)
+
+
 class Slow(_Returns):
     """Says on stderr that it prices, then takes a minute (a Ctrl-C test interrupts it)."""
 
@@ -272,7 +280,7 @@ class Slow(_Returns):
 
     def energy_pj(self, component: Component, action: str) -> float:
         print("the slow plug-in prices", file=sys.stderr, flush=True)
-        time.sleep(60)
+        a_minute()
         return 1.0
 
 
@@ -336,7 +344,7 @@ class SlowOnWide(_OnWide):
         if component.get("width_bits") != 32:
             print("the slow plug-in prices", file=sys.stderr, flush=True)
             try:
-                time.sleep(60)
+                a_minute()
             except KeyboardInterrupt:
                 sys.exit(1)
         return 1.0
