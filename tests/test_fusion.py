@@ -13,7 +13,7 @@ from magnet.api import evaluate
 from magnet.model.pipeline_result import flow_cycles, rows_at_once
 from magnet.report.text import network_table
 from tests.test_pipeline import FAST, _chain, _package_4
-from tests.test_pipeline_never_slower import _arch, _mini_resnet
+from tests.test_pipeline_never_slower import _arch, _mini_resnet, bands_afresh
 
 
 @pytest.mark.parametrize(
@@ -90,10 +90,7 @@ def test_a_tile_smaller_than_a_step_leaves_chiplets_idle(monkeypatch) -> None:
     # Every band searched afresh: warm-started from the whole package's mapping, the band
     # of one row computes a row at a time, as fast (1,044 cycles either way), and no
     # step is then larger than a tile
-    import magnet.mapper.planner as P
-
-    afresh = P.map_network
-    monkeypatch.setattr(P, "map_network", lambda *args, warm, **kw: afresh(*args, **kw))
+    bands_afresh(monkeypatch)
     fused = _two_stages(monkeypatch, _package_4(dram_bandwidth="stall-free"), fuse=True)
     step = rows_at_once(fused.runs[0])
     assert step == 2  # the mapper splits the 14 output rows over the band's 2 chiplets

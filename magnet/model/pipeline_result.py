@@ -124,11 +124,11 @@ class PlansShared:
 
     def stage_arch(self, band: Arch, k: int) -> Arch:
         """The design of the ``k``-th stage on ``band`` of a plan: a copy of ``band``, the
-        same object in every plan."""
-        found = self.stage_archs.get((id(band), k))
-        if found is None or found[0] is not band:
-            found = self.stage_archs[id(band), k] = (band, band.model_copy())
-        return found[1]
+        same object in every plan (``band`` kept with it, so its id is not reused)."""
+        key = (id(band), k)
+        if key not in self.stage_archs:
+            self.stage_archs[key] = (band, band.model_copy())
+        return self.stage_archs[key][1]
 
 
 @dataclass
