@@ -414,7 +414,7 @@ def _worktree(ref: str, where: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=3000, help="designs in the study")
+    parser.add_argument("--trials", type=common.count, default=3000, help="designs in the study")
     parser.add_argument("--append", type=int, default=300, help="designs the search adds")
     parser.add_argument("--before", help="a git revision to measure too")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "magnet")

@@ -65,9 +65,9 @@ def timings(layer: Layer, arch: Arch, args: argparse.Namespace) -> tuple[list[fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--batch", type=int, default=10_000)
-    parser.add_argument("--batches", type=int, default=3, help="distinct random batches")
-    parser.add_argument("--repeats", type=int, default=20, help="timings per batch")
+    parser.add_argument("--batch", type=common.count, default=10_000)
+    parser.add_argument("--batches", type=common.count, default=3, help="distinct random batches")
+    parser.add_argument("--repeats", type=common.count, default=20, help="timings per batch")
     parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
 

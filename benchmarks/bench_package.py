@@ -48,8 +48,8 @@ RUNS = {
 def main() -> None:
     """Time every run ``--repeats`` times, alternating; write the medians."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--repeats", type=common.count, default=3)
+    parser.add_argument("--seeds", type=common.count, default=4)
     parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
     tune_allocator()

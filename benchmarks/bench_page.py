@@ -128,9 +128,9 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=300, help="designs searched")
+    parser.add_argument("--trials", type=common.count, default=300, help="designs searched")
     parser.add_argument("--clone", type=int, default=100_000, help="trials cloned to (0: none)")
-    parser.add_argument("--runs", type=int, default=4)
+    parser.add_argument("--runs", type=common.count, default=4)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "magnet")
     parser.add_argument(
         "--out", type=common.out_file, default=REPO / "benchmarks" / "results" / "page.json"

@@ -81,8 +81,8 @@ def _read(storage: Path, sampler: str) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=1000)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--trials", type=common.count, default=1000)
+    parser.add_argument("--workers", type=common.count, default=2)
     parser.add_argument("--samplers", default="nsga2,tpe")
     parser.add_argument("--before", default=None, help="git revision of the code to compare")
     args = parser.parse_args()

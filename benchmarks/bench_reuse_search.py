@@ -37,8 +37,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "reuse_search.json"
 def main() -> None:
     """Both searches, their times, starts and fronts."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=1000)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--trials", type=common.count, default=1000)
+    parser.add_argument("--workers", type=common.count, default=2)
     parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
     data = yaml.safe_load(builtin_spaces()["magnet"].read_text())

@@ -143,8 +143,10 @@ def command_line(case: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--batches", type=int, default=25, help="sampler batches timed")
-    parser.add_argument("--repeats", type=int, default=3, help="random mapper runs per case")
+    parser.add_argument("--batches", type=common.count, default=25, help="sampler batches timed")
+    parser.add_argument(
+        "--repeats", type=common.count, default=3, help="random mapper runs per case"
+    )
     parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
 

@@ -235,8 +235,8 @@ def throughput(skip_magnet: bool) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=2, help="processes for the table")
+    parser.add_argument("--seeds", type=common.count, default=3)
+    parser.add_argument("--workers", type=common.count, default=2, help="processes for the table")
     parser.add_argument(
         "--skip-magnet",
         action="store_true",

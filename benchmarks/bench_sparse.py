@@ -33,7 +33,7 @@ PARAMS = {"zeros": "skipping", "weight_format": "bitmask", "dram_format": "rle"}
 def main() -> None:
     """Time both runs ``--repeats`` times, alternating; write the medians."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=common.count, default=3)
     parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
     tune_allocator()

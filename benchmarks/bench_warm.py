@@ -54,7 +54,7 @@ def designs(count: int, seed: int) -> list[dict[str, Any]]:
 def main() -> None:
     """Map every design afresh and warm; write per-layer evaluations and EDP ratios."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--designs", type=int, default=24)
+    parser.add_argument("--designs", type=common.count, default=24)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()

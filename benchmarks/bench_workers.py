@@ -140,8 +140,8 @@ def round_trip_ms(tasks: int = 300) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-magnet", action="store_true", help="quickstart only")
-    parser.add_argument("--magnet-trials", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=REPEATS, help="runs of each search")
+    parser.add_argument("--magnet-trials", type=common.count, default=100)
+    parser.add_argument("--repeats", type=common.count, default=REPEATS, help="runs of each search")
     parser.add_argument("--out", type=common.out_file, default=RESULTS / "workers.json")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="magnet-bench-workers-"))

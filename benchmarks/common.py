@@ -62,6 +62,18 @@ def search(
     return time.perf_counter() - start, user + system
 
 
+def count(value: str) -> int:
+    """A benchmark's count of runs, seeds, designs, trials or workers (an ``argparse`` type:
+    a bad one ends the run before any work, exit 2): a whole number >= 1."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number >= 1")
+    return number
+
+
 def out_file(value: str) -> Path:
     """``--out`` of every benchmark (an ``argparse`` type, so a bad one ends the run before
     any work, exit 2): the JSON file the record goes to: a new one, or a record a benchmark

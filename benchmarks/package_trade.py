@@ -172,7 +172,7 @@ def _by_count(row: dict[str, Any]) -> tuple[int, float]:
 def main() -> None:
     """Run the search (and the exhaustive one if asked); write the record and the figure."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=40)
+    parser.add_argument("--trials", type=common.count, default=40)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--exhaustive", action="store_true", help="and all 84 designs")
     parser.add_argument("--png", action="store_true", help="and package_trade.png")

@@ -115,3 +115,27 @@ def test_a_benchmark_never_writes_over_a_file_it_did_not_write(
     assert (tmp_path / "mine.json").read_text() == '{"mine": true}'
     assert (tmp_path / "new.html").read_text() == "my page"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "mine.json", "new.html"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("script", "given"),
+    [
+        ("bench_package.py", ["--repeats", "0"]),  # was a StatisticsError traceback
+        ("bench_package.py", ["--seeds", "-1"]),  # was one after the whole timing run
+        ("bench_warm.py", ["--designs", "many"]),
+    ],
+)
+def test_a_benchmarks_count_below_one_is_refused_before_any_work(
+    tmp_path: Path, script: str, given: list[str]
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script), *given, "--out", "r.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert f"argument {given[0]}: {given[1]!r} is not a whole number >= 1" in done.stderr
+    assert "Traceback" not in done.stderr and not any(tmp_path.iterdir())
