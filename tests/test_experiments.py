@@ -344,9 +344,9 @@ def test_stream_comparison(tmp_path: Path) -> None:
     assert two["stream_cycles"] == 4_316  # Stream's CI baseline (experiments/README.md)
     rows = {r["run"]: r for r in summary["resnet18"]}
     # ResNet-18's weights (11.7 MB) do not fit the package's 36 x 16 x 4 KiB weight
-    # buffers: the 64-bit DRAM port sets the pace of every plan, and neither a pipeline nor
-    # fusion gets a batch through faster than layer after layer (the planner's own
-    # guarantees: pipelined never fewer images/s, fused never a longer batch)
+    # buffers: the 64-bit DRAM port sets the pace of layer after layer (86 % of its time at
+    # the full budget), and whatever plan the pipeline finds, the planner keeps its own
+    # guarantees: pipelined never fewer images/s, fused never a longer batch
     lbl = rows["layer after layer"]
     assert lbl["dram_cycles"] >= 0.8 * lbl["latency_cycles"]
     assert rows["pipelined"]["images_per_s"] >= lbl["images_per_s"] * (1 - 1e-12)
