@@ -133,3 +133,25 @@ def test_the_sparse_architecture_example_skips_half_the_weights(tmp_path) -> Non
         mapping,
     )
     assert dense.compute_cycles == 256 and sparse.latency_cycles == 128
+
+
+def _slug(heading: str) -> str:
+    """A Markdown heading's anchor as GitHub makes it: lower case, punctuation dropped but
+    for hyphens, each space a hyphen."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_of_the_readme_to_a_file_of_the_repository_reaches_it() -> None:
+    """Each relative link of the README (``[text](path)`` or ``(path#anchor)``) names a file
+    of the repository, and an anchor into a Markdown file names one of its headings: the
+    benchmark table sends readers to ``benchmarks/HISTORY.md``'s sections."""
+    links = re.findall(r"\]\(([^)\s]+)\)", README)
+    local = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert any(link.startswith("benchmarks/HISTORY.md#") for link in local)
+    for link in local:
+        path, _, anchor = link.partition("#")
+        target = REPO / path if path else REPO / "README.md"
+        assert target.exists(), link
+        if anchor and target.suffix == ".md":
+            headings = re.findall(r"^#+ (.+)$", target.read_text(), flags=re.M)
+            assert anchor in {_slug(h) for h in headings}, link
