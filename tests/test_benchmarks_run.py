@@ -16,16 +16,23 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+def run(
+    script: str, *args: str, cwd: Path = REPO, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python benchmarks/SCRIPT ARGS`` run in ``cwd``, its output captured."""
+    return subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def bench(script: str, out: Path, *args: str) -> dict:
     """``python benchmarks/SCRIPT ARGS --out OUT`` from the repository; its JSON record
     (at ``OUT``)."""
-    done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / script), *args, "--out", str(out)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run(script, *args, "--out", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
     record: dict = json.loads(out.read_text())
     return record
@@ -103,13 +110,7 @@ def test_a_benchmark_never_writes_over_a_file_it_did_not_write(
     (tmp_path / "mine.json").write_text('{"mine": true}')
     (tmp_path / "new.html").write_text("my page")
     (tmp_path / "folder").mkdir()
-    done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "package_trade.py"), "--out", given],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run("package_trade.py", "--out", given, cwd=tmp_path, timeout=120)
     assert done.returncode == 2
     assert said in done.stderr and "Traceback" not in done.stderr
     assert (tmp_path / "mine.json").read_text() == '{"mine": true}'
@@ -129,13 +130,7 @@ def test_a_benchmark_never_writes_over_a_file_it_did_not_write(
 def test_a_benchmarks_count_below_one_is_refused_before_any_work(
     tmp_path: Path, script: str, given: list[str]
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / script), *given, "--out", "r.json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run(script, *given, "--out", "r.json", cwd=tmp_path, timeout=120)
     assert done.returncode == 2
     assert f"argument {given[0]}: {given[1]!r} is not a whole number >= 1" in done.stderr
     assert "Traceback" not in done.stderr and not any(tmp_path.iterdir())
