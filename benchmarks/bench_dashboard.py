@@ -485,4 +485,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    common.interruptible(main)

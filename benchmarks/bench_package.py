@@ -141,4 +141,4 @@ def bands(seeds: int) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    common.interruptible(main)

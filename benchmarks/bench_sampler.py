@@ -183,4 +183,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    common.interruptible(main)

@@ -99,9 +99,9 @@ def exhaustive_table(workers: int) -> list[dict]:
     start = time.perf_counter()
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
         rows = list(pool.map(_evaluate, [(str(QUALITY_SPACE), p) for p in points], chunksize=8))
-    TABLE.parent.mkdir(parents=True, exist_ok=True)
-    TABLE.write_text(
-        json.dumps({"key_sha256": key, "seconds": time.perf_counter() - start, "designs": rows})
+    common.write_whole(
+        TABLE,
+        json.dumps({"key_sha256": key, "seconds": time.perf_counter() - start, "designs": rows}),
     )
     return rows
 
@@ -281,4 +281,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    common.interruptible(main)

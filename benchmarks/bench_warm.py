@@ -138,4 +138,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    common.interruptible(main)

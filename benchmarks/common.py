@@ -15,6 +15,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,9 +106,26 @@ def _a_record(path: Path) -> bool:
 
 def write_record(path: Path, record: dict[str, Any]) -> None:
     """``record``, stamped with the machine and the date, as indented JSON at ``path`` (its
-    folder made)."""
+    folder made; ``write_whole``)."""
     record = {**record, "machine": machine(), "date": time.strftime("%Y-%m-%d")}
+    write_whole(path, json.dumps(record, indent=1) + "\n")
+
+
+def write_whole(path: Path, text: str) -> None:
+    """``text`` at ``path`` (its folder made), through a temporary file and a rename: whole
+    or not at all, even when the benchmark is stopped half-way."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # whole or not at all
-    temp.write_text(json.dumps(record, indent=1) + "\n")
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(text)
     os.replace(temp, path)
+
+
+def interruptible(main: Callable[[], None]) -> None:
+    """Run a benchmark's ``main``; Ctrl-C ends it with one line and exit 130, like the
+    ``magnet`` command (a benchmark writes its record whole, at the end: nothing is left
+    half-written)."""
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("interrupted: no record written", file=sys.stderr)
+        raise SystemExit(130) from None

@@ -134,3 +134,25 @@ def test_a_benchmarks_count_below_one_is_refused_before_any_work(
     assert done.returncode == 2
     assert f"argument {given[0]}: {given[1]!r} is not a whole number >= 1" in done.stderr
     assert "Traceback" not in done.stderr and not any(tmp_path.iterdir())
+
+
+def test_a_benchmark_stopped_by_ctrl_c_says_so_in_one_line(capsys) -> None:
+    # every benchmark's main runs through common.interruptible: Ctrl-C half-way through its
+    # work is one line and exit 130, as the magnet command's (its record, written whole at
+    # the end, is then not written at all)
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import common
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+
+    def main() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit) as stopped:
+        common.interruptible(main)
+    assert stopped.value.code == 130
+    assert capsys.readouterr() == ("", "interrupted: no record written\n")
+    scripts = [p.read_text() for p in (REPO / "benchmarks").glob("*.py")]
+    mains = [text for text in scripts if "def main()" in text]
+    assert len(mains) == 13 and all("common.interruptible(main)" in text for text in mains)
