@@ -142,6 +142,25 @@ class DriverCluster:
         return out
 
 
+#: Waits, as a driver of the cluster at argv[1], until it counts argv[2] cores (at most 120 s).
+_CORES_PROBE = """
+import sys, time, ray
+ray.init(address=sys.argv[1], log_to_driver=False, configure_logging=False)
+deadline = time.monotonic() + 120
+while ray.cluster_resources().get("CPU", 0) < float(sys.argv[2]):
+    assert time.monotonic() < deadline, ray.cluster_resources()
+    time.sleep(0.2)
+"""
+
+
+def _wait_for_cores(address: str, cores: int, env: dict[str, str]) -> None:
+    """Until the Ray cluster at ``address`` counts ``cores`` cores: every node joined, so
+    that a search's first tasks can be placed on any of them."""
+    probe = [sys.executable, "-c", _CORES_PROBE, address, str(cores)]
+    done = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 @contextlib.contextmanager
 def ray_head(cpus: int = 2, nodes: int = 1) -> Iterator[str]:
     """A Ray head on 127.0.0.1 (``ray start --head --block``, a child of this process that
@@ -194,6 +213,8 @@ def ray_head(cpus: int = 2, nodes: int = 1) -> Iterator[str]:
                 assert procs[-1].poll() is None and time.monotonic() < deadline, said.read_text()
                 time.sleep(0.25)
         assert wait_port(port, 180, host=ip)
+        if nodes > 1:  # a node that said it started may not yet count in the cluster's cores
+            _wait_for_cores(f"{ip}:{port}", nodes * cpus, env)
         yield f"{ip}:{port}"
     finally:
         for proc in reversed(procs):
