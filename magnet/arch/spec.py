@@ -263,9 +263,10 @@ class StorageLevel(Strict):
         """A level that only splits a fan-out and keeps nothing (``component: dummy``)."""
         return self.component == "dummy"
 
-    @property
+    @cached_property
     def kept(self) -> frozenset[Operand]:
-        """The operands the level keeps (the others bypass it)."""
+        """The operands the level keeps (the others bypass it; found once: every mapping
+        of the level asks)."""
         return frozenset(parse_operand(k) for k in self.keeps)
 
     def bits(self, operand: Operand) -> int:
