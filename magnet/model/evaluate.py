@@ -703,9 +703,10 @@ class OneRun(ABC):
         moved = self.batch.dram_bytes(self.arch)[:, 0]
         return {OPERANDS[o]: float(moved[o]) for o in range(3)}
 
-    @property
+    @cached_property
     def dram_bytes(self) -> float:
-        """Bytes moved to and from DRAM, all operands."""
+        """Bytes moved to and from DRAM, all operands (found once: the plans of a network
+        add it up for every entry)."""
         return sum(self.dram_bytes_by_operand.values())
 
     @property

@@ -119,13 +119,14 @@ def _home(arch: Arch, operand: Operand) -> StorageLevel | None:
 
 @dataclass
 class RunPlan:
-    """What ``plan_runs`` decides, entry by entry: ``base[i]``, the mapping a MAC entry runs
-    under (its shape's, or the one that holds its weights); ``resident``, the entries whose
-    weights stay on chip across batches; ``head[i]``, the MAC layer on whose output path a
-    fused post-processing entry runs (None: not fused); ``kept[(p, c)]``, whether entry
-    ``c`` reads entry ``p``'s output on chip; ``shares[i]``, the part of entry ``i``'s
-    output held on chip at once (1: all of it; less when a depth-first pipeline passes it on
-    a tile at a time: ``magnet.model.pipeline_result``; empty: 1 for every entry)."""
+    """What ``plan_weights`` and ``keep_activations`` decide, entry by entry: ``base[i]``,
+    the mapping a MAC entry runs under (its shape's, or the one that holds its weights);
+    ``resident``, the entries whose weights stay on chip across batches; ``head[i]``, the
+    MAC layer on whose output path a fused post-processing entry runs (None: not fused);
+    ``kept[(p, c)]``, whether entry ``c`` reads entry ``p``'s output on chip;
+    ``shares[i]``, the part of entry ``i``'s output held on chip at once (1: all of it;
+    less when a depth-first pipeline passes it on a tile at a time:
+    ``magnet.model.pipeline_result``; empty: 1 for every entry)."""
 
     network: Network
     base: list[Result | None]
@@ -339,14 +340,13 @@ def _held_bits(plan: RunPlan, i: int) -> float:
     return run.held_weight_bits * used * plan.network.layers[i].repeat
 
 
-def _weights_fit(plan: RunPlan, arch: Arch) -> bool:
-    """Whether the weights staying on ``arch`` (a group: every entry on that design) fit its
-    homes beside the tiles that stream: each instance of a home split into a region for
-    the tiles of the running layer (the largest any layer of the group keeps there besides
-    its staying weights) and one for the weights that stay, which holds each staying layer's
-    tile and all of them together (a layer's tiles on the instances its mapping uses, the
-    layers placed apart)."""
-    group = [i for i, a in enumerate(plan.archs) if a is arch and plan.base[i] is not None]
+def _weights_fit(plan: RunPlan, arch: Arch, group: list[int]) -> bool:
+    """Whether the weights staying on ``arch`` fit its homes beside the tiles that stream:
+    each instance of a home split into a region for the tiles of the running layer (the
+    largest any layer of the ``group``, the MAC entries on that design in order, keeps there
+    besides its staying weights) and one for the weights that stay, which holds each staying
+    layer's tile and all of them together (a layer's tiles on the instances its mapping
+    uses, the layers placed apart)."""
     homes = {_home_of(plan, r) for r in plan.resident if plan.archs[r] is arch}
     for li in homes:
         assert li is not None
@@ -394,20 +394,29 @@ def _stay(
     alike: dict[tuple[int, ShapeKey], list[int]] = {}
     for j in runs:
         alike.setdefault((id(plan.archs[j]), entries[j].layer.shape_key()), []).append(j)
+    twins_of = {j: same for same in alike.values() for j in same}
+    # each design's MAC entries (``_weights_fit``'s group), in order
+    groups: dict[int, list[int]] = {}
+    for j in runs:
+        groups.setdefault(id(plan.archs[j]), []).append(j)
 
-    def twins(i: int) -> list[int]:
-        return alike[id(plan.archs[i]), entries[i].layer.shape_key()]
+    # a result's energy and cycles, as alone or with its weights staying, asked once each
+    prices: dict[tuple[int, bool], tuple[float, int]] = {}
 
-    def priced(run: Result, stays: bool) -> Result:
-        return run.with_on_chip(("weights",)) if stays else run
+    def priced(run: Result, stays: bool) -> tuple[float, int]:
+        key = (id(run), stays)  # the plan and ``holding`` keep every run alive meanwhile
+        if key not in prices:
+            as_run = run.with_on_chip(("weights",)) if stays else run
+            prices[key] = (as_run.energy_pj, as_run.latency_cycles)
+        return prices[key]
 
     def gain(i: int, held: Result) -> float:  # the objective's, to first order
         de = dc = 0.0
-        for j in twins(i):
-            before = priced(_run(plan, j), j in plan.resident)
-            after = priced(held, j == i or j in plan.resident)
-            de += (before.energy_pj - after.energy_pj) * entries[j].repeat
-            dc += (before.latency_cycles - after.latency_cycles) * entries[j].repeat
+        for j in twins_of[i]:
+            before_pj, before_cycles = priced(_run(plan, j), j in plan.resident)
+            after_pj, after_cycles = priced(held, j == i or j in plan.resident)
+            de += (before_pj - after_pj) * entries[j].repeat
+            dc += (before_cycles - after_cycles) * entries[j].repeat
         return per_energy * de / energy + per_cycle * dc / cycles
 
     def order(i: int) -> float:
@@ -422,11 +431,11 @@ def _stay(
         assert held is not None
         if not eager and gain(i, held) <= 0:
             continue
-        before = {j: plan.base[j] for j in twins(i)}
+        before = {j: plan.base[j] for j in twins_of[i]}
         for j in before:
             plan.base[j] = held
         plan.resident.add(i)
-        if not _weights_fit(plan, plan.archs[i]):
+        if not _weights_fit(plan, plan.archs[i], groups[id(plan.archs[i])]):
             plan.resident.discard(i)
             for j, run in before.items():
                 plan.base[j] = run
@@ -448,34 +457,35 @@ def _totals(plan: RunPlan) -> tuple[float, float]:
 
 
 def _steady_score(plan: RunPlan, objective: Objective) -> float:
-    """The objective (its log) of the plan's MAC entries (``_totals``): what ``plan_runs``
+    """The objective (its log) of the plan's MAC entries (``_totals``): what ``plan_weights``
     weighs plans by."""
     energy, cycles = _totals(plan)
     per_energy, per_cycle = objective
     return per_energy * math.log(energy) + per_cycle * math.log(cycles)
 
 
-def plan_runs(
+def plan_weights(
     network: Network,
     base: list[Result | None],
     archs: list[Arch],
     holding: list[Result | None] | None = None,
     lean: list[Result | None] | None = None,
     objective: Objective = EDP,
-    shares: list[float] | None = None,
     eager: bool = False,
 ) -> RunPlan:
-    """How every entry of ``network`` runs (the rule: ``NetworkResult.runs``): ``base``
+    """How every MAC entry of ``network`` runs and the weights that stay (the rule:
+    ``NetworkResult.runs``), no activation kept on chip yet (``keep_activations``): ``base``
     holds each MAC entry's result mapped alone (None for a post-processing entry),
     ``archs`` the design each entry runs on (a pipeline's stage), ``holding`` and ``lean``
     each MAC entry's mapping that holds its weights and its lean one, if any
     (``MapOutcome.holding``, ``MapOutcome.lean``); ``objective``: the weights of energy and
-    latency the choice of the weights that stay minimises (the mapper's); ``shares``: the
-    part of each entry's output held on chip at once (``RunPlan.shares``; None: all);
-    ``eager``: every weight that fits stays, whether the objective gains or not (a
-    depth-first pipeline, which reads the others again for every tile)."""
+    latency the choice of the weights that stay minimises (the mapper's); ``eager``: every
+    weight that fits stays, whether the objective gains or not (a depth-first pipeline,
+    which reads the others again for every tile). Which weights stay does not depend on
+    the activations the plan then keeps, nor on how much of each it holds at once
+    (``_stay`` and ``_steady_score`` read neither), so the plans of one split held at
+    different shares share it (``magnet.model.pipeline_result``)."""
     producers, consumers = network.edges()
-    entries = network.layers
     fused = fused_heads(network, archs, producers, consumers)
     given = holding or [None] * len(base)
     holders = [
@@ -489,12 +499,24 @@ def plan_runs(
         starts.append([m or r for m, r in zip(lean, base, strict=True)])
     plans = []
     for start in starts:
-        option = RunPlan(
-            network, start, archs, producers, consumers, fused, {}, set(), shares or []
-        )
+        option = RunPlan(network, start, archs, producers, consumers, fused, {}, set(), [])
         _stay(option, holders, objective, eager)
         plans.append(option)
-    plan = min(plans, key=lambda p: _steady_score(p, objective))
+    return min(plans, key=lambda p: _steady_score(p, objective))
+
+
+def keep_activations(weights: RunPlan, shares: list[float] | None = None) -> RunPlan:
+    """The plan (``RunPlan``): ``weights`` (``plan_weights``, left as it is) with the
+    activations kept on chip where they fit (the rule: ``NetworkResult.runs``), ``shares``
+    of each entry's output held at once (``RunPlan.shares``; None: all of it)."""
+    plan = replace(
+        weights,
+        base=list(weights.base),
+        kept={},
+        resident=set(weights.resident),
+        shares=shares or [],
+    )
+    entries, producers, consumers = plan.network.layers, plan.producers, plan.consumers
     single = [e.repeat == 1 for e in entries]
     # neighbours first: a chain's output read by the next chain as its only input
     heads = [i for i in range(len(entries)) if plan.head[i] is None]
@@ -705,7 +727,8 @@ class NetworkResult:
             for found in (self.holding, self.lean)
         )
         archs = [self.arch] * len(entries)
-        return plan_runs(self.network, base, archs, holding, lean, self.objective)
+        weights = plan_weights(self.network, base, archs, holding, lean, self.objective)
+        return keep_activations(weights)
 
     @cached_property
     def first_runs(self) -> list[Run]:

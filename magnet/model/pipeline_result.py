@@ -55,7 +55,8 @@ from magnet.model.network_result import (
     PostPrices,
     Run,
     RunPlan,
-    plan_runs,
+    keep_activations,
+    plan_weights,
     price_plan,
 )
 from magnet.model.records import NetworkRecord, PipelineStage
@@ -162,7 +163,7 @@ class PipelineResult(NetworkResult):
         computes at once (``rows_at_once``; Stream tiles its ``simba`` example a row at a
         time, which leaves a mapping computing several rows at once idle in part), where
         every weight of the stage's MAC entries stays on chip (else 1: a tile at a time would
-        read them again for every tile); every weight that fits stays (``plan_runs(eager=
+        read them again for every tile); every weight that fits stays (``plan_weights(eager=
         True)``). Which weights stay, and under which mappings, does not depend on how much
         of each activation is held at once."""
         if not self.depth_first:
@@ -209,10 +210,16 @@ class PipelineResult(NetworkResult):
 
     def _plan_for(self, shares: list[float] | None) -> RunPlan:
         """The plan with ``shares`` of the activations held at once (``RunPlan.shares``),
-        each made once."""
+        each made once, from the plan's weights (``_weights``)."""
         key = None if shares is None else tuple(shares)
-        if key in self._plans:
-            return self._plans[key]
+        if key not in self._plans:
+            self._plans[key] = keep_activations(self._weights, shares)
+        return self._plans[key]
+
+    @cached_property
+    def _weights(self) -> RunPlan:
+        """Each entry's mapping on its stage's band and the weights that stay
+        (``plan_weights``): the same whatever share of the activations the plan holds."""
         entries = self.network.layers
         base: list[Result | None] = []
         holding: list[Result | None] = []
@@ -229,18 +236,9 @@ class PipelineResult(NetworkResult):
                 holding.append(None if post else self.band_holding.get(s.rows, {}).get(shape))
                 lean.append(None if post else self.band_lean.get(s.rows, {}).get(shape))
                 archs.append(band)
-        plan = plan_runs(
-            self.network,
-            base,
-            archs,
-            holding,
-            lean,
-            self.objective,
-            shares=shares,
-            eager=self.depth_first,
+        return plan_weights(
+            self.network, base, archs, holding, lean, self.objective, eager=self.depth_first
         )
-        self._plans[key] = plan
-        return plan
 
     @property
     def grouped(self) -> bool:
