@@ -155,4 +155,30 @@ def test_a_benchmark_stopped_by_ctrl_c_says_so_in_one_line(capsys) -> None:
     assert capsys.readouterr() == ("", "interrupted: no record written\n")
     scripts = [p.read_text() for p in (REPO / "benchmarks").glob("*.py")]
     mains = [text for text in scripts if "def main()" in text]
-    assert len(mains) == 13 and all("common.interruptible(main)" in text for text in mains)
+    assert len(mains) == 14 and all("common.interruptible(main)" in text for text in mains)
+
+
+#: ``bench_records.py``'s smallest run: 3 designs of `quickstart`, no pipelines.
+SMALL = ("--quickstart", "3", "--no-pipelines")
+
+
+@pytest.mark.subprocess
+def test_bench_records_is_the_same_for_the_same_code_and_tells_other_results_apart(
+    tmp_path: Path,
+) -> None:
+    # its purpose: a change that must leave every result as it was is run before and after,
+    # and the digests compared; so the same designs give the same digest run after run, and
+    # a different set of results (one more `magnet` design) another
+    first = bench("bench_records.py", tmp_path / "a.json", *SMALL, "--designs", "2")
+    again = bench("bench_records.py", tmp_path / "b.json", *SMALL, "--designs", "2")
+    more = bench("bench_records.py", tmp_path / "c.json", *SMALL, "--designs", "3")
+    assert first["quickstart"]["designs"] == 3 and first["magnet"]["designs"] == 2
+    assert more["magnet"]["designs"] == 3
+    assert (
+        first["quickstart"]["sha256"]
+        == again["quickstart"]["sha256"]
+        == more["quickstart"]["sha256"]
+    )
+    assert first["magnet"]["sha256"] == again["magnet"]["sha256"] != more["magnet"]["sha256"]
+    assert len(first["magnet"]["sha256"]) == 64 and first["magnet"]["cpu_seconds"] > 0
+    assert "pipelines" not in first
