@@ -11,7 +11,7 @@ adder tree of a vector MAC) is the ``Fanout`` of the level above it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cached_property
+from functools import cache, cached_property
 from itertools import pairwise
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
@@ -161,6 +161,14 @@ class Fanout(Strict):
         return self
 
 
+@cache
+def _kept(keeps: tuple[str, ...]) -> frozenset[Operand]:
+    """The operands a level's ``keeps`` names (``StorageLevel.kept``), found once for each
+    spelling: every mapping of a level asks, and a copy of a level with other ``keeps``
+    finds its own."""
+    return frozenset(parse_operand(k) for k in keeps)
+
+
 class StorageLevel(Strict):
     """One storage level (all its instances).
 
@@ -263,11 +271,10 @@ class StorageLevel(Strict):
         """A level that only splits a fan-out and keeps nothing (``component: dummy``)."""
         return self.component == "dummy"
 
-    @cached_property
+    @property
     def kept(self) -> frozenset[Operand]:
-        """The operands the level keeps (the others bypass it; found once: every mapping
-        of the level asks)."""
-        return frozenset(parse_operand(k) for k in self.keeps)
+        """The operands the level keeps (the others bypass it)."""
+        return _kept(self.keeps)
 
     def bits(self, operand: Operand) -> int:
         """Bits of one word of ``operand`` at this level (``operand_bits``, else
