@@ -4,10 +4,10 @@ planner), equal digests show that it left every result as it was.
 
 Each part, run as a user runs it:
 
-- ``quickstart``: its 48 designs (``--quickstart``; random sampler, seed 0) searched on 1 worker
+- ``quickstart``: a search of 48 trials (``--quickstart``; random sampler, seed 0) on 1 worker
   (``magnet search --workers 1``: one after another in one process, each design's mappings
   started from the designs before it, as a worker's are);
-- ``magnet``: the first ``--designs`` designs of the built-in space, likewise;
+- ``magnet``: a search of ``--designs`` trials (60) of the built-in space, likewise;
 - ``pipelines`` (unless ``--no-pipelines``): ResNet-50 pipelined and fused on
   simba-package-36, ResNet-18 pipelined on simba-package-16 and fused for latency on
   simba-package-36, ResNet-50 fused for latency on simba-package-16, each under mapper
@@ -46,20 +46,20 @@ PIPELINES: tuple[tuple[str, str, dict[str, Any]], ...] = (
 SEEDS = (0, 1)
 
 
-def searched(space: str, designs: int, folder: Path) -> dict[str, Any]:
-    """A random search of ``designs`` designs of ``space`` on 1 worker: its trials' digest."""
+def searched(space: str, trials: int, folder: Path) -> dict[str, Any]:
+    """A random search of ``trials`` trials of ``space`` on 1 worker: its trials' digest."""
     from magnet.search import load_study
 
     storage = folder / f"{space}.journal"
     extra = ("--seed", "0", "--sampler", "random")
-    _, cpu = common.search(Path(space), storage, designs, 1, *extra)
+    _, cpu = common.search(Path(space), storage, trials, 1, *extra)
     digest = hashlib.sha256()
-    trials = sorted(load_study(space, str(storage)).trials(), key=lambda t: t.number)
-    for t in trials:
+    told = sorted(load_study(space, str(storage)).trials(), key=lambda t: t.number)
+    for t in told:
         head = {"status": t.status, "params": t.params, "metrics": t.metrics}
         digest.update(json.dumps(head, sort_keys=True, default=str).encode())
         digest.update(t.records_json().encode())
-    return {"designs": len(trials), "cpu_seconds": round(cpu, 2), "sha256": digest.hexdigest()}
+    return {"trials": len(told), "cpu_seconds": round(cpu, 2), "sha256": digest.hexdigest()}
 
 
 def pipelines() -> dict[str, Any]:
@@ -92,8 +92,8 @@ def main() -> None:
     args = parser.parse_args()
     record: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="magnet-records-") as folder:
-        for space, designs in (("quickstart", args.quickstart), ("magnet", args.designs)):
-            record[space] = searched(space, designs, Path(folder))
+        for space, trials in (("quickstart", args.quickstart), ("magnet", args.designs)):
+            record[space] = searched(space, trials, Path(folder))
             print(f"{space}: {json.dumps(record[space])}", flush=True)
     if not args.no_pipelines:
         record["pipelines"] = pipelines()

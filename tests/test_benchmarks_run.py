@@ -172,8 +172,8 @@ def test_bench_records_is_the_same_for_the_same_code_and_tells_other_results_apa
     first = bench("bench_records.py", tmp_path / "a.json", *SMALL, "--designs", "2")
     again = bench("bench_records.py", tmp_path / "b.json", *SMALL, "--designs", "2")
     more = bench("bench_records.py", tmp_path / "c.json", *SMALL, "--designs", "3")
-    assert first["quickstart"]["designs"] == 3 and first["magnet"]["designs"] == 2
-    assert more["magnet"]["designs"] == 3
+    assert first["quickstart"]["trials"] == 3 and first["magnet"]["trials"] == 2
+    assert more["magnet"]["trials"] == 3
     assert (
         first["quickstart"]["sha256"]
         == again["quickstart"]["sha256"]
