@@ -119,3 +119,34 @@ def test_a_plug_in_that_raises_in_a_further_search_is_named_with_that_search() -
     message = str(err.value)
     assert "only once" in message and "layer 'a'" in message
     assert "(its search for a lean mapping: 0.125 of WeightBuffer)" in message
+
+
+def test_lean_mappings_are_searched_only_where_the_weight_buffers_hold_a_64th_of_the_weights() -> (
+    None
+):
+    # simba-chip's weight home holds capacity_bits x instances bits of 8-bit weights, so
+    # 64 times that many weights are the most a network may have for its lean mappings to
+    # be searched (LEAN_MIN = 1/64); a fully connected layer of exactly that many (K x C) is
+    # at the limit, one more output row of weights is past it
+    from magnet.mapper.whole_network import LEAN_MIN, _leaves_room, map_network
+    from magnet.model.evaluate import weight_home
+    from magnet.workload.dims import Operand
+
+    d = build(mg.templates.simba(), "os-local-ws")
+    level = d.arch.inner_first[weight_home(d.arch)]
+    words = level.capacity_bits * level.instances // level.bits(Operand.W)
+    limit = int(words / LEAN_MIN)
+    assert limit == 64 * words
+    c = 4096
+    assert limit % c == 0
+    at = Layer(name="fc", K=limit // c, C=c)
+    past = Layer(name="fc", K=limit // c + 1, C=c)
+    assert _leaves_room(Network.of("at", [at]), d)
+    assert not _leaves_room(Network.of("past", [past]), d)
+    # at the limit the layer's best mapping fills more than 1/8 of the weight buffers, so
+    # its lean mapping is searched and found; one row past it, none is searched
+    budget = mg.Budget(evaluations=2_000)
+    found = map_network(Network.of("at", [at]), d, budget=budget)
+    assert [o.lean is not None for o in found.outcomes.values()] == [True]
+    found = map_network(Network.of("past", [past]), d, budget=budget)
+    assert [o.lean is not None for o in found.outcomes.values()] == [False]

@@ -118,10 +118,13 @@ def map_network(
     # can share one, e.g. strided and unstrided convolutions as a GEMM), across calls in the
     # cache, else within this call
     known: MutableMapping[tuple[Any, ...], MapOutcome] = {} if cache is None else cache
-    who = mapper_identity(m)
+    held = holding_design(design)
+    lean = lean_design(design) if _leaves_room(network, design) else None
+    # an outcome answers another call only with the same searches: whether lean mappings
+    # are searched depends on the network's weights (``_leaves_room``)
+    who = f"{mapper_identity(m)}|lean {lean is not None}"
     key = None if cache is None else (design_identity(design), who)
     cached = 0
-    held, lean = holding_design(design), lean_design(design)
     for i, (layer, _count, _names) in enumerate(shapes):
         nest = (key, layer_view(layer, design.arch).shape_key())
         if nest in known:
@@ -142,6 +145,33 @@ def map_network(
 #: The share of its weight home a lean mapping may use (``lean_design``): an algorithm's
 #: setting, not a physical figure; the rest is left for the weights that stay.
 LEAN_SHARE = 1 / 8
+
+
+#: Lean mappings are searched only where the weight home (all its instances) holds at least
+#: this share of the network's weights (``_leaves_room``): an algorithm's setting, from a
+#: measurement (benchmarks/HISTORY.md, "The second worker, and a pipeline's plans"): in 60
+#: designs of ``magnet`` on ResNet-50, the plan started from the lean mappings never won where
+#: the home held 1 % of the weights or less (35 designs), won in 5 of 17 at 2-4 % (by 0.3-1.4 %)
+#: and in all 9 at 8 % or more (by 2-25 %); its searches were a fifth of a design's CPU.
+LEAN_MIN = 1 / 64
+
+
+def _leaves_room(network: Network, design: Design) -> bool:
+    """Whether ``design``'s weight home, all its instances, holds at least ``LEAN_MIN`` of
+    ``network``'s weights (its MAC layers', repeats included): where it holds less, too few
+    of them could stay for the lean mappings' plan to win."""
+    home = weight_home(design.arch)
+    if home is None:
+        return False
+    level = design.arch.inner_first[home]
+    if level.capacity_bits is None:
+        return False
+    weights = sum(
+        e.layer.operand_size(Operand.W) * e.repeat
+        for e in network.layers
+        if not e.layer.is_postprocess
+    )
+    return level.capacity_bits * level.instances >= LEAN_MIN * weights * level.bits(Operand.W)
 
 
 def holding_design(design: Design) -> Design | None:
