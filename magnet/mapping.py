@@ -244,14 +244,12 @@ def default_keep(arch: Arch) -> npt.NDArray[np.bool_]:
 
 
 _DIMS = tuple(Dim)
-#: Each dimension by its own name (``_dim``: a mapping's loops name them so; other spellings
-#: go through ``parse_dim``).
-_BY_NAME = {d.name: d for d in Dim}
 
 
 def _dim(name: str) -> Dim:
-    """``parse_dim(name)``, at the cost of a lookup for a dimension's own name."""
-    found = _BY_NAME.get(name)
+    """``parse_dim(name)``, at the cost of a lookup for a dimension's own name (a mapping's
+    loops name them so; other spellings go through ``parse_dim``)."""
+    found = Dim.__members__.get(name)
     return parse_dim(name) if found is None else found
 
 

@@ -128,7 +128,7 @@ def test_lean_mappings_are_searched_only_where_the_weight_buffers_hold_a_64th_of
     # 64 times that many weights are the most a network may have for its lean mappings to
     # be searched (LEAN_MIN = 1/64); a fully connected layer of exactly that many (K x C) is
     # at the limit, one more output row of weights is past it
-    from magnet.mapper.whole_network import LEAN_MIN, _leaves_room, map_network
+    from magnet.mapper.whole_network import LEAN_MIN, lean_design, map_network
     from magnet.model.evaluate import weight_home
     from magnet.workload.dims import Operand
 
@@ -141,8 +141,8 @@ def test_lean_mappings_are_searched_only_where_the_weight_buffers_hold_a_64th_of
     assert limit % c == 0
     at = Layer(name="fc", K=limit // c, C=c)
     past = Layer(name="fc", K=limit // c + 1, C=c)
-    assert _leaves_room(Network.of("at", [at]), d)
-    assert not _leaves_room(Network.of("past", [past]), d)
+    assert lean_design(d, Network.of("at", [at])) is not None
+    assert lean_design(d, Network.of("past", [past])) is None
     # at the limit the layer's best mapping fills more than 1/8 of the weight buffers, so
     # its lean mapping is searched and found; one row past it, none is searched
     budget = mg.Budget(evaluations=2_000)

@@ -118,10 +118,9 @@ def map_network(
     # can share one, e.g. strided and unstrided convolutions as a GEMM), across calls in the
     # cache, else within this call
     known: MutableMapping[tuple[Any, ...], MapOutcome] = {} if cache is None else cache
-    held = holding_design(design)
-    lean = lean_design(design) if _leaves_room(network, design) else None
+    held, lean = holding_design(design), lean_design(design, network)
     # an outcome answers another call only with the same searches: whether lean mappings
-    # are searched depends on the network's weights (``_leaves_room``)
+    # are searched depends on the network's weights (``lean_design``)
     who = f"{mapper_identity(m)}|lean {lean is not None}"
     key = None if cache is None else (design_identity(design), who)
     cached = 0
@@ -148,30 +147,12 @@ LEAN_SHARE = 1 / 8
 
 
 #: Lean mappings are searched only where the weight home (all its instances) holds at least
-#: this share of the network's weights (``_leaves_room``): an algorithm's setting, from a
+#: this share of the network's weights (``lean_design``): an algorithm's setting, from a
 #: measurement (benchmarks/HISTORY.md, "The second worker, and a pipeline's plans"): in 60
 #: designs of ``magnet`` on ResNet-50, the plan started from the lean mappings never won where
 #: the home held 1 % of the weights or less (35 designs), won in 5 of 17 at 2-4 % (by 0.3-1.4 %)
 #: and in all 9 at 8 % or more (by 2-25 %); its searches were a fifth of a design's CPU.
 LEAN_MIN = 1 / 64
-
-
-def _leaves_room(network: Network, design: Design) -> bool:
-    """Whether ``design``'s weight home, all its instances, holds at least ``LEAN_MIN`` of
-    ``network``'s weights (its MAC layers', repeats included): where it holds less, too few
-    of them could stay for the lean mappings' plan to win."""
-    home = weight_home(design.arch)
-    if home is None:
-        return False
-    level = design.arch.inner_first[home]
-    if level.capacity_bits is None:
-        return False
-    weights = sum(
-        e.layer.operand_size(Operand.W) * e.repeat
-        for e in network.layers
-        if not e.layer.is_postprocess
-    )
-    return level.capacity_bits * level.instances >= LEAN_MIN * weights * level.bits(Operand.W)
 
 
 def holding_design(design: Design) -> Design | None:
@@ -196,13 +177,19 @@ def holding_design(design: Design) -> Design | None:
     return with_dataflow(design, flow)
 
 
-def lean_design(design: Design) -> Design | None:
+def lean_design(design: Design, network: Network) -> Design | None:
     """``design`` with its weight home cut to ``LEAN_SHARE`` of its capacity, at the
-    design's prices (None: no bounded home): its mappings leave the rest of every instance
-    of the home to the weights that stay (``magnet.model.network_result``)."""
+    design's prices: its mappings leave the rest of every instance of the home to the
+    weights that stay (``magnet.model.network_result``). None: no bounded home, or one that
+    holds, all its instances, less than ``LEAN_MIN`` of ``network``'s weights (too few of
+    them could stay for the lean mappings' plan to win)."""
     home = weight_home(design.arch)
-    capacity = None if home is None else design.arch.inner_first[home].capacity_bits
-    if home is None or capacity is None:
+    if home is None:
+        return None
+    level = design.arch.inner_first[home]
+    capacity = level.capacity_bits
+    weight_bits = network.weight_words * level.bits(Operand.W)
+    if capacity is None or capacity * level.instances < LEAN_MIN * weight_bits:
         return None
     levels = list(design.arch.inner_first)
     levels[home] = levels[home].model_copy(

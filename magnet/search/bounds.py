@@ -119,7 +119,7 @@ def _dram_floor(design: Design, network: Network, layered: bool) -> tuple[float,
     mac = [e for e in network.layers if not e.layer.is_postprocess]
     if not mac:
         return 0.0, 0.0
-    weight_words = sum(e.layer.operand_size(Operand.W) * e.repeat for e in mac)
+    weight_words = network.weight_words
     room = 0.0  # weight words the chip's levels could hold at once, every instance
     for lvl in levels:
         if lvl.is_dram or "weights" not in lvl.keeps:

@@ -18,7 +18,7 @@ from magnet.arguments import Count, checked_call
 from magnet.errors import MagnetError, validation_message
 from magnet.strict import Public
 from magnet.units import Whole
-from magnet.workload.dims import MAX_EXTENT
+from magnet.workload.dims import MAX_EXTENT, Operand
 from magnet.workload.layer import Layer, ShapeKey
 
 #: Layers, each alone or with its repeat count (``Network.of``).
@@ -170,6 +170,16 @@ class Network(Public):
     def macs(self) -> int:
         """MACs of the whole network, repeats included (post-processing layers have none)."""
         return sum(entry.layer.macs * entry.repeat for entry in self.layers)
+
+    @property
+    def weight_words(self) -> int:
+        """Weights of the MAC layers, repeats included (a post-processing layer's constants,
+        a bias or a scale, are the unit's)."""
+        return sum(
+            e.layer.operand_size(Operand.W) * e.repeat
+            for e in self.layers
+            if not e.layer.is_postprocess
+        )
 
     def unique_layers(self, mapped: bool = False) -> list[tuple[Layer, int, list[str]]]:
         """(representative layer, total count, names of the layers it stands for), in order;
