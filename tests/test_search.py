@@ -9,6 +9,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -560,3 +561,42 @@ def test_postgresql_storage(postgres_url) -> None:
     assert [t.values for t in again.trials()] == [t.values for t in study.trials()]
     out = CliRunner().invoke(main, ["studies", "--storage", postgres_url, "--json"])
     assert json.loads(out.output)[0]["name"] == "small"
+
+
+@pytest.mark.parametrize(
+    "directions", [["minimize", "minimize"], ["minimize", "maximize", "minimize"]]
+)
+def test_the_drivers_front_kept_as_designs_are_told_is_the_front_of_every_point(
+    directions: list[str],
+) -> None:
+    # the driver keeps the front, not every point: after each design told, its size (distinct
+    # points) and hypervolume are those of every point told so far, and so is the front a
+    # job carries for its bounds; coarse values give copies and ties
+    import numpy as np
+
+    from magnet.search import pareto
+
+    stored: dict = {}
+    study = SimpleNamespace(set_user_attr=lambda key, value: stored.update({key: value}))
+    empty = np.zeros((0, len(directions)))
+    before = SimpleNamespace(
+        directions=directions, points=lambda trials: empty, feasible=lambda: [], reference=None
+    )
+    front = driver.Front(study, before)  # type: ignore[arg-type]
+    rng = np.random.default_rng(3)
+    told: list[list[float]] = []
+    for _ in range(300):
+        values = (10.0 ** rng.integers(0, 6, len(directions))).tolist()
+        front.add(values)
+        told.append(values)
+        points = pareto.to_minimised_log(told, directions)
+        every = np.unique(points[pareto.nondominated(points)], axis=0)
+        size, hv = front.size_and_hypervolume()
+        assert size == len(every)
+        assert sorted(map(tuple, front.points.tolist())) == sorted(map(tuple, every.tolist()))
+        if len(told) < driver.REFERENCE_TRIALS:
+            assert hv is None
+        else:
+            reference = pareto.reference_point(points[: driver.REFERENCE_TRIALS])
+            assert stored[driver.REFERENCE_ATTR] == reference
+            assert hv == pareto.hypervolume(points, reference)

@@ -649,3 +649,54 @@ def test_a_search_syncs_its_journal_to_the_disk_at_each_trial_end_only(
     assert len(ends) == len(study.trials()) == 4
     assert sorted(synced) == sorted(ends + study_ops)  # each sync right after its operation
     assert synced[-1] == len(ops)  # the search's last operation, a trial's end, is on the disk
+
+
+def test_a_trials_parameters_and_its_attributes_are_each_appended_at_once(
+    tmp_path, monkeypatch
+) -> None:
+    # Optuna appends each operation under the journal's lock; a search holds a trial's
+    # parameters (SET_TRIAL_PARAM, op 5; the sampler's note of the trial's generation may
+    # join them) for one append, and its constraints and record (SET_TRIAL_SYSTEM_ATTR 9,
+    # SET_TRIAL_USER_ATTR 8) for another, before it is told
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    from magnet.search import search
+    from magnet.search.journal_lock import JournalLock
+
+    journal = tmp_path / "s.journal"
+    appended_at: list[int] = []  # the journal's line count as each append takes the lock
+    real = JournalLock.acquire
+
+    def acquire(self: JournalLock) -> bool:
+        taken = real(self)
+        appended_at.append(journal.read_bytes().count(b"\n"))
+        return taken
+
+    monkeypatch.setattr(JournalLock, "acquire", acquire)
+    study = search(SPACE, n_trials=4, storage=str(journal), seed=1)
+    ops = [json.loads(line) for line in journal.read_text().splitlines()]
+
+    def params(op: dict) -> bool:
+        return op["op_code"] == 5
+
+    def attrs(op: dict) -> bool:
+        return op["op_code"] == 8 or (
+            op["op_code"] == 9 and next(iter(op["system_attr"])).startswith("constraints:")
+        )
+
+    for trial in study.trials():  # one study in the journal: a trial's id is its number
+        for kind, least in ((params, 5), (attrs, 3)):  # 5 parameters; 2 constraints, a record
+            lines = [
+                i for i, op in enumerate(ops) if op.get("trial_id") == trial.number and kind(op)
+            ]
+            assert len(lines) == least
+            assert lines == list(range(lines[0], lines[-1] + 1))  # together
+            assert not set(lines[1:]) & set(appended_at)  # no append begins among them
+    assert len(appended_at) < len(ops) / 2
+    # and Optuna's own reader finds every parameter and attribute
+    plain = JournalStorage(JournalFileBackend(str(journal)))
+    trials = optuna.load_study(study_name=study.name, storage=plain).trials
+    assert [t.params for t in trials] == [t.params for t in study.trials()]
+    assert all("magnet" in t.user_attrs and len(t.system_attrs) == 3 for t in trials)

@@ -285,17 +285,16 @@ def dominated(job: DesignJob, design: Design) -> str | None:
     )
 
 
-def front_for(space: SearchSpace, points: Sequence[Sequence[float]]) -> dict[str, Any]:
+def front_for(space: SearchSpace, front: pareto.Points) -> dict[str, Any]:
     """What a job carries for its bounds (``DesignJob.front``, ``objectives``,
-    ``directions``): the front of ``points`` (the study's feasible designs, minimised log10
-    objectives); nothing when the space has no bounds (``unbounded``) or no point yet."""
+    ``directions``): ``front``, the study's front (minimised log10 objectives of its
+    feasible designs, ``magnet.search.driver.Front``); nothing when the space has no bounds
+    (``unbounded``) or no point yet."""
     objectives = [o.metric for o in space.objectives]
-    if not space.bounds or unbounded(objectives) or not points:
+    if not space.bounds or unbounded(objectives) or not len(front):
         return {}
-    keep = pareto.nondominated(points)
-    front = tuple(tuple(p) for p, k in zip(points, keep, strict=True) if k)
     return {
-        "front": front,
+        "front": tuple(map(tuple, front.tolist())),
         "objectives": tuple(objectives),
         "directions": tuple(space.directions()),
     }

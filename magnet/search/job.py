@@ -144,7 +144,12 @@ class DesignResult:
     status: Literal["ok", "infeasible", "dominated"]
     reason: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
-    records: list[dict[str, Any]] = field(default_factory=list)
+    #: The records (``NetworkRecord`` JSON data, one per workload) as a trial stores them
+    #: (``pack``), packed where the design ran: a Ray worker hands the driver 10 KB of text
+    #: instead of 50 KB of pickled dicts, and the driver, which tells every design in turn,
+    #: does not pack them (1.4 ms a ``magnet`` design, 0.3 ms more to unpickle them). None:
+    #: the design did not run.
+    packed_records: str | None = None
     seconds: float = 0.0
     mappings_evaluated: int = 0
     cache_hits: int = 0
@@ -152,9 +157,10 @@ class DesignResult:
     #: driver decided without evaluating (a derived constraint broken).
     worker: str | None = None
 
-    def packed_records(self) -> str:
-        """The records, compressed (what a trial stores)."""
-        return pack(self.records)
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The records (JSON data), unpacked."""
+        return [] if self.packed_records is None else unpack(self.packed_records)
 
 
 def pack(data: Any) -> str:
@@ -229,6 +235,7 @@ def _evaluate(job: DesignJob) -> DesignResult:
     result = DesignResult(status="infeasible")
     mapper, options = job.mapper, mapper_options(job)
     weights: list[float] = []
+    records: list[dict[str, Any]] = []
     per_workload: list[dict[str, float]] = []
     for spec in job.workloads:
         network = spec_network(spec)
@@ -250,7 +257,7 @@ def _evaluate(job: DesignJob) -> DesignResult:
             result.reason = f"{network.name}: {out.reason}"
             return result
         record = mapped.record().model_dump(mode="json")
-        result.records.append(record)
+        records.append(record)
         per_workload.append(metrics_of(record))
         weights.append(float(spec.get("weight", 1.0)))
     shares = [w / max(weights) for w in weights]  # relative: weights of 1e308 do not overflow
@@ -258,6 +265,7 @@ def _evaluate(job: DesignJob) -> DesignResult:
         key: sum(w * m[key] for w, m in zip(shares, per_workload, strict=True)) / sum(shares)
         for key in per_workload[0]
     }
+    result.packed_records = pack(records)
     result.status = "ok"
     return result
 
