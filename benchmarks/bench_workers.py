@@ -19,11 +19,17 @@ study:
 A Ray task's round trip (a task that returns at once, one after the other) is measured on
 the same cluster, for the batch size rule in ``magnet/search/workers.py``.
 
+``--without-reuse`` runs the random sampler's pairs once more with the space's mapping reuse
+and bounds off (``mapper.reuse`` and ``bounds`` false): each design then costs the same
+wherever it runs, so that pair's efficiency is what Ray and the driver leave, and the gap to
+the pair with reuse is what each worker's own, colder store costs.
+
 Each search runs ``--repeats`` times (3), 1 and 2 workers in turns, the median phase
 reported, and each turn's efficiency beside it.
 
     python benchmarks/bench_workers.py                 # about 20 minutes
     python benchmarks/bench_workers.py --skip-magnet   # quickstart only (about 4 minutes)
+    python benchmarks/bench_workers.py --without-reuse # and the random pairs without reuse
 
 Writes ``benchmarks/results/workers.json``.
 """
@@ -40,6 +46,7 @@ import time
 from pathlib import Path
 
 import common
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -48,14 +55,31 @@ READY = re.compile(r"Ray workers ready after ([0-9.]+) s")
 REPEATS = 3
 
 
-def run(space: str, trials: int, workers: int, sampler: str | None, folder: Path) -> dict:
+def without_reuse(space: str, folder: Path) -> Path:
+    """The built-in ``space`` with its mapping reuse and bounds off, as a file in ``folder``
+    (its name kept: the study's)."""
+    from magnet.search.design_space import builtin_spaces
+
+    data = yaml.safe_load(builtin_spaces()[space].read_text())
+    data["mapper"]["reuse"] = False
+    data["bounds"] = False
+    path = folder / "fresh" / f"{space}.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def run(
+    space: str, trials: int, workers: int, sampler: str | None, folder: Path, reuse: bool = True
+) -> dict:
     """One ``magnet search`` and what its study says of its evaluation phase."""
     from magnet.search import load_study
 
-    storage = folder / f"{space}-{workers}-{sampler or 'own'}.journal"
+    storage = folder / f"{space}-{workers}-{sampler or 'own'}-{reuse}.journal"
     storage.unlink(missing_ok=True)
     extra = ["--seed", "0"] + ([] if sampler is None else ["--sampler", sampler])
-    cmd = common.search_command(space, storage, trials, workers, *extra)
+    given: str | Path = space if reuse else without_reuse(space, folder)
+    cmd = common.search_command(given, storage, trials, workers, *extra)
     start = time.perf_counter()
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -68,6 +92,7 @@ def run(space: str, trials: int, workers: int, sampler: str | None, folder: Path
     busy = sum(t.seconds for t in evaluated)
     return {
         "space": space,
+        "reuse": reuse,
         "trials": trials,
         "workers": workers,
         "sampler": sampler or "the space's",
@@ -88,14 +113,16 @@ def median_of(runs: list[dict]) -> dict:
     return {**ordered[len(ordered) // 2], "phases": [r["evaluation_seconds"] for r in ordered]}
 
 
-def pair(space: str, trials: int, sampler: str | None, folder: Path, repeats: int) -> dict:
+def pair(
+    space: str, trials: int, sampler: str | None, folder: Path, repeats: int, reuse: bool = True
+) -> dict:
     """The same search on 1 and on 2 workers, ``repeats`` times each, taken in turns (1, 2,
     1, 2, ...: a machine that slows down or speeds up over the minutes weighs on both), and
     the efficiency of the second: of the median phases, and of each turn's pair."""
     ones, twos = [], []
     for _ in range(repeats):
-        ones.append(run(space, trials, 1, sampler, folder))
-        twos.append(run(space, trials, 2, sampler, folder))
+        ones.append(run(space, trials, 1, sampler, folder, reuse))
+        twos.append(run(space, trials, 2, sampler, folder, reuse))
     pairs = [
         o["evaluation_seconds"] / (2 * t["evaluation_seconds"])
         for o, t in zip(ones, twos, strict=True)
@@ -104,7 +131,8 @@ def pair(space: str, trials: int, sampler: str | None, folder: Path, repeats: in
     same = one.pop("designs") == two.pop("designs")
     efficiency = one["evaluation_seconds"] / (2 * two["evaluation_seconds"])
     print(
-        f"{space} ({one['sampler']} sampler): 1 worker {one['evaluation_seconds']:.1f} s, "
+        f"{space} ({one['sampler']} sampler{'' if reuse else ', without reuse'}): "
+        f"1 worker {one['evaluation_seconds']:.1f} s, "
         f"2 workers {two['evaluation_seconds']:.1f} s + {two['startup_seconds']:.1f} s start-up: "
         f"efficiency {efficiency:.3f}, by turn {', '.join(f'{e:.3f}' for e in pairs)} "
         f"(same designs: {same})"
@@ -141,6 +169,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-magnet", action="store_true", help="quickstart only")
     parser.add_argument("--magnet-trials", type=common.count, default=100)
+    parser.add_argument(
+        "--without-reuse", action="store_true", help="the random pairs again, reuse off"
+    )
     parser.add_argument("--repeats", type=common.count, default=REPEATS, help="runs of each search")
     parser.add_argument("--out", type=common.out_file, default=RESULTS / "workers.json")
     args = parser.parse_args()
@@ -155,6 +186,14 @@ def main() -> None:
                 "magnet", args.magnet_trials, "random", folder, args.repeats
             )
             record["magnet_nsga2"] = pair("magnet", args.magnet_trials, None, folder, args.repeats)
+        if args.without_reuse:
+            record["quickstart_random_without_reuse"] = pair(
+                "quickstart", 48, "random", folder, args.repeats, reuse=False
+            )
+            if not args.skip_magnet:
+                record["magnet_random_without_reuse"] = pair(
+                    "magnet", args.magnet_trials, "random", folder, args.repeats, reuse=False
+                )
         record["target"] = "parallel efficiency >= 0.9 on 2 workers, start-up apart"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
