@@ -700,3 +700,31 @@ def test_a_trials_parameters_and_its_attributes_are_each_appended_at_once(
     trials = optuna.load_study(study_name=study.name, storage=plain).trials
     assert [t.params for t in trials] == [t.params for t in study.trials()]
     assert all("magnet" in t.user_attrs and len(t.system_attrs) == 3 for t in trials)
+
+
+def test_appends_held_write_once_at_the_end_nested_or_raising(tmp_path) -> None:
+    # a block's operations reach the file at its end, an inner block's with the outer's, and
+    # an exception inside still writes them; a storage that is not a search's journal has
+    # nothing to hold
+    journal = tmp_path / "h.journal"
+    storage = S.open_storage(str(journal), create=True)
+    backend = storage.search_backend  # type: ignore[attr-defined]
+
+    def lines() -> int:
+        return journal.read_bytes().count(b"\n")
+
+    start = lines()
+    with S.appends_held(storage):
+        backend.append_logs([{"op_code": 2, "study_id": 0, "user_attr": {"a": 1}}])
+        with S.appends_held(storage):
+            backend.append_logs([{"op_code": 2, "study_id": 0, "user_attr": {"b": 2}}])
+        assert lines() == start
+    assert lines() == start + 2
+    with pytest.raises(RuntimeError), S.appends_held(storage):
+        backend.append_logs([{"op_code": 2, "study_id": 0, "user_attr": {"c": 3}}])
+        raise RuntimeError
+    assert lines() == start + 3
+    from optuna.storages import InMemoryStorage
+
+    with S.appends_held(InMemoryStorage()) as held:
+        assert held is None  # nothing held: a storage of another kind writes as it goes

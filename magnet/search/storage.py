@@ -553,6 +553,9 @@ def _journal_backend(path: str) -> Any:
         @contextlib.contextmanager
         def holding(self) -> Iterator[None]:
             """``appends_held``."""
+            if self.held is not None:  # inside another: that one writes them all
+                yield
+                return
             self.held = []
             try:
                 yield
@@ -568,7 +571,8 @@ def _journal_backend(path: str) -> Any:
 def appends_held(storage: BaseStorage) -> contextlib.AbstractContextManager[None]:
     """Inside, the operations a search's journal (``open_storage(create=True)``) is told are
     written at once at the end, in their order (one lock, one write; an exception inside
-    still writes them), not one by one; any other storage writes as it goes.
+    still writes them; a block inside another is written with it), not one by one; any other
+    storage writes as it goes.
 
     For a trial's parameters, which Optuna writes one at a time (13 for a ``magnet`` design,
     each taking the journal's lock, 4 ms a design in the driver's loop): the trial's own
