@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -600,3 +601,25 @@ def test_the_drivers_front_kept_as_designs_are_told_is_the_front_of_every_point(
             reference = pareto.reference_point(points[: driver.REFERENCE_TRIALS])
             assert stored[driver.REFERENCE_ATTR] == reference
             assert hv == pareto.hypervolume(points, reference)
+
+
+def test_a_warmed_worker_imports_nothing_for_its_first_design() -> None:
+    # warm_worker, at a Ray pool's start, imports what an evaluation imports on first use:
+    # a worker's first design then imports no module (a fresh process, as a worker is)
+    code = """
+import sys
+from magnet.search import load_space
+from magnet.search.job import DesignJob
+from magnet.search.workers import outcome_of, warm_worker
+space = load_space("quickstart")
+job = DesignJob.of(space, space.design({n: r.first() for n, r in space.ranges().items()}),
+                   space.dataflows()[0])
+warm_worker()
+before = set(sys.modules)
+assert outcome_of(job).status == "ok"
+print(sorted(set(sys.modules) - before))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert done.stdout.strip() == "[]"
