@@ -25,11 +25,9 @@ from pathlib import Path
 
 import common
 import numpy as np
-import yaml
 
 from magnet.search import load_study
 from magnet.search import pareto as pf
-from magnet.search.design_space import builtin_spaces
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reuse_search.json"
 
@@ -41,15 +39,11 @@ def main() -> None:
     parser.add_argument("--workers", type=common.count, default=2)
     parser.add_argument("--out", type=common.out_file, default=RESULTS)
     args = parser.parse_args()
-    data = yaml.safe_load(builtin_spaces()["magnet"].read_text())
     runs: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as folder:
         points = {}
         for name, reuse in (("reuse", True), ("fresh", False)):
-            space = Path(folder) / f"magnet-{name}.yaml"
-            data["mapper"]["reuse"] = reuse
-            data["bounds"] = reuse
-            space.write_text(yaml.safe_dump(data))
+            space = common.space_file("magnet", Path(folder) / f"magnet-{name}.yaml", reuse)
             storage = Path(folder) / f"{name}.journal"
             seconds, _ = common.search(space, storage, args.trials, args.workers, "--seed", "0")
             print(f"{name}: {seconds:.0f} s", flush=True)

@@ -46,27 +46,12 @@ import time
 from pathlib import Path
 
 import common
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 READY = re.compile(r"Ray workers ready after ([0-9.]+) s")
 #: Runs of each search (``--repeats``): the median is reported.
 REPEATS = 3
-
-
-def without_reuse(space: str, folder: Path) -> Path:
-    """The built-in ``space`` with its mapping reuse and bounds off, as a file in ``folder``
-    (its name kept: the study's)."""
-    from magnet.search.design_space import builtin_spaces
-
-    data = yaml.safe_load(builtin_spaces()[space].read_text())
-    data["mapper"]["reuse"] = False
-    data["bounds"] = False
-    path = folder / "fresh" / f"{space}.yaml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(yaml.safe_dump(data))
-    return path
 
 
 def run(
@@ -78,7 +63,7 @@ def run(
     storage = folder / f"{space}-{workers}-{sampler or 'own'}-{reuse}.journal"
     storage.unlink(missing_ok=True)
     extra = ["--seed", "0"] + ([] if sampler is None else ["--sampler", sampler])
-    given: str | Path = space if reuse else without_reuse(space, folder)
+    given = space if reuse else common.space_file(space, folder / f"{space}-fresh.yaml", False)
     cmd = common.search_command(given, storage, trials, workers, *extra)
     start = time.perf_counter()
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)

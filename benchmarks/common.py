@@ -52,6 +52,21 @@ def search_command(
     return [*cmd, "--workers", str(workers), "--storage", str(storage), "--no-report", *extra]
 
 
+def space_file(space: str, path: Path, reuse: bool) -> Path:
+    """The built-in ``space`` written to ``path`` with its mapping reuse and bounds on or off
+    (``mapper.reuse`` and ``bounds``; its name, and so its study's, kept)."""
+    import yaml
+
+    from magnet.search.design_space import builtin_spaces
+
+    data = yaml.safe_load(builtin_spaces()[space].read_text())
+    data["mapper"]["reuse"] = reuse
+    data["bounds"] = reuse
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
 def search(
     space: Path, storage: Path, trials: int, workers: int, *extra: str
 ) -> tuple[float, float]:

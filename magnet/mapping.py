@@ -246,13 +246,6 @@ def default_keep(arch: Arch) -> npt.NDArray[np.bool_]:
 _DIMS = tuple(Dim)
 
 
-def _dim(name: str) -> Dim:
-    """``parse_dim(name)``, at the cost of a lookup for a dimension's own name (a mapping's
-    loops name them so; other spellings go through ``parse_dim``)."""
-    found = Dim.__members__.get(name)
-    return parse_dim(name) if found is None else found
-
-
 _POSITIONS = np.arange(NUM_DIMS, dtype=np.int8)
 
 #: One level's loops, as ``loops_batch`` takes them: its index (innermost first), its
@@ -297,14 +290,14 @@ def loops_batch(arch: Arch, levels: Iterable[LevelLoops]) -> MappingBatch:
     rank = np.tile(np.arange(NUM_DIMS, dtype=np.int8)[None, :, None], (nlev, 1, 1))
     keep = default_keep(arch)
     for li, temporal, spatial_x, spatial_y, kept in levels:
-        listed = [_dim(d) for d in temporal]
+        listed = [parse_dim(d) for d in temporal]
         rank[li, [*reversed(listed), *(d for d in _DIMS if d not in listed)], 0] = _POSITIONS
         for name, f in temporal.items():
-            t[li, _dim(name), 0] = f
+            t[li, parse_dim(name), 0] = f
         for name, f in spatial_x.items():
-            sx[li, _dim(name), 0] = f
+            sx[li, parse_dim(name), 0] = f
         for name, f in spatial_y.items():
-            sy[li, _dim(name), 0] = f
+            sy[li, parse_dim(name), 0] = f
         if kept is not None:
             keep[li] = False
             for k in kept:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
 import os
 import re
 import shutil
@@ -151,20 +152,27 @@ def evaluate_batch(jobs: list[DesignJob]) -> Iterator[tuple[int, Outcome]]:
         yield job.number, outcome_of(job)
 
 
+#: The modules an evaluation imports on first use (``warm_worker``): the built-in mappers
+#: (their registry loads them by name) and their sampler, the pipeline planner, the workload
+#: loader and its zoo, numpy's random generators.
+FIRST_USE = (
+    "magnet.mapper.mappers",
+    "magnet.mapper.planner",
+    "magnet.workload.loader",
+    "magnet.workload.zoo",
+    "numpy.random",
+)
+
+
 def warm_worker() -> None:
     """On a Ray worker, at the pool's start: what every evaluation needs first, paid before
     the first design: this module, and with it the evaluator, imported; the allocator tuned;
-    the modules an evaluation imports on first use (the built-in mappers and their sampler,
-    the pipeline planner, the workload loader and its zoo, numpy's random generators). A fresh
+    the modules an evaluation imports on first use (``FIRST_USE``). A fresh
     process's first ``quickstart`` design took 0.42-0.44 s with them imported in it, 0.35-0.42
     s after them (their imports 0.03 s); a search on one worker has them from its preflight."""
     tune_allocator()
-    import numpy.random  # noqa: F401  # each search's generator
-
-    import magnet.mapper.mappers  # the built-in mappers (a registry's lazy load)
-    import magnet.mapper.planner
-    import magnet.workload.loader
-    import magnet.workload.zoo  # noqa: F401
+    for name in FIRST_USE:
+        importlib.import_module(name)
 
 
 class InProcess:

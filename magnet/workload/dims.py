@@ -65,7 +65,11 @@ REDUCTION_DIMS = frozenset({Dim.C, Dim.R, Dim.S})
 
 
 def parse_dim(name: str) -> Dim:
-    """Dimension by name; Timeloop's ``M`` is magnet's ``K``."""
+    """Dimension by name; Timeloop's ``M`` is magnet's ``K``. A dimension's own name (as a
+    mapping's loops name them) is one lookup."""
+    found = Dim.__members__.get(name)
+    if found is not None:
+        return found
     key = name.strip().upper()
     if key == "M":
         key = "K"
