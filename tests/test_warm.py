@@ -200,11 +200,8 @@ def test_a_search_reuses_unless_told_not_to(tmp_path) -> None:
         params = s.design({n: r.first() for n, r in s.ranges().items()})
         jobs.append(DesignJob.of(s, params, "ws"))
     E.WARM_STORE = WarmStore()
-    E.MAPPING_CACHE.clear()
     first = evaluate_design(jobs[0])
-    E.MAPPING_CACHE.clear()
     again = evaluate_design(jobs[0])  # a design that prices every layer alike: exact
-    E.MAPPING_CACHE.clear()
     off = evaluate_design(jobs[1])
     starts = lambda r: {row["mapping_start"] for row in r.records[0]["layers"]} - {None}  # noqa: E731
     assert starts(first) == {"searched"} and starts(again) == {"exact"}

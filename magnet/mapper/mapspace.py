@@ -59,6 +59,104 @@ def spatial_dims(arch: Arch, flow: Dataflow) -> tuple[npt.NDArray[np.bool_], npt
     return allow_x, allow_y
 
 
+@dataclass(frozen=True)
+class _Rules:
+    """What a mapspace takes from its architecture and dataflow alone (``Space``'s arrays of
+    the same names, read-only: shared by the spaces of every layer on one design)."""
+
+    keep: npt.NDArray[np.bool_]
+    allow_t: npt.NDArray[np.bool_]
+    fixed_t: npt.NDArray[np.int64]
+    allow_sx: npt.NDArray[np.bool_]
+    allow_sy: npt.NDArray[np.bool_]
+    fixed_s: npt.NDArray[np.int64]
+    order_prefix: list[list[int]]
+    stationary: list[tuple[int, Operand]]
+    reuse: list[tuple[int, Operand]]
+    fan_x: npt.NDArray[np.float32]
+    fan_y: npt.NDArray[np.float32]
+    cap_bits: npt.NDArray[np.float64]
+    #: [dim]: the product of each dim's fixed factors (``Space.fixed_product``)
+    fixed_products: npt.NDArray[np.int64]
+    #: [dim]: the product of the fan-outs that may unroll each dim
+    spatial_room: list[int]
+
+
+def _rules(arch: Arch, flow: Dataflow) -> _Rules:
+    """``_Rules`` of ``arch`` under ``flow``, made once per pair (every layer shape of a
+    design is searched on the same objects; an identity reused by others is not taken)."""
+    key = (id(arch), id(flow))
+    found = _RULES.get(key)
+    if found is not None and found[0] is arch and found[1] is flow:
+        return found[2]
+    flow.check(arch)
+    nl = len(arch.levels)
+    keep = default_keep(arch)
+    allow_t = np.ones((nl, NUM_DIMS), dtype=bool)
+    fixed_t = np.zeros((nl, NUM_DIMS), dtype=np.int64)
+    allow_sx, allow_sy = spatial_dims(arch, flow)
+    fixed_s = np.zeros((nl, NUM_DIMS), dtype=np.int64)
+    order_prefix: list[list[int]] = [[] for _ in range(nl)]
+    stationary: list[tuple[int, Operand]] = []
+    reuse: list[tuple[int, Operand]] = []
+    for rule in flow.rules:
+        li = arch.level_index(rule.level)
+        if rule.temporal is not None:
+            allow_t[li] = False
+            allow_t[li, [int(Dim[d]) for d in rule.temporal]] = True
+        for d, f in rule.factors.items():
+            fixed_t[li, Dim[d]] = f
+        for d, f in rule.spatial_factors.items():
+            fixed_s[li, Dim[d]] = f
+        if rule.order is not None:
+            order_prefix[li] = [int(Dim[d]) for d in rule.order]
+        if rule.keep is not None:
+            keep[li] = False
+            for op in rule.keep:
+                keep[li, parse_operand(op)] = True
+        for op in rule.stationary:
+            stationary.append((li, parse_operand(op)))
+        for op in rule.reuse:
+            reuse.append((li, parse_operand(op)))
+    # float32[level, 1]: each fan-out's x and y (``structure_ok``'s limits)
+    fan_x, fan_y = np.array(arch.fanouts, dtype=np.float32).T[:, :, None]
+    fixed = np.where(fixed_t > 0, fixed_t, 1) * np.where(fixed_s > 0, fixed_s, 1)
+    spatial_room = [
+        math.prod(
+            (fx if allow_sx[li, d] else 1) * (fy if allow_sy[li, d] else 1)
+            for li, (fx, fy) in enumerate(arch.fanouts)
+        )
+        for d in range(NUM_DIMS)
+    ]
+    rules = _Rules(
+        keep=keep,
+        allow_t=allow_t,
+        fixed_t=fixed_t,
+        allow_sx=allow_sx,
+        allow_sy=allow_sy,
+        fixed_s=fixed_s,
+        order_prefix=order_prefix,
+        stationary=stationary,
+        reuse=reuse,
+        fan_x=fan_x,
+        fan_y=fan_y,
+        cap_bits=tile_capacity_bits(arch),
+        fixed_products=fixed.prod(axis=0),
+        spatial_room=spatial_room,
+    )
+    for value in vars(rules).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+    if len(_RULES) > 64:
+        _RULES.clear()
+    _RULES[key] = (arch, flow, rules)
+    return rules
+
+
+#: ``_rules``'s answers by the ids of (architecture, dataflow), with the objects.
+_RULES: dict[tuple[int, int], tuple[Arch, Dataflow, _Rules]] = {}
+
+
 @dataclass
 class Space:
     """Constraints of the mapspace as arrays (level 0 = innermost storage level)."""
@@ -68,42 +166,21 @@ class Space:
     dataflow: Dataflow
 
     def __post_init__(self) -> None:
-        arch, flow = self.arch, self.dataflow
-        flow.check(arch)
-        nl = len(arch.levels)
-        self.nl = nl
+        arch = self.arch
+        rules = _rules(arch, self.dataflow)
+        self.nl = len(arch.levels)
         self.extent = np.array(self.layer.dims, dtype=np.int64)
-        self.keep = default_keep(arch)
-        self.allow_t = np.ones((nl, NUM_DIMS), dtype=bool)
-        self.fixed_t = np.zeros((nl, NUM_DIMS), dtype=np.int64)
-        self.allow_sx, self.allow_sy = spatial_dims(arch, flow)
-        self.fixed_s = np.zeros((nl, NUM_DIMS), dtype=np.int64)
-        self.order_prefix: list[list[int]] = [[] for _ in range(nl)]
-        self.stationary: list[tuple[int, Operand]] = []
-        self.reuse: list[tuple[int, Operand]] = []
-        for rule in flow.rules:
-            li = arch.level_index(rule.level)
-            if rule.temporal is not None:
-                self.allow_t[li] = False
-                self.allow_t[li, [int(Dim[d]) for d in rule.temporal]] = True
-            for d, f in rule.factors.items():
-                self.fixed_t[li, Dim[d]] = f
-            for d, f in rule.spatial_factors.items():
-                self.fixed_s[li, Dim[d]] = f
-            if rule.order is not None:
-                self.order_prefix[li] = [int(Dim[d]) for d in rule.order]
-            if rule.keep is not None:
-                self.keep[li] = False
-                for op in rule.keep:
-                    self.keep[li, parse_operand(op)] = True
-            for op in rule.stationary:
-                self.stationary.append((li, parse_operand(op)))
-            for op in rule.reuse:
-                self.reuse.append((li, parse_operand(op)))
+        self.keep = rules.keep
+        self.allow_t, self.fixed_t = rules.allow_t, rules.fixed_t
+        self.allow_sx, self.allow_sy = rules.allow_sx, rules.allow_sy
+        self.fixed_s = rules.fixed_s
+        self.order_prefix = rules.order_prefix
+        self.stationary = rules.stationary
+        self.reuse = rules.reuse
         self.fanouts = arch.fanouts
-        # float32[level, 1]: each fan-out's x and y (``structure_ok``'s limits)
-        self.fan_x, self.fan_y = np.array(arch.fanouts, dtype=np.float32).T[:, :, None]
-        self.cap_bits = tile_capacity_bits(arch)
+        self.fan_x, self.fan_y = rules.fan_x, rules.fan_y
+        self.cap_bits = rules.cap_bits
+        self._rules = rules
         self.bits = stored_bits(self.layer, arch, capacity=True)  # compressed tiles as they fit
         self._check_feasible()
 
@@ -124,11 +201,7 @@ class Space:
             if need == 1:
                 continue
             room = self.allow_t[:, d] & (self.fixed_t[:, d] == 0)
-            spatial = math.prod(
-                (fx if self.allow_sx[li, d] else 1) * (fy if self.allow_sy[li, d] else 1)
-                for li, (fx, fy) in enumerate(self.fanouts)
-            )
-            if not room.any() and fixed < need and spatial <= 1:
+            if not room.any() and fixed < need and self._rules.spatial_room[d] <= 1:
                 raise DesignInfeasible(
                     f"dataflow {name!r} allows no loop over {DIMS[d]} (extent {need}) at any "
                     "level or fan-out",
@@ -150,8 +223,7 @@ class Space:
 
     def fixed_product(self, d: int) -> int:
         """Product of the fixed temporal and spatial factors of dim ``d``."""
-        fixed = np.concatenate([self.fixed_t[:, d], self.fixed_s[:, d]])
-        return int(np.prod(fixed[fixed > 0]))
+        return int(self._rules.fixed_products[d])
 
     def need_bits(self, li: int, words: np.ndarray) -> np.ndarray:
         """Bits level ``li`` needs for operand tiles ``words[operand, ...]`` (kept ones only)."""

@@ -2,12 +2,15 @@
 or in a worker process.
 
 A job carries everything by value (template, parameters, dataflow, workload specs, mapper
-options and budget, cost-model spec string), so any process can run it. The process keeps
-a cache of layer mappings across jobs (``MAPPING_CACHE``): a layer shape seen before on the
-same design under the same mapper is not mapped again; and, unless the space's mapper says
-``reuse: false``, the best mappings of the designs it evaluated before (``WARM_STORE``,
-``magnet.mapper.warm``): a layer shape is answered from a design that prices it alike, or
-its searches start from the nearest designs' best.
+options and budget, cost-model spec string), so any process can run it. A job keeps a
+cache of its layer mappings (``map_network``'s ``cache``): a layer shape its design maps
+for one workload is not mapped again for another. Across jobs the cache would never answer:
+its key holds the design's name, ``trial-N``, and the driver answers a design asked again
+from the study; kept per process, it grew a worker by 116 MB over 243 designs of
+``magnet`` (357 MB against 241 MB), none of it asked for again. Unless the space's mapper
+says ``reuse: false``, the process keeps the best mappings of the designs it evaluated
+before (``WARM_STORE``, ``magnet.mapper.warm``): a layer shape is answered from a design
+that prices it alike, or its searches start from the nearest designs' best.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import socket
 import sys
 import time
 import zlib
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,25 +39,6 @@ if TYPE_CHECKING:
     from magnet.mapper import MapOutcome
     from magnet.workload.network import Network
 
-#: Layer mappings kept per process (least recently used first out).
-CACHE_SIZE = 20_000
-
-
-class _LRU(OrderedDict[tuple[Any, ...], "MapOutcome"]):
-    """A dict that keeps its ``CACHE_SIZE`` most recently used entries."""
-
-    def __getitem__(self, key: tuple[Any, ...]) -> MapOutcome:
-        value = super().__getitem__(key)
-        self.move_to_end(key)
-        return value
-
-    def __setitem__(self, key: tuple[Any, ...], value: MapOutcome) -> None:
-        super().__setitem__(key, value)
-        if len(self) > CACHE_SIZE:
-            self.popitem(last=False)
-
-
-MAPPING_CACHE: _LRU = _LRU()
 #: The best mappings of the designs this process evaluated (``magnet.mapper.warm``).
 WARM_STORE = WarmStore()
 #: The ``NetworkRecord`` field of a metric whose name is not the field's.
@@ -234,6 +217,7 @@ def _evaluate(job: DesignJob) -> DesignResult:
             return DesignResult(status="dominated", reason=beaten)
     result = DesignResult(status="infeasible")
     mapper, options = job.mapper, mapper_options(job)
+    cache: dict[tuple[Any, ...], MapOutcome] = {}  # the design's, over its workloads
     weights: list[float] = []
     records: list[dict[str, Any]] = []
     per_workload: list[dict[str, float]] = []
@@ -245,11 +229,9 @@ def _evaluate(job: DesignJob) -> DesignResult:
         out: PipelineOutcome | NetworkOutcome
         if staged and design.arch.chiplets > 1:
             fuse = bool(spec.get("fuse"))
-            out = map_pipeline(
-                network, design, name, cache=MAPPING_CACHE, fuse=fuse, warm=warm, **options
-            )
+            out = map_pipeline(network, design, name, cache=cache, fuse=fuse, warm=warm, **options)
         else:
-            out = map_network(network, design, name, cache=MAPPING_CACHE, warm=warm, **options)
+            out = map_network(network, design, name, cache=cache, warm=warm, **options)
         result.mappings_evaluated += out.mappings_evaluated
         result.cache_hits += out.cached
         mapped = out.result  # built on each access
