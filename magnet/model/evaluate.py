@@ -894,8 +894,10 @@ class Result(OneRun):
         a chip."""
         split: dict[str, int] = {}
         for lvl in self.arch.levels:
+            if not lvl.fanout.chip_to_chip:
+                continue
             loops = self.mapping.level(lvl.name)
-            if not lvl.fanout.chip_to_chip or loops is None:
+            if loops is None:
                 continue
             for factors in (loops.spatial_x, loops.spatial_y):
                 for dim, f in factors.items():
