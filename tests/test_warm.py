@@ -207,3 +207,33 @@ def test_a_search_reuses_unless_told_not_to(tmp_path) -> None:
     assert starts(first) == {"searched"} and starts(again) == {"exact"}
     assert starts(off) == {"searched"}
     assert again.mappings_evaluated < first.mappings_evaluated / 100
+
+
+def test_a_design_maps_a_shape_once_over_its_workloads_and_keeps_nothing_after() -> None:
+    # two workloads of one design, ResNet-18 at batch 1 twice (weights 1 and 2): the second
+    # maps none of its shapes again (each distinct shape answered from the job's cache); the
+    # same job run again starts with an empty cache: its first workload's shapes come from
+    # the reuse store (exact), never from a cache that outlived the job
+    from magnet.search import job as E
+    from magnet.search import load_space
+    from magnet.search.job import DesignJob, evaluate_design
+
+    space = load_space("quickstart")
+    data = space.model_dump(mode="json")
+    data["mapper"]["options"] = {"samples": 300, "rounds": 4}
+    one = [{"workload": "resnet18", "batch": 1}]
+    data["workloads"] = one
+    s1 = type(space).model_validate(data)
+    data["workloads"] = [*one, {"workload": "resnet18", "batch": 1, "weight": 2}]
+    s2 = type(space).model_validate(data)
+    first = {n: r.first() for n, r in s1.ranges().items()}
+    E.WARM_STORE = WarmStore()
+    alone = evaluate_design(DesignJob.of(s1, s1.design(first), "ws"))
+    E.WARM_STORE = WarmStore()
+    both = evaluate_design(DesignJob.of(s2, s2.design(first), "ws"))
+    shapes = len(mg.load_workload("resnet18", batch=1).unique_layers(mapped=True))
+    assert alone.cache_hits == 0 and both.cache_hits == shapes
+    again = evaluate_design(DesignJob.of(s2, s2.design(first), "ws"))
+    assert again.cache_hits == shapes  # its second workload's, not the first job's
+    starts = {row["mapping_start"] for row in again.records[0]["layers"]} - {None}
+    assert starts == {"exact"}
