@@ -211,9 +211,10 @@ def test_a_search_reuses_unless_told_not_to(tmp_path) -> None:
 
 def test_a_design_maps_a_shape_once_over_its_workloads_and_keeps_nothing_after() -> None:
     # two workloads of one design, ResNet-18 at batch 1 twice (weights 1 and 2): the second
-    # maps none of its shapes again (each distinct shape answered from the job's cache); the
-    # same job run again starts with an empty cache: its first workload's shapes come from
-    # the reuse store (exact), never from a cache that outlived the job
+    # maps none of its shapes again (each distinct shape answered from the job's cache, no
+    # mapping priced, none counted twice in the design's evaluations); the same job run
+    # again starts with an empty cache: its first workload's shapes come from the reuse
+    # store (exact), never from a cache that outlived the job
     from magnet.search import job as E
     from magnet.search import load_space
     from magnet.search.job import DesignJob, evaluate_design
@@ -233,6 +234,7 @@ def test_a_design_maps_a_shape_once_over_its_workloads_and_keeps_nothing_after()
     both = evaluate_design(DesignJob.of(s2, s2.design(first), "ws"))
     shapes = len(mg.load_workload("resnet18", batch=1).unique_layers(mapped=True))
     assert alone.cache_hits == 0 and both.cache_hits == shapes
+    assert both.mappings_evaluated == alone.mappings_evaluated  # the second priced none
     again = evaluate_design(DesignJob.of(s2, s2.design(first), "ws"))
     assert again.cache_hits == shapes  # its second workload's, not the first job's
     starts = {row["mapping_start"] for row in again.records[0]["layers"]} - {None}

@@ -126,8 +126,9 @@ def map_network(
     cached = 0
     for i, (layer, _count, _names) in enumerate(shapes):
         nest = (key, layer_view(layer, design.arch).shape_key())
-        if nest in known:
-            outcome = known[nest].for_layer(layer)
+        if nest in known:  # answered: no mapping priced, no time spent for this layer
+            answered = known[nest].for_layer(layer)
+            outcome = replace(answered, mappings_evaluated=0, valid_mappings=0, seconds=0.0)
             if cache is not None:
                 cached += 1
         else:
