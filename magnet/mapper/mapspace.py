@@ -76,8 +76,10 @@ class _Rules:
     fan_x: npt.NDArray[np.float32]
     fan_y: npt.NDArray[np.float32]
     cap_bits: npt.NDArray[np.float64]
-    #: [dim]: the product of each dim's fixed factors (``Space.fixed_product``)
-    fixed_products: npt.NDArray[np.int64]
+    #: [level, dim]: each level's fixed factors, temporal times spatial (1: none)
+    fixed: npt.NDArray[np.int64]
+    #: [dim]: their products (``Space.fixed_product``, asked for every dim of every search)
+    fixed_products: list[int]
     #: [dim]: the product of the fan-outs that may unroll each dim
     spatial_room: list[int]
 
@@ -141,7 +143,8 @@ def _rules(arch: Arch, flow: Dataflow) -> _Rules:
         fan_x=fan_x,
         fan_y=fan_y,
         cap_bits=tile_capacity_bits(arch),
-        fixed_products=fixed.prod(axis=0),
+        fixed=fixed,
+        fixed_products=fixed.prod(axis=0).tolist(),
         spatial_room=spatial_room,
     )
     for value in vars(rules).values():
@@ -223,7 +226,7 @@ class Space:
 
     def fixed_product(self, d: int) -> int:
         """Product of the fixed temporal and spatial factors of dim ``d``."""
-        return int(self._rules.fixed_products[d])
+        return self._rules.fixed_products[d]
 
     def need_bits(self, li: int, words: np.ndarray) -> np.ndarray:
         """Bits level ``li`` needs for operand tiles ``words[operand, ...]`` (kept ones only)."""
@@ -248,10 +251,7 @@ class Space:
     def min_extents(self) -> np.ndarray:
         """float[dim, level]: the smallest tile's extents at each level: the fixed factors
         at and below it, or the whole dimension where no level above may loop over it."""
-        fixed = np.where(self.fixed_t > 0, self.fixed_t, 1) * np.where(
-            self.fixed_s > 0, self.fixed_s, 1
-        )
-        below = np.cumprod(fixed.astype(np.float64), axis=0)  # [level, dim]
+        below = np.cumprod(self._rules.fixed.astype(np.float64), axis=0)  # [level, dim]
         room = self.allow_t | (self.fixed_t > 0) | self.allow_sx | self.allow_sy
         # room at some level above: the OR of the levels above each, outermost down
         above = np.zeros_like(room)

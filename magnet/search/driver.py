@@ -265,15 +265,13 @@ class Front:
 
     def add(self, values: list[float]) -> None:
         """A feasible design's objective values (as told to Optuna)."""
-        point = pareto.to_minimised_log([values], self.directions)
+        point = pareto.to_minimised_log([values], self.directions)[0]
         if len(self.first) < REFERENCE_TRIALS:
-            self.first.append(point[0].tolist())
+            self.first.append(point.tolist())
         self.store_reference()
-        if pareto.covered(point, self.points)[0]:  # dominated or equalled: no change
-            return
-        beaten = (point <= self.points).all(axis=1)  # it dominates them (none equals it)
-        self.points = np.vstack([self.points[~beaten], point])
-        self._hypervolume = None
+        added = pareto.with_point(self.points, point)
+        if added is not None:  # else dominated or equalled: the front as it was
+            self.points, self._hypervolume = added, None
 
     def store_reference(self, force: bool = False) -> None:
         """Fix the reference once ``REFERENCE_TRIALS`` feasible designs are known (``force``:

@@ -63,6 +63,16 @@ def covered(points: Points, front: Points) -> Mask:
     return mask
 
 
+def with_point(front: Points, point: Points) -> Points | None:
+    """``front`` (none of its points dominating or equalling another) with ``point``
+    (``float[objectives]``, minimised) added and the points it dominates left out; None when
+    a point of ``front`` dominates or equals it (the front is as it was)."""
+    if covered(point[None, :], front)[0]:
+        return None
+    added: Points = np.vstack([front[~(point <= front).all(axis=1)], point])
+    return added
+
+
 def _front_of_sorted(unique: Points) -> Mask:
     """The non-dominated rows of distinct points sorted lexicographically (``np.unique``):
     a row can be dominated only by a row before it."""

@@ -590,9 +590,9 @@ class Study:
                 beaten = pareto.covered(block, front)
                 at, volumes = [0], [volume]  # from the block's first point: the volume before it
                 for i in np.flatnonzero(~beaten).tolist():
-                    p = block[i]
-                    if not pareto.covered(p[None, :], front)[0]:
-                        front = np.vstack([front[~(p <= front).all(axis=1)], p])
+                    added = pareto.with_point(front, block[i])
+                    if added is not None:
+                        front = added
                         volume = pareto.front_hypervolume(front, ref)
                         at.append(i)
                         volumes.append(volume)
