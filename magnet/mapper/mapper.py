@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -42,6 +41,7 @@ from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 from magnet.arguments import check_fields, checked_call, checked_methods, require
 from magnet.design import Design, searched_designs
 from magnet.errors import DesignInfeasible, MagnetError, validation_message
+from magnet.mapper.lockstep import clock, price
 from magnet.mapper.mapspace import Space, alternative_name, lift
 from magnet.mapping import Mapping, MappingBatch
 from magnet.model.evaluate import (
@@ -182,13 +182,16 @@ class Tracker:
         #: hold them: ``magnet.model.evaluate.holds_weights``)
         self.on_chip = (Operand.W,) if staying else ()
         self.progress = progress
-        self.start = time.perf_counter()
+        self.start = clock()
         self.evaluated = 0
         self.valid = 0
         self.best_score = np.inf
         self.best: tuple[MappingBatch, BatchResult] | None = None
         self.history: list[float] = []
-        self.last_invalid: tuple[MappingBatch, BatchResult] | None = None
+        #: the last batch with an invalid mapping: the batch, which of its mappings fit the
+        #: levels, whether any satisfied the dataflow's rules (not its results: a search's
+        #: jobs in lock step would hold them all at once, ``magnet.mapper.lockstep``)
+        self.last_invalid: tuple[MappingBatch, npt.NDArray[np.bool_], bool] | None = None
         #: the budget ended the search (also when a mapper caught ``BudgetExhausted``)
         self.exhausted = False
         #: mappings to start from (``magnet.mapper.warm``: the best of neighbouring designs,
@@ -207,21 +210,20 @@ class Tracker:
         if batch.size == 0:
             return np.zeros(0)
         space = self.space
-        result = evaluate_batch(
-            space.layer, space.arch, batch, self.design.costs, on_chip=self.on_chip
-        )
-        ok = space.structure_ok(batch) & result.valid
+        result = price(space.layer, space.arch, batch, self.design.costs, self.on_chip)
+        ruled = space.structure_ok(batch)
+        ok = ruled & result.valid
         scores: Scores = np.where(ok, self.objective.score(result), np.inf)
         self.evaluated += batch.size
         self.valid += int(ok.sum())
         if not ok.all():
-            self.last_invalid = (batch, result)
+            self.last_invalid = (batch, result.valid, bool(ruled.any()))
         i = int(np.argmin(scores))
         if scores[i] < self.best_score:
             self.best_score = float(scores[i])
             self.best = (batch.take(np.array([i])), result.take(np.array([i])))
         self.history.append(self.best_score)
-        elapsed = time.perf_counter() - self.start
+        elapsed = clock() - self.start
         if self.progress is not None:
             self.progress(self.evaluated, space.size(), elapsed)
         b = self.budget
@@ -364,7 +366,7 @@ class Mapper(ABC, Generic[OptionsT]):
         (where it holds them: ``Result.holds_weights``; its ``result`` is priced as
         alone); ``seeds``: mappings to start from (``magnet.mapper.warm``; a mapper may
         ignore them)."""
-        start = time.perf_counter()
+        start = clock()
         outcome = MapOutcome("infeasible", layer, design, self.name, self.objective)
         best_score = np.inf
         exhausted = False
@@ -392,7 +394,7 @@ class Mapper(ABC, Generic[OptionsT]):
             if searched.arch is not design.arch:  # its best mapping, priced on the design
                 batch = lift(batch, searched.arch, design.arch)
             if searched.arch is not design.arch or staying:  # and as it runs alone
-                result = evaluate_batch(view, design.arch, batch, design.costs)
+                result = price(view, design.arch, batch, design.costs)
             scored = result
             if staying:
                 weights = (Operand.W,)
@@ -411,7 +413,7 @@ class Mapper(ABC, Generic[OptionsT]):
                     batch.keep,
                 )
                 outcome.searched_as = alternative_name(searched, design)
-        outcome.seconds = time.perf_counter() - start
+        outcome.seconds = clock() - start
         if outcome.result is not None:
             outcome.status = "budget_exhausted" if exhausted else "mapped"
             if exhausted:
@@ -428,7 +430,7 @@ class Mapper(ABC, Generic[OptionsT]):
         report, before, size = self.progress, outcome.mappings_evaluated, outcome.mapspace_size
 
         def progress(evaluated: int, space_size: float, _elapsed: float) -> None:
-            report(before + evaluated, size + space_size, time.perf_counter() - start)
+            report(before + evaluated, size + space_size, clock() - start)
 
         return progress
 
@@ -497,16 +499,19 @@ def _why_no_mapping(space: Space, tracker: Tracker) -> str:
     """Why a search found no valid mapping: the dataflow's rules, or the last overflow."""
     name = space.dataflow.name
     if tracker.last_invalid is not None:
-        batch, result = tracker.last_invalid
-        structure = space.structure_ok(batch)
-        if not structure.any():
+        batch, fits, ruled = tracker.last_invalid
+        if not ruled:
             return (
                 f"no mapping satisfies dataflow {name!r} here (its stationarity and loop "
                 "rules conflict with the level capacities)"
             )
-        i = int(np.flatnonzero(~result.valid)[0]) if (~result.valid).any() else 0
+        i = int(np.flatnonzero(~fits)[0]) if (~fits).any() else 0
+        example = batch.take(np.array([i]))
+        counts = evaluate_batch(
+            space.layer, space.arch, example, tracker.design.costs, on_chip=tracker.on_chip
+        ).counts
         return f"no valid mapping found under dataflow {name!r}; for example " + overflow_message(
-            space.layer, space.arch, batch, result.counts, i
+            space.layer, space.arch, example, counts, 0
         )
     return f"no valid mapping found under dataflow {name!r}"
 

@@ -149,7 +149,9 @@ class FastMapper(Mapper[FastOptions]):
         else:
             return
         rounds = (o.patience, o.rounds, o.population)
-        self._refine(space, tracker, rng, batch.take(pick), scores[pick], *rounds)
+        parents, parent_scores = batch.take(pick), scores[pick]
+        del batch, scores  # not held while refining: searches in lock step wait together
+        self._refine(space, tracker, rng, parents, parent_scores, *rounds)
 
     def _warm(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> bool:
         """A warm start: the seeds (re-validated by pricing) and ``warm_samples`` random

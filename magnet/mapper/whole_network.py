@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -11,6 +12,7 @@ from magnet.arch.spec import Arch
 from magnet.arguments import checked_call
 from magnet.dataflow import Dataflow, Rule
 from magnet.design import Design, design_identity, on_arch, with_dataflow
+from magnet.mapper.lockstep import run_together
 from magnet.mapper.mapper import MapOutcome, Mapper, get_mapper, guarded_map
 from magnet.mapper.warm import Kind, Known, WarmStore
 from magnet.mapping import Mapping
@@ -123,19 +125,42 @@ def map_network(
     # are searched depends on the network's weights (``lean_design``)
     who = f"{mapper_identity(m)}|lean {lean is not None}"
     key = None if cache is None else (design_identity(design), who)
+    nests = [(key, layer_view(layer, design.arch).shape_key()) for layer, _, _ in shapes]
+    # each loop nest not known yet mapped once, by its first shape; the searches run in lock
+    # step (``magnet.mapper.lockstep``)
+    first = {n: i for i, n in reversed(list(enumerate(nests))) if n not in known}
+    order = sorted(first.values())
+    reported = 0
+
+    def mapped(j: int, outcome: MapOutcome) -> bool:  # a shape's outcome, as it comes
+        nonlocal reported
+        if progress is not None:
+            reported += 1
+            progress(outcome, reported, len(shapes))
+        return stop_on_failure and not outcome.ok  # the shapes after it are not needed
+
+    fresh = run_together(
+        [
+            functools.partial(_map_shape, m, shapes[i][0], design, held, lean, warm, who)
+            for i in order
+        ],
+        mapped,
+    )
+    found = {nests[i]: o for i, o in zip(order, fresh, strict=True) if o is not None}
     cached = 0
     for i, (layer, _count, _names) in enumerate(shapes):
-        nest = (key, layer_view(layer, design.arch).shape_key())
+        nest = nests[i]
         if nest in known:  # answered: no mapping priced, no time spent for this layer
             answered = known[nest].for_layer(layer)
             outcome = replace(answered, mappings_evaluated=0, valid_mappings=0, seconds=0.0)
             if cache is not None:
                 cached += 1
+            if progress is not None:
+                reported += 1
+                progress(outcome, reported, len(shapes))
         else:
-            outcome = known[nest] = _map_shape(m, layer, design, held, lean, warm, who)
+            outcome = known[nest] = found[nest]
         outcomes[layer.shape_key()] = outcome
-        if progress is not None:
-            progress(outcome, i + 1, len(shapes))
         if stop_on_failure and not outcome.ok:
             break
     weights = (m.objective.energy, m.objective.latency)

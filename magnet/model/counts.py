@@ -49,7 +49,7 @@ import numpy.typing as npt
 
 from magnet.arch.spec import Arch
 from magnet.mapping import MappingBatch
-from magnet.workload.dims import NUM_DIMS, RELEVANT, Dim, Operand
+from magnet.workload.dims import DIMS, NUM_DIMS, RELEVANT, Dim, Operand
 from magnet.workload.layer import GemmView, Layer, operand_words
 
 if TYPE_CHECKING:
@@ -94,14 +94,14 @@ class Counts:
     readback_words: FloatArray  # [level, batch]: partial sums sent back down (to one child)
     halo_words: FloatArray  # [level, batch]: input words crossing one chip-to-chip link of
     # the fan-out below a level from a neighbouring child (the halo), every copy counted
-    macs: int  # real MACs of the layer
+    macs: int | FloatArray  # real MACs of the layer ([batch]: of a ``LayerStack``'s layers)
     padded_macs: FloatArray  # [batch]
     # zeros (``magnet.model.sparse_counts``; None: dense): the share of each access made, not
     # gated, [level, operand, action (read, fill, update), batch]; the MACs done [batch]
     made: FloatArray | None = None
     effectual_macs: FloatArray | None = None
 
-    def take(self, index: list[int] | npt.NDArray[np.integer[Any]]) -> Counts:
+    def take(self, index: Index) -> Counts:
         """The counts of the mappings at ``index`` (a batch of them)."""
         return take_batch(self, index, keep=("macs",))
 
@@ -109,9 +109,11 @@ class Counts:
 _Batched = TypeVar("_Batched", bound="DataclassInstance")
 
 
-def take_batch(
-    obj: _Batched, index: list[int] | npt.NDArray[np.integer[Any]], keep: tuple[str, ...]
-) -> _Batched:
+#: Which mappings of a batch to take: their positions, or a run of them.
+Index = list[int] | npt.NDArray[np.integer[Any]] | slice
+
+
+def take_batch(obj: _Batched, index: Index, keep: tuple[str, ...]) -> _Batched:
     """A copy of a dataclass of batch-last arrays restricted to ``index``; fields named in
     ``keep`` are not per mapping; nested dataclasses with ``take`` are taken too."""
     changes: dict[str, Any] = {}
@@ -145,12 +147,60 @@ def tile_capacity_bits(arch: Arch) -> npt.NDArray[np.float64]:
     )
 
 
+class LayerStack:
+    """Several layers' mappings priced in one batch (``magnet.model.evaluate.evaluate_batches``):
+    what the counts read of a layer, with one value per mapping of the batch (``sizes[i]``
+    mappings of ``layers[i]``, in order). Its layers are dense loop nests (no GEMM view),
+    alike in the flags the counts branch on (``magnet.model.evaluate.stack_key``), so that
+    every mapping is counted as its own layer counts it.
+
+    Strides and dilations are float32, so that they meet the float32 extents in the type a
+    layer's own (Python integers) meet them in; extents, MACs and words are float64.
+    Tested: every field of every result the same, to the bit, as each layer's alone."""
+
+    N: FloatArray
+    G: FloatArray
+    K: FloatArray
+    C: FloatArray
+    P: FloatArray
+    Q: FloatArray
+    R: FloatArray
+    S: FloatArray
+    wstride: FloatArray
+    hstride: FloatArray
+    wdilation: FloatArray
+    hdilation: FloatArray
+
+    def __init__(self, layers: list[Layer], sizes: list[int]) -> None:
+        def each(values: Iterable[float], dtype: type = np.float64) -> FloatArray:
+            return np.repeat(np.array(list(values), dtype=dtype), sizes)
+
+        for key in ("wstride", "hstride", "wdilation", "hdilation"):
+            setattr(self, key, each((getattr(lay, key) for lay in layers), np.float32))
+        for d in DIMS:
+            setattr(self, d, each(getattr(lay, d) for lay in layers))
+        self.dims: FloatArray = np.stack([getattr(self, d) for d in DIMS])  # [dim, b]
+        self.macs: FloatArray = each(lay.macs for lay in layers)
+        self._sizes = [each(lay.operand_size(op) for lay in layers) for op in Operand]
+        real = [_real_words(lay) for lay in layers]
+        #: [operand][b]: the words each mapping's layer really uses (``_real_words``)
+        self.real_words = [each(words[op] for words in real) for op in Operand]
+
+    def operand_size(self, operand: Operand) -> FloatArray:
+        """[b]: words of ``operand`` of each mapping's layer (``Layer.operand_size``)."""
+        return self._sizes[operand]
+
+
+#: What the counts read of a layer: a ``Layer``, or a ``LayerStack`` of several.
+LayerLike = Layer | LayerStack
+
+
 class _Dims:
     """Compact indices of the dimensions a batch uses (layer extent > 1 or a factor > 1)."""
 
-    def __init__(self, layer: Layer, batch: MappingBatch) -> None:
+    def __init__(self, layer: LayerLike, batch: MappingBatch) -> None:
         most = np.maximum(np.maximum(batch.factors_t, batch.spatial_x), batch.spatial_y)
-        used = (np.array(layer.dims) > 1) | (most.max(axis=(0, 2)) > 1)
+        used = (_extents(layer) > 1).any(axis=1) | (most.max(axis=(0, 2)) > 1)
         self.used: BoolArray = used  # bool[dim]
         self.index: IntArray = np.full(NUM_DIMS, -1)  # [dim]: compact index, -1 unused
         self.index[used] = np.arange(int(used.sum()))
@@ -170,6 +220,11 @@ class _Dims:
         return x[..., self.index[d], :]
 
 
+def _extents(layer: LayerLike) -> FloatArray:
+    """float64[dim, 1] (a layer) or [dim, b] (a stack): the layer's extents."""
+    return np.asarray(layer.dims, dtype=np.float64).reshape(NUM_DIMS, -1)
+
+
 def _prod(x: FloatArray, idx: list[int]) -> FloatArray:
     """Product over the listed dims (axis -2) of ``x[..., dim, batch]``."""
     if not idx:
@@ -181,14 +236,15 @@ def _prod(x: FloatArray, idx: list[int]) -> FloatArray:
 
 
 def _window(
-    dims: _Dims, e: FloatArray, pos: int, win: int, stride: int, dil: int
+    dims: _Dims, e: FloatArray, pos: int, win: int, stride: Any, dil: Any
 ) -> FloatArray | float:
     """Extent of the sliding-window box along one axis: ``stride * (P' - 1) + dil * (R' - 1)
     + 1`` of the extents ``e`` of the axis' output (``pos``) and window (``win``) dims."""
-    return stride * (dims.take(e, pos) - 1) + dil * (dims.take(e, win) - 1) + 1
+    box: FloatArray | float = stride * (dims.take(e, pos) - 1) + dil * (dims.take(e, win) - 1) + 1
+    return box
 
 
-def _tiles(dims: _Dims, extent: FloatArray, layer: Layer) -> FloatArray:
+def _tiles(dims: _Dims, extent: FloatArray, layer: LayerLike) -> FloatArray:
     """Tile sizes (words): extents ``[..., dim, batch]`` -> ``[..., operand, batch]``."""
     out = np.empty((*extent.shape[:-2], 3, *extent.shape[-1:]))
     words = operand_words(layer, {d: dims.take(extent, d) for d in range(NUM_DIMS)})
@@ -245,7 +301,7 @@ class _Nest:
     t_minus_1: FloatArray  # float32[l, d, b]
     ts: FloatArray  # float32[l, d, b]: t * s
     extent: FloatArray  # float32[l, d, b]: extent of each dim in the tile at level l
-    real: FloatArray  # float64[d, 1]: the layer's extents
+    real: FloatArray  # float64[d, 1]: the layer's extents ([d, b]: a stack's)
     tiles: FloatArray  # [l, operand, b]: tile words, padded
     tiles_clipped: FloatArray  # [l, operand, b]: tile words within the layer
     perfect: bool  # every factor product equals the layer's extent
@@ -259,7 +315,7 @@ class _Nest:
         return padded
 
 
-def _nest(layer: Layer, batch: MappingBatch) -> _Nest:
+def _nest(layer: LayerLike, batch: MappingBatch) -> _Nest:
     """The loop nest of ``batch``: factors, ranks, tile extents and tile sizes."""
     dims = _Dims(layer, batch)
     used = dims.used
@@ -270,7 +326,7 @@ def _nest(layer: Layer, batch: MappingBatch) -> _Nest:
     extent = ts.copy()
     for li in range(1, len(t)):
         extent[li] *= extent[li - 1]
-    real = np.array(layer.dims, dtype=np.float64)[used][:, None]
+    real = _extents(layer)[used]
     tiles = _tiles(dims, extent, layer)
     perfect = bool((extent[-1] == real).all())
     level_prod = t.prod(axis=1, dtype=np.float64)  # [l, b]
@@ -302,8 +358,9 @@ Shares = dict[int, FloatArray]
 _BIG = NUM_DIMS + 1
 
 
-def analyze(layer: Layer, arch: Arch, batch: MappingBatch) -> Counts:
-    """Access counts for every mapping of ``batch`` (see the module docstring)."""
+def analyze(layer: LayerLike, arch: Arch, batch: MappingBatch) -> Counts:
+    """Access counts for every mapping of ``batch`` (see the module docstring); of a
+    ``LayerStack``, each mapping's as its own layer's (``macs`` then per mapping)."""
     nest = _nest(layer, batch)
     keep = batch.keep
     overflow = _overflow_bits(arch, keep, nest.tiles_clipped)
@@ -342,7 +399,7 @@ def _overflow_bits(arch: Arch, keep: BoolArray, tiles_clipped: FloatArray) -> Fl
     return overflow
 
 
-def _padding_ratios(layer: Layer, nest: _Nest) -> tuple[FloatArray, FloatArray]:
+def _padding_ratios(layer: LayerLike, nest: _Nest) -> tuple[FloatArray, FloatArray]:
     """([operand, b]: real / padded words of each operand, [b]: padded MACs).
 
     Inputs: the padded window box can hold gap words no MAC reads (stride > window), so
@@ -350,7 +407,7 @@ def _padding_ratios(layer: Layer, nest: _Nest) -> tuple[FloatArray, FloatArray]:
     """
     padded = nest.padded
     real_sizes = np.array([layer.operand_size(op) for op in Operand], dtype=float)
-    ratio = real_sizes[:, None] / _tiles(nest.dims, padded, layer)
+    ratio = real_sizes.reshape(3, -1) / _tiles(nest.dims, padded, layer)
     ratio[I_] = np.maximum(ratio[I_], _prod(nest.real / padded, nest.dims.of(RELEVANT[I_])))
     return ratio, padded.prod(axis=0, dtype=np.float64)
 
@@ -369,7 +426,7 @@ class _Spread:
     # reduction (O) degree of the fan-out below l (>= 1)
 
 
-def _spread(layer: Layer, nest: _Nest) -> _Spread:
+def _spread(layer: LayerLike, nest: _Nest) -> _Spread:
     """Instances in use, output partitions and distinct children of every fan-out."""
     dims, s = nest.dims, nest.s
     s_level = s.prod(axis=1, dtype=np.float64)
@@ -390,7 +447,7 @@ def _spread(layer: Layer, nest: _Nest) -> _Spread:
     )
 
 
-def _distinct_children(layer: Layer, nest: _Nest) -> FloatArray:
+def _distinct_children(layer: LayerLike, nest: _Nest) -> FloatArray:
     """[l, operand, b]: children of one instance of l that need distinct data; along a
     sliding axis, children whose windows start at the same place count once."""
     dims, s = nest.dims, nest.s
@@ -415,7 +472,7 @@ def _distinct_children(layer: Layer, nest: _Nest) -> FloatArray:
     return distinct
 
 
-def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> Shares:
+def _parent_share(layer: LayerLike, arch: Arch, keep: BoolArray, nest: _Nest) -> Shares:
     """Level l -> [b]: of the input words sent down the fan-out below l, the share its
     parent sends; the rest are halo words, each crossing one link from a neighbouring child.
     Only fan-outs over chip-to-chip links (``Fanout.chip_to_chip``) into children that
@@ -441,11 +498,8 @@ def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> Sha
         for li, lvl in enumerate(arch.inner_first)
         if lvl.fanout.chip_to_chip and li > 0 and keep[li - 1, I_]
     ]
-    overlap = max(layer.wdilation * (layer.R - 1) + 1 - layer.wstride, 0) + max(
-        layer.hdilation * (layer.S - 1) + 1 - layer.hstride, 0
-    )
     dims, share = nest.dims, Shares()
-    for li in links if overlap else []:
+    for li in links if np.any(window_overlap(layer)) else []:
         level = np.ones(nest.t.shape[2])
         for pos, win, stride, dil in (
             (P_, R_, layer.wstride, layer.wdilation),
@@ -468,13 +522,21 @@ def _parent_share(layer: Layer, arch: Arch, keep: BoolArray, nest: _Nest) -> Sha
     return share
 
 
+def window_overlap(layer: LayerLike) -> Any:
+    """How far a layer's windows overlap along the width and height together (0: none)."""
+    return np.maximum(layer.wdilation * (layer.R - 1) + 1 - layer.wstride, 0) + np.maximum(
+        layer.hdilation * (layer.S - 1) + 1 - layer.hstride, 0
+    )
+
+
 class _TileFills:
     """Words moved into each level's tile of an operand over the run (first fill
     included): ``of(op)`` is ``[l, b]``."""
 
-    def __init__(self, layer: Layer, keep: BoolArray, nest: _Nest) -> None:
+    def __init__(self, layer: LayerLike, keep: BoolArray, nest: _Nest) -> None:
         self.layer, self.keep, self.nest = layer, keep, nest
-        self.sliding = (layer.R > 1 or layer.S > 1) and bool(keep[:, I_].any())
+        window = np.any(np.asarray(layer.R) > 1) or np.any(np.asarray(layer.S) > 1)
+        self.sliding = bool(window) and bool(keep[:, I_].any())
         #: level -> times each of its loops advances (shared by the levels below it)
         self.weights: dict[int, FloatArray] = {}
 
@@ -529,7 +591,7 @@ class _Moves:
 
 
 def _count_moves(
-    layer: Layer,
+    layer: LayerLike,
     keep: BoolArray,
     nest: _Nest,
     spread: _Spread,
@@ -599,14 +661,10 @@ def _count_operand(
         child, child_delta, child_part = li, delta, part
 
 
-def _at_least_real_words(
-    layer: Layer, keep: BoolArray, instances: FloatArray, moves: _Moves
-) -> None:
-    """Padding can spread one real word over padded children (a multicast of a word no
-    padded child needs, a reduction of padded partial sums): the scaled counts then fall
-    below one move per real word. No keeper moves less than the words the layer really
-    uses."""
-    real_words = [
+def _real_words(layer: Layer) -> list[int]:
+    """The words of each operand the layer really uses: its weights, the input words its
+    windows touch (gaps between strided windows left out), its outputs."""
+    return [
         layer.operand_size(W_),
         layer.N
         * layer.G
@@ -615,6 +673,16 @@ def _at_least_real_words(
         * _distinct_positions(layer.Q, layer.S, layer.hstride, layer.hdilation),
         layer.operand_size(O_),
     ]
+
+
+def _at_least_real_words(
+    layer: LayerLike, keep: BoolArray, instances: FloatArray, moves: _Moves
+) -> None:
+    """Padding can spread one real word over padded children (a multicast of a word no
+    padded child needs, a reduction of padded partial sums): the scaled counts then fall
+    below one move per real word. No keeper moves less than the words the layer really
+    uses (``_real_words``)."""
+    real_words = layer.real_words if isinstance(layer, LayerStack) else _real_words(layer)
     nl = len(keep)
     for op in Operand:
         keepers = [li for li in range(nl) if keep[li, op]]
@@ -653,7 +721,9 @@ def _im2col_on_chip(
         fills[below[-1], I_] = fills[below[-1], I_] * tensor / im2col
 
 
-def _input_deltas(layer: Layer, nest: _Nest, li: int, weights: dict[int, FloatArray]) -> FloatArray:
+def _input_deltas(
+    layer: LayerLike, nest: _Nest, li: int, weights: dict[int, FloatArray]
+) -> FloatArray:
     """[b]: fills of the input tile of level ``li`` with sliding-window reuse.
 
     Every temporal loop above the level is a kind of transition: it advances while the loops
@@ -707,7 +777,7 @@ class _WindowWalk:
     each level left behind (their wraps along each window axis, whether an N, G or C loop
     moved) and the direction the first moving loop set (``g0``, 0 until one moves)."""
 
-    def __init__(self, layer: Layer, dims: _Dims, extent: FloatArray, tile: FloatArray) -> None:
+    def __init__(self, layer: LayerLike, dims: _Dims, extent: FloatArray, tile: FloatArray) -> None:
         nb = tile.shape[0]
         self.dims, self.tile = dims, tile
         #: ([(dim, coefficient)], extent of the tile along the axis) for width, height

@@ -37,7 +37,7 @@ Energy, by category:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal, NamedTuple
@@ -54,14 +54,17 @@ from magnet.model.counts import (
     BoolArray,
     Counts,
     FloatArray,
+    Index,
     IntArray,
+    LayerStack,
     analyze,
     operand_bits,
     take_batch,
+    window_overlap,
 )
 from magnet.model.mesh import mesh_below
 from magnet.model.records import LayerRecord, MapperStats, ZeroSaving
-from magnet.model.sparse_counts import with_zeros, without_each
+from magnet.model.sparse_counts import is_sparse, with_zeros, without_each
 from magnet.workload.dims import NUM_DIMS, OPERANDS, RELEVANT, Operand
 from magnet.workload.layer import Layer
 
@@ -101,7 +104,7 @@ class BatchResult:
         """bool[batch]: the mappings whose tiles fit every level."""
         return self.counts.valid
 
-    def take(self, index: list[int] | IntArray) -> BatchResult:
+    def take(self, index: Index) -> BatchResult:
         """The results of the mappings at ``index`` (no re-evaluation)."""
         return take_batch(self, index, keep=("dram", "nop"))
 
@@ -214,6 +217,42 @@ def evaluate_batch(
         bottleneck=timing.bottleneck,
         utilization=done / (latency * arch.mac_count),
     )
+
+
+def stack_key(layer: Layer, arch: Arch) -> tuple[bool, bool] | None:
+    """What layers share to be priced together on ``arch`` (``evaluate_batches``): whether
+    their windows slide, and whether they overlap (the counts branch on both); None: the
+    layer is priced alone (a GEMM view, or a sparse layer or design)."""
+    if arch.layer_view == "gemm" or is_sparse(layer, arch):
+        return None
+    return (layer.R > 1 or layer.S > 1, bool(window_overlap(layer) > 0))
+
+
+def evaluate_batches(
+    layers: Sequence[Layer],
+    arch: Arch,
+    batches: Sequence[MappingBatch],
+    costs: ArchCosts,
+    *,
+    on_chip: Collection[Operand] = (),
+) -> list[BatchResult]:
+    """``evaluate_batch`` of each layer's batch, priced in one pass (a ``LayerStack``): the
+    layers share ``stack_key``, the batches their keep pattern. Numpy's cost per call, most
+    of a small batch's time, is paid once (``magnet.mapper.lockstep``). Each result is its
+    batch's as priced alone, to the bit (tested); an error names the first layer (the
+    caller prices each alone to know which raised)."""
+    if len(batches) == 1:
+        return [evaluate_batch(layers[0], arch, batches[0], costs, on_chip=on_chip)]
+    sizes = [b.size for b in batches]
+    batch = MappingBatch.concat(list(batches))
+    counts = analyze(LayerStack(list(layers), sizes), arch, batch)
+    whole = evaluate_batch(layers[0], arch, batch, costs, on_chip=on_chip, counts=counts)
+    out, start = [], 0
+    for layer, size in zip(layers, sizes, strict=True):
+        part = whole.take(slice(start, start + size))
+        out.append(replace(part, counts=replace(part.counts, macs=layer.macs)))
+        start += size
+    return out
 
 
 def not_a_result(what: str, value: float, costs: ArchCosts) -> PluginError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, Protocol, TypedDict
 
 from annotated_types import Ge, Le
 from pydantic import Field, field_validator, model_validator
@@ -287,7 +287,21 @@ class GemmView(Layer):
         return (*super().shape_key(), self.input_tensor_words)
 
 
-def operand_words(layer: Layer, e: Mapping[int, Any]) -> tuple[Any, Any, Any]:
+class Windowed(Protocol):
+    """What ``operand_words`` reads of a layer: its strides and dilations (numbers, or a
+    value per mapping: ``magnet.model.counts.LayerStack``)."""
+
+    @property
+    def wstride(self) -> Any: ...
+    @property
+    def hstride(self) -> Any: ...
+    @property
+    def wdilation(self) -> Any: ...
+    @property
+    def hdilation(self) -> Any: ...
+
+
+def operand_words(layer: Windowed, e: Mapping[int, Any]) -> tuple[Any, Any, Any]:
     """Words of the weights, inputs and outputs of a tile of per-dimension extents ``e``
     (by ``Dim``; numbers or arrays of one shape): inputs take the sliding-window box,
     ``wstride * (P - 1) + wdilation * (R - 1) + 1`` wide, likewise high with Q and S. A

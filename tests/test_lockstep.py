@@ -1,0 +1,219 @@
+"""Searches in lock step (``magnet.mapper.lockstep``): the batches of several layers priced in
+one call give each layer's own results to the bit, and a network's shapes searched together
+find what each finds alone."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+import magnet as mg
+from magnet.design import Design, build_design
+from magnet.mapper import get_mapper, lockstep
+from magnet.mapper.lockstep import clock, price, run_together
+from magnet.mapper.mapspace import Space
+from magnet.mapper.sampler import sample
+from magnet.mapper.whole_network import _map_shape, holding_design, lean_design, map_network
+from magnet.model.evaluate import evaluate_batch, evaluate_batches, layer_view, stack_key
+from magnet.templates import simba
+from magnet.workload.dims import Operand
+from magnet.workload.layer import Layer
+
+
+def _differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """The fields of two results (dataclasses of arrays) that are not identical."""
+    out = []
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if dataclasses.is_dataclass(x):
+            out += _differences(x, y, f"{path}{f.name}.")
+        elif isinstance(x, np.ndarray):
+            same = x.shape == y.shape and x.dtype == y.dtype
+            if not (same and np.array_equal(x, y, equal_nan=True)):
+                out.append(path + f.name)
+        elif type(x) is not type(y) or x != y:
+            out.append(path + f.name)
+    return out
+
+
+def _designs() -> list[Design]:
+    """A chip with both collectors, and a package of 4 chiplets (chip-to-chip fan-outs,
+    whose halo shares the counts price per layer)."""
+    chip = simba("t", weight_collector=2, accum_collector=4)
+    return [
+        build_design(chip, "ws-local-os"),
+        build_design(mg.load_arch("simba-package-4"), "os-local-ws"),
+    ]
+
+
+@pytest.mark.parametrize("design", _designs(), ids=["chip", "package"])
+def test_a_stack_of_layers_prices_each_mapping_as_its_layer_alone(design: Design) -> None:
+    # ResNet-50's, MobileNet's and ViT's shapes: 1x1 and 3x3, strided 3x3 and 7x7,
+    # depthwise, FC, matmul, and ViT's 16x16 patches of stride 16 (windows that slide, not
+    # overlapping)
+    layers = [
+        layer
+        for net in ("resnet50", "mobilenetv2", "vit-b16")
+        for layer, _, _ in mg.load_workload(net).unique_layers(mapped=True)
+    ] + [Layer(name="patches", K=32, C=16, P=7, Q=7, R=2, S=2, wstride=2, hstride=2)]
+    rng = np.random.default_rng(0)
+    stacks: dict[tuple[bool, bool] | None, list[tuple[Layer, Any]]] = {}
+    for layer in layers:
+        view = layer_view(layer, design.arch)
+        space = Space(view, design.arch, design.dataflow)
+        stacks.setdefault(stack_key(view, design.arch), []).append((view, sample(space, 40, rng)))
+    assert None not in stacks  # every dense layer can be stacked
+    assert len(stacks) >= 3 and min(len(s) for s in stacks.values()) >= 2
+    compared = 0
+    for members in stacks.values():
+        views = [v for v, _ in members]
+        batches = [b for _, b in members]
+        for on_chip in ((), (Operand.W,), (Operand.I, Operand.O)):
+            together = evaluate_batches(views, design.arch, batches, design.costs, on_chip=on_chip)
+            for view, batch, got in zip(views, batches, together, strict=True):
+                alone = evaluate_batch(view, design.arch, batch, design.costs, on_chip=on_chip)
+                assert _differences(alone, got) == [], view.name
+                compared += batch.size
+    assert compared == 3 * 40 * len(layers)
+
+
+def test_layers_that_count_apart_are_not_stacked() -> None:
+    arch = simba("t")
+    plain, strided = Layer(K=8, C=8, P=4, Q=4), Layer(K=8, C=8, P=4, Q=4, R=3, S=3)
+    wide = Layer(K=8, C=8, P=4, Q=4, R=3, S=3, wstride=3, hstride=3)  # windows meet, no overlap
+    assert stack_key(plain, arch) == (False, False)
+    assert stack_key(strided, arch) == (True, True)
+    assert stack_key(wide, arch) == (True, False)
+    sparse = plain.model_copy(update={"densities": Layer(densities={"inputs": 0.3}).densities})
+    assert stack_key(sparse, arch) is None
+    assert stack_key(plain, arch.model_copy(update={"layer_view": "gemm"})) is None
+
+
+def _asking(design: Design, layer: Layer, times: int, log: list[str], name: str) -> Any:
+    """A job pricing ``times`` small batches of ``layer``, logging its turns and its end."""
+    space = Space(layer, design.arch, design.dataflow)
+    batch = sample(space, 8, np.random.default_rng(1))
+
+    def job() -> float:
+        try:
+            total = 0.0
+            for _ in range(times):
+                log.append(name)
+                total += float(price(layer, design.arch, batch, design.costs).energy_pj.sum())
+            return total
+        finally:
+            log.append(f"{name} ended")
+
+    return job
+
+
+def test_jobs_take_turns_and_their_batches_are_priced_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    design = build_design(simba("t"), "ws")
+    a, b = Layer(K=16, C=8, P=4, Q=4), Layer(K=8, C=16, P=8, Q=8)
+    calls: list[int] = []
+    real = lockstep.evaluate_batches
+
+    def counted(layers: list[Layer], *args: Any, **kwargs: Any) -> Any:
+        calls.append(len(layers))
+        return real(layers, *args, **kwargs)
+
+    monkeypatch.setattr(lockstep, "evaluate_batches", counted)
+    log: list[str] = []
+    jobs = [_asking(design, a, 2, log, "a"), _asking(design, b, 3, log, "b")]
+    values = run_together(jobs)
+    # in turns, in order: both ask, both are answered in one call, ... ; a ends first
+    assert log == ["a", "b", "a", "b", "a ended", "b", "b ended"]
+    assert calls == [2, 2, 1]
+    alone = [job() for job in [_asking(design, a, 2, [], "a"), _asking(design, b, 3, [], "b")]]
+    assert values == alone  # outside a job, price is evaluate_batch
+
+
+def test_an_error_in_one_job_ends_the_others_and_is_raised() -> None:
+    design = build_design(simba("t"), "ws")
+    layer = Layer(K=16, C=8, P=4, Q=4)
+    log: list[str] = []
+    asking = _asking(design, layer, 5, log, "a")
+
+    def failing() -> None:
+        price(
+            layer,
+            design.arch,
+            sample(Space(layer, design.arch, design.dataflow), 4, np.random.default_rng(2)),
+            design.costs,
+        )
+        raise KeyError("in a plug-in")
+
+    with pytest.raises(KeyError, match="in a plug-in"):
+        run_together([asking, failing])
+    assert log == ["a", "a", "a ended"]  # suspended where it asked, its cleanup run
+
+
+def test_done_ends_the_jobs_after_it_as_if_they_had_not_started() -> None:
+    design = build_design(simba("t"), "ws")
+    layer = Layer(K=16, C=8, P=4, Q=4)
+    log: list[str] = []
+    jobs = [
+        _asking(design, layer, 3, log, "a"),
+        _asking(design, layer, 1, log, "b"),
+        _asking(design, layer, 3, log, "c"),
+    ]
+    values = run_together(jobs, done=lambda i, _value: i == 1)
+    assert values[0] is not None and values[1] is not None and values[2] is None
+    # all three ask; answered, a asks again, b ends and c ends where it waited; a goes on
+    assert log == ["a", "b", "c", "a", "b ended", "c ended", "a", "a ended"]
+
+
+def test_a_jobs_clock_runs_only_while_it_runs() -> None:
+    design = build_design(simba("t"), "ws")
+    layer = Layer(K=16, C=8, P=4, Q=4)
+    space = Space(layer, design.arch, design.dataflow)
+    batch = sample(space, 8, np.random.default_rng(3))
+
+    def busy() -> float:
+        price(layer, design.arch, batch, design.costs)
+        end = time.perf_counter() + 0.3
+        while time.perf_counter() < end:  # another job's 0.3 s
+            pass
+        price(layer, design.arch, batch, design.costs)
+        return 0.0
+
+    def quick() -> float:
+        start = clock()
+        for _ in range(3):
+            price(layer, design.arch, batch, design.costs)
+        return clock() - start
+
+    wall = time.perf_counter()
+    _, seconds = run_together([busy, quick])
+    assert time.perf_counter() - wall >= 0.3
+    assert seconds is not None and seconds < 0.15  # a few small batches, not busy's 0.3 s
+
+
+def test_a_network_searched_in_lock_step_finds_what_each_shape_finds_alone() -> None:
+    design = build_design(simba("t", weight_collector=2, accum_collector=4), "ws-local-os")
+    network = mg.load_workload("resnet18")
+    mapper = get_mapper("fast", seed=4)
+    start = time.perf_counter()
+    together = map_network(network, design, mapper)
+    wall = time.perf_counter() - start
+    held, lean = holding_design(design), lean_design(design, network)
+    shapes = network.unique_layers(mapped=True)
+    assert len(shapes) >= 8
+    for layer, _, _ in shapes:
+        alone = _map_shape(mapper, layer, design, held, lean)
+        got = together.outcomes[layer.shape_key()]
+        for kind in ("result", "holding", "lean"):
+            mine, theirs = getattr(got, kind), getattr(alone, kind)
+            assert (mine is None) == (theirs is None), (layer.name, kind)
+            if mine is not None:
+                assert mine.mapping == theirs.mapping, (layer.name, kind)
+                assert mine.energy_pj == theirs.energy_pj
+        assert got.mappings_evaluated == alone.mappings_evaluated
+    # each shape's seconds are its own: together no more than the whole took
+    assert sum(o.seconds for o in together.outcomes.values()) <= wall
