@@ -1,16 +1,18 @@
 """Searches run in lock step: the searches of a design's layer shapes priced together.
 
 A search prices many small batches (a warm start: its seeds and samples, then a round of
-moves or two), and a call of the evaluator costs about half a millisecond whatever its size:
-numpy's cost per operation, paid once per array however long. ``run_together`` runs several
-jobs (``map_network``'s layer shapes) as greenlets: each runs until it asks for a batch to
-be priced (``price``, which ``Tracker.price`` calls), and once every job has asked or ended,
-the batches asked for the same design, prices and keep pattern are priced in one call
-(``evaluate_batches``: each mapping counted as its own layer counts it, the results the
-same to the bit), and each job resumes with its own. The jobs take turns in a fixed order,
-so a run is as reproducible as one job after another: each search draws from its own
-random generator, and a job's seconds (``clock``) are the time it ran plus its share of
-the calls that priced its batches, by mappings.
+moves or two, a few hundred mappings each), and a call of the evaluator costs about half a
+millisecond whatever its size: numpy's cost per operation, paid once per array however
+long. ``run_together`` runs several jobs (``map_network``'s layer shapes) as greenlets: each
+runs until it asks for a batch of fewer than ``ALONE_FROM`` mappings to be priced (``price``,
+which ``Tracker.price`` calls). Once every job has asked or ended, the largest group of
+batches asked alike (the same design, prices, keep pattern, operands on chip and window
+flags) is priced in one call (``evaluate_batches``: each mapping counted as its own layer
+counts it, the results the same to the bit) and its jobs resume, each with its own, until
+they ask again or end; the other jobs wait, so that jobs out of step gather again. The jobs
+take turns in a fixed order, so a run is as reproducible as one job after another: each
+search draws from its own random generator, and a job's seconds (``clock``) are the time it
+ran plus its share of the calls that priced its batches, by mappings.
 
 Greenlets (the ``greenlet`` package) and not threads: a job is suspended only where it
 asks for a price, so the jobs never run at once and share their caches without locks, an
@@ -139,16 +141,17 @@ def run_together(
             if not tasks[i].dead:
                 resume(i, None)
         while asked:
-            # a round: the batches asked, group by group, each job resumed with its answer
-            # as soon as its group is priced (a round's answers are never all held at once)
-            waiting = dict(asked)
-            asked.clear()
-            for group in _groups(waiting):
-                live = [i for i in group if not tasks[i].dead]  # ``done`` may have ended some
-                answers = _priced([waiting[i] for i in live], [tasks[i] for i in live])
-                for i, answer in zip(live, answers, strict=True):
-                    if not tasks[i].dead:  # nor meanwhile (a switch to an ended job returns)
-                        resume(i, answer)
+            # the largest group of batches asked alike is priced, its jobs resumed until they
+            # ask again or end; the others wait, so that jobs out of step gather again
+            for i in [i for i in asked if tasks[i].dead]:  # ended by ``done``
+                del asked[i]
+            if not asked:
+                break
+            group = max(_groups(asked), key=len)
+            answers = _priced([asked.pop(i) for i in group], [tasks[i] for i in group])
+            for i, answer in zip(group, answers, strict=True):
+                if not tasks[i].dead:  # a switch to an ended job would return at once
+                    resume(i, answer)
     finally:
         for task in tasks:  # after an exception: the others end (their cleanup runs)
             _end(task)
