@@ -134,6 +134,22 @@ def test_jobs_take_turns_and_their_batches_are_priced_together(
     assert values == alone  # outside a job, price is evaluate_batch
 
 
+def test_no_more_than_max_jobs_run_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lockstep, "MAX_JOBS", 2)
+    design = build_design(simba("t"), "ws")
+    layer = Layer(K=16, C=8, P=4, Q=4)
+    log: list[str] = []
+    jobs = [
+        _asking(design, layer, 2, log, "a"),
+        _asking(design, layer, 1, log, "b"),
+        _asking(design, layer, 1, log, "c"),
+    ]
+    values = run_together(jobs)
+    # c starts once b has ended
+    assert log == ["a", "b", "a", "b ended", "c", "a ended", "c ended"]
+    assert values == [job() for job in jobs]  # each as alone
+
+
 def test_an_error_in_one_job_ends_the_others_and_is_raised() -> None:
     design = build_design(simba("t"), "ws")
     layer = Layer(K=16, C=8, P=4, Q=4)
