@@ -4,6 +4,7 @@ find what each finds alone."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from typing import Any
@@ -13,15 +14,23 @@ import pytest
 
 import magnet as mg
 from magnet.design import Design, build_design
-from magnet.mapper import get_mapper, lockstep
+from magnet.mapper import MapOutcome, get_mapper, lockstep
 from magnet.mapper.lockstep import clock, price, run_together
 from magnet.mapper.mapspace import Space
 from magnet.mapper.sampler import sample
-from magnet.mapper.whole_network import _map_shape, holding_design, lean_design, map_network
+from magnet.mapper.warm import WarmStore
+from magnet.mapper.whole_network import (
+    _map_shape,
+    holding_design,
+    lean_design,
+    map_network,
+    mapper_identity,
+)
 from magnet.model.evaluate import evaluate_batch, evaluate_batches, layer_view, stack_key
 from magnet.templates import simba
 from magnet.workload.dims import Operand
 from magnet.workload.layer import Layer
+from magnet.workload.network import Network, NetworkLayer
 
 
 def _differences(a: Any, b: Any, path: str = "") -> list[str]:
@@ -134,8 +143,7 @@ def test_jobs_take_turns_and_their_batches_are_priced_together(
     assert values == alone  # outside a job, price is evaluate_batch
 
 
-def test_no_more_than_max_jobs_run_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lockstep, "MAX_JOBS", 2)
+def test_no_more_jobs_run_at_once_than_its_width() -> None:
     design = build_design(simba("t"), "ws")
     layer = Layer(K=16, C=8, P=4, Q=4)
     log: list[str] = []
@@ -144,7 +152,7 @@ def test_no_more_than_max_jobs_run_at_once(monkeypatch: pytest.MonkeyPatch) -> N
         _asking(design, layer, 1, log, "b"),
         _asking(design, layer, 1, log, "c"),
     ]
-    values = run_together(jobs)
+    values = run_together(jobs, width=2)
     # c starts once b has ended
     assert log == ["a", "b", "a", "b ended", "c", "a ended", "c ended"]
     assert values == [job() for job in jobs]  # each as alone
@@ -211,18 +219,43 @@ def test_a_jobs_clock_runs_only_while_it_runs() -> None:
     assert seconds is not None and seconds < 0.15  # a few small batches, not busy's 0.3 s
 
 
-def test_a_network_searched_in_lock_step_finds_what_each_shape_finds_alone() -> None:
-    design = build_design(simba("t", weight_collector=2, accum_collector=4), "ws-local-os")
-    network = mg.load_workload("resnet18")
-    mapper = get_mapper("fast", seed=4)
+def _part_of_resnet18() -> Network:
+    """Six of ResNet-18's shapes: the 7x7 stem, 3x3 strided or not, a strided 1x1."""
+    shapes = mg.load_workload("resnet18").unique_layers(mapped=True)[:6]
+    return Network(name="part", layers=tuple(NetworkLayer(layer=la) for la, _, _ in shapes))
+
+
+def test_a_network_searched_in_lock_step_finds_what_each_shape_finds_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a neighbouring design fills the store first: the searches then start warm, in lock step
+    network = _part_of_resnet18()
+    mapper = get_mapper("fast", seed=4, samples=500, rounds=6)  # a shorter search afresh
+    store = WarmStore()
+    map_network(
+        network, build_design(simba("t", weight_collector=4, accum_collector=2)), mapper, warm=store
+    )
+    design = build_design(simba("t", weight_collector=2, accum_collector=4))
+    before = copy.deepcopy(store)
+    stacked: list[int] = []
+    real = lockstep.evaluate_batches
+
+    def counted(layers: list[Layer], *args: Any, **kwargs: Any) -> Any:
+        stacked.append(len(layers))
+        return real(layers, *args, **kwargs)
+
+    monkeypatch.setattr(lockstep, "evaluate_batches", counted)
     start = time.perf_counter()
-    together = map_network(network, design, mapper)
+    together = map_network(network, design, mapper, warm=store)
     wall = time.perf_counter() - start
+    monkeypatch.undo()
+    assert max(stacked) >= 4  # the shapes' batches priced together
     held, lean = holding_design(design), lean_design(design, network)
+    who = f"{mapper_identity(mapper)}|lean {lean is not None}"
+    starts = []
     shapes = network.unique_layers(mapped=True)
-    assert len(shapes) >= 8
     for layer, _, _ in shapes:
-        alone = _map_shape(mapper, layer, design, held, lean)
+        alone = _map_shape(mapper, layer, design, held, lean, before, who)
         got = together.outcomes[layer.shape_key()]
         for kind in ("result", "holding", "lean"):
             mine, theirs = getattr(got, kind), getattr(alone, kind)
@@ -230,6 +263,21 @@ def test_a_network_searched_in_lock_step_finds_what_each_shape_finds_alone() -> 
             if mine is not None:
                 assert mine.mapping == theirs.mapping, (layer.name, kind)
                 assert mine.energy_pj == theirs.energy_pj
+                starts.append(mine.start)
         assert got.mappings_evaluated == alone.mappings_evaluated
+    assert starts.count("warm") >= len(shapes)  # started from the neighbour's mappings
     # each shape's seconds are its own: together no more than the whole took
     assert sum(o.seconds for o in together.outcomes.values()) <= wall
+
+
+def test_a_network_mapped_afresh_maps_its_shapes_one_after_another() -> None:
+    network = _part_of_resnet18()
+    design = build_design(simba("t"))
+    names: list[str] = []
+    mapper = get_mapper("fast", samples=500, rounds=6)
+
+    def progress(outcome: MapOutcome, _done: int, _total: int) -> None:
+        names.append(outcome.layer.name)
+
+    map_network(network, design, mapper, progress=progress)
+    assert names == [layer.name for layer, _, _ in network.unique_layers(mapped=True)]

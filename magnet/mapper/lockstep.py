@@ -3,7 +3,8 @@
 A search prices many small batches (a warm start: its seeds and samples, then a round of
 moves or two, a few hundred mappings each), and a call of the evaluator costs about half a
 millisecond whatever its size: numpy's cost per operation, paid once per array however
-long. ``run_together`` runs several jobs (``map_network``'s layer shapes) as greenlets: each
+long. ``run_together`` runs several jobs (``map_network``'s layer shapes, when they start
+from a store of earlier designs' mappings) as greenlets: each
 runs until it asks for a batch of fewer than ``ALONE_FROM`` mappings to be priced (``price``,
 which ``Tracker.price`` calls). Once every job has asked or ended, the largest group of
 batches asked alike (the same design, prices, keep pattern, operands on chip and window
@@ -114,12 +115,14 @@ def clock() -> float:
 
 
 def run_together(
-    jobs: Sequence[Callable[[], T]], done: Callable[[int, T], bool] | None = None
+    jobs: Sequence[Callable[[], T]],
+    done: Callable[[int, T], bool] | None = None,
+    width: int = MAX_JOBS,
 ) -> list[T | None]:
-    """Each job's value, the jobs run in lock step (see the module docstring). ``done(i,
-    value)`` is called as job ``i`` ends; True ends the jobs after it that are still running
-    (their values None), as if they had not started. An exception of a job ends them all
-    and is raised."""
+    """Each job's value, the jobs run in lock step (see the module docstring), at most
+    ``width`` at once (1: one after another, each to its end). ``done(i, value)`` is called
+    as job ``i`` ends; True ends the jobs after it that are still running (their values
+    None), as if they had not started. An exception of a job ends them all and is raised."""
     tasks = [_Job(job) for job in jobs]
     values: list[T | None] = [None] * len(jobs)
     asked: dict[int, _Ask] = {}  # the batches the jobs wait for, by job
@@ -145,10 +148,10 @@ def run_together(
     try:
         unstarted = iter(range(len(tasks)))
         while True:
-            # jobs start, in order, while fewer than ``MAX_JOBS`` run (a network of hundreds
-            # of shapes holds no more of them at once); ``done`` may have ended some
+            # jobs start, in order, while fewer than ``width`` run (a network of hundreds of
+            # shapes holds no more of them at once); ``done`` may have ended some
             running = sum(bool(t) for t in tasks)  # started, not ended
-            for i in itertools.islice(unstarted, max(0, MAX_JOBS - running)):
+            for i in itertools.islice(unstarted, max(0, width - running)):
                 if not tasks[i].dead:
                     resume(i, None)
             for i in [i for i in asked if tasks[i].dead]:

@@ -12,7 +12,7 @@ from magnet.arch.spec import Arch
 from magnet.arguments import checked_call
 from magnet.dataflow import Dataflow, Rule
 from magnet.design import Design, design_identity, on_arch, with_dataflow
-from magnet.mapper.lockstep import run_together
+from magnet.mapper.lockstep import MAX_JOBS, run_together
 from magnet.mapper.mapper import MapOutcome, Mapper, get_mapper, guarded_map
 from magnet.mapper.warm import Kind, Known, WarmStore
 from magnet.mapping import Mapping
@@ -126,8 +126,11 @@ def map_network(
     who = f"{mapper_identity(m)}|lean {lean is not None}"
     key = None if cache is None else (design_identity(design), who)
     nests = [(key, layer_view(layer, design.arch).shape_key()) for layer, _, _ in shapes]
-    # each loop nest not known yet mapped once, by its first shape; the searches run in lock
-    # step (``magnet.mapper.lockstep``)
+    # each loop nest not known yet mapped once, by its first shape. With ``warm``, the
+    # searches run in lock step (``magnet.mapper.lockstep``): warm searches price batches of
+    # a few hundred mappings, which one call prices together. Without, each shape is
+    # searched afresh, in batches of a thousand and more that gain nothing together: one
+    # after another, each reported as it ends.
     first = {n: i for i, n in reversed(list(enumerate(nests))) if n not in known}
     order = sorted(first.values())
     reported = 0
@@ -145,6 +148,7 @@ def map_network(
             for i in order
         ],
         mapped,
+        width=MAX_JOBS if warm is not None else 1,
     )
     found = {nests[i]: o for i, o in zip(order, fresh, strict=True) if o is not None}
     cached = 0
