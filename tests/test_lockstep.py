@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import sys
 import time
 from typing import Any
 
@@ -14,8 +15,11 @@ import pytest
 
 import magnet as mg
 from magnet.design import Design, build_design
+from magnet.errors import PluginError
 from magnet.mapper import MapOutcome, get_mapper, lockstep
 from magnet.mapper.lockstep import clock, price, run_together
+from magnet.mapper.mapper import Tracker, unregister_mapper
+from magnet.mapper.mappers import FastMapper
 from magnet.mapper.mapspace import Space
 from magnet.mapper.sampler import sample
 from magnet.mapper.warm import WarmStore
@@ -176,6 +180,55 @@ def test_an_error_in_one_job_ends_the_others_and_is_raised() -> None:
     with pytest.raises(KeyError, match="in a plug-in"):
         run_together([asking, failing])
     assert log == ["a", "a", "a ended"]  # suspended where it asked, its cleanup run
+
+
+def test_the_error_raised_is_the_jobs_not_what_the_others_make_of_their_end() -> None:
+    design = build_design(simba("t"), "ws")
+    layer = Layer(K=16, C=8, P=4, Q=4)
+    batch = sample(Space(layer, design.arch, design.dataflow), 4, np.random.default_rng(2))
+
+    def converting() -> None:  # takes its end (GreenletExit) for an error of its own
+        try:
+            for _ in range(3):
+                price(layer, design.arch, batch, design.costs)
+        except BaseException as exc:
+            raise RuntimeError("ended") from exc
+
+    def failing() -> None:
+        price(layer, design.arch, batch, design.costs)
+        price(layer, design.arch, batch, design.costs)
+        raise KeyError("in a plug-in")
+
+    with pytest.raises(KeyError, match="in a plug-in"):
+        run_together([failing, converting, failing])
+
+
+class _Picky(FastMapper):
+    """A plug-in mapper that prices a batch, then refuses K=256."""
+
+    name = "test-picky"
+
+    def search(self, space: Space, tracker: Tracker, rng: np.random.Generator) -> None:
+        tracker.price(sample(space, 50, rng))
+        if space.layer.K == 256:
+            raise ValueError("not K=256")
+        super().search(space, tracker, rng)
+
+
+def test_a_plugin_mappers_searches_run_one_after_another() -> None:
+    # its code runs inside plugin_code (stdout redirected for the call): two calls taking
+    # turns would restore stdout out of order; its error names its layer
+    mg.register_mapper(_Picky)
+    try:
+        network = mg.load_workload("resnet18")
+        stdout = sys.stdout
+        with pytest.raises(
+            PluginError, match=r"raised ValueError: not K=256 while mapping layer 'layer3"
+        ):
+            map_network(network, build_design(simba("t")), "test-picky", warm=WarmStore())
+        assert sys.stdout is stdout
+    finally:
+        unregister_mapper("test-picky")
 
 
 def test_done_ends_the_jobs_after_it_as_if_they_had_not_started() -> None:

@@ -23,6 +23,7 @@ a switch costs about a microsecond.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -174,9 +175,12 @@ def run_together(
 
 
 def _end(task: _Job) -> None:
-    """End a job that has not ended (``GreenletExit`` raised where it waits)."""
+    """End a job that has not ended (``GreenletExit`` raised where it waits). What it raises
+    as it ends is dropped: it is ended because another job raised, or because its value is
+    not wanted (``done``)."""
     if not task.dead:
-        task.throw(greenlet.GreenletExit)
+        with contextlib.suppress(Exception):
+            task.throw(greenlet.GreenletExit)
 
 
 def _groups(asked: dict[int, _Ask]) -> list[list[int]]:

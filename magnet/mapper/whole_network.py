@@ -19,6 +19,7 @@ from magnet.mapping import Mapping
 from magnet.model.evaluate import Result, evaluate_mapping, layer_view, weight_home
 from magnet.model.network_result import NetworkResult
 from magnet.model.postprocess import require_unit
+from magnet.registry import is_builtin
 from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
 from magnet.workload.layer import Layer, ShapeKey
 from magnet.workload.network import Network
@@ -130,7 +131,9 @@ def map_network(
     # searches run in lock step (``magnet.mapper.lockstep``): warm searches price batches of
     # a few hundred mappings, which one call prices together. Without, each shape is
     # searched afresh, in batches of a thousand and more that gain nothing together: one
-    # after another, each reported as it ends.
+    # after another, each reported as it ends. So are a plug-in mapper's: its code runs
+    # inside ``plugin_code``, which redirects stdout and wraps the signal handlers for the
+    # call, and two calls taking turns would restore them out of order.
     first = {n: i for i, n in reversed(list(enumerate(nests))) if n not in known}
     order = sorted(first.values())
     reported = 0
@@ -148,7 +151,7 @@ def map_network(
             for i in order
         ],
         mapped,
-        width=MAX_JOBS if warm is not None else 1,
+        width=MAX_JOBS if warm is not None and is_builtin(m) else 1,
     )
     found = {nests[i]: o for i, o in zip(order, fresh, strict=True) if o is not None}
     cached = 0
