@@ -124,11 +124,9 @@ def _asking(design: Design, layer: Layer, times: int, log: list[str], name: str)
     return job
 
 
-def test_jobs_take_turns_and_their_batches_are_priced_together(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    design = build_design(simba("t"), "ws")
-    a, b = Layer(K=16, C=8, P=4, Q=4), Layer(K=8, C=16, P=8, Q=8)
+def _stacks_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The layers of each call lock step makes to ``evaluate_batches`` (the real one), as
+    the calls come."""
     calls: list[int] = []
     real = lockstep.evaluate_batches
 
@@ -137,6 +135,15 @@ def test_jobs_take_turns_and_their_batches_are_priced_together(
         return real(layers, *args, **kwargs)
 
     monkeypatch.setattr(lockstep, "evaluate_batches", counted)
+    return calls
+
+
+def test_jobs_take_turns_and_their_batches_are_priced_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    design = build_design(simba("t"), "ws")
+    a, b = Layer(K=16, C=8, P=4, Q=4), Layer(K=8, C=16, P=8, Q=8)
+    calls = _stacks_counted(monkeypatch)
     log: list[str] = []
     jobs = [_asking(design, a, 2, log, "a"), _asking(design, b, 3, log, "b")]
     values = run_together(jobs)
@@ -147,15 +154,16 @@ def test_jobs_take_turns_and_their_batches_are_priced_together(
     assert values == alone  # outside a job, price is evaluate_batch
 
 
-def test_no_more_jobs_run_at_once_than_its_width() -> None:
+def _jobs_a_b_c(*times: int) -> tuple[list[Any], list[str]]:
+    """Jobs a, b and c, pricing ``times`` batches each, and the log they share."""
     design = build_design(simba("t"), "ws")
     layer = Layer(K=16, C=8, P=4, Q=4)
     log: list[str] = []
-    jobs = [
-        _asking(design, layer, 2, log, "a"),
-        _asking(design, layer, 1, log, "b"),
-        _asking(design, layer, 1, log, "c"),
-    ]
+    return [_asking(design, layer, n, log, name) for n, name in zip(times, "abc", strict=True)], log
+
+
+def test_no_more_jobs_run_at_once_than_its_width() -> None:
+    jobs, log = _jobs_a_b_c(2, 1, 1)
     values = run_together(jobs, width=2)
     # c starts once b has ended
     assert log == ["a", "b", "a", "b ended", "c", "a ended", "c ended"]
@@ -232,14 +240,7 @@ def test_a_plugin_mappers_searches_run_one_after_another() -> None:
 
 
 def test_done_ends_the_jobs_after_it_as_if_they_had_not_started() -> None:
-    design = build_design(simba("t"), "ws")
-    layer = Layer(K=16, C=8, P=4, Q=4)
-    log: list[str] = []
-    jobs = [
-        _asking(design, layer, 3, log, "a"),
-        _asking(design, layer, 1, log, "b"),
-        _asking(design, layer, 3, log, "c"),
-    ]
+    jobs, log = _jobs_a_b_c(3, 1, 3)
     values = run_together(jobs, done=lambda i, _value: i == 1)
     assert values[0] is not None and values[1] is not None and values[2] is None
     # all three ask; answered, a asks again, b ends and c ends where it waited; a goes on
@@ -290,14 +291,7 @@ def test_a_network_searched_in_lock_step_finds_what_each_shape_finds_alone(
     )
     design = build_design(simba("t", weight_collector=2, accum_collector=4))
     before = copy.deepcopy(store)
-    stacked: list[int] = []
-    real = lockstep.evaluate_batches
-
-    def counted(layers: list[Layer], *args: Any, **kwargs: Any) -> Any:
-        stacked.append(len(layers))
-        return real(layers, *args, **kwargs)
-
-    monkeypatch.setattr(lockstep, "evaluate_batches", counted)
+    stacked = _stacks_counted(monkeypatch)
     start = time.perf_counter()
     together = map_network(network, design, mapper, warm=store)
     wall = time.perf_counter() - start
