@@ -317,7 +317,10 @@ def test_a_network_searched_in_lock_step_finds_what_each_shape_finds_alone(
     assert sum(o.seconds for o in together.outcomes.values()) <= wall
 
 
-def test_a_network_mapped_afresh_maps_its_shapes_one_after_another() -> None:
+@pytest.mark.parametrize("store", [None, WarmStore()], ids=["no store", "an empty store"])
+def test_a_network_mapped_afresh_maps_its_shapes_one_after_another(
+    store: WarmStore | None,
+) -> None:
     network = _part_of_resnet18()
     design = build_design(simba("t"))
     names: list[str] = []
@@ -326,5 +329,5 @@ def test_a_network_mapped_afresh_maps_its_shapes_one_after_another() -> None:
     def progress(outcome: MapOutcome, _done: int, _total: int) -> None:
         names.append(outcome.layer.name)
 
-    map_network(network, design, mapper, progress=progress)
+    map_network(network, design, mapper, progress=progress, warm=store)
     assert names == [layer.name for layer, _, _ in network.unique_layers(mapped=True)]

@@ -135,6 +135,11 @@ class WarmStore:
     #: (an id reused by another object is not taken for it)
     _keys: dict[int, tuple[Design, _Keys]] = field(default_factory=dict)
 
+    @property
+    def empty(self) -> bool:
+        """Whether no design's mappings are kept yet (every search starts afresh)."""
+        return not self._seen and not self._known
+
     def _of(self, design: Design) -> _Keys:
         """``design``'s identities and place, made once per design (a network asks them for
         every layer shape)."""

@@ -127,11 +127,12 @@ def map_network(
     who = f"{mapper_identity(m)}|lean {lean is not None}"
     key = None if cache is None else (design_identity(design), who)
     nests = [(key, layer_view(layer, design.arch).shape_key()) for layer, _, _ in shapes]
-    # each loop nest not known yet mapped once, by its first shape. With ``warm``, the
-    # searches run in lock step (``magnet.mapper.lockstep``): warm searches price batches of
-    # a few hundred mappings, which one call prices together. Without, each shape is
-    # searched afresh, in batches of a thousand and more that gain nothing together: one
-    # after another, each reported as it ends. So are a plug-in mapper's: its code runs
+    # each loop nest not known yet mapped once, by its first shape. With a store of earlier
+    # designs' mappings (``warm``), the searches run in lock step (``magnet.mapper.lockstep``):
+    # warm searches price batches of a few hundred mappings, which one call prices together.
+    # Without, or with an empty one, each shape is searched afresh, in batches of a thousand
+    # and more that gain nothing together: one after another, each reported as it ends (a
+    # pipeline's widest band, a search's first design). So are a plug-in mapper's: its code runs
     # inside ``plugin_code``, which redirects stdout and wraps the signal handlers for the
     # call, and two calls taking turns would restore them out of order.
     first = {n: i for i, n in reversed(list(enumerate(nests))) if n not in known}
@@ -151,7 +152,7 @@ def map_network(
             for i in order
         ],
         mapped,
-        width=MAX_JOBS if warm is not None and is_builtin(m) else 1,
+        width=MAX_JOBS if warm is not None and not warm.empty and is_builtin(m) else 1,
     )
     found = {nests[i]: o for i, o in zip(order, fresh, strict=True) if o is not None}
     cached = 0
