@@ -135,8 +135,10 @@ def map_network(
     # pipeline's widest band, a search's first design). So are a plug-in mapper's: its code runs
     # inside ``plugin_code``, which redirects stdout and wraps the signal handlers for the
     # call, and two calls taking turns would restore them out of order.
-    first = {n: i for i, n in reversed(list(enumerate(nests))) if n not in known}
-    order = sorted(first.values())
+    first: dict[tuple[Any, ...], int] = {}  # each loop nest's first shape
+    for i, n in enumerate(nests):
+        first.setdefault(n, i)
+    order = [i for n, i in first.items() if n not in known]
     reported = 0
 
     def mapped(j: int, outcome: MapOutcome) -> bool:  # a shape's outcome, as it comes

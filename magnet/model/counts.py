@@ -152,7 +152,8 @@ class LayerStack:
     what the counts read of a layer, with one value per mapping of the batch (``sizes[i]``
     mappings of ``layers[i]``, in order). Its layers are dense loop nests (no GEMM view),
     alike in the flags the counts branch on (``magnet.model.evaluate.stack_key``), so that
-    every mapping is counted as its own layer counts it.
+    every mapping is counted as its own layer counts it: ``flags``, the stack's
+    ``window_flags``, are its layers' (a ``ValueError`` where they differ).
 
     Strides and dilations are float32, so that they meet the float32 extents in the type a
     layer's own (Python integers) meet them in; extents, MACs and words are float64.
@@ -185,6 +186,10 @@ class LayerStack:
         real = [_real_words(lay) for lay in layers]
         #: [operand][b]: the words each mapping's layer really uses (``_real_words``)
         self.real_words = [each(words[op] for words in real) for op in Operand]
+        flags = {window_flags(lay) for lay in layers}
+        if len(flags) != 1:
+            raise ValueError(f"layers stacked together slide and overlap alike; got {flags}")
+        self.flags: tuple[bool, bool] = flags.pop()
 
     def operand_size(self, operand: Operand) -> FloatArray:
         """[b]: words of ``operand`` of each mapping's layer (``Layer.operand_size``)."""
@@ -193,6 +198,20 @@ class LayerStack:
 
 #: What the counts read of a layer: a ``Layer``, or a ``LayerStack`` of several.
 LayerLike = Layer | LayerStack
+
+
+def window_flags(layer: Layer) -> tuple[bool, bool]:
+    """Whether the layer's windows slide (R or S > 1), and whether they overlap (a window
+    wider than its stride along the width or the height): the counts branch on both."""
+    overlap = max(layer.wdilation * (layer.R - 1) + 1 - layer.wstride, 0) + max(
+        layer.hdilation * (layer.S - 1) + 1 - layer.hstride, 0
+    )
+    return layer.R > 1 or layer.S > 1, overlap > 0
+
+
+def _flags(layer: LayerLike) -> tuple[bool, bool]:
+    """``window_flags`` of a layer, or of a stack's layers (all alike)."""
+    return layer.flags if isinstance(layer, LayerStack) else window_flags(layer)
 
 
 class _Dims:
@@ -499,7 +518,7 @@ def _parent_share(layer: LayerLike, arch: Arch, keep: BoolArray, nest: _Nest) ->
         if lvl.fanout.chip_to_chip and li > 0 and keep[li - 1, I_]
     ]
     dims, share = nest.dims, Shares()
-    for li in links if np.any(window_overlap(layer)) else []:
+    for li in links if _flags(layer)[1] else []:
         level = np.ones(nest.t.shape[2])
         for pos, win, stride, dil in (
             (P_, R_, layer.wstride, layer.wdilation),
@@ -522,21 +541,13 @@ def _parent_share(layer: LayerLike, arch: Arch, keep: BoolArray, nest: _Nest) ->
     return share
 
 
-def window_overlap(layer: LayerLike) -> Any:
-    """How far a layer's windows overlap along the width and height together (0: none)."""
-    return np.maximum(layer.wdilation * (layer.R - 1) + 1 - layer.wstride, 0) + np.maximum(
-        layer.hdilation * (layer.S - 1) + 1 - layer.hstride, 0
-    )
-
-
 class _TileFills:
     """Words moved into each level's tile of an operand over the run (first fill
     included): ``of(op)`` is ``[l, b]``."""
 
     def __init__(self, layer: LayerLike, keep: BoolArray, nest: _Nest) -> None:
         self.layer, self.keep, self.nest = layer, keep, nest
-        window = np.any(np.asarray(layer.R) > 1) or np.any(np.asarray(layer.S) > 1)
-        self.sliding = bool(window) and bool(keep[:, I_].any())
+        self.sliding = _flags(layer)[0] and bool(keep[:, I_].any())
         #: level -> times each of its loops advances (shared by the levels below it)
         self.weights: dict[int, FloatArray] = {}
 

@@ -60,7 +60,7 @@ from magnet.model.counts import (
     analyze,
     operand_bits,
     take_batch,
-    window_overlap,
+    window_flags,
 )
 from magnet.model.mesh import mesh_below
 from magnet.model.records import LayerRecord, MapperStats, ZeroSaving
@@ -220,12 +220,12 @@ def evaluate_batch(
 
 
 def stack_key(layer: Layer, arch: Arch) -> tuple[bool, bool] | None:
-    """What layers share to be priced together on ``arch`` (``evaluate_batches``): whether
-    their windows slide, and whether they overlap (the counts branch on both); None: the
-    layer is priced alone (a GEMM view, or a sparse layer or design)."""
+    """What layers share to be priced together on ``arch`` (``evaluate_batches``): their
+    ``window_flags``; None: the layer is priced alone (a GEMM view, or a sparse layer or
+    design)."""
     if arch.layer_view == "gemm" or is_sparse(layer, arch):
         return None
-    return (layer.R > 1 or layer.S > 1, bool(window_overlap(layer) > 0))
+    return window_flags(layer)
 
 
 def evaluate_batches(
