@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import yaml
+from click.testing import CliRunner
 
 import magnet as mg
+from magnet.cli import main
 from magnet.design import Design, build_design
 from magnet.errors import PluginError
 from magnet.mapper import MapOutcome, get_mapper, lockstep
@@ -331,3 +336,18 @@ def test_a_network_mapped_afresh_maps_its_shapes_one_after_another(
 
     map_network(network, design, mapper, progress=progress, warm=store)
     assert names == [layer.name for layer, _, _ in network.unique_layers(mapped=True)]
+
+
+def test_magnet_evaluate_prints_a_networks_layers_in_order_as_each_ends(tmp_path: Path) -> None:
+    # what the user reads: the progress lines `magnet evaluate` prints, one per shape, in the
+    # network's order (in lock step they all came at the end, in the order they ended)
+    fields = ("K", "C", "P", "Q", "R", "S", "wstride", "hstride")
+    shapes = _part_of_resnet18().unique_layers(mapped=True)
+    layers = [{"name": la.name, **{f: getattr(la, f) for f in fields}} for la, _, _ in shapes]
+    net = tmp_path / "part.yaml"
+    net.write_text(yaml.safe_dump({"name": "part", "layers": layers}))
+    args = ["evaluate", "--arch", "simba-chip", "--workload", str(net), "--samples", "500"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    printed = re.findall(r"^\[(\d+)/6\] (\S+)", out.output, flags=re.M)
+    assert printed == [(str(i + 1), la.name) for i, (la, _, _) in enumerate(shapes)]
