@@ -246,8 +246,6 @@ def default_keep(arch: Arch) -> npt.NDArray[np.bool_]:
 _DIMS = tuple(Dim)
 
 
-_POSITIONS = np.arange(NUM_DIMS, dtype=np.int8)
-
 #: One level's loops, as ``loops_batch`` takes them: its index (innermost first), its
 #: temporal factors (outermost loop first), its x and y fan-out factors, and what it keeps
 #: (operand names; None: what the level keeps).
@@ -284,25 +282,28 @@ def loops_batch(arch: Arch, levels: Iterable[LevelLoops]) -> MappingBatch:
     once; a level not listed runs no loops and keeps what it keeps). Structure unchecked
     (``check_structure``)."""
     nlev = len(arch.levels)
-    t = np.ones((nlev, NUM_DIMS, 1), dtype=np.int32)
-    sx = np.ones_like(t)
-    sy = np.ones_like(t)
-    rank = np.tile(np.arange(NUM_DIMS, dtype=np.int8)[None, :, None], (nlev, 1, 1))
+    # plain lists, made arrays once: numpy's cost per element set is most of a small batch's
+    t, sx, sy = ([[1] * NUM_DIMS for _ in range(nlev)] for _ in range(3))
+    rank = [list(range(NUM_DIMS)) for _ in range(nlev)]
     keep = default_keep(arch)
     for li, temporal, spatial_x, spatial_y, kept in levels:
         listed = [parse_dim(d) for d in temporal]
-        rank[li, [*reversed(listed), *(d for d in _DIMS if d not in listed)], 0] = _POSITIONS
-        for name, f in temporal.items():
-            t[li, parse_dim(name), 0] = f
-        for name, f in spatial_x.items():
-            sx[li, parse_dim(name), 0] = f
-        for name, f in spatial_y.items():
-            sy[li, parse_dim(name), 0] = f
+        for position, d in enumerate([*reversed(listed), *(d for d in _DIMS if d not in listed)]):
+            rank[li][d] = position
+        for factors, into in ((temporal, t), (spatial_x, sx), (spatial_y, sy)):
+            for name, f in factors.items():
+                into[li][parse_dim(name)] = f
         if kept is not None:
             keep[li] = False
             for k in kept:
                 keep[li, parse_operand(k)] = True
-    return MappingBatch(t, sx, sy, rank, keep)
+
+    def one(rows: list[list[int]], dtype: type[np.integer[Any]]) -> np.ndarray:
+        return np.array(rows, dtype=dtype)[:, :, None]
+
+    return MappingBatch(
+        one(t, np.int32), one(sx, np.int32), one(sy, np.int32), one(rank, np.int8), keep
+    )
 
 
 def check_structure(batch: MappingBatch, arch: Arch, source: str = "mapping") -> None:

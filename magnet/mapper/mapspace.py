@@ -248,6 +248,32 @@ class Space:
         fit: np.ndarray = need <= self.cap_bits
         return fit
 
+    @cached_property
+    def _room(self) -> list[tuple[float, float, float, float]]:
+        """Per level below the top: the bits a word of weights, inputs and outputs takes
+        there (0 for what it does not keep), and its capacity (``first_misfit``)."""
+        kept = self.keep * self.bits
+        return [
+            (float(kept[li, 0]), float(kept[li, 1]), float(kept[li, 2]), float(self.cap_bits[li]))
+            for li in range(self.nl - 1)
+        ]
+
+    def first_misfit(self, level_factors: list[list[float]]) -> int | None:
+        """The innermost level below the top whose tile does not fit it, for one mapping's
+        loops ``level_factors[dim][level]``; None: every one fits. ``fits_each`` for a
+        single mapping in plain floats, the same sums in the same order (numpy's cost per
+        call is most of a small array's)."""
+        extent = [1.0] * NUM_DIMS
+        for li, (kw, ki, ko, cap) in enumerate(self._room):
+            for d in range(NUM_DIMS):
+                extent[d] *= level_factors[d][li]
+            if cap == math.inf:
+                continue
+            weights, inputs, outputs = operand_words(self.layer, extent)
+            if not weights * kw + inputs * ki + outputs * ko <= cap:
+                return li
+        return None
+
     def min_extents(self) -> np.ndarray:
         """float[dim, level]: the smallest tile's extents at each level: the fixed factors
         at and below it, or the whole dimension where no level above may loop over it."""

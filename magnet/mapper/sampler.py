@@ -395,6 +395,17 @@ class _Plan:
             for li in range(nl)
             if np.isfinite(space.cap_bits[li]) and (space.keep[li] * space.bits[li]).any()
         ]
+        #: per level, the spatial slots' dims by axis, and the fixed factors (dim, factor)
+        #: that scale its tiles (``_capacities``)
+        self.slot_dims = {(li, axis): dims for li, axis, _, dims in self.spatial}
+        self.fixed_scales = [
+            [
+                (int(d), int(fixed[li, d]))
+                for fixed in (self.fixed_x, self.fixed_y, self.fixed_t)
+                for d in np.flatnonzero(fixed[li] > 1)
+            ]
+            for li in range(nl)
+        ]
         self.rank_groups = _rank_groups(space)
         self.movable = _movable(space)
         self.dtype = _capacity_dtype(space, self.finite)
@@ -669,16 +680,13 @@ def _capacities(
 ) -> list[_Capacity]:
     """A ``_Capacity`` per level of finite capacity, from the fixed and spatial factors."""
     out = []
-    extent: list[Extent] = [1.0] * NUM_DIMS
-    spatial = {(li, axis): dims for li, axis, _, dims in plan.spatial}
+    extent: list[Extent] = [1.0] * NUM_DIMS  # whole numbers: exact in any order
     for li in range(plan.finite[-1] + 1 if plan.finite else 0):
-        for axis, arr, fixed in ((0, sx, plan.fixed_x), (1, sy, plan.fixed_y)):
-            for d in spatial.get((li, axis), ()):
+        for axis, arr in ((0, sx), (1, sy)):
+            for d in plan.slot_dims.get((li, axis), ()):
                 extent[d] = extent[d] * arr[li, d]
-            for e in np.flatnonzero(fixed[li] > 1):
-                extent[e] = extent[e] * fixed[li, e]
-        for e in np.flatnonzero(plan.fixed_t[li] > 1):
-            extent[e] = extent[e] * plan.fixed_t[li, e]
+        for d, f in plan.fixed_scales[li]:
+            extent[d] = extent[d] * f
         if li in plan.finite:
             out.append(_Capacity(space, li, extent, n, plan.dtype))
     return out

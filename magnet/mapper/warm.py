@@ -203,6 +203,10 @@ class WarmStore:
             del seen[0]
 
 
+#: A dim's index by its name (``Dim[name]``, without the enum's cost per lookup).
+_INDEX = {d.name: int(d) for d in Dim}
+
+
 def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops]:
     """The loops of every level of ``space`` (innermost first; each keeping what the level
     keeps), from ``mapping`` (a neighbouring design's) made a mapping of ``space`` where it
@@ -218,10 +222,12 @@ def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops
     arch = space.arch
     order = [lvl.name for lvl in arch.inner_first]  # innermost first
     temporal, spatial = _projected(mapping, order)
+    top = len(order) - 1
+    allow_t = space.allow_t.tolist()  # [level][dim]
 
     def place(dim: str, factor: int, li: int) -> int:
-        d = int(Dim[dim])
-        at = next((lj for lj in range(li, len(order)) if space.allow_t[lj, d]), len(order) - 1)
+        d = _INDEX[dim]
+        at = next((lj for lj in range(li, top + 1) if allow_t[lj][d]), top)
         temporal[at][dim] = temporal[at].get(dim, 1) * factor
         return at
 
@@ -230,24 +236,22 @@ def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops
             (spatial[li][0], fx, space.allow_sx),
             (spatial[li][1], fy, space.allow_sy),
         ):
-            for dim in [d for d in factors if not allow[li, int(Dim[d])]]:
+            for dim in [d for d in factors if not allow[li, _INDEX[d]]]:
                 place(dim, factors.pop(dim), li)
             while math.prod(factors.values()) > limit:
                 dim = max(factors, key=lambda d: factors[d])
                 place(dim, factors.pop(dim), li)
-        for dim in [d for d in temporal[li] if not space.allow_t[li, int(Dim[d])]]:
-            place(dim, temporal[li].pop(dim), li + 1 if li + 1 < len(order) else li)
-    level_factors = np.ones((len(DIMS), len(order)))  # [dim, level]: each level's loops
+        for dim in [d for d in temporal[li] if not allow_t[li][_INDEX[d]]]:
+            place(dim, temporal[li].pop(dim), li + 1 if li < top else li)
+    level_factors = [[1.0] * len(order) for _ in DIMS]  # [dim][level]: each level's loops
     for li in range(len(order)):
         for factors in (temporal[li], *spatial[li]):
             for dim, f in factors.items():
-                level_factors[Dim[dim], li] *= f
+                level_factors[_INDEX[dim]][li] *= f
     for _ in range(moves):
-        extents = np.cumprod(level_factors, axis=1)  # each level's tile
-        misfits = np.flatnonzero(~space.fits_each(extents)[:-1])
-        if not misfits.size:
+        bad = space.first_misfit(level_factors)  # each level's tile, innermost first
+        if bad is None:
             break
-        bad = int(misfits[0])
         # its own loops, else those of the nearest level below over what it keeps
         kept = {d.name for op in Operand if space.keep[bad, op] for d in RELEVANT[op]}
         shrinkable = {}
@@ -262,8 +266,8 @@ def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops
         dim = max(shrinkable, key=lambda d: shrinkable[d])
         prime = _smallest_prime(shrinkable[dim])
         temporal[lj][dim] = shrinkable[dim] // prime
-        level_factors[Dim[dim], lj] /= prime
-        level_factors[Dim[dim], place(dim, prime, bad + 1)] *= prime
+        level_factors[_INDEX[dim]][lj] /= prime
+        level_factors[_INDEX[dim]][place(dim, prime, bad + 1)] *= prime
     for ls, op in space.stationary:
         _keep_stationary(temporal, ls, op, space)
     return [

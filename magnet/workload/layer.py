@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, Protocol, TypedDict
 
 from annotated_types import Ge, Le
@@ -301,11 +301,12 @@ class Windowed(Protocol):
     def hdilation(self) -> Any: ...
 
 
-def operand_words(layer: Windowed, e: Mapping[int, Any]) -> tuple[Any, Any, Any]:
+def operand_words(layer: Windowed, e: Mapping[int, Any] | Sequence[Any]) -> tuple[Any, Any, Any]:
     """Words of the weights, inputs and outputs of a tile of per-dimension extents ``e``
-    (by ``Dim``; numbers or arrays of one shape): inputs take the sliding-window box,
-    ``wstride * (P - 1) + wdilation * (R - 1) + 1`` wide, likewise high with Q and S. A
-    layer's own sizes are plain integers, without numpy's cost."""
+    (indexed by ``Dim``, a mapping or a sequence; numbers or arrays of one shape): inputs
+    take the sliding-window box, ``wstride * (P - 1) + wdilation * (R - 1) + 1`` wide,
+    likewise high with Q and S. A layer's own sizes are plain integers, without numpy's
+    cost."""
     width = layer.wstride * (e[Dim.P] - 1) + layer.wdilation * (e[Dim.R] - 1) + 1
     height = layer.hstride * (e[Dim.Q] - 1) + layer.hdilation * (e[Dim.S] - 1) + 1
     weights = e[Dim.G] * e[Dim.K] * e[Dim.C] * e[Dim.R] * e[Dim.S]
