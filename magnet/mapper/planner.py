@@ -36,12 +36,13 @@ latency objective.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from magnet.arch.spec import Arch, StorageLevel
 from magnet.cost import ArchCosts
@@ -462,6 +463,11 @@ def on_chip_cycles(layer_after_layer: NetworkResult) -> list[float]:
     ]
 
 
+def _arrays(cycles: Cycles) -> list[tuple[int, np.ndarray]]:
+    """Each band's cycles as an array."""
+    return [(h, np.asarray(t, dtype=float)) for h, t in cycles.items()]
+
+
 def split(
     network: Network,
     bands: dict[int, dict[ShapeKey, Result]],
@@ -490,43 +496,71 @@ def frontier(
     ``r`` rows, its last stage entries j..i on h rows; intervals under ``floor`` (cycles)
     count as ``floor``; ties go to a last stage of fewer rows, then to a longer one. The plans
     returned end in distinct last stages, each after the best plan before it. ``allowed(j,
-    i, h)``: whether entries j..i may be a stage on h rows (None: any)."""
+    i, h)``: whether entries j..i may be a stage on h rows (None: any), asked once for each
+    stage that could end a plan. A row count's ``best`` is found for every i at once (numpy
+    over every (i, j): it needs only the row counts below it)."""
     n = len(next(iter(cycles.values()), []))
+    if n == 0:
+        return []
+    inf = math.inf  # a plan's interval and latency are finite: so is ``floor``
     # cycles of entries [0, i) that fit, and how many do not, on each band
-    finite = {
-        h: [0.0, *itertools.accumulate(0.0 if c == math.inf else c for c in t)]
-        for h, t in cycles.items()
+    total = {
+        h: np.concatenate([[0.0], np.cumsum(np.where(np.isinf(t), 0.0, t))])
+        for h, t in _arrays(cycles)
     }
-    misfits = {h: [0, *itertools.accumulate(c == math.inf for c in t)] for h, t in cycles.items()}
-    Best = tuple[float, float, int, int]
-    best: list[list[Best | None]] = [[None] * (n + 1) for _ in range(rows + 1)]
-    best[0][0] = (floor, 0.0, 0, 0)
-    stage = None if allowed is None else functools.cache(allowed)  # asked for each r alike
+    misfits = {h: np.concatenate([[0], np.cumsum(np.isinf(t))]) for h, t in _arrays(cycles)}
+    # best[r][i]: the interval and latency of the best plan of entries [0, i) on r rows (inf:
+    # none), and its last stage's rows and first entry
+    interval = np.full((rows + 1, n + 1), inf)
+    latency = np.full((rows + 1, n + 1), inf)
+    last = np.zeros((2, rows + 1, n + 1), dtype=np.int64)
+    interval[0, 0], latency[0, 0] = floor, 0.0
+    before = np.tri(n + 1, k=-1, dtype=bool)  # [i, j]: j < i
+    # [i, j] per h: whether entries j..i may be a stage on h rows, where asked (``asked``)
+    may = {h: np.zeros((n + 1, n + 1), dtype=bool) for h in range(1, rows + 1)}
+    asked = {h: np.zeros((n + 1, n + 1), dtype=bool) for h in range(1, rows + 1)}
 
-    def options(i: int, r: int) -> list[Best]:
-        out: list[Best] = []
+    def options(r: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each plan of entries [0, i) on r rows by its last stage, entries j..i on h
+        rows: its interval and latency ([i, h - 1, j]; inf: none)."""
+        iv = np.full((n + 1, r, n + 1), inf)
+        lt = np.full((n + 1, r, n + 1), inf)
         for h in range(1, r + 1):
-            before, total, bad = best[r - h], finite[h], misfits[h]
-            for j in range(i):
-                b = before[j]
-                if b is not None and bad[i] == bad[j] and (stage is None or stage(j, i, h)):
-                    t = total[i] - total[j]
-                    out.append((max(b[0], t), b[1] + t, h, j))
-        return out
+            t = total[h][:, None] - total[h][None, :]  # [i, j]
+            ok = before & np.isfinite(interval[r - h])[None, :]
+            ok &= misfits[h][:, None] == misfits[h][None, :]
+            if allowed is not None:  # each stage asked once, and only where it could end
+                for i, j in zip(*np.nonzero(ok & ~asked[h]), strict=True):
+                    may[h][i, j] = allowed(int(j), int(i), h)
+                asked[h] |= ok
+                ok &= may[h]
+            iv[:, h - 1] = np.where(ok, np.maximum(interval[r - h][None, :], t), inf)
+            lt[:, h - 1] = np.where(ok, latency[r - h][None, :] + t, inf)
+        return iv, lt
 
-    for i in range(1, n):
-        for r in range(1, rows + 1):
-            found = options(i, r)
-            if found:
-                best[r][i] = min(found)
+    for r in range(1, rows + 1):
+        every_iv, every_lt = options(r)
+        shape = (max(0, n - 1), r * (n + 1))  # [i, (h, j)]
+        iv, lt = every_iv[1:n].reshape(shape), every_lt[1:n].reshape(shape)
+        # the least (interval, latency, h, j) of each i: ties go to fewer rows, then to j
+        low = iv.min(axis=1, keepdims=True)
+        pick = np.where(iv == low, lt, inf).argmin(axis=1)
+        found = np.isfinite(low[:, 0])
+        interval[r, 1:n] = np.where(found, low[:, 0], inf)
+        latency[r, 1:n] = np.where(found, lt[np.arange(n - 1), pick], inf)
+        last[:, r, 1:n] = np.divmod(pick, n + 1)
+        last[0, r, 1:n] += 1
+    iv, lt = every_iv[n].ravel(), every_lt[n].ravel()  # every plan of all entries on all rows
+    hs, js = np.divmod(np.arange(iv.size), n + 1)
+    ends = [k for k in np.lexsort((js, hs, lt, iv)) if np.isfinite(iv[k])][:count]
     plans: list[Plan] = []
-    for _, _, h, j in sorted(options(n, rows))[:count]:
+    for k in ends:
+        h, j = int(hs[k]) + 1, int(js[k])
         plan: Plan = [(j, n, h)]
         i, r = j, rows - h
         while (i, r) != (0, 0):
-            b = best[r][i]
-            assert b is not None
-            plan.append((b[3], i, b[2]))
-            i, r = b[3], r - b[2]
+            h, j = int(last[0, r, i]), int(last[1, r, i])
+            plan.append((j, i, h))
+            i, r = j, r - h
         plans.append(plan[::-1])
     return plans
