@@ -463,11 +463,6 @@ def on_chip_cycles(layer_after_layer: NetworkResult) -> list[float]:
     ]
 
 
-def _arrays(cycles: Cycles) -> list[tuple[int, np.ndarray]]:
-    """Each band's cycles as an array."""
-    return [(h, np.asarray(t, dtype=float)) for h, t in cycles.items()]
-
-
 def split(
     network: Network,
     bands: dict[int, dict[ShapeKey, Result]],
@@ -504,11 +499,12 @@ def frontier(
         return []
     inf = math.inf  # a plan's interval and latency are finite: so is ``floor``
     # cycles of entries [0, i) that fit, and how many do not, on each band
+    bands = {h: np.asarray(t, dtype=float) for h, t in cycles.items()}
     total = {
         h: np.concatenate([[0.0], np.cumsum(np.where(np.isinf(t), 0.0, t))])
-        for h, t in _arrays(cycles)
+        for h, t in bands.items()
     }
-    misfits = {h: np.concatenate([[0], np.cumsum(np.isinf(t))]) for h, t in _arrays(cycles)}
+    misfits = {h: np.concatenate([[0], np.cumsum(np.isinf(t))]) for h, t in bands.items()}
     # best[r][i]: the interval and latency of the best plan of entries [0, i) on r rows (inf:
     # none), and its last stage's rows and first entry
     interval = np.full((rows + 1, n + 1), inf)
