@@ -244,18 +244,26 @@ def test_a_design_maps_a_shape_once_over_its_workloads_and_keeps_nothing_after()
 def test_the_repairs_fit_check_is_the_mapspaces() -> None:
     # the repair asks which level a seed's tiles overflow first in plain floats
     # (``Space.first_misfit``); it must answer as ``fits_each`` does on the same tiles, on a
-    # strided layer and a 3x3 one, under two dataflows, for tiles that fit and overflow
+    # strided layer and a 3x3 one, under two dataflows, and on compressed tiles (weights 2:4
+    # in a bitmask: 5 bits a word), for tiles that fit and overflow
     rng = np.random.default_rng(0)
     strided = mg.Layer(name="s", K=64, C=3, P=112, Q=112, R=7, S=7, wstride=2, hstride=2)
+    zeros = LAYER.model_copy(update={"densities": mg.Layer(densities={"weights": "2:4"}).densities})
+    sparse = mg.templates.simba(zeros="skipping", weight_format="bitmask", dram_format="rle")
+    cases = [
+        (layer, design(flow, weight_buffer="8KiB", input_buffer="4KiB"))
+        for layer in (LAYER, strided)
+        for flow in ("ws", "os-local-ws")
+    ]
+    cases.append((zeros, build_design(sparse, "ws")))
     seen = set()
-    for layer in (LAYER, strided):
-        for flow in ("ws", "os-local-ws"):
-            d = design(flow, weight_buffer="8KiB", input_buffer="4KiB")
-            space = Space(layer_view(layer, d.arch), d.arch, d.dataflow)
-            for _ in range(200):
-                factors = rng.choice([1, 1, 1, 1, 2, 3, 7], size=(8, space.nl)).astype(float)
-                fits = space.fits_each(np.cumprod(factors, axis=1))[:-1]
-                expected = next((li for li, ok in enumerate(fits) if not ok), None)
-                assert space.first_misfit(factors.tolist()) == expected
-                seen.add(expected)
+    for layer, d in cases:
+        space = Space(layer_view(layer, d.arch), d.arch, d.dataflow)
+        for _ in range(200):
+            factors = rng.choice([1, 1, 1, 1, 2, 3, 7], size=(8, space.nl)).astype(float)
+            fits = space.fits_each(np.cumprod(factors, axis=1))[:-1]
+            expected = next((li for li, ok in enumerate(fits) if not ok), None)
+            assert space.first_misfit(factors.tolist()) == expected
+            seen.add(expected)
+    assert 5.0 in space.bits  # the compressed weights' bits a word
     assert None in seen and len(seen) >= 3  # tiles that fit, and overflows at two levels
