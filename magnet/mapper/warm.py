@@ -48,7 +48,7 @@ from magnet.mapping import (
     check_structure,
     loops_batch,
 )
-from magnet.workload.dims import DIMS, RELEVANT, Dim, Operand
+from magnet.workload.dims import DIMS, RELEVANT, Operand, parse_dim
 
 if TYPE_CHECKING:
     from magnet.mapper.mapper import MapOutcome
@@ -203,10 +203,6 @@ class WarmStore:
             del seen[0]
 
 
-#: A dim's index by its name (``Dim[name]``, without the enum's cost per lookup).
-_INDEX = {d.name: int(d) for d in Dim}
-
-
 def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops]:
     """The loops of every level of ``space`` (innermost first; each keeping what the level
     keeps), from ``mapping`` (a neighbouring design's) made a mapping of ``space`` where it
@@ -226,7 +222,7 @@ def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops
     allow_t = space.allow_t.tolist()  # [level][dim]
 
     def place(dim: str, factor: int, li: int) -> int:
-        d = _INDEX[dim]
+        d = parse_dim(dim)
         at = next((lj for lj in range(li, top + 1) if allow_t[lj][d]), top)
         temporal[at][dim] = temporal[at].get(dim, 1) * factor
         return at
@@ -236,18 +232,18 @@ def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops
             (spatial[li][0], fx, space.allow_sx),
             (spatial[li][1], fy, space.allow_sy),
         ):
-            for dim in [d for d in factors if not allow[li, _INDEX[d]]]:
+            for dim in [d for d in factors if not allow[li, parse_dim(d)]]:
                 place(dim, factors.pop(dim), li)
             while math.prod(factors.values()) > limit:
                 dim = max(factors, key=lambda d: factors[d])
                 place(dim, factors.pop(dim), li)
-        for dim in [d for d in temporal[li] if not allow_t[li][_INDEX[d]]]:
+        for dim in [d for d in temporal[li] if not allow_t[li][parse_dim(d)]]:
             place(dim, temporal[li].pop(dim), li + 1 if li < top else li)
     level_factors = [[1.0] * len(order) for _ in DIMS]  # [dim][level]: each level's loops
     for li in range(len(order)):
         for factors in (temporal[li], *spatial[li]):
             for dim, f in factors.items():
-                level_factors[_INDEX[dim]][li] *= f
+                level_factors[parse_dim(dim)][li] *= f
     for _ in range(moves):
         bad = space.first_misfit(level_factors)  # each level's tile, innermost first
         if bad is None:
@@ -266,8 +262,8 @@ def repaired(mapping: Mapping, space: Space, moves: int = 32) -> list[LevelLoops
         dim = max(shrinkable, key=lambda d: shrinkable[d])
         prime = _smallest_prime(shrinkable[dim])
         temporal[lj][dim] = shrinkable[dim] // prime
-        level_factors[_INDEX[dim]][lj] /= prime
-        level_factors[_INDEX[dim]][place(dim, prime, bad + 1)] *= prime
+        level_factors[parse_dim(dim)][lj] /= prime
+        level_factors[parse_dim(dim)][place(dim, prime, bad + 1)] *= prime
     for ls, op in space.stationary:
         _keep_stationary(temporal, ls, op, space)
     return [
@@ -289,7 +285,7 @@ def _keep_stationary(temporal: list[dict[str, int]], ls: int, op: Operand, space
         return
     moved: dict[str, int] = {}
     for m, d in walk[: others[-1]]:
-        if d in relevant and space.allow_t[top, int(Dim[d])]:
+        if d in relevant and space.allow_t[top, parse_dim(d)]:
             moved[d] = moved.get(d, 1) * temporal[m].pop(d)
     for d in moved:
         moved[d] *= temporal[top].pop(d, 1)
