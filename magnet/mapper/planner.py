@@ -498,23 +498,25 @@ def frontier(
     if n == 0:
         return []
     inf = math.inf  # a plan's interval and latency are finite: so is ``floor``
-    # cycles of entries [0, i) that fit, and how many do not, on each band
-    bands = {h: np.asarray(t, dtype=float) for h, t in cycles.items()}
-    total = {
-        h: np.concatenate([[0.0], np.cumsum(np.where(np.isinf(t), 0.0, t))])
-        for h, t in bands.items()
-    }
-    misfits = {h: np.concatenate([[0], np.cumsum(np.isinf(t))]) for h, t in bands.items()}
+    # each stage j..i on each band of h rows: its cycles (those of its entries that fit)
+    # and whether every entry fits ([i, j], j < i); the same for every row count
+    cycles_of: dict[int, np.ndarray] = {}
+    fits: dict[int, np.ndarray] = {}
+    for h, t in cycles.items():
+        band = np.asarray(t, dtype=float)
+        total = np.concatenate([[0.0], np.cumsum(np.where(np.isinf(band), 0.0, band))])
+        misfits = np.concatenate([[0], np.cumsum(np.isinf(band))])
+        cycles_of[h] = total[:, None] - total[None, :]
+        fits[h] = np.tri(n + 1, k=-1, dtype=bool) & (misfits[:, None] == misfits[None, :])
     # best[r][i]: the interval and latency of the best plan of entries [0, i) on r rows (inf:
     # none), and its last stage's rows and first entry
     interval = np.full((rows + 1, n + 1), inf)
     latency = np.full((rows + 1, n + 1), inf)
     last = np.zeros((2, rows + 1, n + 1), dtype=np.int64)
     interval[0, 0], latency[0, 0] = floor, 0.0
-    before = np.tri(n + 1, k=-1, dtype=bool)  # [i, j]: j < i
-    # [i, j] per h: whether entries j..i may be a stage on h rows, where asked (``asked``)
-    may = {h: np.zeros((n + 1, n + 1), dtype=bool) for h in range(1, rows + 1)}
-    asked = {h: np.zeros((n + 1, n + 1), dtype=bool) for h in range(1, rows + 1)}
+    # [i, j] per h: whether ``allowed`` lets entries j..i be a stage on h rows, where asked
+    asked = {h: np.zeros_like(f) for h, f in fits.items()} if allowed is not None else {}
+    may = {h: np.zeros_like(f) for h, f in fits.items()} if allowed is not None else {}
 
     def options(r: int) -> tuple[np.ndarray, np.ndarray]:
         """Each plan of entries [0, i) on r rows by its last stage, entries j..i on h
@@ -522,9 +524,8 @@ def frontier(
         iv = np.full((n + 1, r, n + 1), inf)
         lt = np.full((n + 1, r, n + 1), inf)
         for h in range(1, r + 1):
-            t = total[h][:, None] - total[h][None, :]  # [i, j]
-            ok = before & np.isfinite(interval[r - h])[None, :]
-            ok &= misfits[h][:, None] == misfits[h][None, :]
+            t = cycles_of[h]
+            ok = fits[h] & np.isfinite(interval[r - h])[None, :]
             if allowed is not None:  # each stage asked once, and only where it could end
                 for i, j in zip(*np.nonzero(ok & ~asked[h]), strict=True):
                     may[h][i, j] = allowed(int(j), int(i), h)
