@@ -503,6 +503,28 @@ def test_a_pool_batches_designs_of_a_few_ms_and_hands_each_back_once(ray_cluster
     assert all(isinstance(o, DesignResult) and o.status == "infeasible" for o in got.values())
 
 
+def test_a_pools_workers_trade_their_stores_in_a_directory_it_removes(ray_cluster) -> None:
+    # each worker that maps a design appends its outcomes to a file of its own in the pool's
+    # exchange directory (``WarmStore.share``), which the pool removes when it closes
+    jobs = _pool_jobs(SPACE, [4, 8, 4, 8], "os-local-ws", accum=4)
+    pool = workers.RayPool(2, ray_cluster)
+    try:
+        assert pool.exchange is not None
+        directory, count = pool.exchange
+        assert count == 2
+        for job in jobs:
+            pool.submit(job)
+        got = _collect(pool, len(jobs))
+        sizes = {f.name: f.stat().st_size for f in Path(directory).iterdir()}
+    finally:
+        pool.close()
+    assert all(isinstance(o, DesignResult) and o.status == "ok" for o in got.values())
+    ran = {o.worker for o in got.values() if isinstance(o, DesignResult)}
+    assert len(sizes) == len(ran) and all(name.startswith("store-") for name in sizes)
+    assert all(size > 0 for size in sizes.values())  # each published its outcomes
+    assert not Path(directory).exists()
+
+
 @pytest.mark.parametrize("crashing", [0, 1])
 def test_a_worker_dying_mid_batch_fails_that_design_and_resends_the_rest(
     tmp_path, ray_cluster, crashing

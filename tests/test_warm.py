@@ -4,9 +4,12 @@ re-validated, never trusted."""
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 import magnet as mg
+from magnet.dataflow import Dataflow, Rule
 from magnet.design import build_design, searched_designs
 from magnet.mapper import get_mapper
 from magnet.mapper.mapspace import Space, lift
@@ -267,3 +270,109 @@ def test_the_repairs_fit_check_is_the_mapspaces() -> None:
             seen.add(expected)
     assert 5.0 in space.bits  # the compressed weights' bits a word
     assert None in seen and len(seen) >= 3  # tiles that fit, and overflows at two levels
+
+
+def test_the_stores_of_a_searchs_workers_trade_what_they_learn(tmp_path) -> None:
+    # two workers' stores share a directory, as a Ray pool's do (``WarmStore.share``): what
+    # one learns starts the other's searches as if it had mapped the design itself, and
+    # answers a design that prices a layer alike outright
+    first, second = WarmStore(), WarmStore()
+    first.share(str(tmp_path), 2)
+    second.share(str(tmp_path), 2)
+    assert first.exchange is not None and second.exchange is not None
+    assert (first.exchange.turn, second.exchange.turn) == (0, 1)
+    big, small = design(weight_buffer="64KiB"), design(weight_buffer="32KiB")
+    assert not second.knows(small)
+    map_network(NET, big, "fast", warm=first, **OPTIONS)
+    assert second.knows(small)  # the first store's outcome, read from its file
+    key = LAYER.shape_key()
+    traded = map_network(NET, small, "fast", warm=second, **OPTIONS).outcomes[key]
+    alone = WarmStore()
+    map_network(NET, big, "fast", warm=alone, **OPTIONS)
+    own = map_network(NET, small, "fast", warm=alone, **OPTIONS).outcomes[key]
+    assert traded.result is not None and own.result is not None
+    assert traded.result.start == own.result.start == "warm"
+    assert traded.result.mapping == own.result.mapping
+    assert traded.mappings_evaluated == own.mappings_evaluated
+    back = map_network(NET, small, "fast", warm=first, **OPTIONS).outcomes[key]
+    assert back.result is not None and back.result.start == "exact"  # the second's, traded
+    # a store whose directory cannot be written (another machine's) keeps its own
+    lone = WarmStore()
+    lone.share(str(tmp_path / "elsewhere"), 2)
+    assert lone.exchange is None
+
+
+def test_a_store_reads_a_record_once_whole_and_a_bad_file_ends_the_trade_not_a_design(
+    tmp_path,
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    source = WarmStore()
+    source.share(str(tmp_path / "a"), 2)
+    big, small = design(weight_buffer="64KiB"), design(weight_buffer="32KiB")
+    map_network(NET, big, "fast", warm=source, **OPTIONS)
+    written = (tmp_path / "a" / "store-0").read_bytes()
+    reader = WarmStore()
+    reader.share(str(tmp_path / "b"), 2)
+    peer = tmp_path / "b" / "store-1"  # another worker's file, being written
+    peer.write_bytes(written[:10])
+    assert not reader.knows(small)  # a record not yet whole is not read
+    with peer.open("ab") as f:
+        f.write(written[10:])
+    assert reader.knows(small)
+    with peer.open("ab") as f:
+        f.write(struct.pack("<I", 3) + b"abc")  # not a record
+    key = LAYER.shape_key()
+    outcome = map_network(NET, small, "fast", warm=reader, **OPTIONS).outcomes[key]
+    assert outcome.result is not None and outcome.result.start == "warm"
+    assert reader.exchange is not None and not reader.exchange.trading  # keeps its own now
+
+
+def test_a_workers_turn_starts_its_first_searches_midway_with_the_same_outcomes(
+    tmp_path,
+) -> None:
+    # searched afresh while another worker may search the same shapes, the second worker
+    # starts at the middle of them; each shape's outcome is its own search's, as in order
+    layers = [
+        mg.Layer(
+            name=f"l{i}", K=32 * (i + 1), C=32, P=14, Q=14, R=1 + 2 * (i % 2), S=1 + 2 * (i % 2)
+        )
+        for i in range(4)
+    ]
+    net = mg.Network(name="four", layers=tuple(NetworkLayer(layer=lyr) for lyr in layers))
+    (tmp_path / "store-0").write_bytes(b"")  # the first worker's
+    store = WarmStore()
+    store.share(str(tmp_path), 2)
+    assert store.exchange is not None and store.exchange.turn == 1
+    names: list[str] = []
+
+    def progress(outcome, done, total) -> None:
+        names.append(outcome.layer.name)
+
+    turned = map_network(net, design(), "fast", warm=store, progress=progress, **OPTIONS)
+    plain = map_network(net, design(), "fast", **OPTIONS)
+    assert names == ["l2", "l3", "l0", "l1"]
+    for lyr in layers:
+        a, b = turned.outcomes[lyr.shape_key()], plain.outcomes[lyr.shape_key()]
+        assert a.result is not None and b.result is not None
+        assert a.result.mapping == b.result.mapping and a.result.edp == b.result.edp
+
+
+def test_a_shape_that_cannot_be_mapped_is_named_alike_whatever_the_turn(tmp_path) -> None:
+    # a factor of P=2 fixed at the global buffer: a layer of P=1 cannot be mapped (half its
+    # iterations would pad), so the design cannot run the network. Started midway (at l2),
+    # the shapes after the failing l3 are still searched, and the outcome named is the
+    # network's first that cannot be mapped, l1, as without a turn
+    flow = Dataflow(name="bad", rules=(Rule(level="GlobalBuffer", factors={"P": 2}),))
+    chip = build_design(mg.load_arch("simba-chip"), flow)
+    layers = [
+        mg.Layer(name=f"l{i}", K=16 * (i + 1), C=16, P=p, Q=p) for i, p in enumerate((8, 1, 8, 1))
+    ]
+    net = mg.Network(name="four", layers=tuple(NetworkLayer(layer=lyr) for lyr in layers))
+    (tmp_path / "store-0").write_bytes(b"")
+    store = WarmStore()
+    store.share(str(tmp_path), 2)
+    turned = map_network(net, chip, "fast", warm=store, **OPTIONS)
+    plain = map_network(net, chip, "fast", **OPTIONS)
+    assert turned.status == plain.status == "infeasible"
+    assert turned.reason == plain.reason and "'l1'" in str(turned.reason)

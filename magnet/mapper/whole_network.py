@@ -128,17 +128,29 @@ def map_network(
     key = None if cache is None else (design_identity(design), who)
     nests = [(key, layer_view(layer, design.arch).shape_key()) for layer, _, _ in shapes]
     # each loop nest not known yet mapped once, by its first shape. With a store of earlier
-    # designs' mappings (``warm``), the searches run in lock step (``magnet.mapper.lockstep``):
-    # warm searches price batches of a few hundred mappings, which one call prices together.
-    # Without, or with an empty one, each shape is searched afresh, in batches of a thousand
-    # and more that gain nothing together: one after another, each reported as it ends (a
-    # pipeline's widest band, a search's first design). So are a plug-in mapper's: its code runs
-    # inside ``plugin_code``, which redirects stdout and wraps the signal handlers for the
-    # call, and two calls taking turns would restore them out of order.
+    # designs' mappings of the design's structure (``warm``), the searches run in lock step
+    # (``magnet.mapper.lockstep``): warm searches price batches of a few hundred mappings,
+    # which one call prices together. Without (a pipeline's widest band, a search's first
+    # design, or its first of a structure), each shape is searched afresh, in batches of a
+    # thousand and more that gain nothing together: one after another, each reported as it
+    # ends. So are a plug-in mapper's: its code runs inside ``plugin_code``, which redirects
+    # stdout and wraps the signal handlers for the call, and two calls taking turns would
+    # restore them out of order.
     first: dict[tuple[Any, ...], int] = {}  # each loop nest's first shape
     for i, n in enumerate(nests):
         first.setdefault(n, i)
     order = [i for n, i in first.items() if n not in known]
+    width = MAX_JOBS if warm is not None and warm.knows(design) and is_builtin(m) else 1
+    # searched afresh while a search's other workers may be searching the same shapes
+    # (``WarmStore.share``): each worker starts at its own place in the shapes (its
+    # ``turn``), so that the shapes it reaches last are those the others searched first,
+    # and it starts them from their outcomes. A shape that cannot be mapped then ends none
+    # of the others: the outcome named is the first such shape in the network's order, as
+    # it would be without a turn.
+    turn = 0
+    if width == 1 and warm is not None and warm.exchange is not None:
+        turn = warm.exchange.turn * len(order) // warm.exchange.workers
+        order = order[turn:] + order[:turn]
     reported = 0
 
     def mapped(j: int, outcome: MapOutcome) -> bool:  # a shape's outcome, as it comes
@@ -146,7 +158,7 @@ def map_network(
         if progress is not None:
             reported += 1
             progress(outcome, reported, len(shapes))
-        return stop_on_failure and not outcome.ok  # the shapes after it are not needed
+        return stop_on_failure and not outcome.ok and turn == 0  # the shapes after it unneeded
 
     fresh = run_together(
         [
@@ -154,7 +166,7 @@ def map_network(
             for i in order
         ],
         mapped,
-        width=MAX_JOBS if warm is not None and not warm.empty and is_builtin(m) else 1,
+        width=width,
     )
     found = {nests[i]: o for i, o in zip(order, fresh, strict=True) if o is not None}
     cached = 0

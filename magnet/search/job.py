@@ -67,6 +67,9 @@ class DesignJob:
     front: tuple[tuple[float, ...], ...] = ()
     objectives: tuple[str, ...] = ()
     directions: tuple[str, ...] = ()
+    #: Where the workers of a search trade their warm stores' outcomes, and how many there
+    #: are (``WarmStore.share``); None: the process keeps its own
+    exchange: tuple[str, int] | None = None
 
     @classmethod
     def of(
@@ -226,6 +229,8 @@ def _evaluate(job: DesignJob) -> DesignResult:
         name = mapper.get("name", "fast")
         staged = spec.get("pipeline") or spec.get("fuse")
         warm = WARM_STORE if mapper.get("reuse", True) else None
+        if warm is not None and job.exchange is not None:
+            warm.share(*job.exchange)
         out: PipelineOutcome | NetworkOutcome
         if staged and design.arch.chiplets > 1:
             fuse = bool(spec.get("fuse"))

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import importlib
 import os
 import re
@@ -39,6 +40,7 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
@@ -144,10 +146,9 @@ def outcome_of(job: DesignJob) -> Outcome:
 
 def evaluate_batch(jobs: list[DesignJob]) -> Iterator[tuple[int, Outcome]]:
     """On a Ray worker: evaluate ``jobs`` in turn, handing each outcome back as soon as it is
-    ready (a Ray streaming generator task), with the job's trial number. The process's
-    allocator is tuned for the evaluator first (``magnet.perf``; once per process, then
-    free)."""
-    tune_allocator()
+    ready (a Ray streaming generator task), with the job's trial number. The process is
+    settled first (``settle_worker``: once per process, then free)."""
+    settle_worker()
     for job in jobs:
         yield job.number, outcome_of(job)
 
@@ -166,13 +167,33 @@ FIRST_USE = (
 
 def warm_worker() -> None:
     """On a Ray worker, at the pool's start: what every evaluation needs first, paid before
-    the first design: this module, and with it the evaluator, imported; the allocator tuned;
-    the modules an evaluation imports on first use (``FIRST_USE``). A fresh
-    process's first ``quickstart`` design took 0.42-0.44 s with them imported in it, 0.35-0.42
-    s after them (their imports 0.03 s); a search on one worker has them from its preflight."""
-    tune_allocator()
+    the first design: this module, and with it the evaluator, imported; the modules an
+    evaluation imports on first use (``FIRST_USE``); the process settled (``settle_worker``).
+    A fresh process's first ``quickstart`` design took 0.42-0.44 s with them imported in it,
+    0.35-0.42 s after them (their imports 0.03 s); a search on one worker has them from its
+    preflight."""
     for name in FIRST_USE:
         importlib.import_module(name)
+    settle_worker()
+
+
+_settled = False
+
+
+def settle_worker() -> None:
+    """Once per Ray worker process: the allocator tuned for the evaluator (``magnet.perf``),
+    and the objects alive then (Ray's modules and magnet's, collected first) left out of
+    Python's cyclic collector (``gc.freeze``), which walked them on every full collection:
+    40 ``quickstart`` designs in one Ray worker took 4.89 s of design time against 4.99-5.07 s
+    (as in the driver's process, 4.90 s), 100 designs of ``magnet`` on 2 workers 9.88-10.02
+    s against 10.21-10.44 s (three runs each; benchmarks/HISTORY.md)."""
+    global _settled
+    if _settled:
+        return
+    _settled = True
+    tune_allocator()
+    gc.collect()
+    gc.freeze()
 
 
 class InProcess:
@@ -400,6 +421,7 @@ class RayPool:
         self.tasks_sent = 0
         self.recent: deque[float] = deque(maxlen=RECENT)  # the last designs' seconds
         self.interrupted = False
+        self.exchange: tuple[str, int] | None = None
         with ray_environment():  # Ray reads its loopback switch when it is imported
             import ray
 
@@ -426,6 +448,9 @@ class RayPool:
             self.close()
             raise
         self.remote = ray.remote(max_retries=1)(evaluate_batch)
+        #: where the workers' warm stores trade their outcomes (``WarmStore.share``; on this
+        #: machine: a worker of another one keeps its own), and how many workers there are
+        self.exchange = (tempfile.mkdtemp(prefix="magnet-stores-"), workers)
         self._warm(log)
         #: Seconds from the pool's creation until every worker is ready (the cluster started
         #: or reached, each worker's imports done): a search's start-up, reported apart
@@ -494,7 +519,7 @@ class RayPool:
     def submit(self, job: DesignJob) -> None:
         """Queue ``job`` for a Ray worker: sent with the others the driver submits before it
         asks for ``results`` (``_send``)."""
-        self.pending.append(job)
+        self.pending.append(replace(job, exchange=self.exchange))
 
     def _send(self) -> None:
         """Send the queued jobs as tasks of ``batch`` designs; a smaller batch only when a
@@ -596,6 +621,9 @@ class RayPool:
         if self.temp_dir is not None:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
             self.temp_dir = None
+        if self.exchange is not None:
+            shutil.rmtree(self.exchange[0], ignore_errors=True)
+            self.exchange = None
 
 
 def _wait_for_head(head: subprocess.Popen[bytes], output: Path, say: Callable[[str], None]) -> None:
