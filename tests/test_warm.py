@@ -272,10 +272,10 @@ def test_the_repairs_fit_check_is_the_mapspaces() -> None:
     assert None in seen and len(seen) >= 3  # tiles that fit, and overflows at two levels
 
 
-def test_the_stores_of_a_searchs_workers_trade_what_they_learn(tmp_path) -> None:
+def test_the_stores_of_a_searchs_workers_trade_what_they_search_afresh(tmp_path) -> None:
     # two workers' stores share a directory, as a Ray pool's do (``WarmStore.share``): what
-    # one learns starts the other's searches as if it had mapped the design itself, and
-    # answers a design that prices a layer alike outright
+    # one searched afresh starts the other's searches as if it had mapped the design itself,
+    # and answers a design that prices a layer alike outright; a warm outcome is not traded
     first, second = WarmStore(), WarmStore()
     first.share(str(tmp_path), 2)
     second.share(str(tmp_path), 2)
@@ -294,8 +294,11 @@ def test_the_stores_of_a_searchs_workers_trade_what_they_learn(tmp_path) -> None
     assert traded.result.start == own.result.start == "warm"
     assert traded.result.mapping == own.result.mapping
     assert traded.mappings_evaluated == own.mappings_evaluated
-    back = map_network(NET, small, "fast", warm=first, **OPTIONS).outcomes[key]
-    assert back.result is not None and back.result.start == "exact"  # the second's, traded
+    alike = design(weight_buffer="64KiB", controller="risc-v")  # area only: prices alike
+    exact = map_network(NET, alike, "fast", warm=second, **OPTIONS).outcomes[key]
+    assert exact.result is not None and exact.result.start == "exact"
+    assert (tmp_path / "store-0").stat().st_size > 0  # the search afresh, traded
+    assert (tmp_path / "store-1").stat().st_size == 0  # a warm one and an exact one: not
     # a store whose directory cannot be written (another machine's) keeps its own
     lone = WarmStore()
     lone.share(str(tmp_path / "elsewhere"), 2)

@@ -9,7 +9,9 @@ to. Ray is imported only here, only when used. Its start-up (the cluster, each w
 imports) is paid once, before the first design, and measured (``startup_seconds``: the
 driver reports it apart from the search's rate). Designs go to the workers in tasks of
 ``batch`` designs, ``TASKS_PER_WORKER`` tasks per worker in flight; a task hands each
-design back as it finishes (a Ray streaming generator).
+design back as it finishes (a Ray streaming generator). The workers' warm stores trade what
+they learn through a directory of the pool's (``DesignJob.exchange``,
+``magnet.mapper.warm.Exchange``), removed when the pool closes.
 
 An interrupted search never calls ``ray.cancel``: cancelling a task whose reply is arriving
 races in Ray's core worker with that reply (the cancel fails the task while the reply is
