@@ -340,14 +340,49 @@ def _held_bits(plan: RunPlan, i: int) -> float:
     return run.held_weight_bits * used * plan.network.layers[i].repeat
 
 
-def _weights_fit(plan: RunPlan, arch: Arch, group: list[int]) -> bool:
+@dataclass
+class _Sizes:
+    """What ``_weights_fit`` asks of each result, found once per ``_stay``, which asks it for
+    every candidate over every MAC entry of the design (230,000 times on fused ResNet-50 on
+    simba-package-36), by result (``id``: the plan and the holding mappings keep every
+    result alive meanwhile)."""
+
+    plan: RunPlan
+    rooms: dict[tuple[int, int], float] = field(default_factory=dict)
+    helds: dict[int, float] = field(default_factory=dict)
+    placed: dict[tuple[int, int], float] = field(default_factory=dict)
+
+    def room(self, run: Result, li: int, level: StorageLevel) -> float:
+        """``_room(run, li, level, None)``: all that ``run`` keeps at level ``li``."""
+        key = (id(run), li)
+        if key not in self.rooms:
+            self.rooms[key] = _room(run, li, level, None)
+        return self.rooms[key]
+
+    def held(self, run: Result) -> float:
+        """``run.held_weight_bits``."""
+        key = id(run)
+        if key not in self.helds:
+            self.helds[key] = run.held_weight_bits
+        return self.helds[key]
+
+    def held_bits(self, i: int) -> float:
+        """``_held_bits(plan, i)`` under entry ``i``'s mapping now."""
+        key = (i, id(self.plan.base[i]))
+        if key not in self.placed:
+            self.placed[key] = _held_bits(self.plan, i)
+        return self.placed[key]
+
+
+def _weights_fit(plan: RunPlan, arch: Arch, group: list[int], sizes: _Sizes) -> bool:
     """Whether the weights staying on ``arch`` fit its homes beside the tiles that stream:
     each instance of a home split into a region for the tiles of the running layer (the
     largest any layer of the ``group``, the MAC entries on that design in order, keeps there
     besides its staying weights) and one for the weights that stay, which holds each staying
     layer's tile and all of them together (a layer's tiles on the instances its mapping
-    uses, the layers placed apart)."""
-    homes = {_home_of(plan, r) for r in plan.resident if plan.archs[r] is arch}
+    uses, the layers placed apart). ``sizes``: each result's, asked once."""
+    resident = plan.resident
+    homes = {_home_of(plan, r) for r in resident if plan.archs[r] is arch}
     for li in homes:
         assert li is not None
         level = arch.inner_first[li]
@@ -355,15 +390,15 @@ def _weights_fit(plan: RunPlan, arch: Arch, group: list[int]) -> bool:
             continue
         streaming = 0.0
         for j in group:
-            run = plan.base[j]
-            assert run is not None
-            own = run.held_weight_bits if j in plan.resident and run.weight_home == li else 0.0
-            streaming = max(streaming, _room(run, li, level, None) - own)
+            run = _run(plan, j)
+            own = sizes.held(run) if j in resident and run.weight_home == li else 0.0
+            streaming = max(streaming, sizes.room(run, li, level) - own)
         region = level.capacity_bits - streaming
-        staying = [r for r in plan.resident if plan.archs[r] is arch and _home_of(plan, r) == li]
-        if any(_run(plan, r).held_weight_bits > region for r in staying):
+        staying = [r for r in resident if plan.archs[r] is arch and _home_of(plan, r) == li]
+        if any(sizes.held(_run(plan, r)) > region for r in staying):
             return False
-        if plan.reserved_bits(group[0], li) > region:  # per instance, spread over them all
+        # ``reserved_bits(group[0], li)``: per instance, spread over them all, summed alike
+        if sum(sizes.held_bits(r) for r in staying) > region:
             return False
     return True
 
@@ -426,6 +461,7 @@ def _stay(
         return -gain(i, held) / (held.held_weight_bits * used * entries[i].repeat)
 
     candidates = [i for i in runs if (h := holding[i]) is not None and h.held_weight_bits > 0]
+    sizes = _Sizes(plan)
     for i in sorted(candidates, key=order):
         held = holding[i]
         assert held is not None
@@ -435,7 +471,7 @@ def _stay(
         for j in before:
             plan.base[j] = held
         plan.resident.add(i)
-        if not _weights_fit(plan, plan.archs[i], groups[id(plan.archs[i])]):
+        if not _weights_fit(plan, plan.archs[i], groups[id(plan.archs[i])], sizes):
             plan.resident.discard(i)
             for j, run in before.items():
                 plan.base[j] = run
