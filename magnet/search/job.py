@@ -10,7 +10,8 @@ from the study; kept per process, it grew a worker by 116 MB over 243 designs of
 ``magnet`` (357 MB against 241 MB), none of it asked for again. Unless the space's mapper
 says ``reuse: false``, the process keeps the best mappings of the designs it evaluated
 before (``WARM_STORE``, ``magnet.mapper.warm``): a layer shape is answered from a design
-that prices it alike, or its searches start from the nearest designs' best.
+that prices it alike, or its searches start from the nearest designs' best. On a Ray pool's
+workers the stores trade the outcomes of their searches afresh (``DesignJob.exchange``).
 """
 
 from __future__ import annotations
