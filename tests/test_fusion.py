@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import magnet as mg
@@ -212,3 +213,24 @@ def test_the_network_is_cut_where_the_weights_stop_fitting() -> None:
     assert fused_groups(cycles, 2, lambda j, i, h: not (j <= 2 < i)) is None
     widest = _range_max([3.0, 1.0, 4.0, 1.0, 5.0])
     assert [widest(0, 2), widest(1, 4), widest(3, 5), widest(2, 2)] == [3.0, 4.0, 5.0, 0.0]
+
+
+def test_a_rule_of_weights_that_fit_answers_a_band_at_once_as_stage_by_stage() -> None:
+    # ``StageFits.table`` (what ``frontier`` asks) against the rule asked for each stage, on
+    # random bands: entries that fit nowhere (inf), a capacity without bound, ties
+    from magnet.mapper.planner import StageFits
+
+    rng = np.random.default_rng(3)
+    for case in range(200):
+        n = int(rng.integers(1, 12))
+        held = {h: [float(v) for v in rng.integers(0, 6, n)] for h in (1, 2)}
+        if case % 3 == 0:
+            held[1][int(rng.integers(0, n))] = math.inf
+        stream = {h: [float(v) for v in rng.integers(0, 4, n)] for h in (1, 2)}
+        capacity = {1: float(rng.integers(0, 20)), 2: math.inf if case % 5 == 0 else 12.0}
+        rule = StageFits(held, stream, capacity)
+        for h in (1, 2):
+            table = rule.table(h)
+            for i in range(1, n + 1):
+                for j in range(i):
+                    assert bool(table[i, j]) == rule(j, i, h), (case, h, j, i)

@@ -536,6 +536,34 @@ def tile_bits(result: Result, li: int, operands: tuple[Operand, ...]) -> float:
     return known[key]
 
 
+def on_chip(result: Result, operands: Collection[str]) -> Result:
+    """``result``'s mapping priced with the DRAM traffic of ``operands`` kept on chip, each
+    set priced once (a network's plan asks 8,000 times for fused ResNet-50 on
+    simba-package-36, so its own code calls this, not the checked ``Result.with_on_chip``)."""
+    ops = tuple(o for o in OPERANDS if o in operands)
+    if ops == result.on_chip:
+        return result
+    if ops not in result._variants:
+        view = layer_view(result.layer, result.arch)
+        batch = to_batch(result.mapping, result.arch)
+        codes = [Operand(OPERANDS.index(o)) for o in ops]
+        counts = None if result.on_chip else result.batch.counts  # the mapping's, as counted
+        variant = evaluate_batch(
+            view, result.arch, batch, result.costs, on_chip=codes, counts=counts
+        )
+        result._variants[ops] = Result(
+            result.layer,
+            result.arch,
+            result.mapping,
+            result.costs,
+            variant,
+            batch.keep,
+            ops,
+            result.start,
+        )
+    return result._variants[ops]
+
+
 def weight_home(arch: Arch, keep: BoolArray | None = None) -> int | None:
     """The level (index, innermost first) where a layer's weights stay across a stream of
     batches when they stay (``holds_weights``): the outermost on-chip level keeping them
@@ -824,7 +852,7 @@ class Result(OneRun):
     # how its mapping was found: searched afresh, from a neighbouring design's (warm) or a
     # design that prices it alike (exact): ``magnet.mapper.warm``
     start: Literal["searched", "warm", "exact"] = "searched"
-    # ``with_on_chip``'s results, by operands kept on chip
+    # ``on_chip``'s results, by operands kept on chip
     _variants: dict[tuple[str, ...], Result] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -835,22 +863,9 @@ class Result(OneRun):
 
     def with_on_chip(self, operands: Collection[str]) -> Result:
         """The same mapping priced with the DRAM traffic of ``operands`` kept on chip (each
-        set priced once: the plans a pipeline's planner prices share their mappings)."""
-        ops = tuple(o for o in OPERANDS if o in operands)
-        if ops == self.on_chip:
-            return self
-        if ops not in self._variants:
-            view = layer_view(self.layer, self.arch)
-            batch = to_batch(self.mapping, self.arch)
-            codes = [Operand(OPERANDS.index(o)) for o in ops]
-            counts = None if self.on_chip else self.batch.counts  # the mapping's, as counted
-            result = evaluate_batch(
-                view, self.arch, batch, self.costs, on_chip=codes, counts=counts
-            )
-            self._variants[ops] = Result(
-                self.layer, self.arch, self.mapping, self.costs, result, batch.keep, ops, self.start
-            )
-        return self._variants[ops]
+        set priced once: the plans a pipeline's planner prices share their mappings):
+        ``on_chip``."""
+        return on_chip(self, operands)
 
     @cached_property
     def weight_home(self) -> int | None:

@@ -27,7 +27,7 @@ from magnet.cost import ArchCosts
 from magnet.errors import MagnetError
 from magnet.files import read_yaml
 from magnet.mapping import Mapping
-from magnet.model.evaluate import Result, evaluate_mapping, not_a_result, tile_bits
+from magnet.model.evaluate import Result, evaluate_mapping, not_a_result, on_chip, tile_bits
 from magnet.model.postprocess import (
     Chain,
     PostResult,
@@ -441,7 +441,7 @@ def _stay(
     def priced(run: Result, stays: bool) -> tuple[float, int]:
         key = (id(run), stays)  # the plan and ``holding`` keep every run alive meanwhile
         if key not in prices:
-            as_run = run.with_on_chip(("weights",)) if stays else run
+            as_run = on_chip(run, ("weights",)) if stays else run
             prices[key] = (as_run.energy_pj, as_run.latency_cycles)
         return prices[key]
 
@@ -485,7 +485,7 @@ def _totals(plan: RunPlan) -> tuple[float, float]:
         if run is None:
             continue
         if i in plan.resident:
-            run = run.with_on_chip(("weights",))
+            run = on_chip(run, ("weights",))
         repeat = plan.network.layers[i].repeat
         energy += run.energy_pj * repeat
         cycles += run.latency_cycles * repeat
@@ -624,7 +624,7 @@ def price_plan(
                 kept.append("outputs")
             if i in plan.resident and not first:
                 kept.append("weights")
-            run = r.with_on_chip(kept)
+            run = on_chip(r, kept)
             runs.append(run)
             chain = Chain.of(run.batch)
             continue
