@@ -351,6 +351,33 @@ class _Sizes:
     rooms: dict[tuple[int, int], float] = field(default_factory=dict)
     helds: dict[int, float] = field(default_factory=dict)
     placed: dict[tuple[int, int], float] = field(default_factory=dict)
+    #: the entries whose mapping, or whether their weights stay, changed, in turn
+    log: list[int] = field(default_factory=list)
+    #: by design and home: what each entry of the design keeps there besides its weights
+    #: that stay, and how much of ``log`` that has seen
+    streams: dict[tuple[int, int], tuple[dict[int, float], int]] = field(default_factory=dict)
+
+    def streaming(self, arch: Arch, li: int, group: list[int]) -> float:
+        """The most any entry of ``group`` (the MAC entries on ``arch``) keeps at its level
+        ``li`` besides its weights that stay there (0 at least), each entry's found again
+        only when it changed (``log``)."""
+        key = (id(arch), li)
+        level = arch.inner_first[li]
+        found = self.streams.get(key)
+        if found is None:
+            values = {j: self._stream(j, li, level) for j in group}
+        else:
+            values, seen = found
+            for j in self.log[seen:]:
+                if j in values:
+                    values[j] = self._stream(j, li, level)
+        self.streams[key] = (values, len(self.log))
+        return max(0.0, *values.values())
+
+    def _stream(self, j: int, li: int, level: StorageLevel) -> float:
+        run = _run(self.plan, j)
+        own = self.held(run) if j in self.plan.resident and run.weight_home == li else 0.0
+        return self.room(run, li, level) - own
 
     def room(self, run: Result, li: int, level: StorageLevel) -> float:
         """``_room(run, li, level, None)``: all that ``run`` keeps at level ``li``."""
@@ -388,12 +415,7 @@ def _weights_fit(plan: RunPlan, arch: Arch, group: list[int], sizes: _Sizes) -> 
         level = arch.inner_first[li]
         if level.capacity_bits is None:
             continue
-        streaming = 0.0
-        for j in group:
-            run = _run(plan, j)
-            own = sizes.held(run) if j in resident and run.weight_home == li else 0.0
-            streaming = max(streaming, sizes.room(run, li, level) - own)
-        region = level.capacity_bits - streaming
+        region = level.capacity_bits - sizes.streaming(arch, li, group)
         staying = [r for r in resident if plan.archs[r] is arch and _home_of(plan, r) == li]
         if any(sizes.held(_run(plan, r)) > region for r in staying):
             return False
@@ -467,14 +489,16 @@ def _stay(
         assert held is not None
         if not eager and gain(i, held) <= 0:
             continue
-        before = {j: plan.base[j] for j in twins_of[i]}
+        before = {j: plan.base[j] for j in twins_of[i]}  # i among them
         for j in before:
             plan.base[j] = held
         plan.resident.add(i)
+        sizes.log.extend(before)
         if not _weights_fit(plan, plan.archs[i], groups[id(plan.archs[i])], sizes):
             plan.resident.discard(i)
             for j, run in before.items():
                 plan.base[j] = run
+            sizes.log.extend(before)
 
 
 def _totals(plan: RunPlan) -> tuple[float, float]:
