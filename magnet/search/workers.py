@@ -451,8 +451,10 @@ class RayPool:
             raise
         self.remote = ray.remote(max_retries=1)(evaluate_batch)
         #: where the workers' warm stores trade their outcomes (``WarmStore.share``; on this
-        #: machine: a worker of another one keeps its own), and how many workers there are
-        self.exchange = (tempfile.mkdtemp(prefix="magnet-stores-"), workers)
+        #: machine: a worker of another one keeps its own), and how many workers there are;
+        #: in the temporary directory of the cluster the pool started, if it started one
+        stores = tempfile.mkdtemp(prefix="magnet-stores-", dir=self.temp_dir)
+        self.exchange = (stores, workers)
         self._warm(log)
         #: Seconds from the pool's creation until every worker is ready (the cluster started
         #: or reached, each worker's imports done): a search's start-up, reported apart
