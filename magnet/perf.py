@@ -11,7 +11,8 @@ A program that uses magnet as a library calls it itself if it wants the speed; m
 importing magnet, or evaluating a mapping, changes nothing.
 
 ``paused_gc`` keeps Python's cyclic garbage collector out of a bulk read (a study of 100,000
-trials), for the block's length only.
+trials), for the block's length only; ``freeze_heap`` keeps it off the objects an entry
+point has made by its start (a search's Ray worker: Ray's modules and magnet's) for good.
 """
 
 from __future__ import annotations
@@ -83,3 +84,20 @@ def paused_gc() -> Iterator[None]:
             _paused[0] -= 1
             if _paused[0] == 0 and _paused[1]:
                 gc.enable()
+
+
+_frozen = False
+
+
+def freeze_heap() -> None:
+    """Leave the objects alive now out of Python's cyclic garbage collector for good
+    (``gc.freeze``, after a collection), once per process: every full collection walked
+    them. For an entry point whose imports are done; later calls return at once. A Ray
+    worker's heap holds Ray's modules: 40 ``quickstart`` designs in one took 4.99-5.07 s of
+    design time before, 4.89 s after (4.90 s in the driver's process)."""
+    global _frozen
+    if _frozen:
+        return
+    _frozen = True
+    gc.collect()
+    gc.freeze()

@@ -547,9 +547,11 @@ def frontier(
     latency = np.full((rows + 1, n + 1), inf)
     last = np.zeros((2, rows + 1, n + 1), dtype=np.int64)
     interval[0, 0], latency[0, 0] = floor, 0.0
-    # [i, j] per h: whether ``allowed`` lets entries j..i be a stage on h rows, where asked
-    asked = {h: np.zeros_like(f) for h, f in fits.items()} if allowed is not None else {}
-    may = {h: np.zeros_like(f) for h, f in fits.items()} if allowed is not None else {}
+    # [i, j] per h: whether a rule asked stage by stage lets entries j..i be a stage on h
+    # rows, where asked (a ``StageFits`` answers a band at once)
+    by_stage = allowed is not None and not isinstance(allowed, StageFits)
+    asked = {h: np.zeros_like(f) for h, f in fits.items()} if by_stage else {}
+    may = {h: np.zeros_like(f) for h, f in fits.items()} if by_stage else {}
 
     def options(r: int) -> tuple[np.ndarray, np.ndarray]:
         """Each plan of entries [0, i) on r rows by its last stage, entries j..i on h

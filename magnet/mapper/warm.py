@@ -50,7 +50,7 @@ import struct
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -138,6 +138,10 @@ class Known:
     lean: Mapping | None
 
 
+#: Where a store keeps a kind of best mapping of a loop nest: (nest, structure, kind).
+SeenKey = tuple[tuple[object, ...], tuple[object, ...], Kind]
+
+
 @dataclass
 class WarmStore:
     """The best mappings of each layer shape on the designs mapped so far (see the module
@@ -146,7 +150,7 @@ class WarmStore:
 
     neighbours: int = 4
     limit: int = 64
-    _seen: dict[tuple[object, ...], list[_Seen]] = field(default_factory=dict)
+    _seen: dict[SeenKey, list[_Seen]] = field(default_factory=dict)
     _known: dict[tuple[object, ...], Known] = field(default_factory=dict)
     #: the structures of the designs whose mappings are kept (``structure_identity``)
     _structures: set[tuple[object, ...]] = field(default_factory=set)
@@ -214,7 +218,7 @@ class WarmStore:
             for r in (outcome.result, outcome.holding, outcome.lean)
         ]
         kinds: tuple[Kind, ...] = ("best", "holding", "lean")
-        seen: list[tuple[tuple[object, ...], _Seen]] = [
+        seen: list[tuple[SeenKey, _Seen]] = [
             ((nest, self._of(on).structure, kind), _Seen(self._of(on).where, mapping))
             for kind, on, mapping in zip(kinds, (design, held, lean), maps, strict=True)
             if mapping is not None and on is not None
@@ -233,12 +237,12 @@ class WarmStore:
         self,
         key: tuple[object, ...],
         known: Known,
-        seen: list[tuple[tuple[object, ...], _Seen]],
+        seen: list[tuple[SeenKey, _Seen]],
     ) -> None:
         """Keep an outcome (``remember``'s, or another store's: ``Record``)."""
         self._known[key] = known
         for seen_key, one in seen:
-            self._structures.add(cast(tuple[object, ...], seen_key[1]))  # (nest, structure, kind)
+            self._structures.add(seen_key[1])
             kept = self._seen.setdefault(seen_key, [])
             kept.append(one)
             if len(kept) > self.limit:
@@ -263,17 +267,17 @@ RELIST_SECONDS = 0.5
 
 #: What a store trades for an outcome (``WarmStore.remember``): its key for ``exact``, the
 #: outcome, and its mappings as seeds, each with its key for ``seeds``.
-Record = tuple[tuple[object, ...], Known, list[tuple[tuple[object, ...], _Seen]]]
+Record = tuple[tuple[object, ...], Known, list[tuple[SeenKey, _Seen]]]
 
 
 @dataclass
 class Exchange:
     """A directory where the warm stores of a search's workers on one machine trade what
     they learn (``WarmStore.share``): each appends the outcomes of its searches afresh to a
-    file of its own
-    (``store-RANK``, its rank the order it joined in), one write a record, its length
-    first, and reads the others' files as they grow, a record once it is whole. A directory
-    gone (the search ended) or a file that cannot be read ends the trade, never a design."""
+    file of its own (``store-RANK``, its rank the order it joined in), one write a record,
+    its length first, and reads the others' files as they grow, a record once it is whole.
+    A directory gone (the search ended) or a file that cannot be read ends the trade, never
+    a design."""
 
     directory: str
     rank: int

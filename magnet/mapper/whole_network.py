@@ -142,15 +142,15 @@ def map_network(
     order = [i for n, i in first.items() if n not in known]
     width = MAX_JOBS if warm is not None and warm.knows(design) and is_builtin(m) else 1
     # searched afresh while a search's other workers may be searching the same shapes
-    # (``WarmStore.share``): each worker starts at its own place in the shapes (its
+    # (``WarmStore.share``): each worker starts at its own place in the shapes (from its
     # ``turn``), so that the shapes it reaches last are those the others searched first,
     # and it starts them from their outcomes. A shape that cannot be mapped then ends none
     # of the others: the outcome named is the first such shape in the network's order, as
-    # it would be without a turn.
-    turn = 0
+    # it would be from the first shape.
+    offset = 0
     if width == 1 and warm is not None and warm.exchange is not None:
-        turn = warm.exchange.turn * len(order) // warm.exchange.workers
-        order = order[turn:] + order[:turn]
+        offset = warm.exchange.turn * len(order) // warm.exchange.workers
+        order = order[offset:] + order[:offset]
     reported = 0
 
     def mapped(j: int, outcome: MapOutcome) -> bool:  # a shape's outcome, as it comes
@@ -158,7 +158,7 @@ def map_network(
         if progress is not None:
             reported += 1
             progress(outcome, reported, len(shapes))
-        return stop_on_failure and not outcome.ok and turn == 0  # the shapes after it unneeded
+        return stop_on_failure and not outcome.ok and offset == 0  # the shapes after it unneeded
 
     fresh = run_together(
         [

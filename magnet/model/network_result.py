@@ -14,7 +14,7 @@ mapping of another layer of the same shape, then ``default``::
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import pairwise
@@ -357,6 +357,10 @@ class _Sizes:
     #: that stay, and how much of ``log`` that has seen
     streams: dict[tuple[int, int], tuple[dict[int, float], int]] = field(default_factory=dict)
 
+    def changed(self, entries: Iterable[int]) -> None:
+        """Note that ``entries``' mappings, or whether their weights stay, changed."""
+        self.log.extend(entries)
+
     def streaming(self, arch: Arch, li: int, group: list[int]) -> float:
         """The most any entry of ``group`` (the MAC entries on ``arch``) keeps at its level
         ``li`` besides its weights that stay there (0 at least), each entry's found again
@@ -493,12 +497,12 @@ def _stay(
         for j in before:
             plan.base[j] = held
         plan.resident.add(i)
-        sizes.log.extend(before)
+        sizes.changed(before)
         if not _weights_fit(plan, plan.archs[i], groups[id(plan.archs[i])], sizes):
             plan.resident.discard(i)
             for j, run in before.items():
                 plan.base[j] = run
-            sizes.log.extend(before)
+            sizes.changed(before)
 
 
 def _totals(plan: RunPlan) -> tuple[float, float]:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import gc
 import importlib
 import os
 import re
@@ -48,7 +47,7 @@ from types import FrameType
 from typing import Any, Protocol
 
 from magnet.errors import MagnetError, SearchFailed
-from magnet.perf import tune_allocator
+from magnet.perf import freeze_heap, tune_allocator
 from magnet.search.job import DesignJob, DesignResult, evaluate_design
 
 #: Ray's environment for the clusters magnet starts (given to the ``ray start`` process, whose
@@ -179,23 +178,13 @@ def warm_worker() -> None:
     settle_worker()
 
 
-_settled = False
-
-
 def settle_worker() -> None:
-    """Once per Ray worker process: the allocator tuned for the evaluator (``magnet.perf``),
-    and the objects alive then (Ray's modules and magnet's, collected first) left out of
-    Python's cyclic collector (``gc.freeze``), which walked them on every full collection:
-    40 ``quickstart`` designs in one Ray worker took 4.89 s of design time against 4.99-5.07 s
-    (as in the driver's process, 4.90 s), 100 designs of ``magnet`` on 2 workers 9.88-10.02
-    s against 10.21-10.44 s (three runs each; benchmarks/HISTORY.md)."""
-    global _settled
-    if _settled:
-        return
-    _settled = True
+    """A Ray worker process set for the evaluator, once (``magnet.perf``): the allocator
+    tuned, and the objects alive at its start left out of the cyclic collector
+    (``freeze_heap``): 100 designs of ``magnet`` on 2 workers took 9.88-10.02 s against
+    10.21-10.44 s (three runs each; benchmarks/HISTORY.md)."""
     tune_allocator()
-    gc.collect()
-    gc.freeze()
+    freeze_heap()
 
 
 class InProcess:
